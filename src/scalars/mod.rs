@@ -1,0 +1,190 @@
+//! Hand-written scalar newtypes: the only hand-written types of the contract.
+//!
+//! The OpenAPI document names three scalar schema components, and the code generator maps each of them
+//! (by name) to a type of this module instead of generating one:
+//!
+//! | component | wire form | Rust type |
+//! |---|---|---|
+//! | `DecimalString` | JSON string, `format: decimal-string` | [`DecimalString`] |
+//! | `DecimalNumber` | JSON number, `format: decimal-number` | [`DecimalNumber`] |
+//! | `DateString` | JSON string, `format: date-time` | [`DateString`] |
+//!
+//! Their behaviour cannot be generated from the schema: a decimal string must stay lossless at any
+//! magnitude and scale (token amounts exceed `rust_decimal` and `f64`) and must decode exactly what
+//! Effect-TS's `BigDecimal` accepts; a decimal number must read and print numbers the way JavaScript
+//! does (a 64-bit float, `Number.prototype.toString`); a date must accept what JavaScript's `Date`
+//! parser accepts and print `toISOString()`. The production service is written in TypeScript with
+//! Effect, so these types reproduce its decoding and encoding rule for rule; see each module.
+//!
+//! Decoding errors for JSON values of the wrong type render the raw value the way the reference
+//! framework does (`Expected string, actual 1`, `Expected number, actual "1"`).
+
+mod date_string;
+mod decimal_number;
+mod decimal_string;
+
+pub use date_string::{DateString, ParseDateStringError};
+pub use decimal_number::{js_number_to_string, DecimalNumber, NonFiniteNumberError};
+pub use decimal_string::{
+    DecimalRangeError, DecimalRangeErrorKind, DecimalString, ParseDecimalStringError,
+    DECIMAL_STRING_PATTERN,
+};
+
+/// Any JSON value as JavaScript's `JSON.parse` holds it, used to write `actual <value>` in decode errors
+/// exactly as the reference framework does: strings JSON-quoted, numbers as `String(n)`, arrays and
+/// objects as compact JSON with object keys in JavaScript order (array-index keys first, ascending,
+/// then the others in order of first appearance; a repeated key keeps its first position and last value).
+mod js {
+    use std::fmt;
+
+    use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+
+    use super::decimal_number::js_number_to_string;
+    use super::decimal_string::json_quote;
+
+    pub(crate) enum JsValue {
+        Null,
+        Bool(bool),
+        Number(f64),
+        String(String),
+        Array(Vec<JsValue>),
+        Object(Vec<(String, JsValue)>),
+    }
+
+    /// `true` for keys JavaScript orders as array indices: canonical integers below 2^32 - 1.
+    fn is_array_index(key: &str) -> Option<u32> {
+        if key.is_empty()
+            || (key.len() > 1 && key.starts_with('0'))
+            || !key.bytes().all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        key.parse::<u32>().ok().filter(|n| *n != u32::MAX)
+    }
+
+    impl<'de> Deserialize<'de> for JsValue {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = JsValue;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any JSON value")
+                }
+                fn visit_bool<E>(self, v: bool) -> Result<JsValue, E> {
+                    Ok(JsValue::Bool(v))
+                }
+                fn visit_i64<E>(self, v: i64) -> Result<JsValue, E> {
+                    Ok(JsValue::Number(v as f64))
+                }
+                fn visit_u64<E>(self, v: u64) -> Result<JsValue, E> {
+                    Ok(JsValue::Number(v as f64))
+                }
+                fn visit_f64<E>(self, v: f64) -> Result<JsValue, E> {
+                    Ok(JsValue::Number(v))
+                }
+                fn visit_str<E>(self, v: &str) -> Result<JsValue, E> {
+                    Ok(JsValue::String(v.to_owned()))
+                }
+                fn visit_string<E>(self, v: String) -> Result<JsValue, E> {
+                    Ok(JsValue::String(v))
+                }
+                fn visit_unit<E>(self) -> Result<JsValue, E> {
+                    Ok(JsValue::Null)
+                }
+                fn visit_none<E>(self) -> Result<JsValue, E> {
+                    Ok(JsValue::Null)
+                }
+                fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<JsValue, D::Error> {
+                    JsValue::deserialize(d)
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsValue, A::Error> {
+                    let mut items = Vec::new();
+                    while let Some(item) = seq.next_element()? {
+                        items.push(item);
+                    }
+                    Ok(JsValue::Array(items))
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
+                    let mut entries: Vec<(String, JsValue)> = Vec::new();
+                    while let Some((key, value)) = map.next_entry::<String, JsValue>()? {
+                        match entries.iter_mut().find(|(k, _)| *k == key) {
+                            Some(entry) => entry.1 = value,
+                            None => entries.push((key, value)),
+                        }
+                    }
+                    let (mut indices, others): (Vec<_>, Vec<_>) = entries
+                        .into_iter()
+                        .partition(|(k, _)| is_array_index(k).is_some());
+                    indices.sort_by_key(|(k, _)| is_array_index(k));
+                    indices.extend(others);
+                    Ok(JsValue::Object(indices))
+                }
+            }
+            deserializer.deserialize_any(V)
+        }
+    }
+
+    impl fmt::Display for JsValue {
+        /// `JSON.stringify(value)`.
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                JsValue::Null => f.write_str("null"),
+                JsValue::Bool(b) => write!(f, "{b}"),
+                JsValue::Number(n) if n.is_finite() => f.write_str(&js_number_to_string(*n)),
+                JsValue::Number(_) => f.write_str("null"),
+                JsValue::String(s) => f.write_str(&json_quote(s)),
+                JsValue::Array(items) => {
+                    f.write_str("[")?;
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(",")?;
+                        }
+                        write!(f, "{item}")?;
+                    }
+                    f.write_str("]")
+                }
+                JsValue::Object(entries) => {
+                    f.write_str("{")?;
+                    for (i, (key, value)) in entries.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(",")?;
+                        }
+                        write!(f, "{}:{value}", json_quote(key))?;
+                    }
+                    f.write_str("}")
+                }
+            }
+        }
+    }
+
+    /// Reads a JSON string; any other JSON value fails with `Expected string, actual <value>`.
+    pub(crate) fn expect_string<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<String, D::Error> {
+        if !deserializer.is_human_readable() {
+            return String::deserialize(deserializer);
+        }
+        match JsValue::deserialize(deserializer)? {
+            JsValue::String(s) => Ok(s),
+            other => Err(D::Error::custom(format_args!(
+                "Expected string, actual {other}"
+            ))),
+        }
+    }
+
+    /// Reads a JSON number as JavaScript does (a 64-bit float); any other JSON value fails with
+    /// `Expected number, actual <value>`.
+    pub(crate) fn expect_number<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<f64, D::Error> {
+        if !deserializer.is_human_readable() {
+            return f64::deserialize(deserializer);
+        }
+        match JsValue::deserialize(deserializer)? {
+            JsValue::Number(n) => Ok(n),
+            other => Err(D::Error::custom(format_args!(
+                "Expected number, actual {other}"
+            ))),
+        }
+    }
+}

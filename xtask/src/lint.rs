@@ -1,0 +1,279 @@
+//! House rules that keep every generator honest (listed at the top of `schema/openapi.yaml`):
+//!
+//! * every operation has a unique `operationId` and at most one success (2xx) body schema;
+//! * no untagged unions: a `oneOf` is either discriminated (a `discriminator` whose `mapping` names exactly its
+//!   `$ref` variants, each variant declaring the tag property as a single-value enum equal to its key, required
+//!   unless it is the union's `x-discriminator-default`) or an `x-json-kind-union` whose variants have different
+//!   JSON kinds; `anyOf` and `not` are not used;
+//! * objects and multi-value enums are named components (inline only as `allOf` members of a component);
+//! * every `$ref` resolves; `x-alias-of` names an existing operation.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::bundle::Yaml;
+
+const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
+
+pub fn problems(doc: &Value, _ordered: &Yaml) -> Vec<String> {
+    let mut lint = Lint { doc, problems: Vec::new() };
+    lint.operations();
+    if let Some(schemas) = doc.pointer("/components/schemas").and_then(Value::as_object) {
+        for (name, schema) in schemas {
+            lint.schema(schema, &format!("components.schemas.{name}"), Place::Component);
+        }
+    }
+    lint.problems
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    Component,
+    AllOfMember,
+    Inline,
+}
+
+struct Lint<'a> {
+    doc: &'a Value,
+    problems: Vec<String>,
+}
+
+impl<'a> Lint<'a> {
+    fn operations(&mut self) {
+        let mut ids = BTreeSet::new();
+        let mut aliases = Vec::new();
+        let Some(paths) = self.doc.get("paths").and_then(Value::as_object) else {
+            self.problems.push("the document has no paths".into());
+            return;
+        };
+        for (path, item) in paths {
+            for method in METHODS {
+                let Some(op) = item.get(method) else { continue };
+                let at = format!("{} {path}", method.to_uppercase());
+                match op.get("operationId").and_then(Value::as_str) {
+                    Some(id) => {
+                        if !ids.insert(id.to_owned()) {
+                            self.problems.push(format!("{at}: operationId `{id}` is used twice"));
+                        }
+                    }
+                    None => self.problems.push(format!("{at}: operation without operationId")),
+                }
+                if let Some(target) = op.get("x-alias-of").and_then(Value::as_str) {
+                    aliases.push((at.clone(), target.to_owned()));
+                }
+                let responses = op.get("responses").and_then(Value::as_object);
+                let successes = responses
+                    .into_iter()
+                    .flatten()
+                    .filter(|(status, r)| status.starts_with('2') && self.resolve(r).get("content").is_some())
+                    .count();
+                if successes > 1 {
+                    self.problems.push(format!("{at}: more than one success schema ({successes})"));
+                }
+                for (status, response) in responses.into_iter().flatten() {
+                    let response = self.resolve(response);
+                    if let Some(content) = response.get("content").and_then(Value::as_object) {
+                        if content.len() > 1 {
+                            self.problems.push(format!("{at} {status}: more than one content type"));
+                        }
+                        for (ct, media) in content {
+                            if let Some(schema) = media.get("schema") {
+                                self.schema(schema, &format!("{at} {status} {ct}"), Place::Inline);
+                            }
+                        }
+                    }
+                }
+                if let Some(body) = op.pointer("/requestBody/content").and_then(Value::as_object) {
+                    for (ct, media) in body {
+                        if let Some(schema) = media.get("schema") {
+                            self.schema(schema, &format!("{at} request {ct}"), Place::Inline);
+                        }
+                    }
+                }
+                for param in op.get("parameters").and_then(Value::as_array).into_iter().flatten() {
+                    let param = self.resolve(param);
+                    if let Some(schema) = param.get("schema") {
+                        let name = param.get("name").and_then(Value::as_str).unwrap_or("?");
+                        self.schema(schema, &format!("{at} parameter {name}"), Place::Inline);
+                    }
+                }
+            }
+        }
+        for (at, target) in aliases {
+            if !ids.contains(&target) {
+                self.problems.push(format!("{at}: x-alias-of names unknown operation `{target}`"));
+            }
+        }
+    }
+
+    /// Follows a `$ref` to a response or parameter component.
+    fn resolve<'v>(&self, value: &'v Value) -> &'v Value
+    where
+        'a: 'v,
+    {
+        match value.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+            Some(pointer) => self.doc.pointer(pointer).unwrap_or(value),
+            None => value,
+        }
+    }
+
+    fn deref(&self, reference: &str) -> Option<&'a Value> {
+        let doc: &'a Value = self.doc;
+        reference.strip_prefix('#').and_then(|pointer| doc.pointer(pointer))
+    }
+
+    fn schema(&mut self, schema: &Value, at: &str, place: Place) {
+        let Some(obj) = schema.as_object() else {
+            self.problems.push(format!("{at}: a schema must be an object"));
+            return;
+        };
+        if let Some(reference) = obj.get("$ref").and_then(Value::as_str) {
+            if self.deref(reference).is_none() {
+                self.problems.push(format!("{at}: `$ref` {reference} does not resolve"));
+            }
+            return;
+        }
+        for banned in ["anyOf", "not"] {
+            if obj.contains_key(banned) {
+                self.problems.push(format!("{at}: `{banned}` is not used in this schema (untagged)"));
+            }
+        }
+        if let Some(values) = obj.get("enum").and_then(Value::as_array) {
+            if values.len() > 1 && place != Place::Component {
+                self.problems.push(format!("{at}: inline enum with several values; make it a named component"));
+            }
+        }
+        let is_object = obj.get("type").and_then(Value::as_str) == Some("object");
+        if is_object && obj.contains_key("properties") && place == Place::Inline {
+            self.problems.push(format!("{at}: inline object; make it a named component"));
+        }
+        if let Some(variants) = obj.get("oneOf").and_then(Value::as_array) {
+            if place != Place::Component {
+                self.problems.push(format!("{at}: inline union; make it a named component"));
+            }
+            self.union(obj, variants, at);
+        }
+        if let Some(members) = obj.get("allOf").and_then(Value::as_array) {
+            let nullable_wrapper = members.len() == 1 && members[0].get("$ref").is_some();
+            if !nullable_wrapper && place != Place::Component {
+                self.problems.push(format!("{at}: `allOf` composition is only used at the top of a component"));
+            }
+            for (i, member) in members.iter().enumerate() {
+                self.schema(member, &format!("{at}.allOf[{i}]"), Place::AllOfMember);
+            }
+        }
+        if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+            for (name, prop) in props {
+                self.schema(prop, &format!("{at}.{name}"), Place::Inline);
+            }
+        }
+        if let Some(items) = obj.get("items") {
+            self.schema(items, &format!("{at}[]"), Place::Inline);
+        }
+        if let Some(extra) = obj.get("additionalProperties").filter(|v| v.is_object()) {
+            self.schema(extra, &format!("{at}{{}}"), Place::Inline);
+        }
+    }
+
+    fn union(&mut self, obj: &serde_json::Map<String, Value>, variants: &[Value], at: &str) {
+        if obj.get("x-json-kind-union").and_then(Value::as_bool) == Some(true) {
+            let mut kinds = BTreeSet::new();
+            for variant in variants {
+                let kind = match variant.get("$ref").and_then(Value::as_str) {
+                    Some(r) => self.deref(r).and_then(|s| s.get("type")).and_then(Value::as_str).unwrap_or("?"),
+                    None => variant.get("type").and_then(Value::as_str).unwrap_or("?"),
+                };
+                let kind = if kind == "integer" { "number" } else { kind };
+                if !kinds.insert(kind.to_owned()) {
+                    self.problems.push(format!("{at}: two variants of a kind union are both `{kind}`"));
+                }
+            }
+            return;
+        }
+        let Some(discriminator) = obj.get("discriminator") else {
+            self.problems.push(format!("{at}: `oneOf` without `discriminator` is an untagged union"));
+            return;
+        };
+        let Some(property) = discriminator.get("propertyName").and_then(Value::as_str) else {
+            self.problems.push(format!("{at}: discriminator without propertyName"));
+            return;
+        };
+        let mapping = discriminator.get("mapping").and_then(Value::as_object).cloned().unwrap_or_default();
+        let default = obj.get("x-discriminator-default").and_then(Value::as_str);
+        let refs: Vec<&str> = variants.iter().filter_map(|v| v.get("$ref").and_then(Value::as_str)).collect();
+        if refs.len() != variants.len() {
+            self.problems.push(format!("{at}: every variant of a discriminated union is a `$ref`"));
+        }
+        if mapping.len() != refs.len() || !mapping.values().all(|v| v.as_str().is_some_and(|v| refs.contains(&v))) {
+            self.problems.push(format!("{at}: discriminator mapping must name exactly the `oneOf` variants"));
+        }
+        for (tag, target) in &mapping {
+            let Some(variant) = target.as_str().and_then(|t| self.deref(t)) else { continue };
+            self.variant_declares_tag(at, tag, property, variant, default);
+        }
+    }
+
+    /// A variant declares the union's tag as `[tag]`; a variant that is itself a union (events: `_tag`, then
+    /// `type`) passes the rule on to each of its own variants.
+    fn variant_declares_tag(&mut self, at: &str, tag: &str, property: &str, variant: &'a Value, default: Option<&str>) {
+        if let Some(inner) = variant.get("oneOf").and_then(Value::as_array) {
+            for member in inner {
+                if let Some(target) = member.get("$ref").and_then(Value::as_str).and_then(|r| self.deref(r)) {
+                    self.variant_declares_tag(at, tag, property, target, default);
+                }
+            }
+            return;
+        }
+        {
+            let props = collect_properties(self.doc, variant);
+            let declared = props
+                .iter()
+                .find(|(name, _)| name == property)
+                .and_then(|(_, s)| s.get("enum"))
+                .and_then(Value::as_array);
+            if declared.map(|v| v.as_slice()) != Some(&[Value::String(tag.to_owned())][..]) {
+                self.problems.push(format!("{at}: variant `{tag}` must declare `{property}` as the single-value enum [{tag}]"));
+            }
+            let required = collect_required(self.doc, variant);
+            if !required.contains(property) && default != Some(tag) {
+                self.problems.push(format!("{at}: variant `{tag}` must require `{property}`"));
+            }
+        }
+    }
+}
+
+/// Properties of a schema, following `allOf` members and `$ref`s.
+pub fn collect_properties(doc: &Value, schema: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    let schema = follow(doc, schema);
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        out.extend(props.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    for member in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+        out.extend(collect_properties(doc, member));
+    }
+    out
+}
+
+fn collect_required(doc: &Value, schema: &Value) -> BTreeSet<String> {
+    let schema = follow(doc, schema);
+    let mut out: BTreeSet<String> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    for member in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+        out.extend(collect_required(doc, member));
+    }
+    out
+}
+
+fn follow<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+        Some(pointer) => doc.pointer(pointer).unwrap_or(schema),
+        None => schema,
+    }
+}

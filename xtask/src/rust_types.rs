@@ -1,0 +1,639 @@
+//! Generates the contract's Rust types (`src/generated/types.rs`) and their proptest strategies
+//! (`src/generated/arbitrary.rs`) from the bundled document.
+//!
+//! Mapping (see README.md, "Generated code"):
+//! * object component → struct with one field per property, in declaration order; optional → `Option` skipped
+//!   when `None`; required-but-nullable → `Option` that must be present; `additionalProperties: false` →
+//!   `deny_unknown_fields`; `allOf` members → `#[serde(flatten)]` fields (a union member is named after its
+//!   discriminator, e.g. `state`; a `...Common` member is `common`);
+//! * a single-value enum property (a tag such as `_tag: [bridge]`) → a one-variant enum `{Struct}{Property}`;
+//! * string enum component → enum with `as_str()`;
+//! * discriminated `oneOf` → enum with one newtype variant per tag value and serde impls that read the tag
+//!   first and name it in errors (never `untagged`); `x-discriminator-default` is used when the tag is absent;
+//! * `x-json-kind-union` → enum chosen by JSON kind;
+//! * `DecimalString`, `DecimalNumber`, `DateString` and every other `type: number` → the hand-written scalars
+//!   in `src/scalars/` (a JSON number is a JavaScript number: integers print without `.0`).
+//! * operation parameters → `{OperationId}Query` / `{OperationId}Path` structs.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{anyhow, bail, Context};
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use serde_norway::Value;
+
+use crate::bundle::Yaml;
+use crate::codegen::{format_rust, HEADER};
+
+const SCALARS: [(&str, &str); 3] =
+    [("DecimalString", "crate::DecimalString"), ("DecimalNumber", "crate::DecimalNumber"), ("DateString", "crate::DateString")];
+
+pub fn generate(doc: &Yaml, fingerprint: &str) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    let schemas = doc
+        .get("components")
+        .and_then(|c| c.get("schemas"))
+        .and_then(Value::as_mapping)
+        .ok_or_else(|| anyhow!("no components.schemas"))?;
+    let mut gen = Gen { doc, types: String::new(), arb: String::new(), components: Vec::new() };
+    for (name, schema) in schemas {
+        let name = name.as_str().ok_or_else(|| anyhow!("schema names are strings"))?;
+        if SCALARS.iter().any(|(s, _)| *s == name) {
+            continue;
+        }
+        gen.component(name, schema).with_context(|| format!("component {name}"))?;
+    }
+    gen.operations()?;
+
+    let mut types = String::new();
+    writeln!(types, "use serde::{{Deserialize, Serialize}};\n")?;
+    types.push_str(&gen.types);
+    types.push_str(&every_component_macro(&gen.components));
+    let types = format!(
+        "{HEADER}\n// schema-fingerprint: {fingerprint}\n//! The contract's types, one per schema component, in the document's order.\n\n{}",
+        format_rust(&types)?
+    );
+    let arb = format!(
+        "{HEADER}\n//! proptest strategies that produce schema-valid values of every generated type (feature `proptest`).\n\n{}",
+        format_rust(&format!("use proptest::prelude::*;\nuse crate::types::*;\n\n{}", gen.arb))?
+    );
+    Ok(vec![(PathBuf::from("src/generated/types.rs"), types), (PathBuf::from("src/generated/arbitrary.rs"), arb)])
+}
+
+struct Gen<'a> {
+    doc: &'a Yaml,
+    types: String,
+    arb: String,
+    /// Components that are whole JSON values on their own (everything but aliases), for `every_component!`.
+    components: Vec<String>,
+}
+
+/// How one property or parameter maps to Rust.
+struct FieldType {
+    rust: String,
+    strategy: String,
+    nullable: bool,
+    schemars: Vec<String>,
+}
+
+struct Field {
+    json: String,
+    rust: String,
+    doc: Option<String>,
+    ty: FieldType,
+    required: bool,
+    flatten: bool,
+}
+
+impl<'a> Gen<'a> {
+    fn deref(&self, reference: &str) -> anyhow::Result<(&'a str, &'a Yaml)> {
+        let name = reference
+            .strip_prefix("#/components/schemas/")
+            .ok_or_else(|| anyhow!("unsupported $ref {reference}"))?;
+        let schemas = self.doc.get("components").and_then(|c| c.get("schemas")).and_then(Value::as_mapping).unwrap();
+        let (key, value) = schemas
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(name))
+            .ok_or_else(|| anyhow!("unresolved $ref {reference}"))?;
+        Ok((key.as_str().unwrap(), value))
+    }
+
+    fn component(&mut self, name: &str, schema: &'a Yaml) -> anyhow::Result<()> {
+        let description = str_of(schema, "description");
+        if schema.get("oneOf").is_some() {
+            if schema.get("x-json-kind-union").and_then(Value::as_bool) == Some(true) {
+                self.kind_union(name, schema, description)?;
+            } else {
+                self.union(name, schema, description)?;
+            }
+        } else if let Some(values) = schema.get("enum").and_then(Value::as_sequence) {
+            let values: Vec<String> = values.iter().map(|v| v.as_str().unwrap_or_default().to_owned()).collect();
+            self.string_enum(name, &values, description, str_of(schema, "default"))?;
+        } else if schema.get("allOf").is_some() || str_of(schema, "type") == Some("object") {
+            self.structure(name, schema, description)?;
+        } else {
+            // A named scalar (for example the public key string): a type alias.
+            let ty = self.field_type(schema, name, "value")?;
+            doc_comment(&mut self.types, description, "");
+            writeln!(self.types, "pub type {name} = {};\n", ty.rust)?;
+            return Ok(());
+        }
+        self.components.push(name.to_owned());
+        Ok(())
+    }
+
+    fn fields_of(&mut self, owner: &str, schema: &'a Yaml, out: &mut Vec<Field>) -> anyhow::Result<()> {
+        if let Some(members) = schema.get("allOf").and_then(Value::as_sequence) {
+            for member in members {
+                if let Some(reference) = str_of(member, "$ref") {
+                    let (target, target_schema) = self.deref(reference)?;
+                    let rust = match target_schema.get("discriminator").and_then(|d| str_of(d, "propertyName")) {
+                        Some(tag) => tag.to_snake_case(),
+                        None if target.ends_with("Common") => "common".to_owned(),
+                        None => target.to_snake_case(),
+                    };
+                    out.push(Field {
+                        json: String::new(),
+                        rust,
+                        doc: str_of(target_schema, "description").map(str::to_owned),
+                        ty: FieldType { rust: target.to_owned(), strategy: format!("any::<{target}>()"), nullable: false, schemars: vec![] },
+                        required: true,
+                        flatten: true,
+                    });
+                } else {
+                    self.fields_of(owner, member, out)?;
+                }
+            }
+        }
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_sequence)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if let Some(props) = schema.get("properties").and_then(Value::as_mapping) {
+            for (key, prop) in props {
+                let json = key.as_str().ok_or_else(|| anyhow!("property names are strings"))?;
+                let ty = self.field_type(prop, owner, json).with_context(|| format!("property {json}"))?;
+                let doc = str_of(prop, "description").map(str::to_owned).or_else(|| {
+                    str_of(prop, "$ref").and_then(|r| self.deref(r).ok()).and_then(|(_, s)| str_of(s, "description")).map(|d| {
+                        d.lines().next().unwrap_or_default().to_owned()
+                    })
+                });
+                out.push(Field { json: json.to_owned(), rust: field_ident(json), doc, ty, required: required.contains(&json), flatten: false });
+            }
+        }
+        Ok(())
+    }
+
+    fn structure(&mut self, name: &str, schema: &'a Yaml, description: Option<&str>) -> anyhow::Result<()> {
+        let mut fields = Vec::new();
+        self.fields_of(name, schema, &mut fields)?;
+        let deny = schema.get("additionalProperties").and_then(Value::as_bool) == Some(false);
+        self.emit_struct(name, description, &fields, deny)
+    }
+
+    fn emit_struct(&mut self, name: &str, description: Option<&str>, fields: &[Field], deny: bool) -> anyhow::Result<()> {
+        let t = &mut self.types;
+        doc_comment(t, description, "");
+        writeln!(t, "#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]")?;
+        writeln!(t, "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]")?;
+        if deny {
+            writeln!(t, "#[serde(deny_unknown_fields)]")?;
+        }
+        writeln!(t, "pub struct {name} {{")?;
+        for f in fields {
+            doc_comment(t, f.doc.as_deref(), "    ");
+            if f.flatten {
+                writeln!(t, "    #[serde(flatten)]\n    pub {}: {},", f.rust, f.ty.rust)?;
+                continue;
+            }
+            let mut serde = vec![format!("rename = {:?}", f.json)];
+            let rust_ty = if !f.required && f.ty.nullable {
+                // Optional and nullable: absent is `None`, `null` is `Some(None)`.
+                serde.push("default".into());
+                serde.push("deserialize_with = \"crate::codec::optional_nullable\"".into());
+                serde.push("skip_serializing_if = \"Option::is_none\"".into());
+                format!("Option<{}>", f.ty.rust)
+            } else if !f.required {
+                serde.push("default".into());
+                serde.push("skip_serializing_if = \"Option::is_none\"".into());
+                format!("Option<{}>", f.ty.rust)
+            } else if f.ty.nullable {
+                serde.push("deserialize_with = \"crate::codec::required_nullable\"".into());
+                f.ty.rust.clone()
+            } else {
+                f.ty.rust.clone()
+            };
+            writeln!(t, "    #[serde({})]", serde.join(", "))?;
+            let mut schemars = f.ty.schemars.clone();
+            if f.required && f.ty.nullable {
+                schemars.push("required".into());
+            }
+            if !schemars.is_empty() {
+                writeln!(t, "    #[cfg_attr(feature = \"schemars\", schemars({}))]", schemars.join(", "))?;
+            }
+            writeln!(t, "    pub {}: {rust_ty},", f.rust)?;
+        }
+        writeln!(t, "}}\n")?;
+
+        // proptest: tuples of at most eight strategies, nested, mapped into the struct.
+        let strategies: Vec<String> = fields
+            .iter()
+            .map(|f| if f.required || f.flatten { f.ty.strategy.clone() } else { format!("proptest::option::of({})", f.ty.strategy) })
+            .collect();
+        let names: Vec<String> = fields.iter().map(|f| f.rust.clone()).collect();
+        let chunks_s: Vec<String> = strategies.chunks(8).map(|c| format!("({},)", c.join(", "))).collect();
+        let chunks_n: Vec<String> = names.chunks(8).map(|c| format!("({},)", c.join(", "))).collect();
+        let a = &mut self.arb;
+        writeln!(a, "impl Arbitrary for {name} {{")?;
+        writeln!(a, "    type Parameters = ();\n    type Strategy = BoxedStrategy<Self>;")?;
+        writeln!(a, "    fn arbitrary_with(_: ()) -> Self::Strategy {{")?;
+        if fields.is_empty() {
+            writeln!(a, "        Just({name} {{}}).boxed()")?;
+        } else {
+            writeln!(
+                a,
+                "        ({},).prop_map(|({},)| {name} {{ {} }}).boxed()",
+                chunks_s.join(", "),
+                chunks_n.join(", "),
+                names.join(", ")
+            )?;
+        }
+        writeln!(a, "    }}\n}}\n")?;
+        Ok(())
+    }
+
+    fn string_enum(&mut self, name: &str, values: &[String], description: Option<&str>, default: Option<&str>) -> anyhow::Result<()> {
+        let t = &mut self.types;
+        doc_comment(t, description, "");
+        let derive_default = if default.is_some() || values.len() == 1 { ", Default" } else { "" };
+        writeln!(t, "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord{derive_default}, Serialize, Deserialize)]")?;
+        writeln!(t, "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]")?;
+        writeln!(t, "pub enum {name} {{")?;
+        for v in values {
+            if default == Some(v.as_str()) || (default.is_none() && values.len() == 1) {
+                writeln!(t, "    #[default]")?;
+            }
+            writeln!(t, "    #[serde(rename = {v:?})]\n    {},", variant_ident(v))?;
+        }
+        writeln!(t, "}}\n")?;
+        writeln!(t, "impl {name} {{")?;
+        writeln!(t, "    /// Every value, in the schema's order.")?;
+        let all: Vec<String> = values.iter().map(|v| format!("Self::{}", variant_ident(v))).collect();
+        writeln!(t, "    pub const ALL: &'static [Self] = &[{}];", all.join(", "))?;
+        writeln!(t, "    /// The value as it is written in JSON.")?;
+        writeln!(t, "    pub fn as_str(self) -> &'static str {{ match self {{")?;
+        for v in values {
+            writeln!(t, "        Self::{} => {v:?},", variant_ident(v))?;
+        }
+        writeln!(t, "    }} }}\n}}\n")?;
+        writeln!(t, "impl std::fmt::Display for {name} {{ fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {{ f.write_str(self.as_str()) }} }}\n")?;
+        writeln!(
+            self.arb,
+            "impl Arbitrary for {name} {{ type Parameters = (); type Strategy = BoxedStrategy<Self>;\n fn arbitrary_with(_: ()) -> Self::Strategy {{ proptest::sample::select({name}::ALL).boxed() }} }}\n"
+        )?;
+        Ok(())
+    }
+
+    fn union(&mut self, name: &str, schema: &'a Yaml, description: Option<&str>) -> anyhow::Result<()> {
+        let disc = schema.get("discriminator").ok_or_else(|| anyhow!("union without discriminator"))?;
+        let property = str_of(disc, "propertyName").ok_or_else(|| anyhow!("discriminator without propertyName"))?;
+        let mapping = disc.get("mapping").and_then(Value::as_mapping).ok_or_else(|| anyhow!("discriminator without mapping"))?;
+        let mut variants = Vec::new(); // (tag, variant ident, type)
+        for (tag, target) in mapping {
+            let tag = tag.as_str().unwrap().to_owned();
+            let (ty, _) = self.deref(target.as_str().unwrap())?;
+            variants.push((tag.clone(), variant_ident(&tag), ty.to_owned()));
+        }
+        let default = str_of(schema, "x-discriminator-default");
+        let default_index = match default {
+            Some(d) => format!("Some({})", variants.iter().position(|v| v.0 == d).ok_or_else(|| anyhow!("bad default"))?),
+            None => "None".to_owned(),
+        };
+        let tags: Vec<String> = variants.iter().map(|v| format!("{:?}", v.0)).collect();
+        let t = &mut self.types;
+        doc_comment(t, description, "");
+        writeln!(t, "///\n/// Told apart by `{property}`; the serde impls read the tag first and name an unknown one in the error.")?;
+        writeln!(t, "#[derive(Debug, Clone, PartialEq)]\npub enum {name} {{")?;
+        for (tag, ident, ty) in &variants {
+            writeln!(t, "    /// `{property}` = `{tag}`.\n    {ident}({ty}),")?;
+        }
+        writeln!(t, "}}\n")?;
+        writeln!(t, "impl {name} {{")?;
+        writeln!(t, "    /// The property that tells the variants apart.\n    pub const TAG_PROPERTY: &'static str = {property:?};")?;
+        writeln!(t, "    /// Every tag value, in the schema's order.\n    pub const TAGS: &'static [&'static str] = &[{}];", tags.join(", "))?;
+        writeln!(t, "    /// The tag value of this variant.\n    pub fn tag(&self) -> &'static str {{ match self {{")?;
+        for (tag, ident, _) in &variants {
+            writeln!(t, "        Self::{ident}(_) => {tag:?},")?;
+        }
+        writeln!(t, "    }} }}\n}}\n")?;
+        writeln!(t, "impl Serialize for {name} {{\n    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {{ match self {{")?;
+        for (_, ident, _) in &variants {
+            writeln!(t, "        Self::{ident}(v) => v.serialize(serializer),")?;
+        }
+        writeln!(t, "    }} }}\n}}\n")?;
+        writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
+        writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
+        writeln!(t, "        let value = serde_json::Value::deserialize(deserializer)?;")?;
+        writeln!(t, "        let index = crate::codec::union_index(&value, {name:?}, Self::TAG_PROPERTY, Self::TAGS, {default_index}).map_err(serde::de::Error::custom)?;")?;
+        writeln!(t, "        match index {{")?;
+        for (i, (_, ident, _)) in variants.iter().enumerate() {
+            writeln!(t, "            {i} => crate::codec::variant(value).map(Self::{ident}),")?;
+        }
+        writeln!(t, "            _ => Err(serde::de::Error::custom(\"tag index out of range\")),\n        }}\n    }}\n}}\n")?;
+        for (_, ident, ty) in &variants {
+            writeln!(t, "impl From<{ty}> for {name} {{ fn from(v: {ty}) -> Self {{ Self::{ident}(v) }} }}\n")?;
+        }
+        let subs: Vec<String> = variants.iter().map(|(_, _, ty)| format!("generator.subschema_for::<{ty}>()")).collect();
+        writeln!(
+            t,
+            "#[cfg(feature = \"schemars\")]\nimpl schemars::JsonSchema for {name} {{\n    fn schema_name() -> std::borrow::Cow<'static, str> {{ {name:?}.into() }}\n    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {{ schemars::json_schema!({{ \"oneOf\": [{}] }}) }}\n}}\n",
+            subs.join(", ")
+        )?;
+        let arms: Vec<String> = variants.iter().map(|(_, ident, ty)| format!("any::<{ty}>().prop_map({name}::{ident}).boxed()")).collect();
+        writeln!(
+            self.arb,
+            "impl Arbitrary for {name} {{ type Parameters = (); type Strategy = BoxedStrategy<Self>;\n fn arbitrary_with(_: ()) -> Self::Strategy {{ proptest::strategy::Union::new(vec![{}]).boxed() }} }}\n",
+            arms.join(", ")
+        )?;
+        Ok(())
+    }
+
+    fn kind_union(&mut self, name: &str, schema: &'a Yaml, description: Option<&str>) -> anyhow::Result<()> {
+        let mut variants = Vec::new(); // (json kind, ident, rust type, strategy)
+        for member in schema.get("oneOf").and_then(Value::as_sequence).unwrap() {
+            if let Some(reference) = str_of(member, "$ref") {
+                let (ty, target) = self.deref(reference)?;
+                let kind = str_of(target, "type").unwrap_or("object").to_owned();
+                variants.push((kind, ty.to_owned(), ty.to_owned(), format!("any::<{ty}>()")));
+            } else {
+                let kind = str_of(member, "type").ok_or_else(|| anyhow!("kind-union member without type"))?;
+                let ft = self.field_type(member, name, kind)?;
+                variants.push((kind.to_owned(), kind.to_upper_camel_case(), ft.rust, ft.strategy));
+            }
+        }
+        let t = &mut self.types;
+        doc_comment(t, description, "");
+        writeln!(t, "///\n/// Told apart by JSON kind alone.\n#[derive(Debug, Clone, PartialEq)]\npub enum {name} {{")?;
+        for (kind, ident, ty, _) in &variants {
+            writeln!(t, "    /// A JSON {kind}.\n    {ident}({ty}),")?;
+        }
+        writeln!(t, "}}\n")?;
+        writeln!(t, "impl Serialize for {name} {{\n    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {{ match self {{")?;
+        for (_, ident, _, _) in &variants {
+            writeln!(t, "        Self::{ident}(v) => v.serialize(serializer),")?;
+        }
+        writeln!(t, "    }} }}\n}}\n")?;
+        let kinds: Vec<String> = variants.iter().map(|v| format!("{:?}", v.0)).collect();
+        writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
+        writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
+        writeln!(t, "        let value = serde_json::Value::deserialize(deserializer)?;")?;
+        writeln!(t, "        match crate::codec::json_kind(&value) {{")?;
+        for (kind, ident, _, _) in &variants {
+            writeln!(t, "            {kind:?} => crate::codec::variant(value).map(Self::{ident}),")?;
+        }
+        writeln!(
+            t,
+            "            other => Err(serde::de::Error::custom(format_args!(\"expected one of {{}} ({name}), got a JSON {{other}}\", [{}].join(\", \")))),\n        }}\n    }}\n}}\n",
+            kinds.join(", ")
+        )?;
+        let subs: Vec<String> = variants.iter().map(|(_, _, ty, _)| format!("generator.subschema_for::<{ty}>()")).collect();
+        writeln!(
+            t,
+            "#[cfg(feature = \"schemars\")]\nimpl schemars::JsonSchema for {name} {{\n    fn schema_name() -> std::borrow::Cow<'static, str> {{ {name:?}.into() }}\n    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {{ schemars::json_schema!({{ \"oneOf\": [{}] }}) }}\n}}\n",
+            subs.join(", ")
+        )?;
+        let arms: Vec<String> = variants.iter().map(|(_, ident, _, s)| format!("({s}).prop_map({name}::{ident}).boxed()")).collect();
+        writeln!(
+            self.arb,
+            "impl Arbitrary for {name} {{ type Parameters = (); type Strategy = BoxedStrategy<Self>;\n fn arbitrary_with(_: ()) -> Self::Strategy {{ proptest::strategy::Union::new(vec![{}]).boxed() }} }}\n",
+            arms.join(", ")
+        )?;
+        Ok(())
+    }
+
+    /// The Rust type, strategy and schemars attributes of one property (or parameter) schema.
+    fn field_type(&mut self, schema: &'a Yaml, owner: &str, prop: &str) -> anyhow::Result<FieldType> {
+        let nullable = schema.get("nullable").and_then(Value::as_bool) == Some(true);
+        let mut inner = self.plain_type(schema, owner, prop)?;
+        if nullable {
+            inner.rust = format!("Option<{}>", inner.rust);
+            inner.strategy = format!("proptest::option::of({})", inner.strategy);
+            inner.nullable = true;
+        }
+        Ok(inner)
+    }
+
+    fn plain_type(&mut self, schema: &'a Yaml, owner: &str, prop: &str) -> anyhow::Result<FieldType> {
+        let simple = |rust: &str, strategy: String| FieldType { rust: rust.to_owned(), strategy, nullable: false, schemars: vec![] };
+        if let Some(reference) = str_of(schema, "$ref") {
+            let (name, _) = self.deref(reference)?;
+            let rust = SCALARS.iter().find(|(s, _)| *s == name).map(|(_, r)| (*r).to_owned()).unwrap_or_else(|| name.to_owned());
+            return Ok(simple(&rust, format!("any::<{rust}>()")));
+        }
+        if let Some(members) = schema.get("allOf").and_then(Value::as_sequence) {
+            if members.len() == 1 {
+                return self.plain_type(&members[0], owner, prop);
+            }
+            bail!("allOf with several members inside a property");
+        }
+        let ty = str_of(schema, "type").ok_or_else(|| anyhow!("schema without type"))?;
+        Ok(match ty {
+            "string" => {
+                if let Some(values) = schema.get("enum").and_then(Value::as_sequence) {
+                    let [value] = values.as_slice() else { bail!("inline enum with several values") };
+                    let value = value.as_str().ok_or_else(|| anyhow!("tag values are strings"))?.to_owned();
+                    let tag_type = format!("{owner}{}", prop.trim_start_matches('_').to_upper_camel_case());
+                    self.string_enum(&tag_type, &[value], Some(&format!("The `{prop}` tag of [`{owner}`].")), None)?;
+                    return Ok(simple(&tag_type, format!("Just({tag_type}::default())")));
+                }
+                let min = u64_of(schema, "minLength");
+                let max = u64_of(schema, "maxLength");
+                let mut schemars = Vec::new();
+                if min.is_some() || max.is_some() {
+                    schemars.push(length_attr(min, max));
+                }
+                let strategy = if let Some(pattern) = str_of(schema, "pattern") {
+                    schemars.push(format!("regex(pattern = {pattern:?})"));
+                    let body = pattern.trim_start_matches('^').trim_end_matches('$');
+                    format!("proptest::string::string_regex({body:?}).expect(\"pattern compiles\")")
+                } else {
+                    // Printable BMP characters, so that a length is the same in chars and in UTF-16 units.
+                    let (lo, hi) = (min.unwrap_or(0), max.unwrap_or(min.unwrap_or(0) + 24));
+                    format!("\"[ -~\\u{{a0}}-\\u{{d7ff}}\\u{{e000}}-\\u{{fffd}}]{{{lo},{hi}}}\"")
+                };
+                FieldType { rust: "String".into(), strategy, nullable: false, schemars }
+            }
+            "number" => {
+                let (lo, hi) = (f64_of(schema, "minimum"), f64_of(schema, "maximum"));
+                let mut schemars = Vec::new();
+                if lo.is_some() || hi.is_some() {
+                    schemars.push(range_attr(lo, hi));
+                }
+                let strategy = match (lo, hi) {
+                    (None, None) => "any::<crate::DecimalNumber>()".to_owned(),
+                    (lo, hi) => format!(
+                        "({:?}f64..={:?}f64).prop_map(|x| crate::DecimalNumber::try_from(x).expect(\"finite\"))",
+                        lo.unwrap_or(-1e15),
+                        hi.unwrap_or(1e15)
+                    ),
+                };
+                FieldType { rust: "crate::DecimalNumber".into(), strategy, nullable: false, schemars }
+            }
+            "integer" => {
+                let lo = f64_of(schema, "minimum");
+                let mut schemars = Vec::new();
+                if lo.is_some() {
+                    schemars.push(range_attr(lo, None));
+                }
+                let (rust, strategy) = match lo {
+                    Some(lo) if lo >= 0.0 => ("u64", format!("{}u64..=9_007_199_254_740_991u64", lo as u64)),
+                    _ => ("i64", "-9_007_199_254_740_991i64..=9_007_199_254_740_991i64".to_owned()),
+                };
+                FieldType { rust: rust.into(), strategy, nullable: false, schemars }
+            }
+            "boolean" => simple("bool", "any::<bool>()".into()),
+            "array" => {
+                let items = schema.get("items").ok_or_else(|| anyhow!("array without items"))?;
+                let item = self.field_type(items, owner, prop)?;
+                let (min, max) = (u64_of(schema, "minItems"), u64_of(schema, "maxItems"));
+                let mut schemars = Vec::new();
+                if min.is_some() || max.is_some() {
+                    schemars.push(length_attr(min, max));
+                }
+                if !item.schemars.is_empty() {
+                    schemars.push(format!("inner({})", item.schemars.join(", ")));
+                }
+                let (lo, hi) = (min.unwrap_or(0), max.unwrap_or(min.unwrap_or(0) + 3).min(min.unwrap_or(0) + 6));
+                FieldType {
+                    rust: format!("Vec<{}>", item.rust),
+                    strategy: format!("proptest::collection::vec({}, {lo}..={hi})", item.strategy),
+                    nullable: false,
+                    schemars,
+                }
+            }
+            "object" => {
+                let values = schema
+                    .get("additionalProperties")
+                    .filter(|v| v.is_mapping())
+                    .ok_or_else(|| anyhow!("inline object without additionalProperties schema"))?;
+                let value = self.field_type(values, owner, prop)?;
+                FieldType {
+                    rust: format!("std::collections::BTreeMap<String, {}>", value.rust),
+                    strategy: format!("proptest::collection::btree_map(\"[a-zA-Z0-9_]{{1,8}}\", {}, 0..3)", value.strategy),
+                    nullable: false,
+                    schemars: vec![],
+                }
+            }
+            other => bail!("unsupported type {other}"),
+        })
+    }
+
+    /// `{OperationId}Query` and `{OperationId}Path` structs for operations with such parameters.
+    fn operations(&mut self) -> anyhow::Result<()> {
+        let paths = self.doc.get("paths").and_then(Value::as_mapping).ok_or_else(|| anyhow!("no paths"))?;
+        let mut done = BTreeMap::new();
+        for (path, item) in paths {
+            for method in ["get", "post", "put", "patch", "delete"] {
+                let Some(op) = item.get(method) else { continue };
+                if op.get("x-alias-of").is_some() {
+                    continue; // an alias shares the parameter structs of the operation it aliases
+                }
+                let id = str_of(op, "operationId").ok_or_else(|| anyhow!("operation without id"))?;
+                let base = id.to_upper_camel_case();
+                for location in ["path", "query"] {
+                    let mut fields = Vec::new();
+                    for param in op.get("parameters").and_then(Value::as_sequence).into_iter().flatten() {
+                        let param = self.resolve_parameter(param)?;
+                        if str_of(param, "in") != Some(location) {
+                            continue;
+                        }
+                        let json = str_of(param, "name").unwrap();
+                        let schema = param.get("schema").ok_or_else(|| anyhow!("parameter without schema"))?;
+                        let mut ty = self.field_type(schema, &base, json)?;
+                        let mut doc = str_of(param, "description").map(str::to_owned);
+                        if let Some(default) = schema.get("default") {
+                            let default = serde_norway::to_string(default)?;
+                            doc = Some(format!("{} Default: {}.", doc.unwrap_or_default(), default.trim()).trim().to_owned());
+                        }
+                        ty.schemars.clear();
+                        fields.push(Field {
+                            json: json.to_owned(),
+                            rust: field_ident(json),
+                            doc,
+                            ty,
+                            required: param.get("required").and_then(Value::as_bool) == Some(true),
+                            flatten: false,
+                        });
+                    }
+                    if fields.is_empty() {
+                        continue;
+                    }
+                    let name = format!("{base}{}", location.to_upper_camel_case());
+                    let description = format!("The {location} parameters of `{} {}` (`{id}`).", method.to_uppercase(), path.as_str().unwrap());
+                    self.emit_struct(&name, Some(&description), &fields, false)?;
+                    done.insert(name, ());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn resolve_parameter(&self, param: &'a Yaml) -> anyhow::Result<&'a Yaml> {
+        match str_of(param, "$ref") {
+            Some(reference) => {
+                let name = reference.strip_prefix("#/components/parameters/").ok_or_else(|| anyhow!("bad parameter ref"))?;
+                self.doc
+                    .get("components")
+                    .and_then(|c| c.get("parameters"))
+                    .and_then(|p| p.get(name))
+                    .ok_or_else(|| anyhow!("unresolved {reference}"))
+            }
+            None => Ok(param),
+        }
+    }
+}
+
+fn every_component_macro(components: &[String]) -> String {
+    let mut m = String::from(
+        "/// Calls `$callback!(Type, \"ComponentName\");` once for every generated component type, so that tests and\n\
+         /// tools can cover every type without writing the list again.\n#[macro_export]\nmacro_rules! every_component {\n    ($callback:ident) => {\n",
+    );
+    for c in components {
+        let _ = writeln!(m, "        $callback!({c}, {c:?});");
+    }
+    m.push_str("    };\n}\n");
+    m
+}
+
+fn str_of<'v>(v: &'v Yaml, key: &str) -> Option<&'v str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn u64_of(v: &Yaml, key: &str) -> Option<u64> {
+    v.get(key).and_then(Value::as_u64)
+}
+
+fn f64_of(v: &Yaml, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
+}
+
+fn length_attr(min: Option<u64>, max: Option<u64>) -> String {
+    let parts: Vec<String> = [min.map(|m| format!("min = {m}")), max.map(|m| format!("max = {m}"))].into_iter().flatten().collect();
+    format!("length({})", parts.join(", "))
+}
+
+fn range_attr(min: Option<f64>, max: Option<f64>) -> String {
+    let parts: Vec<String> = [min.map(|m| format!("min = {m:?}")), max.map(|m| format!("max = {m:?}"))].into_iter().flatten().collect();
+    format!("range({})", parts.join(", "))
+}
+
+fn doc_comment(out: &mut String, text: Option<&str>, indent: &str) {
+    if let Some(text) = text {
+        for line in text.trim_end().lines() {
+            let _ = writeln!(out, "{indent}///{}{}", if line.is_empty() { "" } else { " " }, line);
+        }
+    }
+}
+
+const KEYWORDS: [&str; 12] = ["type", "match", "ref", "self", "struct", "enum", "fn", "mod", "trait", "use", "where", "move"];
+
+fn field_ident(json: &str) -> String {
+    let snake = json.trim_start_matches('_').to_snake_case();
+    if KEYWORDS.contains(&snake.as_str()) {
+        format!("r#{snake}")
+    } else {
+        snake
+    }
+}
+
+fn variant_ident(value: &str) -> String {
+    let camel = value.to_upper_camel_case();
+    match camel.chars().next() {
+        Some(c) if c.is_ascii_digit() => format!("V{camel}"),
+        None => "Empty".to_owned(),
+        _ => camel,
+    }
+}
