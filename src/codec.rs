@@ -58,3 +58,24 @@ pub fn json_kind(value: &Value) -> &'static str {
         Value::Object(_) => "object",
     }
 }
+
+/// JSON Schema of a required member that may be `null` (`{anyOf: [T, null]}`), for schemars: unlike
+/// `Option<T>`, it does not make the member optional.
+#[cfg(feature = "schemars")]
+pub struct Nullable<T>(std::marker::PhantomData<T>);
+
+#[cfg(feature = "schemars")]
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Nullable<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("Nullable_{}", T::schema_name()).into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let inner = generator.subschema_for::<T>();
+        schemars::json_schema!({ "anyOf": [inner, { "type": "null" }] })
+    }
+}

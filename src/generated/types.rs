@@ -631,7 +631,7 @@ pub struct PostBridgeExtended {
     pub tag: PostBridgeExtendedTag,
     /// Vault to deposit into.
     #[serde(rename = "vaultId")]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub vault_id: u64,
 }
 /// The `_tag` tag of [`PostBridgePartnerBtcfi`].
@@ -984,12 +984,14 @@ pub struct BridgeQuoteRequest {
     pub amount: crate::DecimalString,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "amountNative", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalString"))]
     pub amount_native: Option<crate::DecimalString>,
     /// `pay`: the amount is the exact amount to pay, fees included; `receive`: the exact amount to receive.
     #[serde(rename = "mode")]
     pub mode: QuoteMode,
     /// Whether the quote is for a smart deposit address, as the string `"true"` or `"false"`.
     #[serde(rename = "isSda", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "IsSdaFlag"))]
     pub is_sda: Option<IsSdaFlag>,
     /// Address initiating the bridge.
     #[serde(rename = "depositor")]
@@ -999,9 +1001,11 @@ pub struct BridgeQuoteRequest {
     pub recipient: String,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// URL notified of the bridge's events.
     #[serde(rename = "webhookUrl", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub webhook_url: Option<String>,
 }
 /// Request of `POST /bridge/quote/bridge-swap/user`.
@@ -1019,12 +1023,14 @@ pub struct BridgeSwapQuoteRequest {
     pub amount: crate::DecimalString,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "amountNative", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalString"))]
     pub amount_native: Option<crate::DecimalString>,
     /// `pay`: the amount is the exact amount to pay, fees included; `receive`: the exact amount to receive.
     #[serde(rename = "mode")]
     pub mode: QuoteMode,
     /// Whether the quote is for a smart deposit address, as the string `"true"` or `"false"`.
     #[serde(rename = "isSda", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "IsSdaFlag"))]
     pub is_sda: Option<IsSdaFlag>,
     /// Symbol to deposit.
     #[serde(rename = "tokenIn")]
@@ -1040,12 +1046,15 @@ pub struct BridgeSwapQuoteRequest {
     pub recipient: String,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// URL notified of the bridge's events.
     #[serde(rename = "webhookUrl", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub webhook_url: Option<String>,
     /// Address that receives the deposit back when the swap fails.
     #[serde(rename = "refundAddress", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub refund_address: Option<String>,
 }
 /// Request of `POST /sda/deposit-addresses`.
@@ -1058,33 +1067,38 @@ pub struct DepositAddressCreateRequest {
     pub deposit_chains: Vec<String>,
     /// Label.
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(max = 80)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("maxLength" = 80), with = "String")
+    )]
     pub address_note: Option<String>,
     /// Whether to reuse an existing matching address (the default) or create a new one.
     #[serde(rename = "reusePolicy", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "ReusePolicy"))]
     pub reuse_policy: Option<ReusePolicy>,
     /// URL notified when deposits are processed.
     #[serde(rename = "webhookUrl", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1), with = "String"))]
     pub webhook_url: Option<String>,
     /// Address for refunds on failure.
     #[serde(rename = "refundAddress", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1), with = "String"))]
     pub refund_address: Option<String>,
     /// Chain to which tokens are bridged.
     #[serde(rename = "destinationChain")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub destination_chain: String,
     /// Address on `destinationChain` that receives the tokens.
     #[serde(rename = "destinationAddress")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub destination_address: String,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Token to receive; a deposited token is swapped to it automatically when needed.
     #[serde(rename = "tokenOut", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1), with = "String"))]
     pub token_out: Option<String>,
     /// Valid only with `tokenOut`; if true, tokens that cannot be swapped are bridged instead of failing.
     #[serde(
@@ -1092,6 +1106,7 @@ pub struct DepositAddressCreateRequest {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub bridge_if_not_swappable: Option<bool>,
 }
 /// Request of the deprecated `POST /bridge/deposit-addresses`; as `DepositAddressCreateRequest`, but `webhookUrl` may be empty.
@@ -1104,32 +1119,38 @@ pub struct LegacyDepositAddressCreateRequest {
     pub deposit_chains: Vec<String>,
     /// Label.
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(max = 80)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("maxLength" = 80), with = "String")
+    )]
     pub address_note: Option<String>,
     /// Whether to reuse an existing matching address (the default) or create a new one.
     #[serde(rename = "reusePolicy", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "ReusePolicy"))]
     pub reuse_policy: Option<ReusePolicy>,
     /// URL notified when deposits are processed.
     #[serde(rename = "webhookUrl", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub webhook_url: Option<String>,
     /// Address for refunds on failure.
     #[serde(rename = "refundAddress", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1), with = "String"))]
     pub refund_address: Option<String>,
     /// Chain to which tokens are bridged.
     #[serde(rename = "destinationChain")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub destination_chain: String,
     /// Address on `destinationChain` that receives the tokens.
     #[serde(rename = "destinationAddress")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub destination_address: String,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Token to receive; a deposited token is swapped to it automatically when needed.
     #[serde(rename = "tokenOut", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1), with = "String"))]
     pub token_out: Option<String>,
     /// Valid only with `tokenOut`; if true, tokens that cannot be swapped are bridged instead of failing.
     #[serde(
@@ -1137,6 +1158,7 @@ pub struct LegacyDepositAddressCreateRequest {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub bridge_if_not_swappable: Option<bool>,
 }
 /// Answer of the bridge-swap quote: `bridge` when the same token is on both sides, `bridgeSwap` when a swap
@@ -1304,12 +1326,15 @@ pub struct BridgeQuote {
     pub quote_id: String,
     /// A promotion applied to the quote.
     #[serde(rename = "promotion", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Promotion"))]
     pub promotion: Option<Promotion>,
     /// Native gas amount delivered on the destination chain.
     #[serde(rename = "gasBoost", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "GasBoost"))]
     pub gas_boost: Option<GasBoost>,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -1317,13 +1342,18 @@ pub struct BridgeQuote {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// URL notified when the bridge completes or fails.
     #[serde(rename = "webhookUrl", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub webhook_url: Option<String>,
     /// Token symbol or identifier bridged.
     #[serde(rename = "token")]
@@ -1405,12 +1435,15 @@ pub struct DepositAddressBridgeQuote {
     pub quote_id: String,
     /// A promotion applied to the quote.
     #[serde(rename = "promotion", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Promotion"))]
     pub promotion: Option<Promotion>,
     /// Native gas amount delivered on the destination chain.
     #[serde(rename = "gasBoost", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "GasBoost"))]
     pub gas_boost: Option<GasBoost>,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -1418,13 +1451,18 @@ pub struct DepositAddressBridgeQuote {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// URL notified when the bridge completes or fails.
     #[serde(rename = "webhookUrl", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub webhook_url: Option<String>,
     /// Token symbol or identifier bridged.
     #[serde(rename = "token")]
@@ -1506,12 +1544,15 @@ pub struct BridgeSwapQuote {
     pub quote_id: String,
     /// A promotion applied to the quote.
     #[serde(rename = "promotion", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Promotion"))]
     pub promotion: Option<Promotion>,
     /// Native gas amount delivered on the destination chain.
     #[serde(rename = "gasBoost", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "GasBoost"))]
     pub gas_boost: Option<GasBoost>,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -1519,13 +1560,18 @@ pub struct BridgeSwapQuote {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// URL notified when the bridge completes or fails.
     #[serde(rename = "webhookUrl", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub webhook_url: Option<String>,
     /// Token deposited.
     #[serde(rename = "tokenIn")]
@@ -1559,6 +1605,7 @@ pub struct BridgeSwapQuote {
     pub usd_price_token_out: crate::DecimalNumber,
     /// Whether the swap and the bridge happen in one atomic transaction.
     #[serde(rename = "isAtomicSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_atomic_swap: Option<bool>,
 }
 /// Fee breakdown. `fee` is the total charged to the end customer:
@@ -1601,17 +1648,24 @@ pub struct QuoteFees {
         rename = "percentageFeeAmount",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub percentage_fee_amount: Option<crate::DecimalNumber>,
     /// USD amount above which the percentage-based surcharge applies; null when it always applies.
     #[serde(
         rename = "percentageFeeThreshold",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub percentage_fee_threshold: Option<crate::DecimalNumber>,
     /// Fees paid by the client on behalf of the end customer. `percentageFee` is always zero.
     #[serde(rename = "sponsoredFees", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SponsoredFees"))]
     pub sponsored_fees: Option<SponsoredFees>,
 }
 /// Fees paid by the client on behalf of the end customer. `percentageFee` is always zero.
@@ -1661,7 +1715,10 @@ pub struct Promotion {
         rename = "maxLimitUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub max_limit_usd: Option<crate::DecimalNumber>,
 }
 /// Native gas amount delivered on the destination chain.
@@ -1810,14 +1867,20 @@ pub struct BridgeRecordCommon {
         rename = "amountNative",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalString>")
+    )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
     #[serde(
         rename = "amountNativeUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub amount_native_usd: Option<crate::DecimalNumber>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "fee")]
@@ -1866,6 +1929,7 @@ pub struct BridgeRecordCommon {
     pub commitment_date: crate::DateString,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -1873,10 +1937,14 @@ pub struct BridgeRecordCommon {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Steps taken after the bridge.
     #[serde(
@@ -1884,6 +1952,7 @@ pub struct BridgeRecordCommon {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "Vec<AdditionalStep>"))]
     pub additional_steps: Option<Vec<AdditionalStep>>,
 }
 /// The `_tag` tag of [`BridgeRecordBridge`].
@@ -1929,6 +1998,7 @@ pub struct BridgeRecordBridge {
     #[serde(flatten)]
     pub common: BridgeRecordCommon,
     #[serde(rename = "_tag", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "BridgeRecordBridgeTag"))]
     pub tag: Option<BridgeRecordBridgeTag>,
     /// Bridged asset.
     #[serde(rename = "token")]
@@ -2004,15 +2074,19 @@ pub struct BridgeRecordBridgeSwap {
     pub usd_price_token_out: crate::DecimalNumber,
     /// A swap made before or after the bridge.
     #[serde(rename = "preSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub pre_swap: Option<SwapQuote>,
     /// A swap made before or after the bridge.
     #[serde(rename = "postSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub post_swap: Option<SwapQuote>,
     /// `pay`: the amount is the exact amount to pay, fees included; `receive`: the exact amount to receive.
     #[serde(rename = "mode", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "QuoteMode"))]
     pub mode: Option<QuoteMode>,
     /// Whether the swap and the bridge happen in one atomic transaction.
     #[serde(rename = "isAtomicSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_atomic_swap: Option<bool>,
     /// Multiplier applied to the swap fee.
     #[serde(
@@ -2020,6 +2094,7 @@ pub struct BridgeRecordBridgeSwap {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub swap_fee_multiplier: Option<String>,
     /// State of a `bridgeSwap` record; as `BridgeState`, plus the swap-only failure states.
     #[serde(flatten)]
@@ -2077,9 +2152,11 @@ pub struct BridgeRecordDepositAddressBridge {
     pub usd_price: crate::DecimalNumber,
     /// Token received after the swap, when the address swaps.
     #[serde(rename = "tokenOut", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub token_out: Option<String>,
     /// The deposit address that received the deposit.
     #[serde(rename = "depositAddress", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub deposit_address: Option<String>,
     /// State of a `bridge` or `depositAddressBridge` record and the members each state adds.
     #[serde(flatten)]
@@ -2640,6 +2717,7 @@ pub struct StateDepositAccepted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2647,6 +2725,7 @@ pub struct StateDepositAccepted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2654,6 +2733,7 @@ pub struct StateDepositAccepted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -2661,9 +2741,11 @@ pub struct StateDepositAccepted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2671,9 +2753,11 @@ pub struct StateDepositAccepted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
 }
 /// The `state` tag of [`StateAccepted`].
@@ -2729,6 +2813,7 @@ pub struct StateAccepted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2736,6 +2821,7 @@ pub struct StateAccepted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2743,6 +2829,7 @@ pub struct StateAccepted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -2750,9 +2837,11 @@ pub struct StateAccepted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2760,9 +2849,11 @@ pub struct StateAccepted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
 }
 /// The `state` tag of [`StateExecuted`].
@@ -2818,6 +2909,7 @@ pub struct StateExecuted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2825,6 +2917,7 @@ pub struct StateExecuted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2832,6 +2925,7 @@ pub struct StateExecuted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -2839,9 +2933,11 @@ pub struct StateExecuted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2849,9 +2945,11 @@ pub struct StateExecuted {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
     /// Hash of the transaction that paid out on `chainOut`.
     #[serde(rename = "withdrawTxHash")]
@@ -2958,6 +3056,7 @@ pub struct StateFailed {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2965,6 +3064,7 @@ pub struct StateFailed {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2972,6 +3072,7 @@ pub struct StateFailed {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -2979,9 +3080,11 @@ pub struct StateFailed {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -2989,9 +3092,11 @@ pub struct StateFailed {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(rename = "failedAt")]
@@ -3050,6 +3155,7 @@ pub struct StateSwapFailed {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3057,6 +3163,7 @@ pub struct StateSwapFailed {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3064,6 +3171,7 @@ pub struct StateSwapFailed {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -3071,9 +3179,11 @@ pub struct StateSwapFailed {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3081,9 +3191,11 @@ pub struct StateSwapFailed {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(rename = "failedAt")]
@@ -3142,6 +3254,7 @@ pub struct StateSwapFailedRefunded {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3149,6 +3262,7 @@ pub struct StateSwapFailedRefunded {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3156,6 +3270,7 @@ pub struct StateSwapFailedRefunded {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -3163,9 +3278,11 @@ pub struct StateSwapFailedRefunded {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3173,9 +3290,11 @@ pub struct StateSwapFailedRefunded {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
     /// Hash of the refund transaction.
     #[serde(rename = "refundTxHash")]
@@ -3248,6 +3367,7 @@ pub struct StateDepositReceivedAfterGracePeriod {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3255,6 +3375,7 @@ pub struct StateDepositReceivedAfterGracePeriod {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3262,6 +3383,7 @@ pub struct StateDepositReceivedAfterGracePeriod {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -3269,9 +3391,11 @@ pub struct StateDepositReceivedAfterGracePeriod {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3279,9 +3403,11 @@ pub struct StateDepositReceivedAfterGracePeriod {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
 }
 /// The `state` tag of [`StateDepositReceivedAfterGracePeriodRefunded`].
@@ -3339,6 +3465,7 @@ pub struct StateDepositReceivedAfterGracePeriodRefunded {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3346,6 +3473,7 @@ pub struct StateDepositReceivedAfterGracePeriodRefunded {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3353,6 +3481,7 @@ pub struct StateDepositReceivedAfterGracePeriodRefunded {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -3360,9 +3489,11 @@ pub struct StateDepositReceivedAfterGracePeriodRefunded {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -3370,9 +3501,11 @@ pub struct StateDepositReceivedAfterGracePeriodRefunded {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
     /// Hash of the refund transaction.
     #[serde(rename = "refundTxHash")]
@@ -3396,7 +3529,7 @@ pub struct StateDepositReceivedAfterGracePeriodRefunded {
 pub struct HistoryPage {
     /// Number of records that match the filter, over all pages.
     #[serde(rename = "totalItems")]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub total_items: u64,
     #[serde(rename = "items")]
     pub items: Vec<HistoryItem>,
@@ -3427,6 +3560,10 @@ pub struct Rejection {
         default,
         deserialize_with = "crate::codec::optional_nullable",
         skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "Option<std::collections::BTreeMap<String, StringOrNumber>>")
     )]
     pub additional_data: Option<
         Option<std::collections::BTreeMap<String, StringOrNumber>>,
@@ -3489,15 +3626,15 @@ impl schemars::JsonSchema for StringOrNumber {
 pub struct DepositAddress {
     /// Chain where the address lives.
     #[serde(rename = "depositChain")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub deposit_chain: String,
     /// Address to which users send tokens.
     #[serde(rename = "depositAddress")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub deposit_address: String,
     /// Chain to which tokens are bridged.
     #[serde(rename = "destinationChain")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub destination_chain: String,
     /// Depositable tokens.
     #[serde(rename = "supportedTokens")]
@@ -3511,21 +3648,26 @@ pub struct DepositAddress {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1), with = "String"))]
     pub destination_address: Option<String>,
     /// Label.
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(max = 80)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("maxLength" = 80), with = "String")
+    )]
     pub address_note: Option<String>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Token received after bridging (swap target).
     #[serde(rename = "tokenOut", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub token_out: Option<String>,
     /// Address for refunds on failure.
     #[serde(rename = "refundAddress", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1), with = "String"))]
     pub refund_address: Option<String>,
     /// Bridge tokens that cannot be swapped to `tokenOut`.
     #[serde(
@@ -3533,9 +3675,11 @@ pub struct DepositAddress {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub bridge_if_not_swappable: Option<bool>,
     /// Chain-specific details of a deposit address; currently only Stellar addresses have them.
     #[serde(rename = "chainMetadata", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "ChainMetadata"))]
     pub chain_metadata: Option<ChainMetadata>,
 }
 /// A deposit address, as created under the deprecated `/bridge` path (no `chainMetadata`).
@@ -3544,15 +3688,15 @@ pub struct DepositAddress {
 pub struct LegacyDepositAddress {
     /// Chain where the address lives.
     #[serde(rename = "depositChain")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub deposit_chain: String,
     /// Address to which users send tokens.
     #[serde(rename = "depositAddress")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub deposit_address: String,
     /// Chain to which tokens are bridged.
     #[serde(rename = "destinationChain")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub destination_chain: String,
     /// Depositable tokens.
     #[serde(rename = "supportedTokens")]
@@ -3566,21 +3710,26 @@ pub struct LegacyDepositAddress {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1), with = "String"))]
     pub destination_address: Option<String>,
     /// Label.
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(max = 80)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("maxLength" = 80), with = "String")
+    )]
     pub address_note: Option<String>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Token received after bridging (swap target).
     #[serde(rename = "tokenOut", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub token_out: Option<String>,
     /// Address for refunds on failure.
     #[serde(rename = "refundAddress", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1), with = "String"))]
     pub refund_address: Option<String>,
     /// Bridge tokens that cannot be swapped to `tokenOut`.
     #[serde(
@@ -3588,6 +3737,7 @@ pub struct LegacyDepositAddress {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub bridge_if_not_swappable: Option<bool>,
 }
 /// A token that can be deposited into a deposit address, with its USD deposit limits.
@@ -3722,7 +3872,10 @@ pub struct DepositAddressSearchPage {
         rename = "nextPageToken",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1), required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minLength" = 1), with = "crate::codec::Nullable<String>")
+    )]
     pub next_page_token: Option<String>,
     #[serde(rename = "items")]
     pub items: Vec<DepositAddressSearchItem>,
@@ -3744,22 +3897,30 @@ pub struct DepositAddressSearchItem {
     #[serde(rename = "destinationAddress")]
     pub destination_address: String,
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(max = 80)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("maxLength" = 80), with = "String")
+    )]
     pub address_note: Option<String>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     #[serde(rename = "tokenOut", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub token_out: Option<String>,
     #[serde(rename = "refundAddress", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub refund_address: Option<String>,
     #[serde(
         rename = "bridgeIfNotSwappable",
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub bridge_if_not_swappable: Option<bool>,
     #[serde(rename = "webhookUrl", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub webhook_url: Option<String>,
 }
 /// Public status of a deposit address and its recent bridges.
@@ -3986,6 +4147,7 @@ pub struct LastBridgeRetrying {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub original_error_tag: Option<String>,
 }
 /// The `_tag` tag of [`LastBridgeAccepted`].
@@ -4115,7 +4277,10 @@ pub struct UserEventsPage {
         rename = "nextPageToken",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(length(min = 1), required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minLength" = 1), with = "crate::codec::Nullable<String>")
+    )]
     pub next_page_token: Option<String>,
 }
 /// A webhook event, one of fifteen kinds told apart by `_tag`. Extra members are not allowed.
@@ -4537,14 +4702,20 @@ pub struct BridgePendingBridgeEvent {
         rename = "amountNative",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalString>")
+    )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
     #[serde(
         rename = "amountNativeUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub amount_native_usd: Option<crate::DecimalNumber>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "fee")]
@@ -4593,6 +4764,7 @@ pub struct BridgePendingBridgeEvent {
     pub commitment_date: crate::DateString,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -4600,13 +4772,18 @@ pub struct BridgePendingBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Usage credits the transaction consumes from the client's plan.
     #[serde(rename = "flowCredits", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub flow_credits: Option<crate::DecimalNumber>,
     /// Bridged asset.
     #[serde(rename = "token")]
@@ -4722,14 +4899,20 @@ pub struct BridgePendingBridgeSwapEvent {
         rename = "amountNative",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalString>")
+    )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
     #[serde(
         rename = "amountNativeUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub amount_native_usd: Option<crate::DecimalNumber>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "fee")]
@@ -4778,6 +4961,7 @@ pub struct BridgePendingBridgeSwapEvent {
     pub commitment_date: crate::DateString,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -4785,13 +4969,18 @@ pub struct BridgePendingBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Usage credits the transaction consumes from the client's plan.
     #[serde(rename = "flowCredits", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub flow_credits: Option<crate::DecimalNumber>,
     /// Token deposited on `chainIn`.
     #[serde(rename = "tokenIn")]
@@ -4813,15 +5002,19 @@ pub struct BridgePendingBridgeSwapEvent {
     pub usd_price_token_out: crate::DecimalNumber,
     /// A swap made before or after the bridge.
     #[serde(rename = "preSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub pre_swap: Option<SwapQuote>,
     /// A swap made before or after the bridge.
     #[serde(rename = "postSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub post_swap: Option<SwapQuote>,
     /// `pay`: the amount is the exact amount to pay, fees included; `receive`: the exact amount to receive.
     #[serde(rename = "mode", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "QuoteMode"))]
     pub mode: Option<QuoteMode>,
     /// Whether the swap and the bridge happen in one atomic transaction.
     #[serde(rename = "isAtomicSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_atomic_swap: Option<bool>,
     /// Multiplier applied to the swap fee.
     #[serde(
@@ -4829,6 +5022,7 @@ pub struct BridgePendingBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub swap_fee_multiplier: Option<String>,
     #[serde(rename = "_tag")]
     pub tag: BridgePendingBridgeSwapEventTag,
@@ -5011,14 +5205,20 @@ pub struct BridgeAcceptedBridgeEvent {
         rename = "amountNative",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalString>")
+    )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
     #[serde(
         rename = "amountNativeUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub amount_native_usd: Option<crate::DecimalNumber>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "fee")]
@@ -5067,6 +5267,7 @@ pub struct BridgeAcceptedBridgeEvent {
     pub commitment_date: crate::DateString,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -5074,13 +5275,18 @@ pub struct BridgeAcceptedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Usage credits the transaction consumes from the client's plan.
     #[serde(rename = "flowCredits", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub flow_credits: Option<crate::DecimalNumber>,
     /// Bridged asset.
     #[serde(rename = "token")]
@@ -5100,6 +5306,7 @@ pub struct BridgeAcceptedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -5107,6 +5314,7 @@ pub struct BridgeAcceptedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -5114,6 +5322,7 @@ pub struct BridgeAcceptedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -5121,9 +5330,11 @@ pub struct BridgeAcceptedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -5131,9 +5342,11 @@ pub struct BridgeAcceptedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
     #[serde(rename = "_tag")]
     pub tag: BridgeAcceptedBridgeEventTag,
@@ -5244,14 +5457,20 @@ pub struct BridgeAcceptedBridgeSwapEvent {
         rename = "amountNative",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalString>")
+    )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
     #[serde(
         rename = "amountNativeUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub amount_native_usd: Option<crate::DecimalNumber>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "fee")]
@@ -5300,6 +5519,7 @@ pub struct BridgeAcceptedBridgeSwapEvent {
     pub commitment_date: crate::DateString,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -5307,13 +5527,18 @@ pub struct BridgeAcceptedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Usage credits the transaction consumes from the client's plan.
     #[serde(rename = "flowCredits", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub flow_credits: Option<crate::DecimalNumber>,
     /// Token deposited on `chainIn`.
     #[serde(rename = "tokenIn")]
@@ -5335,15 +5560,19 @@ pub struct BridgeAcceptedBridgeSwapEvent {
     pub usd_price_token_out: crate::DecimalNumber,
     /// A swap made before or after the bridge.
     #[serde(rename = "preSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub pre_swap: Option<SwapQuote>,
     /// A swap made before or after the bridge.
     #[serde(rename = "postSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub post_swap: Option<SwapQuote>,
     /// `pay`: the amount is the exact amount to pay, fees included; `receive`: the exact amount to receive.
     #[serde(rename = "mode", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "QuoteMode"))]
     pub mode: Option<QuoteMode>,
     /// Whether the swap and the bridge happen in one atomic transaction.
     #[serde(rename = "isAtomicSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_atomic_swap: Option<bool>,
     /// Multiplier applied to the swap fee.
     #[serde(
@@ -5351,6 +5580,7 @@ pub struct BridgeAcceptedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub swap_fee_multiplier: Option<String>,
     /// Hash of the deposit transaction on `chainIn`.
     #[serde(rename = "depositTxHash")]
@@ -5364,6 +5594,7 @@ pub struct BridgeAcceptedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -5371,6 +5602,7 @@ pub struct BridgeAcceptedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -5378,6 +5610,7 @@ pub struct BridgeAcceptedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -5385,9 +5618,11 @@ pub struct BridgeAcceptedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -5395,9 +5630,11 @@ pub struct BridgeAcceptedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
     #[serde(rename = "_tag")]
     pub tag: BridgeAcceptedBridgeSwapEventTag,
@@ -5580,14 +5817,20 @@ pub struct BridgeCancelledBridgeEvent {
         rename = "amountNative",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalString>")
+    )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
     #[serde(
         rename = "amountNativeUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub amount_native_usd: Option<crate::DecimalNumber>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "fee")]
@@ -5636,6 +5879,7 @@ pub struct BridgeCancelledBridgeEvent {
     pub commitment_date: crate::DateString,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -5643,13 +5887,18 @@ pub struct BridgeCancelledBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Usage credits the transaction consumes from the client's plan.
     #[serde(rename = "flowCredits", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub flow_credits: Option<crate::DecimalNumber>,
     /// Bridged asset.
     #[serde(rename = "token")]
@@ -5768,14 +6017,20 @@ pub struct BridgeCancelledBridgeSwapEvent {
         rename = "amountNative",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalString>")
+    )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
     #[serde(
         rename = "amountNativeUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub amount_native_usd: Option<crate::DecimalNumber>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "fee")]
@@ -5824,6 +6079,7 @@ pub struct BridgeCancelledBridgeSwapEvent {
     pub commitment_date: crate::DateString,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -5831,13 +6087,18 @@ pub struct BridgeCancelledBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Usage credits the transaction consumes from the client's plan.
     #[serde(rename = "flowCredits", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub flow_credits: Option<crate::DecimalNumber>,
     /// Token deposited on `chainIn`.
     #[serde(rename = "tokenIn")]
@@ -5859,15 +6120,19 @@ pub struct BridgeCancelledBridgeSwapEvent {
     pub usd_price_token_out: crate::DecimalNumber,
     /// A swap made before or after the bridge.
     #[serde(rename = "preSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub pre_swap: Option<SwapQuote>,
     /// A swap made before or after the bridge.
     #[serde(rename = "postSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub post_swap: Option<SwapQuote>,
     /// `pay`: the amount is the exact amount to pay, fees included; `receive`: the exact amount to receive.
     #[serde(rename = "mode", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "QuoteMode"))]
     pub mode: Option<QuoteMode>,
     /// Whether the swap and the bridge happen in one atomic transaction.
     #[serde(rename = "isAtomicSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_atomic_swap: Option<bool>,
     /// Multiplier applied to the swap fee.
     #[serde(
@@ -5875,6 +6140,7 @@ pub struct BridgeCancelledBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub swap_fee_multiplier: Option<String>,
     #[serde(rename = "_tag")]
     pub tag: BridgeCancelledBridgeSwapEventTag,
@@ -6060,14 +6326,20 @@ pub struct BridgeExecutedBridgeEvent {
         rename = "amountNative",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalString>")
+    )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
     #[serde(
         rename = "amountNativeUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub amount_native_usd: Option<crate::DecimalNumber>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "fee")]
@@ -6116,6 +6388,7 @@ pub struct BridgeExecutedBridgeEvent {
     pub commitment_date: crate::DateString,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -6123,13 +6396,18 @@ pub struct BridgeExecutedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Usage credits the transaction consumes from the client's plan.
     #[serde(rename = "flowCredits", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub flow_credits: Option<crate::DecimalNumber>,
     /// Bridged asset.
     #[serde(rename = "token")]
@@ -6149,6 +6427,7 @@ pub struct BridgeExecutedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -6156,6 +6435,7 @@ pub struct BridgeExecutedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -6163,6 +6443,7 @@ pub struct BridgeExecutedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -6170,9 +6451,11 @@ pub struct BridgeExecutedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -6180,9 +6463,11 @@ pub struct BridgeExecutedBridgeEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
     /// Hash of the transaction that paid out on `chainOut`.
     #[serde(rename = "withdrawTxHash")]
@@ -6298,14 +6583,20 @@ pub struct BridgeExecutedBridgeSwapEvent {
         rename = "amountNative",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalString>")
+    )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
     #[serde(
         rename = "amountNativeUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub amount_native_usd: Option<crate::DecimalNumber>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "fee")]
@@ -6354,6 +6645,7 @@ pub struct BridgeExecutedBridgeSwapEvent {
     pub commitment_date: crate::DateString,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -6361,13 +6653,18 @@ pub struct BridgeExecutedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Usage credits the transaction consumes from the client's plan.
     #[serde(rename = "flowCredits", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub flow_credits: Option<crate::DecimalNumber>,
     /// Token deposited on `chainIn`.
     #[serde(rename = "tokenIn")]
@@ -6389,15 +6686,19 @@ pub struct BridgeExecutedBridgeSwapEvent {
     pub usd_price_token_out: crate::DecimalNumber,
     /// A swap made before or after the bridge.
     #[serde(rename = "preSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub pre_swap: Option<SwapQuote>,
     /// A swap made before or after the bridge.
     #[serde(rename = "postSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub post_swap: Option<SwapQuote>,
     /// `pay`: the amount is the exact amount to pay, fees included; `receive`: the exact amount to receive.
     #[serde(rename = "mode", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "QuoteMode"))]
     pub mode: Option<QuoteMode>,
     /// Whether the swap and the bridge happen in one atomic transaction.
     #[serde(rename = "isAtomicSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_atomic_swap: Option<bool>,
     /// Multiplier applied to the swap fee.
     #[serde(
@@ -6405,6 +6706,7 @@ pub struct BridgeExecutedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub swap_fee_multiplier: Option<String>,
     /// Hash of the deposit transaction on `chainIn`.
     #[serde(rename = "depositTxHash")]
@@ -6418,6 +6720,7 @@ pub struct BridgeExecutedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_discovered_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -6425,6 +6728,7 @@ pub struct BridgeExecutedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub deposit_confirmed_at: Option<crate::DateString>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -6432,6 +6736,7 @@ pub struct BridgeExecutedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_deposit_confirmed_at: Option<crate::DateString>,
     /// Block at which the deposit is expected to be final.
     #[serde(
@@ -6439,9 +6744,11 @@ pub struct BridgeExecutedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub expected_deposit_confirmed_at_block: Option<i64>,
     /// Hash of the swap transaction before the bridge.
     #[serde(rename = "preSwapTxHash", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub pre_swap_tx_hash: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -6449,9 +6756,11 @@ pub struct BridgeExecutedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub pre_swap_committed_at: Option<crate::DateString>,
     /// Whether the deposit reached the required confirmations.
     #[serde(rename = "isConfirmed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
     /// Hash of the transaction that paid out on `chainOut`.
     #[serde(rename = "withdrawTxHash")]
@@ -6629,14 +6938,20 @@ pub struct BridgeRefundedBridgeSwapEvent {
         rename = "amountNative",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalString>")
+    )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
     #[serde(
         rename = "amountNativeUsd",
         deserialize_with = "crate::codec::required_nullable"
     )]
-    #[cfg_attr(feature = "schemars", schemars(required))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
+    )]
     pub amount_native_usd: Option<crate::DecimalNumber>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "fee")]
@@ -6685,6 +7000,7 @@ pub struct BridgeRefundedBridgeSwapEvent {
     pub commitment_date: crate::DateString,
     /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
     #[serde(rename = "speed", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "Speed"))]
     pub speed: Option<Speed>,
     /// Estimated completion time in milliseconds.
     #[serde(
@@ -6692,13 +7008,18 @@ pub struct BridgeRefundedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("minimum" = 0.0), with = "crate::DecimalNumber")
+    )]
     pub estimated_duration: Option<crate::DecimalNumber>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     /// Usage credits the transaction consumes from the client's plan.
     #[serde(rename = "flowCredits", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub flow_credits: Option<crate::DecimalNumber>,
     /// Token deposited on `chainIn`.
     #[serde(rename = "tokenIn")]
@@ -6720,15 +7041,19 @@ pub struct BridgeRefundedBridgeSwapEvent {
     pub usd_price_token_out: crate::DecimalNumber,
     /// A swap made before or after the bridge.
     #[serde(rename = "preSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub pre_swap: Option<SwapQuote>,
     /// A swap made before or after the bridge.
     #[serde(rename = "postSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "SwapQuote"))]
     pub post_swap: Option<SwapQuote>,
     /// `pay`: the amount is the exact amount to pay, fees included; `receive`: the exact amount to receive.
     #[serde(rename = "mode", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "QuoteMode"))]
     pub mode: Option<QuoteMode>,
     /// Whether the swap and the bridge happen in one atomic transaction.
     #[serde(rename = "isAtomicSwap", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_atomic_swap: Option<bool>,
     /// Multiplier applied to the swap fee.
     #[serde(
@@ -6736,6 +7061,7 @@ pub struct BridgeRefundedBridgeSwapEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub swap_fee_multiplier: Option<String>,
     /// Hash of the deposit transaction on `chainIn`.
     #[serde(rename = "depositTxHash")]
@@ -6782,14 +7108,20 @@ pub struct DepositAddressInfo {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub destination_address: Option<String>,
     #[serde(rename = "tokenOut", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub token_out: Option<String>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(max = 80)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("maxLength" = 80), with = "String")
+    )]
     pub address_note: Option<String>,
 }
 /// The `_tag` tag of [`DepositAddressCreatedEvent`].
@@ -6845,14 +7177,20 @@ pub struct DepositAddressCreatedEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub destination_address: Option<String>,
     #[serde(rename = "tokenOut", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub token_out: Option<String>,
     /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
     #[serde(rename = "postBridgeData", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "PostBridgeData"))]
     pub post_bridge_data: Option<PostBridgeData>,
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(max = 80)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("maxLength" = 80), with = "String")
+    )]
     pub address_note: Option<String>,
 }
 /// The `_tag` tag of [`DepositAddressDepositDetectedEvent`].
@@ -6915,7 +7253,7 @@ pub struct DepositAddressDepositDetectedEvent {
     pub amount_usd: crate::DecimalNumber,
     /// `amount` in the token's smallest unit, as an integer string.
     #[serde(rename = "amountWei")]
-    #[cfg_attr(feature = "schemars", schemars(regex(pattern = "^[0-9]+$")))]
+    #[cfg_attr(feature = "schemars", schemars(extend("pattern" = "^[0-9]+$")))]
     pub amount_wei: String,
     /// Address that sent the deposit.
     #[serde(rename = "sender")]
@@ -6928,6 +7266,7 @@ pub struct DepositAddressDepositDetectedEvent {
     pub created_at: crate::DateString,
     /// Block that holds the deposit.
     #[serde(rename = "blockNumber", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub block_number: Option<i64>,
     /// A deposit address as events describe it.
     #[serde(rename = "depositAddress")]
@@ -6993,7 +7332,7 @@ pub struct DepositAddressDepositConfirmingEvent {
     pub amount_usd: crate::DecimalNumber,
     /// `amount` in the token's smallest unit, as an integer string.
     #[serde(rename = "amountWei")]
-    #[cfg_attr(feature = "schemars", schemars(regex(pattern = "^[0-9]+$")))]
+    #[cfg_attr(feature = "schemars", schemars(extend("pattern" = "^[0-9]+$")))]
     pub amount_wei: String,
     /// Address that sent the deposit.
     #[serde(rename = "sender")]
@@ -7006,14 +7345,15 @@ pub struct DepositAddressDepositConfirmingEvent {
     pub created_at: crate::DateString,
     /// Block that holds the deposit.
     #[serde(rename = "blockNumber", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub block_number: Option<i64>,
     /// Confirmations the deposit has.
     #[serde(rename = "confirmations")]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub confirmations: u64,
     /// Confirmations the deposit needs to be final.
     #[serde(rename = "requiredConfirmations")]
-    #[cfg_attr(feature = "schemars", schemars(range(min = 0.0)))]
+    #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub required_confirmations: u64,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(
@@ -7021,6 +7361,7 @@ pub struct DepositAddressDepositConfirmingEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub expected_confirmed_at: Option<crate::DateString>,
     /// A deposit address as events describe it.
     #[serde(rename = "depositAddress")]
@@ -7085,7 +7426,7 @@ pub struct DepositAddressBridgeRejectedEvent {
     pub amount_usd: crate::DecimalNumber,
     /// `amount` in the token's smallest unit, as an integer string.
     #[serde(rename = "amountWei")]
-    #[cfg_attr(feature = "schemars", schemars(regex(pattern = "^[0-9]+$")))]
+    #[cfg_attr(feature = "schemars", schemars(extend("pattern" = "^[0-9]+$")))]
     pub amount_wei: String,
     /// Address that sent the deposit.
     #[serde(rename = "sender")]
@@ -7098,12 +7439,14 @@ pub struct DepositAddressBridgeRejectedEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub original_error_tag: Option<String>,
     #[serde(
         rename = "originalErrorJson",
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub original_error_json: Option<String>,
     /// Why a deposit into a deposit address was not bridged.
     #[serde(rename = "reason")]
@@ -7115,6 +7458,7 @@ pub struct DepositAddressBridgeRejectedEvent {
     #[serde(rename = "createdAt")]
     pub created_at: crate::DateString,
     #[serde(rename = "blockNumber", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub block_number: Option<i64>,
     /// A deposit address as events describe it.
     #[serde(rename = "depositAddress")]
@@ -7179,7 +7523,7 @@ pub struct DepositAddressBridgeDelayedEvent {
     pub amount_usd: crate::DecimalNumber,
     /// `amount` in the token's smallest unit, as an integer string.
     #[serde(rename = "amountWei")]
-    #[cfg_attr(feature = "schemars", schemars(regex(pattern = "^[0-9]+$")))]
+    #[cfg_attr(feature = "schemars", schemars(extend("pattern" = "^[0-9]+$")))]
     pub amount_wei: String,
     /// Address that sent the deposit.
     #[serde(rename = "sender")]
@@ -7192,6 +7536,7 @@ pub struct DepositAddressBridgeDelayedEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub original_error_tag: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(rename = "createdAt")]
@@ -7212,7 +7557,10 @@ pub struct RoutingDepositAddress {
     #[serde(rename = "routes")]
     pub routes: Vec<RoutingRoute>,
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(max = 80)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("maxLength" = 80), with = "String")
+    )]
     pub address_note: Option<String>,
 }
 /// One route of a routing deposit address. The spec names the members only; their shapes are this contract's
@@ -7223,12 +7571,14 @@ pub struct RoutingDepositAddress {
 pub struct RoutingRoute {
     /// Which deposits a route applies to; an absent member matches anything.
     #[serde(rename = "matcher", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "RoutingMatcher"))]
     pub matcher: Option<RoutingMatcher>,
     /// Where a matching deposit goes.
     #[serde(rename = "action")]
     pub action: RoutingAction,
     /// Lower runs first.
     #[serde(rename = "priority", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub priority: Option<i64>,
 }
 /// Which deposits a route applies to; an absent member matches anything.
@@ -7237,10 +7587,13 @@ pub struct RoutingRoute {
 #[serde(deny_unknown_fields)]
 pub struct RoutingMatcher {
     #[serde(rename = "tokenSymbol", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub token_symbol: Option<String>,
     #[serde(rename = "minAmountUsd", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub min_amount_usd: Option<crate::DecimalNumber>,
     #[serde(rename = "maxAmountUsd", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub max_amount_usd: Option<crate::DecimalNumber>,
 }
 /// Where a matching deposit goes.
@@ -7253,6 +7606,7 @@ pub struct RoutingAction {
     #[serde(rename = "destinationAddress")]
     pub destination_address: String,
     #[serde(rename = "tokenOut", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub token_out: Option<String>,
 }
 /// The `_tag` tag of [`RoutingDepositAddressCreatedEvent`].
@@ -7304,7 +7658,10 @@ pub struct RoutingDepositAddressCreatedEvent {
     #[serde(rename = "routes")]
     pub routes: Vec<RoutingRoute>,
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schemars", schemars(length(max = 80)))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(extend("maxLength" = 80), with = "String")
+    )]
     pub address_note: Option<String>,
 }
 /// The `_tag` tag of [`RoutingDepositAddressBridgeRejectedEvent`].
@@ -7368,7 +7725,7 @@ pub struct RoutingDepositAddressBridgeRejectedEvent {
     pub amount_usd: crate::DecimalNumber,
     /// `amount` in the token's smallest unit, as an integer string.
     #[serde(rename = "amountWei")]
-    #[cfg_attr(feature = "schemars", schemars(regex(pattern = "^[0-9]+$")))]
+    #[cfg_attr(feature = "schemars", schemars(extend("pattern" = "^[0-9]+$")))]
     pub amount_wei: String,
     /// Address that sent the deposit.
     #[serde(rename = "sender")]
@@ -7381,12 +7738,14 @@ pub struct RoutingDepositAddressBridgeRejectedEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub original_error_tag: Option<String>,
     #[serde(
         rename = "originalErrorJson",
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub original_error_json: Option<String>,
     /// Why a deposit into a deposit address was not bridged.
     #[serde(rename = "reason")]
@@ -7397,6 +7756,7 @@ pub struct RoutingDepositAddressBridgeRejectedEvent {
     #[serde(rename = "createdAt")]
     pub created_at: crate::DateString,
     #[serde(rename = "blockNumber", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub block_number: Option<i64>,
     /// A routing deposit address, whose deposits are sent on by the first matching route.
     #[serde(rename = "depositAddress")]
@@ -7463,7 +7823,7 @@ pub struct RoutingDepositAddressBridgeDelayedEvent {
     pub amount_usd: crate::DecimalNumber,
     /// `amount` in the token's smallest unit, as an integer string.
     #[serde(rename = "amountWei")]
-    #[cfg_attr(feature = "schemars", schemars(regex(pattern = "^[0-9]+$")))]
+    #[cfg_attr(feature = "schemars", schemars(extend("pattern" = "^[0-9]+$")))]
     pub amount_wei: String,
     /// Address that sent the deposit.
     #[serde(rename = "sender")]
@@ -7476,6 +7836,7 @@ pub struct RoutingDepositAddressBridgeDelayedEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub original_error_tag: Option<String>,
     /// A date string. Answers are written like JavaScript's `toISOString()` (`2026-01-02T03:04:05.678Z`);
     #[serde(rename = "createdAt")]
@@ -7543,6 +7904,7 @@ pub struct CompletedSdaRefundEvent {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub original_deposit_tx_hash: Option<String>,
     /// Hash of the refund transaction.
     #[serde(rename = "txHash")]
@@ -8470,6 +8832,7 @@ pub struct DepositLimitReached {
     pub max_deposit_amount: crate::DecimalString,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(rename = "payAmountUsd", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalString"))]
     pub pay_amount_usd: Option<crate::DecimalString>,
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
     #[serde(
@@ -8477,6 +8840,7 @@ pub struct DepositLimitReached {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalString"))]
     pub max_deposit_amount_usd: Option<crate::DecimalString>,
 }
 /// The `_tag` tag of [`GasBoostGreaterThanReceiveAmount`].
@@ -9795,6 +10159,7 @@ pub struct ListBridgeHistoryQuery {
     pub sort_direction: SortDirection,
     /// Filter by bridge state.
     #[serde(rename = "state", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "HistoryStateFilter"))]
     pub state: Option<HistoryStateFilter>,
 }
 /// The path parameters of `GET /bridge/history/bridge/{bridgeId}` (`getBridge`).
@@ -9810,26 +10175,32 @@ pub struct GetBridgePath {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SearchDepositAddressesQuery {
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub address_note: Option<String>,
     #[serde(rename = "depositChain", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub deposit_chain: Option<String>,
     #[serde(
         rename = "destinationChain",
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub destination_chain: Option<String>,
     #[serde(
         rename = "destinationAddress",
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub destination_address: Option<String>,
     /// The `nextPageToken` of the previous page.
     #[serde(rename = "pageToken", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub page_token: Option<String>,
     /// Items per page (a numeric string, decoded to a number).
     #[serde(rename = "pageSize", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub page_size: Option<crate::DecimalNumber>,
 }
 /// The path parameters of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/public-status` (`getDepositAddressPublicStatus`).
@@ -9858,9 +10229,11 @@ pub struct ListUserEventsQuery {
     pub since_timestamp: crate::DecimalNumber,
     /// The `nextPageToken` of a previous page.
     #[serde(rename = "pageToken", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub page_token: Option<String>,
     /// Events per page (a numeric string, decoded to a number). Default: 20.
     #[serde(rename = "pageSize", default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub page_size: Option<crate::DecimalNumber>,
 }
 /// Calls `$callback!(Type, "ComponentName");` once for every generated component type, so that tests and

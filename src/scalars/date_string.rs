@@ -1,43 +1,6 @@
 //! [`DateString`]: the schema's `type: string, format: date-time`, an instant with millisecond precision
 //! decoded like Effect's `Schema.Date` (JavaScript's `new Date(string)`, invalid dates rejected) and
-//! encoded like JavaScript's `Date.prototype.toISOString()`.
-//!
-//! # Accepted strings
-//!
-//! Every form below gives the same instant as `new Date(s)` in Node.js (V8) running with `TZ=UTC`, as
-//! the service does; the test suite pins a table of Node's answers. A form without a time zone is read
-//! as UTC (JavaScript reads date-time forms without an offset as local time, which is UTC for the
-//! service). Letters are case-insensitive unless said otherwise. Anything else is rejected, including
-//! some strings V8 accepts with its implementation-defined fallback parser (`"2026/01/02"`,
-//! `"2026-1-2"`, `"Jan 2, 2026"`, surrounding blanks, `"2026-01-02Z"`, `"-000000-01-01"`): those are
-//! not portable JavaScript either.
-//!
-//! 1. **ECMAScript date-time string format** (and V8's `±hhmm` offset extension):
-//!    `YYYY`, `YYYY-MM` or `YYYY-MM-DD`, where `YYYY` is four digits or an expanded year `+YYYYYY` /
-//!    `-YYYYYY` (six digits; `-000000` is rejected); optionally followed by `T` or `t`, `HH:mm`, optional
-//!    `:ss`, optional (only after seconds) `.` and one or more fraction digits; then optionally `Z`, `z`,
-//!    `±HH:mm` or `±HHmm`. Date-only forms are UTC.
-//! 2. **The same with a space instead of `T`** (`2026-01-02 03:04:05Z`), a common V8 extension. V8 reads
-//!    it with its legacy parser, whose quirk is reproduced: a year from 0 to 49 means 2000–2049 and from 50
-//!    to 99 means 1950–1999 (`0049-01-02 00:00Z` is 2049).
-//! 3. **RFC 2822 / `toUTCString()`**: `[Www, ]D Mon YYYY[ HH:mm[:ss][ zone]]`, for example
-//!    `Fri, 02 Jan 2026 03:04:05 GMT`.
-//! 4. **`Date.prototype.toString()` / `toDateString()`**: `[Www ]Mon D YYYY[ HH:mm[:ss][ zone[ (text)]]]`,
-//!    for example `Fri Jan 02 2026 03:04:05 GMT+0000 (Coordinated Universal Time)`.
-//!
-//! In forms 3 and 4: `Www` is an English weekday name (`Fri` or `Friday`), which is not checked against
-//! the date, as V8 ignores it; `Mon` is an English month name (`Jan` or `January`); `D` is one or two
-//! digits; `YYYY` is four to six digits, with the same two-digit-year quirk as form 2; `zone` is `GMT`,
-//! `UTC`, `UT` or `Z`, optionally followed by `±hhmm` (`GMT+0100`), or `±hhmm` alone, or a North American
-//! zone `EST` `EDT` `CST` `CDT` `MST` `MDT` `PST` `PDT`; `(text)` is any text without parentheses.
-//!
-//! In all forms: months 01–12, days 01–31, where a day past the end of its month rolls over into the next
-//! month as in V8 (`2026-02-30` is 2026-03-02); hours 00–24, where 24 is accepted only as `24:00`, with
-//! zero seconds and fraction, meaning the next midnight; minutes and seconds 00–59; offsets up to 23:59.
-//! Fraction digits beyond milliseconds are dropped with V8's exact algorithm: it keeps at most nine
-//! significant digits, so a fraction with leading zeros and more than nine digits in all comes out
-//! differently from plain truncation (`.0123456789` is 123 ms, as in Node). The instant must lie within
-//! JavaScript's date range, ±8.64e15 ms around 1970-01-01T00:00:00Z.
+//! encoded like JavaScript's `Date.prototype.toISOString()`. The accepted forms are listed on the type.
 
 use std::fmt;
 use std::str::FromStr;
@@ -52,10 +15,49 @@ const MILLIS_PER_DAY: i64 = 86_400_000;
 
 /// An instant in JavaScript's date range, with millisecond precision, carried as a JSON string.
 ///
-/// Decoding ([`FromStr`], [`serde::Deserialize`]) accepts the forms listed in the
-/// [module documentation](self); encoding ([`fmt::Display`], [`serde::Serialize`]) is JavaScript's
-/// `toISOString()`: `2026-01-02T03:04:05.678Z`, with years outside 0000–9999 written `+YYYYYY` /
-/// `-YYYYYY`. Ordering, equality and hashing follow the instant.
+/// Encoding ([`fmt::Display`], [`serde::Serialize`]) is JavaScript's `toISOString()`:
+/// `2026-01-02T03:04:05.678Z`, with years outside 0000–9999 written `+YYYYYY` / `-YYYYYY`. Ordering,
+/// equality and hashing follow the instant. Decoding ([`FromStr`], [`serde::Deserialize`]) accepts the
+/// strings below.
+///
+/// # Accepted strings
+///
+/// Every form below gives the same instant as `new Date(s)` in Node.js (V8) running with `TZ=UTC`, as
+/// the service does; the test suite pins a table of Node's answers. A form without a time zone is read
+/// as UTC (JavaScript reads date-time forms without an offset as local time, which is UTC for the
+/// service). Letters are case-insensitive. Anything else is rejected, including strings V8 accepts only
+/// through its implementation-defined fallback parser (`"2026/01/02"`, `"2026-1-2"`, `"Jan 2, 2026"`,
+/// surrounding blanks, `"2026-01-02Z"`, `"-000000-01-01"`, offsets beyond 23:59, one-digit hours).
+///
+/// 1. **ECMAScript date-time string format** (with V8's `±HHmm` offset extension):
+///    `YYYY`, `YYYY-MM` or `YYYY-MM-DD`, where `YYYY` is four digits or an expanded year `+YYYYYY` /
+///    `-YYYYYY` (six digits; `-000000` is rejected); optionally followed by `T`, `HH:mm`, optional `:ss`,
+///    optional (only after seconds) `.` and one or more fraction digits, then optionally `Z`, `±HH:mm` or
+///    `±HHmm`. Date-only forms are UTC.
+/// 2. **The same with a space instead of `T`** (`2026-01-02 03:04:05Z`), a common V8 extension. V8 reads
+///    it with its legacy parser, whose quirks are reproduced: a year from 0 to 49 means 2000–2049 and
+///    from 50 to 99 means 1950–1999 (`0049-01-02 00:00Z` is 2049-01-02), and a year from 1 to 31 makes the
+///    numbers month-day-year (`0005-01-02 00:00Z` is 2002-05-01).
+/// 3. **RFC 2822 / `toUTCString()`**: `[Www, ]D Mon YYYY[ HH:mm[:ss][ zone]]`, for example
+///    `Fri, 02 Jan 2026 03:04:05 GMT`.
+/// 4. **`toString()` / `toDateString()`**: `[Www ]Mon D YYYY[ HH:mm[:ss][ zone[ (text)]]]`, for example
+///    `Fri Jan 02 2026 03:04:05 GMT+0000 (Coordinated Universal Time)`.
+///
+/// In forms 3 and 4: `Www` is an English weekday name (`Fri` or `Friday`), not checked against the date
+/// (V8 ignores it); `Mon` is a month as V8 reads it, any word whose first three letters are an English
+/// month's (`Jan`, `January`, `Sept`); `D` is one or two digits; `YYYY` is four to six digits, with the
+/// two-digit-year reading of form 2 (`02 Jan 0049` is 2049); `zone` is `GMT`, `UTC`, `UT` or `Z`,
+/// optionally followed by `±HHmm` or `±HH:mm` (`GMT+0100`), or such an offset alone, or one of the
+/// North American zones `EST` `EDT` `CST` `CDT` `MST` `MDT` `PST` `PDT`; `(text)` is any text without
+/// parentheses.
+///
+/// In all forms: months 01–12; days 01–31, where a day past the end of its month rolls over into the
+/// next month as in V8 (`2026-02-30` is 2026-03-02); hours 00–24, where 24 is accepted only as `24:00`
+/// with zero seconds and fraction, meaning the next midnight; minutes and seconds 00–59; offsets up to
+/// 23:59. Fraction digits beyond milliseconds are dropped by V8's own algorithm, which keeps at most nine
+/// significant digits and caps the length at nine, so a fraction with leading zeros and more than nine
+/// digits differs from plain truncation (`.0123456789` is 123 ms, as in Node). The instant must lie
+/// within JavaScript's date range, ±8.64e15 ms around 1970-01-01T00:00:00Z.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DateString {
     millis: i64,

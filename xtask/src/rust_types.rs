@@ -207,9 +207,13 @@ impl<'a> Gen<'a> {
                 f.ty.rust.clone()
             };
             writeln!(t, "    #[serde({})]", serde.join(", "))?;
+            // schemars would call every `Option` nullable; say exactly what the source says instead.
             let mut schemars = f.ty.schemars.clone();
-            if f.required && f.ty.nullable {
-                schemars.push("required".into());
+            if !f.required {
+                schemars.push(format!("with = {:?}", f.ty.rust));
+            } else if f.ty.nullable {
+                let inner = f.ty.rust.strip_prefix("Option<").and_then(|r| r.strip_suffix('>')).unwrap_or(&f.ty.rust);
+                schemars.push(format!("with = \"crate::codec::Nullable<{inner}>\""));
             }
             if !schemars.is_empty() {
                 writeln!(t, "    #[cfg_attr(feature = \"schemars\", schemars({}))]", schemars.join(", "))?;
@@ -432,11 +436,14 @@ impl<'a> Gen<'a> {
                 let min = u64_of(schema, "minLength");
                 let max = u64_of(schema, "maxLength");
                 let mut schemars = Vec::new();
-                if min.is_some() || max.is_some() {
-                    schemars.push(length_attr(min, max));
+                if let Some(min) = min {
+                    schemars.push(format!("extend(\"minLength\" = {min})"));
+                }
+                if let Some(max) = max {
+                    schemars.push(format!("extend(\"maxLength\" = {max})"));
                 }
                 let strategy = if let Some(pattern) = str_of(schema, "pattern") {
-                    schemars.push(format!("regex(pattern = {pattern:?})"));
+                    schemars.push(format!("extend(\"pattern\" = {pattern:?})"));
                     let body = pattern.trim_start_matches('^').trim_end_matches('$');
                     format!("proptest::string::string_regex({body:?}).expect(\"pattern compiles\")")
                 } else {
@@ -449,8 +456,11 @@ impl<'a> Gen<'a> {
             "number" => {
                 let (lo, hi) = (f64_of(schema, "minimum"), f64_of(schema, "maximum"));
                 let mut schemars = Vec::new();
-                if lo.is_some() || hi.is_some() {
-                    schemars.push(range_attr(lo, hi));
+                if let Some(lo) = lo {
+                    schemars.push(format!("extend(\"minimum\" = {lo:?})"));
+                }
+                if let Some(hi) = hi {
+                    schemars.push(format!("extend(\"maximum\" = {hi:?})"));
                 }
                 let strategy = match (lo, hi) {
                     (None, None) => "any::<crate::DecimalNumber>()".to_owned(),
@@ -465,8 +475,8 @@ impl<'a> Gen<'a> {
             "integer" => {
                 let lo = f64_of(schema, "minimum");
                 let mut schemars = Vec::new();
-                if lo.is_some() {
-                    schemars.push(range_attr(lo, None));
+                if let Some(lo) = lo {
+                    schemars.push(format!("extend(\"minimum\" = {})", lo as i64));
                 }
                 let (rust, strategy) = match lo {
                     Some(lo) if lo >= 0.0 => ("u64", format!("{}u64..=9_007_199_254_740_991u64", lo as u64)),
@@ -484,7 +494,9 @@ impl<'a> Gen<'a> {
                     schemars.push(length_attr(min, max));
                 }
                 if !item.schemars.is_empty() {
-                    schemars.push(format!("inner({})", item.schemars.join(", ")));
+                    // Item constraints go through schemars' validation attributes, which `inner` understands.
+                    let inner: Vec<String> = item.schemars.iter().map(|a| extend_to_validation(a)).collect();
+                    schemars.push(format!("inner({})", inner.join(", ")));
                 }
                 let (lo, hi) = (min.unwrap_or(0), max.unwrap_or(min.unwrap_or(0) + 3).min(min.unwrap_or(0) + 6));
                 FieldType {
@@ -605,6 +617,21 @@ fn length_attr(min: Option<u64>, max: Option<u64>) -> String {
     format!("length({})", parts.join(", "))
 }
 
+/// `extend("minLength" = 1)` → `length(min = 1)`, for `inner(...)`, which takes validation attributes only.
+fn extend_to_validation(attr: &str) -> String {
+    let body = attr.trim_start_matches("extend(").trim_end_matches(')');
+    let (key, value) = body.split_once(" = ").unwrap_or((body, ""));
+    match key.trim_matches('"') {
+        "minLength" => format!("length(min = {value})"),
+        "maxLength" => format!("length(max = {value})"),
+        "pattern" => format!("regex(pattern = {value})"),
+        "minimum" => format!("range(min = {value})"),
+        "maximum" => format!("range(max = {value})"),
+        other => panic!("no validation attribute for {other}"),
+    }
+}
+
+#[allow(dead_code)]
 fn range_attr(min: Option<f64>, max: Option<f64>) -> String {
     let parts: Vec<String> = [min.map(|m| format!("min = {m:?}")), max.map(|m| format!("max = {m:?}"))].into_iter().flatten().collect();
     format!("range({})", parts.join(", "))
