@@ -37,16 +37,23 @@
 
 #[doc(hidden)]
 pub mod codec;
+mod operation;
 pub mod scalars;
 
 /// The generated types, one per schema component (`src/generated/types.rs`).
 #[path = "generated/types.rs"]
 pub mod types;
 
+/// One unit struct per operation implementing [`Operation`], and its error enum (`src/generated/operations.rs`).
+#[path = "generated/operations.rs"]
+pub mod operations;
+
 #[cfg(feature = "proptest")]
 #[path = "generated/arbitrary.rs"]
 mod arbitrary;
 
+pub use operation::{ErrorResponse, Operation, Security};
+pub use scalars::js;
 pub use scalars::{DateString, DecimalNumber, DecimalString};
 pub use types::*;
 

@@ -4954,6 +4954,150 @@ impl Arbitrary for SwapQuote {
             .boxed()
     }
 }
+impl Arbitrary for SandboxBridgeDepositRequest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),),)
+            .prop_map(|((tx_hash,),)| SandboxBridgeDepositRequest {
+                tx_hash,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxAddressDepositRequest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                any::<crate::DecimalString>(),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
+            ),
+        )
+            .prop_map(|((token, amount, sender),)| SandboxAddressDepositRequest {
+                token,
+                amount,
+                sender,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxAddressDeposit {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                any::<LastBridge>(),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+            ),
+        )
+            .prop_map(|((deposit, bridge_id),)| SandboxAddressDeposit {
+                deposit,
+                bridge_id,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxAdvanceClockRequest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((0u64..=9_007_199_254_740_991u64,),)
+            .prop_map(|((ms,),)| SandboxAdvanceClockRequest { ms })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxClock {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((any::<crate::DateString>(),),)
+            .prop_map(|((now,),)| SandboxClock { now })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxWebhookTestRequest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+            ),
+        )
+            .prop_map(|((webhook_url, message),)| SandboxWebhookTestRequest {
+                webhook_url,
+                message,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxWebhookTest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",),)
+            .prop_map(|((event_id,),)| SandboxWebhookTest { event_id })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxWebhookDeliveries {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((proptest::collection::vec(any::<WebhookDeliveryAttempt>(), 0..=3),),)
+            .prop_map(|((items,),)| SandboxWebhookDeliveries { items })
+            .boxed()
+    }
+}
+impl Arbitrary for WebhookDeliveryAttempt {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                1u64..=9_007_199_254_740_991u64,
+                any::<crate::DateString>(),
+                proptest::option::of(
+                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                ),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                any::<bool>(),
+                proptest::option::of(any::<crate::DateString>()),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        event_id,
+                        url,
+                        attempt,
+                        at,
+                        status,
+                        error,
+                        delivered,
+                        next_attempt_at,
+                    ),
+                )|
+            WebhookDeliveryAttempt {
+                event_id,
+                url,
+                attempt,
+                at,
+                status,
+                error,
+                delivered,
+                next_attempt_at,
+            })
+            .boxed()
+    }
+}
 impl Arbitrary for HttpApiDecodeErrorTag {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
@@ -5142,6 +5286,27 @@ impl Arbitrary for BridgeNotFound {
             ),
         )
             .prop_map(|((tag, message),)| BridgeNotFound { tag, message })
+            .boxed()
+    }
+}
+impl Arbitrary for PayloadTooLargeTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(PayloadTooLargeTag::ALL).boxed()
+    }
+}
+impl Arbitrary for PayloadTooLarge {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(PayloadTooLargeTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| PayloadTooLarge { tag, message })
             .boxed()
     }
 }
@@ -5938,6 +6103,45 @@ impl Arbitrary for ListUserEventsQuery {
                 since_timestamp,
                 page_token,
                 page_size,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxDepositBridgePath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",),)
+            .prop_map(|((bridge_id,),)| SandboxDepositBridgePath {
+                bridge_id,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxDepositIntoAddressPath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((deposit_address, deposit_chain),)| SandboxDepositIntoAddressPath {
+                deposit_address,
+                deposit_chain,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxListWebhookDeliveriesQuery {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),),)
+            .prop_map(|((event_id,),)| SandboxListWebhookDeliveriesQuery {
+                event_id,
             })
             .boxed()
     }

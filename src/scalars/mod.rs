@@ -30,11 +30,11 @@ pub use decimal_string::{
     DECIMAL_STRING_PATTERN,
 };
 
-/// Any JSON value as JavaScript's `JSON.parse` holds it, used to write `actual <value>` in decode errors
+/// Any JSON value as JavaScript's `JSON.parse` holds it (public as `bridge_contract::js`), used to write `actual <value>` in decode errors
 /// exactly as the reference framework does: strings JSON-quoted, numbers as `String(n)`, arrays and
 /// objects as compact JSON with object keys in JavaScript order (array-index keys first, ascending,
 /// then the others in order of first appearance; a repeated key keeps its first position and last value).
-mod js {
+pub mod js {
     use std::fmt;
 
     use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
@@ -42,7 +42,9 @@ mod js {
     use super::decimal_number::js_number_to_string;
     use super::decimal_string::json_quote;
 
-    pub(crate) enum JsValue {
+    /// A parsed JSON value with JavaScript's object key order; `Display` is `JSON.stringify`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum JsValue {
         Null,
         Bool(bool),
         Number(f64),

@@ -9,7 +9,9 @@
 
 mod bundle;
 mod codegen;
+mod client;
 mod lint;
+mod operations;
 mod rust_types;
 #[path = "../../build_support/schema_hash.rs"]
 mod schema_hash;
@@ -71,6 +73,8 @@ fn run(root: &Path, check: bool) -> anyhow::Result<Vec<String>> {
     let fingerprint = schema_hash::schema_fingerprint(&root.join("schema"))?;
     let mut files = vec![(PathBuf::from("src/generated/openapi.json"), bundle::to_json_text(&doc)?)];
     files.extend(rust_types::generate(&doc, &fingerprint)?);
+    files.extend(operations::generate(&doc)?);
+    files.extend(client::generate(&doc, &json)?);
     for (rel, contents) in files {
         if let Some(problem) = codegen::ensure_file_contents(root, &rel, &contents, check)? {
             problems.push(problem);

@@ -588,6 +588,19 @@ impl<'a> Gen<'a> {
     }
 }
 
+/// The hand-written Rust type of a scalar component, if `name` is one.
+pub fn scalar_type(name: &str) -> Option<&'static str> {
+    SCALARS.iter().find(|(s, _)| *s == name).map(|(_, r)| *r)
+}
+
+/// Follows a `$ref` to `components/parameters`.
+pub fn resolve_parameter<'a>(doc: &'a Yaml, param: &'a Yaml) -> &'a Yaml {
+    match str_of(param, "$ref").and_then(|r| r.strip_prefix("#/components/parameters/")) {
+        Some(name) => doc.get("components").and_then(|c| c.get("parameters")).and_then(|p| p.get(name)).unwrap_or(param),
+        None => param,
+    }
+}
+
 fn every_component_macro(components: &[String]) -> String {
     let mut m = String::from(
         "/// Calls `$callback!(Type, \"ComponentName\");` once for every generated component type, so that tests and\n\

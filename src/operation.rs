@@ -1,0 +1,52 @@
+//! What every operation of the API is. `cargo xtask regen` implements [`Operation`] for one unit struct per
+//! `operationId` in [`crate::operations`], with its typed parameters, body, success and error answers; the server
+//! and the client are written against this trait rather than against paths and field lists.
+
+use serde::{de::DeserializeOwned, Serialize};
+
+/// One operation of the OpenAPI document.
+pub trait Operation {
+    /// The `operationId`.
+    const ID: &'static str;
+    /// The HTTP method, upper case.
+    const METHOD: &'static str;
+    /// The path template, with `{name}` parameters.
+    const PATH: &'static str;
+    /// Who may call it.
+    const SECURITY: Security;
+    /// Marked `deprecated: true`.
+    const DEPRECATED: bool;
+    /// The operation this one is an alias of (`x-alias-of`): same behaviour under another path.
+    const ALIAS_OF: Option<&'static str>;
+    /// Path parameters (`()` when there are none).
+    type Path: Serialize + DeserializeOwned + Send + 'static;
+    /// Query parameters (`()` when there are none).
+    type Query: Serialize + DeserializeOwned + Send + 'static;
+    /// Request body (`()` when there is none).
+    type Body: Serialize + DeserializeOwned + Send + 'static;
+    /// The 200 answer.
+    type Response: Serialize + DeserializeOwned + Send + 'static;
+    /// Every documented error answer.
+    type Error: ErrorResponse + Send + 'static;
+}
+
+/// Who may call an operation (the document's `security`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Security {
+    /// No credential (`security: []`).
+    None,
+    /// `Authorization: Bearer <JWT>`.
+    Bearer,
+    /// A bearer JWT or the legacy API key.
+    BearerOrApiKey,
+}
+
+/// The documented error answers of one operation: each variant knows its status and encodes to its body.
+pub trait ErrorResponse: Sized + Serialize {
+    /// The HTTP status of this answer.
+    fn status(&self) -> u16;
+    /// The statuses this operation documents for errors.
+    const STATUSES: &'static [u16];
+    /// Decodes an error answer: `None` when `status` is not documented for this operation.
+    fn from_response(status: u16, body: &[u8]) -> Option<Result<Self, serde_json::Error>>;
+}
