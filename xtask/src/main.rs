@@ -15,6 +15,7 @@ mod operations;
 mod rust_types;
 #[path = "../../build_support/schema_hash.rs"]
 mod schema_hash;
+mod server;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -74,6 +75,7 @@ fn run(root: &Path, check: bool) -> anyhow::Result<Vec<String>> {
     let mut files = vec![(PathBuf::from("src/generated/openapi.json"), bundle::to_json_text(&doc)?)];
     files.extend(rust_types::generate(&doc, &fingerprint)?);
     files.extend(operations::generate(&doc)?);
+    files.extend(server::generate(&doc)?);
     files.extend(client::generate(&doc, &json)?);
     for (rel, contents) in files {
         if let Some(problem) = codegen::ensure_file_contents(root, &rel, &contents, check)? {

@@ -1,0 +1,70 @@
+//! # bridge-server
+//!
+//! The server side of the bridge service contract: implement [`BridgeApi`] (one async method per operation of
+//! `schema/openapi.yaml`, generated) and [`router`] gives an axum router that authenticates, decodes every
+//! request exactly as the reference framework does (every 400 is an `HttpApiDecodeError` with the framework's
+//! issues), calls your method and encodes its answer. Compose it with tower layers (tracing, timeouts) like
+//! any axum router.
+//!
+//! ```no_run
+//! use bridge_contract::operations::*;
+//! use bridge_contract::*;
+//! use bridge_server::{router, BridgeApi, Caller, JwtAuthenticator, ServerConfig};
+//!
+//! struct MyService;
+//!
+//! impl BridgeApi for MyService {
+//!     async fn get_webhook_public_key(&self) -> Result<WebhookPublicKey, GetWebhookPublicKeyError> {
+//!         Ok("LS0tLS1CRUdJTi...".to_owned())
+//!     }
+//!     async fn commit_quote(&self, caller: Caller, path: CommitQuotePath) -> Result<QuoteCommitted, CommitQuoteError> {
+//!         Err(QuoteNotFound { tag: Default::default(), message: format!("no quote {}", path.quote_id) }.into())
+//!     }
+//!     // ... one method per operation; a missing one is a compile error.
+//! #   async fn quote_bridge(&self, _: Caller, _: BridgeQuoteRequest) -> Result<BridgeQuote, QuoteBridgeError> { todo!() }
+//! #   async fn quote_bridge_swap(&self, _: Caller, _: BridgeSwapQuoteRequest) -> Result<QuoteResponse, QuoteBridgeSwapError> { todo!() }
+//! #   async fn list_bridge_history(&self, _: Caller, _: ListBridgeHistoryQuery) -> Result<HistoryPage, ListBridgeHistoryError> { todo!() }
+//! #   async fn get_bridge(&self, _: Caller, _: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> { todo!() }
+//! #   async fn create_deposit_addresses(&self, _: Caller, _: DepositAddressCreateRequest) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> { todo!() }
+//! #   async fn search_deposit_addresses(&self, _: Caller, _: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> { todo!() }
+//! #   async fn get_deposit_address_public_status(&self, _: Caller, _: GetDepositAddressPublicStatusPath, _: GetDepositAddressPublicStatusQuery) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> { todo!() }
+//! #   async fn list_user_events(&self, _: Caller, _: ListUserEventsQuery) -> Result<UserEventsPage, ListUserEventsError> { todo!() }
+//! #   async fn sandbox_deposit_bridge(&self, _: Caller, _: SandboxDepositBridgePath, _: SandboxBridgeDepositRequest) -> Result<BridgeRecord, SandboxDepositBridgeError> { todo!() }
+//! #   async fn sandbox_deposit_into_address(&self, _: Caller, _: SandboxDepositIntoAddressPath, _: SandboxAddressDepositRequest) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> { todo!() }
+//! #   async fn sandbox_advance_clock(&self, _: Caller, _: SandboxAdvanceClockRequest) -> Result<SandboxClock, SandboxAdvanceClockError> { todo!() }
+//! #   async fn sandbox_send_webhook_test(&self, _: Caller, _: SandboxWebhookTestRequest) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> { todo!() }
+//! #   async fn sandbox_list_webhook_deliveries(&self, _: Caller, _: SandboxListWebhookDeliveriesQuery) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> { todo!() }
+//! }
+//!
+//! # async fn serve() -> std::io::Result<()> {
+//! let auth = JwtAuthenticator::new().with_hs256(b"a secret of at least 32 bytes, please!!");
+//! let app = router(MyService, auth, ServerConfig::default())
+//!     .layer(tower_http::trace::TraceLayer::new_for_http());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(listener, app).await
+//! # }
+//! ```
+//!
+//! What the decoder matches, and where it deliberately differs from the reference framework, is listed in
+//! [`decode::engine`] and README.md ("Request decoding").
+
+pub mod auth;
+pub mod decode;
+mod generated;
+pub mod serve;
+
+pub use auth::{Authenticator, AuthFailure, Caller, Claims, JwtAuthenticator};
+pub use decode::ErrorsMode;
+pub use generated::api::BridgeApi;
+/// The decoder tables of every operation (generated), for tools that build requests from the schema.
+pub use generated::shapes;
+pub use serve::ServerConfig;
+
+/// An axum router serving every operation of the document over `api`. Unknown paths and wrong methods answer
+/// 404 with an empty body.
+pub fn router<A: BridgeApi>(api: A, auth: impl Authenticator, config: ServerConfig) -> axum::Router {
+    generated::api::routes::<A>()
+        .fallback(serve::not_found)
+        .method_not_allowed_fallback(serve::not_found)
+        .with_state(serve::AppState::new(api, auth, config))
+}

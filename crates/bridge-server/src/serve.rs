@@ -1,0 +1,257 @@
+//! The request pipeline every generated route runs: authenticate, decode (path, body, query), call the
+//! [`BridgeApi`](crate::BridgeApi) method, encode its answer. Nothing here knows an operation by name; the
+//! generated route table passes the operation's type and a closure that calls its method.
+
+use std::future::Future;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{FromRequestParts, RawPathParams, Request};
+use axum::response::{IntoResponse, Response};
+use bridge_contract::js::JsValue;
+use bridge_contract::{ErrorResponse, HttpApiDecodeError, Issue, IssueTag, Operation, PropertyKey};
+use http::{header, StatusCode};
+use serde::{de::DeserializeOwned, Serialize};
+
+use crate::auth::{authenticate, AuthFailure, Authenticator, Caller};
+use crate::decode::engine::{self, ErrorsMode};
+use crate::decode::parts;
+use crate::decode::shape::OperationShapes;
+use crate::generated::shapes;
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// First failing property only (the reference framework's default), or all of them.
+    pub errors: ErrorsMode,
+    /// Largest request body accepted; larger ones get 413 `PayloadTooLarge`. Default 1 MiB.
+    pub body_limit: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self { errors: ErrorsMode::First, body_limit: 1024 * 1024 }
+    }
+}
+
+struct Inner<A> {
+    api: A,
+    auth: Box<dyn Authenticator>,
+    config: ServerConfig,
+}
+
+/// The router's state: the implementation, the authenticator and the settings.
+pub struct AppState<A>(Arc<Inner<A>>);
+
+impl<A> Clone for AppState<A> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<A> AppState<A> {
+    pub(crate) fn new(api: A, auth: impl Authenticator, config: ServerConfig) -> Self {
+        Self(Arc::new(Inner { api, auth: Box::new(auth), config }))
+    }
+}
+
+/// An owned handle to the implementation, moved into the future of one call.
+pub struct ApiHandle<A>(Arc<Inner<A>>);
+
+impl<A> Deref for ApiHandle<A> {
+    type Target = A;
+    fn deref(&self) -> &A {
+        &self.0.api
+    }
+}
+
+/// The decoded request of one operation.
+pub struct Input<O: Operation> {
+    pub path: O::Path,
+    pub query: O::Query,
+    pub body: O::Body,
+}
+
+/// Serves one operation.
+pub async fn handle<O, A, F, Fut>(state: AppState<A>, request: Request, call: F) -> Response
+where
+    O: Operation,
+    F: FnOnce(ApiHandle<A>, Caller, Input<O>) -> Fut,
+    Fut: Future<Output = Result<O::Response, O::Error>>,
+{
+    let (caller, input) = match prepare::<O, A>(&state, request).await {
+        Ok(ready) => ready,
+        Err(response) => return response,
+    };
+    match call(ApiHandle(state.0.clone()), caller, input).await {
+        Ok(answer) => json(StatusCode::OK, &answer),
+        Err(error) => json(status(error.status()), &error),
+    }
+}
+
+/// Serves a deprecated alias (`x-alias-of`) with the method of the operation it aliases: the alias's request is
+/// decoded with the alias's own schemas, then converted (member for member, through JSON) to the target's types;
+/// the answer goes the other way, so members only the target has (`chainMetadata`) are dropped.
+pub async fn handle_alias<Alias, Target, A, F, Fut>(state: AppState<A>, request: Request, call: F) -> Response
+where
+    Alias: Operation,
+    Target: Operation,
+    F: FnOnce(ApiHandle<A>, Caller, Input<Target>) -> Fut,
+    Fut: Future<Output = Result<Target::Response, Target::Error>>,
+{
+    let (caller, input) = match prepare::<Alias, A>(&state, request).await {
+        Ok(ready) => ready,
+        Err(response) => return response,
+    };
+    let converted = (|| -> Result<Input<Target>, serde_json::Error> {
+        Ok(Input { path: convert(&input.path)?, query: convert(&input.query)?, body: convert(&input.body)? })
+    })();
+    let input = match converted {
+        Ok(input) => input,
+        Err(e) => return internal(&format!("alias {} → {}: {e}", Alias::ID, Target::ID)),
+    };
+    match call(ApiHandle(state.0.clone()), caller, input).await {
+        Ok(answer) => match convert::<_, Alias::Response>(&answer) {
+            Ok(answer) => json(StatusCode::OK, &answer),
+            Err(e) => internal(&format!("alias {} answer: {e}", Alias::ID)),
+        },
+        Err(error) => {
+            let body = serde_json::to_vec(&error).unwrap_or_default();
+            match Alias::Error::from_response(error.status(), &body) {
+                Some(Ok(error)) => json(status(error.status()), &error),
+                _ => internal(&format!("alias {} error {}", Alias::ID, error.status())),
+            }
+        }
+    }
+}
+
+fn convert<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, serde_json::Error> {
+    serde_json::from_value(serde_json::to_value(value)?)
+}
+
+/// Authentication, then decoding: path parameters, body, query.
+async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Result<(Caller, Input<O>), Response> {
+    let inner = &state.0;
+    let (mut head, body) = request.into_parts();
+    let caller = authenticate(&*inner.auth, O::SECURITY, &head.headers).map_err(auth_failure)?;
+    let Some(shapes) = shapes::by_operation_id(O::ID) else {
+        return Err(internal(&format!("no decoder tables for {}", O::ID)));
+    };
+    let mode = inner.config.errors;
+
+    let path_value = match RawPathParams::from_request_parts(&mut head, &()).await {
+        Ok(params) => parts::path_params(params.iter()),
+        Err(rejection) => return Err(decode_error(vec![whole_part_issue(format!("Unable to read the path parameters: {rejection}"))])),
+    };
+    let path: O::Path = decode_part(shapes, shapes.path.map(|s| (s, &path_value)), mode)?;
+
+    let body: O::Body = match &shapes.body {
+        None => typed(serde_json::Value::Null)?,
+        Some(body_shape) => {
+            let bytes = axum::body::to_bytes(body, inner.config.body_limit).await.map_err(|_| payload_too_large(inner.config.body_limit))?;
+            let content_type = head.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes());
+            let value = if bytes.is_empty() && !body_shape.required {
+                JsValue::Object(Vec::new())
+            } else {
+                parts::body(content_type, &bytes).map_err(|issue| decode_error(vec![issue]))?
+            };
+            let decoded = engine::decode(&body_shape.shape, &value, mode).map_err(decode_error)?;
+            typed(decoded)?
+        }
+    };
+
+    let query_value = parts::form(head.uri.query().unwrap_or_default().as_bytes());
+    let query: O::Query = decode_part(shapes, shapes.query.map(|s| (s, &query_value)), mode)?;
+    Ok((caller, Input { path, query, body }))
+}
+
+fn decode_part<T: DeserializeOwned>(
+    _ops: &OperationShapes,
+    part: Option<(&'static crate::decode::shape::StructShape, &JsValue)>,
+    mode: ErrorsMode,
+) -> Result<T, Response> {
+    match part {
+        None => typed(serde_json::Value::Null),
+        Some((shape, value)) => typed(engine::decode_struct(shape, value, mode).map_err(decode_error)?),
+    }
+}
+
+/// The decoded JSON into the operation's Rust type. The engine already enforced the schema, so this fails only
+/// if the generated tables and types disagree; that is still a 400, never a 500.
+fn typed<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Response> {
+    serde_json::from_value(value).map_err(|e| decode_error(vec![whole_part_issue(format!("Unable to decode the request: {e}"))]))
+}
+
+fn whole_part_issue(message: String) -> Issue {
+    Issue { tag: IssueTag::Transformation, path: Vec::new(), message }
+}
+
+/// 400 `HttpApiDecodeError` with a readable summary of the issues as its `message`.
+pub fn decode_error(issues: Vec<Issue>) -> Response {
+    let message = summary(&issues);
+    json(StatusCode::BAD_REQUEST, &HttpApiDecodeError { tag: Default::default(), message, issues })
+}
+
+/// One line per issue: `["postBridgeData"]["_tag"]: Expected "extended" | ..., actual "foo"`.
+pub fn summary(issues: &[Issue]) -> String {
+    issues
+        .iter()
+        .map(|issue| {
+            let path: String = issue
+                .path
+                .iter()
+                .map(|key| match key {
+                    PropertyKey::String(s) => format!("[{}]", serde_json::to_string(s).unwrap_or_default()),
+                    PropertyKey::Number(n) => format!("[{n}]"),
+                    PropertyKey::SymbolKey(k) => format!("[Symbol({})]", k.key),
+                })
+                .collect();
+            if path.is_empty() {
+                issue.message.clone()
+            } else {
+                format!("{path}: {}", issue.message)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn auth_failure(failure: AuthFailure) -> Response {
+    match failure {
+        AuthFailure::Invalid(message) => json(StatusCode::BAD_REQUEST, &bridge_contract::InvalidJwt { tag: Default::default(), message }),
+        AuthFailure::Rejected(message) => json(StatusCode::UNAUTHORIZED, &bridge_contract::Unauthorized { tag: Default::default(), message }),
+    }
+}
+
+fn payload_too_large(limit: usize) -> Response {
+    let message = format!("the request body is larger than {limit} bytes");
+    json(StatusCode::PAYLOAD_TOO_LARGE, &bridge_contract::PayloadTooLarge { tag: Default::default(), message })
+}
+
+/// A server bug: logged, answered 500 without details beyond the message.
+fn internal(message: &str) -> Response {
+    tracing::error!(message, "internal error");
+    (StatusCode::INTERNAL_SERVER_ERROR, message.to_owned()).into_response()
+}
+
+fn status(code: u16) -> StatusCode {
+    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+/// A JSON answer.
+pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => Response::builder()
+            .status(status)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(bytes))
+            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
+        Err(e) => internal(&format!("encoding the answer: {e}")),
+    }
+}
+
+/// Unknown path or wrong method: 404 with an empty body, as the reference framework answers.
+pub async fn not_found() -> Response {
+    StatusCode::NOT_FOUND.into_response()
+}
