@@ -1,9 +1,321 @@
-//! Generates the client crate's code (owned by the client work; empty until it lands).
+//! Generates the client crate's code (`crates/bridge-client/src/generated/`) with progenitor.
+//!
+//! Two files:
+//!
+//! * `client.rs`: progenitor's output for a copy of the document transformed for it (see
+//!   [`progenitor_document`]). Every component schema is replaced by the root crate's type
+//!   (`GenerationSettings::with_replacement`), so progenitor generates methods, not types.
+//! * `operations.rs`: one method per operation on `bridge_client::Client`, written from progenitor's method
+//!   signatures: the same call, but with the contract's `{Operation}Query` struct for query parameters, the
+//!   success value itself and `bridge_client::Error<{Operation}Error>` (the root crate's per-operation error
+//!   enum) as the error. Plus the table the authentication hook reads (`Security` of each operation).
+//!
+//! progenitor runs here, not in a build script or macro, so the client's users never compile it.
 
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::bundle::Yaml;
+use anyhow::{anyhow, bail, Context};
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use progenitor::{GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle};
+use quote::ToTokens;
+use serde_json::{json, Value};
 
-pub fn generate(_doc: &Yaml, _json: &serde_json::Value) -> anyhow::Result<Vec<(PathBuf, String)>> {
-    Ok(Vec::new())
+use crate::bundle::Yaml;
+use crate::codegen::{format_rust, HEADER};
+
+const OUT_DIR: &str = "crates/bridge-client/src/generated";
+
+/// Component schemas the client maps to one of its own types instead of the root crate's.
+///
+/// `UserEventsPage.items` is a `WebhookEvent[]`; decoded strictly, one event of a kind this build does not know
+/// (the service adds kinds) would fail the whole page. The client's `EventPage` holds `bridge_client::Event`
+/// (`Known(WebhookEvent)` or `Unknown { tag, raw }`) instead, and converts to the root crate's page.
+const CLIENT_TYPES: &[(&str, &str)] = &[("UserEventsPage", "crate::EventPage")];
+
+pub fn generate(doc: &Yaml, json: &Value) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    let spec_json = progenitor_document(json)?;
+    let spec: openapiv3::OpenAPI =
+        serde_json::from_value(spec_json).context("the document transformed for progenitor does not parse")?;
+
+    let mut settings = GenerationSettings::new();
+    settings
+        .with_interface(InterfaceStyle::Positional)
+        .with_tag(TagStyle::Merged)
+        .with_inner_type(quote::quote!(crate::auth::Credentials))
+        .with_hooks(HooksMode::Expected);
+    let schemas = json.pointer("/components/schemas").and_then(Value::as_object).ok_or_else(|| anyhow!("no schemas"))?;
+    for name in schemas.keys() {
+        let target = CLIENT_TYPES
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| (*t).to_owned())
+            .unwrap_or_else(|| format!("::bridge_contract::{name}"));
+        settings.with_replacement(name, target, std::iter::empty());
+    }
+    let mut generator = Generator::new(&settings);
+    let tokens = generator.generate_tokens(&spec).map_err(|e| anyhow!("progenitor: {e}"))?;
+    let raw = format_rust(&tokens.to_string())?;
+    let raw_file = format!(
+        "{HEADER}\n//! progenitor's client (positional style) for `schema/openapi.yaml`, every schema replaced by the\n//! `bridge_contract` type of the same name. Use [`crate::Client`], which wraps it.\n#![allow(clippy::all, unused_imports, missing_docs)]\n\n{raw}"
+    );
+
+    let facade = facade(doc, &raw)?;
+    Ok(vec![
+        (PathBuf::from(OUT_DIR).join("client.rs"), raw_file),
+        (PathBuf::from(OUT_DIR).join("operations.rs"), facade),
+    ])
+}
+
+/// The copy of the bundled document progenitor is given (`schema/` itself is never changed):
+///
+/// * every error answer (status 400 and up) becomes a raw body (`*/*`): progenitor allows one error type per
+///   operation and loses the status when a body does not decode, so the client decodes error bodies itself
+///   with the root crate's `ErrorResponse::from_response(status, body)` and keeps status and bytes otherwise;
+/// * parameter schemas lose `pattern`, `minLength` and `maxLength` (typify would make validating newtypes and
+///   pull `regress` into the client; the server checks them and answers the documented 400), and an inline
+///   `type: number` becomes the `DecimalNumber` component, the type the root crate's `{Operation}Query`
+///   structs use;
+/// * callbacks (the webhook deliveries) are removed: they are the `webhook` module's business.
+pub fn progenitor_document(json: &Value) -> anyhow::Result<Value> {
+    let mut doc = json.clone();
+    let paths = doc.get_mut("paths").and_then(Value::as_object_mut).ok_or_else(|| anyhow!("no paths"))?;
+    for (path, item) in paths.iter_mut() {
+        let item = item.as_object_mut().ok_or_else(|| anyhow!("path {path} is not an object"))?;
+        if item.contains_key("parameters") {
+            bail!("path {path}: path-level parameters are not supported by the client generator");
+        }
+        for (method, op) in item.iter_mut() {
+            if !crate::operations::METHODS.contains(&method.as_str()) {
+                continue;
+            }
+            let op = op.as_object_mut().ok_or_else(|| anyhow!("{method} {path} is not an object"))?;
+            op.remove("callbacks");
+            if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+                for param in params {
+                    let resolved = match param.get("$ref").and_then(Value::as_str) {
+                        Some(r) => json.pointer(r.trim_start_matches('#')).cloned().ok_or_else(|| anyhow!("{r} does not resolve"))?,
+                        None => param.clone(),
+                    };
+                    *param = resolved;
+                    if let Some(schema) = param.get_mut("schema").and_then(Value::as_object_mut) {
+                        for k in ["pattern", "minLength", "maxLength"] {
+                            schema.remove(k);
+                        }
+                        if schema.get("type").and_then(Value::as_str) == Some("number") {
+                            *schema = json!({ "$ref": "#/components/schemas/DecimalNumber" }).as_object().unwrap().clone();
+                        }
+                    }
+                }
+            }
+            let responses = op.get_mut("responses").and_then(Value::as_object_mut).ok_or_else(|| anyhow!("{method} {path} has no responses"))?;
+            for (status, response) in responses.iter_mut() {
+                let code: u16 = status.parse().with_context(|| format!("{method} {path}: status {status}"))?;
+                if code < 400 {
+                    continue;
+                }
+                let description = match response.get("$ref").and_then(Value::as_str) {
+                    Some(r) => json.pointer(r.trim_start_matches('#')).and_then(|r| r.get("description")).cloned(),
+                    None => response.get("description").cloned(),
+                };
+                *response = json!({
+                    "description": description.unwrap_or_else(|| json!("")),
+                    "content": { "*/*": {} },
+                });
+            }
+        }
+    }
+    Ok(doc)
+}
+
+/// One documented operation as the façade needs it.
+struct OpInfo {
+    /// Position in the document.
+    order: usize,
+    id: String,
+    /// `operationId` in UpperCamelCase: the root crate's `operations::{Name}` and `{Name}Error`.
+    name: String,
+    method: String,
+    path: String,
+    summary: String,
+    description: String,
+    deprecated: bool,
+    alias_of: Option<String>,
+    sandbox: bool,
+    /// The root crate's query struct (`{ParamsOf}Query`), when the operation has query parameters.
+    query: Option<String>,
+    /// The (OpenAPI) names of its query parameters.
+    query_params: Vec<String>,
+}
+
+fn op_infos(doc: &Yaml) -> anyhow::Result<BTreeMap<String, OpInfo>> {
+    use serde_norway::Value as Y;
+    let mut out = BTreeMap::new();
+    for (order, op) in crate::operations::all(doc)?.into_iter().enumerate() {
+        let text = |k: &str| op.op.get(k).and_then(Y::as_str).unwrap_or_default().trim().to_owned();
+        let mut query_params = Vec::new();
+        for p in op.op.get("parameters").and_then(Y::as_sequence).into_iter().flatten() {
+            let p = crate::rust_types::resolve_parameter(doc, p);
+            if p.get("in").and_then(Y::as_str) == Some("query") {
+                query_params.push(p.get("name").and_then(Y::as_str).unwrap_or_default().to_owned());
+            }
+        }
+        let tags: Vec<&str> = op.op.get("tags").and_then(Y::as_sequence).into_iter().flatten().filter_map(Y::as_str).collect();
+        out.insert(
+            op.id.to_snake_case(),
+            OpInfo {
+                order,
+                id: op.id.clone(),
+                name: op.id.to_upper_camel_case(),
+                method: op.method.to_uppercase(),
+                path: op.path.clone(),
+                summary: text("summary"),
+                description: text("description"),
+                deprecated: op.op.get("deprecated").and_then(Y::as_bool) == Some(true),
+                alias_of: op.alias_of.clone(),
+                sandbox: tags.contains(&"sandbox"),
+                query: (!query_params.is_empty()).then(|| format!("{}Query", op.params_of.to_upper_camel_case())),
+                query_params,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The typed methods on `crate::Client`, one per method of progenitor's `impl Client`.
+fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
+    let ops = op_infos(doc)?;
+    let file = syn::parse_file(raw)?;
+    let mut methods: Vec<&syn::ImplItemFn> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Impl(imp) if imp.trait_.is_none() && imp.self_ty.to_token_stream().to_string() == "Client" => Some(imp),
+            _ => None,
+        })
+        .flat_map(|imp| imp.items.iter())
+        .filter_map(|item| match item {
+            syn::ImplItem::Fn(f) if f.sig.asyncness.is_some() => Some(f),
+            _ => None,
+        })
+        .collect();
+    methods.sort_by_key(|m| ops.get(&m.sig.ident.to_string()).map_or(usize::MAX, |op| op.order));
+
+    let mut out = String::new();
+    let mut security = String::new();
+    let mut seen = Vec::new();
+    for m in &methods {
+        let fn_name = m.sig.ident.to_string();
+        let op = ops.get(&fn_name).ok_or_else(|| anyhow!("progenitor method {fn_name} matches no operationId"))?;
+        seen.push(fn_name.clone());
+        let success = success_type(&m.sig.output).with_context(|| format!("return type of {fn_name}"))?;
+
+        // Parameters: path parameters as progenitor has them, then the query struct, then the body.
+        let mut params = Vec::new();
+        let mut args = Vec::new();
+        let mut query_done = false;
+        for input in &m.sig.inputs {
+            let syn::FnArg::Typed(pt) = input else { continue };
+            let name = pt.pat.to_token_stream().to_string();
+            let ty = pt.ty.to_token_stream().to_string();
+            let api_name = op.query_params.iter().find(|q| q.to_snake_case() == name);
+            match api_name {
+                Some(_) => {
+                    if !query_done {
+                        let q = op.query.as_ref().ok_or_else(|| anyhow!("{fn_name} has query parameters but no query struct"))?;
+                        params.push(format!("query: &'a ::bridge_contract::{q}"));
+                        query_done = true;
+                    }
+                    args.push(query_arg(&name, &ty).with_context(|| format!("{fn_name}: query parameter {name}: {ty}"))?);
+                }
+                None => {
+                    params.push(format!("{name}: {ty}"));
+                    args.push(name);
+                }
+            }
+        }
+        let generics = m.sig.generics.to_token_stream().to_string();
+        let generics = if generics.is_empty() { "<'a>".to_owned() } else { generics };
+
+        let mut docs = String::new();
+        let mut line = |s: &str| {
+            let _ = writeln!(docs, "/// {s}");
+        };
+        line(&format!("{}.", op.summary.trim_end_matches('.')));
+        line("");
+        line(&format!("`{} {}` (`{}`); documented errors: [`{}Error`](bridge_contract::operations::{}Error).", op.method, op.path, op.id, op.name, op.name));
+        if !op.description.is_empty() {
+            line("");
+            for l in op.description.lines() {
+                line(l);
+            }
+        }
+        if op.sandbox {
+            line("");
+            line("**Sandbox only**: production deployments do not have this path and answer 404, which surfaces as");
+            line("[`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).");
+        }
+        let deprecated = match (&op.deprecated, &op.alias_of) {
+            (true, Some(of)) => format!("#[deprecated(note = \"kept for backward compatibility; use `{}`\")]\n", of.to_snake_case()),
+            (true, None) => "#[deprecated(note = \"kept for backward compatibility\")]\n".to_owned(),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "{docs}{deprecated}pub async fn {fn_name}{generics}(&'a self, {params}) -> Result<{success}, crate::Error<::bridge_contract::operations::{name}Error>> {{\n    crate::error::lift(self.raw.{fn_name}({args}).await).await\n}}\n",
+            params = params.join(", "),
+            args = args.join(", "),
+            name = op.name,
+        )?;
+        writeln!(security, "        {fn_name:?} => <::bridge_contract::operations::{} as Operation>::SECURITY,", op.name)?;
+    }
+    for id in ops.keys() {
+        if !seen.contains(id) {
+            bail!("progenitor generated no method for operation {id}");
+        }
+    }
+    let body = format!(
+        "use ::bridge_contract::{{Operation, Security}};\n#[allow(unused_imports)]\nuse crate::raw::types;\n\n\
+         /// The operations of the document, one method each (generated from progenitor's client by `cargo xtask regen`).\n\
+         impl crate::Client {{\n{out}}}\n\n\
+         /// Who may call the operation progenitor names `operation` (its snake-case `operationId`).\n\
+         pub(crate) fn security(operation: &str) -> Option<Security> {{\n    Some(match operation {{\n{security}        _ => return None,\n    }})\n}}\n"
+    );
+    Ok(format!(
+        "{HEADER}\n//! The typed methods of [`crate::Client`], one per operation, generated from progenitor's client.\n#![allow(clippy::needless_lifetimes)]\n\n{}",
+        format_rust(&body)?
+    ))
+}
+
+/// `T` of `Result<ResponseValue<T>, Error<..>>`.
+fn success_type(output: &syn::ReturnType) -> anyhow::Result<String> {
+    let syn::ReturnType::Type(_, ty) = output else { bail!("no return type") };
+    fn arg<'t>(ty: &'t syn::Type, expect: &str) -> anyhow::Result<&'t syn::Type> {
+        let syn::Type::Path(p) = ty else { bail!("not a path") };
+        let last = p.path.segments.last().ok_or_else(|| anyhow!("empty path"))?;
+        if last.ident != expect {
+            bail!("expected {expect}, found {}", last.ident);
+        }
+        let syn::PathArguments::AngleBracketed(a) = &last.arguments else { bail!("{expect} without arguments") };
+        match a.args.first() {
+            Some(syn::GenericArgument::Type(t)) => Ok(t),
+            _ => bail!("{expect} without a type argument"),
+        }
+    }
+    let value = arg(arg(ty, "Result")?, "ResponseValue")?;
+    Ok(value.to_token_stream().to_string())
+}
+
+/// The expression passing field `name` of the root crate's query struct (`String`, `Option<String>`, a
+/// contract type `T` or `Option<T>`) to progenitor's parameter of type `ty` (`&str`, `Option<&str>`, `&T`,
+/// `Option<&T>`).
+fn query_arg(name: &str, ty: &str) -> anyhow::Result<String> {
+    let ty = ty.replace(' ', "");
+    Ok(match ty.as_str() {
+        "Option<&'astr>" => format!("query.{name}.as_deref()"),
+        t if t.starts_with("Option<&'a") => format!("query.{name}.as_ref()"),
+        t if t.starts_with("&'a") => format!("&query.{name}"),
+        _ => bail!("progenitor passes query parameters by reference; unexpected type {ty}"),
+    })
 }

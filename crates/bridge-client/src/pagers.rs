@@ -1,0 +1,170 @@
+//! Paging as async streams (`futures_core::Stream`; read them with `futures::TryStreamExt::try_next` or any
+//! stream combinator).
+//!
+//! * the event feed (`GET /webhook/user-events-cursor`): from a `sinceTimestamp`, following `nextPageToken`
+//!   until it is null ([`Client::event_pages`], [`Client::events`], [`Client::events_since`]);
+//! * the deposit-address search: following `nextPageToken` until it is null ([`Client::deposit_address_pages`],
+//!   [`Client::deposit_addresses`]);
+//! * the bridge history by page number, until `totalItems` are read ([`Client::history_pages`]).
+//!
+//! Every request after the first repeats the first one's parameters with the new page token (or page number).
+//! A stream ends after the last page, or after yielding the first error.
+//!
+//! The event feed decodes into [`EventPage`]: its items are [`Event`]s, so an event of a kind this build does
+//! not know is an [`Event::Unknown`] and does not stop a replay.
+
+use bridge_contract::operations::{ListBridgeHistoryError, ListUserEventsError, SearchDepositAddressesError};
+use bridge_contract::{
+    DecimalNumber, DepositAddressSearchItem, DepositAddressSearchPage, HistoryPage, ListBridgeHistoryQuery,
+    ListUserEventsQuery, SearchDepositAddressesQuery, UserEventsPage,
+};
+use futures_util::stream::{self, BoxStream, StreamExt as _, TryStreamExt as _};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::webhook::Event;
+use crate::{Client, Error};
+
+/// A page of the event feed, with events of unknown kinds kept as [`Event::Unknown`] (the client's form of the
+/// contract's [`UserEventsPage`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventPage {
+    /// The events, oldest first as the service lists them.
+    pub items: Vec<Event>,
+    /// The cursor of the next page; `None` (JSON `null`, which must be present) on the last page.
+    #[serde(rename = "nextPageToken", deserialize_with = "required_nullable")]
+    pub next_page_token: Option<String>,
+}
+
+fn required_nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Option::<String>::deserialize(d)
+}
+
+impl From<UserEventsPage> for EventPage {
+    fn from(page: UserEventsPage) -> Self {
+        Self { items: page.items.into_iter().map(Event::Known).collect(), next_page_token: page.next_page_token }
+    }
+}
+
+impl TryFrom<EventPage> for UserEventsPage {
+    /// The page back, when it has an event of an unknown kind.
+    type Error = EventPage;
+
+    fn try_from(page: EventPage) -> Result<Self, EventPage> {
+        if page.items.iter().any(|e| e.known().is_none()) {
+            return Err(page);
+        }
+        Ok(UserEventsPage {
+            items: page.items.into_iter().filter_map(Event::into_known).collect(),
+            next_page_token: page.next_page_token,
+        })
+    }
+}
+
+/// Paging state of a cursor-paged operation: the next token to ask for, or done.
+enum Cursor {
+    First,
+    Next(String),
+    Done,
+}
+
+impl Client {
+    /// The event feed page by page, from `query.since_timestamp` (and `query.page_token`, to resume from a
+    /// stored cursor) until `nextPageToken` is null. Each page carries the token of the next one, so a consumer
+    /// can store it as its checkpoint.
+    pub fn event_pages(&self, query: ListUserEventsQuery) -> BoxStream<'_, Result<EventPage, Error<ListUserEventsError>>> {
+        let start = match query.page_token.clone() {
+            Some(token) => Cursor::Next(token),
+            None => Cursor::First,
+        };
+        stream::try_unfold((start, query), move |(cursor, mut query)| async move {
+            query.page_token = match cursor {
+                Cursor::Done => return Ok(None),
+                Cursor::First => None,
+                Cursor::Next(token) => Some(token),
+            };
+            let page = self.list_user_events(&query).await?;
+            let next = match &page.next_page_token {
+                Some(token) => Cursor::Next(token.clone()),
+                None => Cursor::Done,
+            };
+            Ok(Some((page, (next, query))))
+        })
+        .boxed()
+    }
+
+    /// Every event of the feed from `query.since_timestamp`, across pages.
+    pub fn events(&self, query: ListUserEventsQuery) -> BoxStream<'_, Result<Event, Error<ListUserEventsError>>> {
+        self.event_pages(query)
+            .map_ok(|page| stream::iter(page.items.into_iter().map(Ok)))
+            .try_flatten()
+            .boxed()
+    }
+
+    /// Every event at or after `since_ms` (milliseconds since the Unix epoch), across pages of the default size.
+    pub fn events_since(&self, since_ms: i64) -> BoxStream<'_, Result<Event, Error<ListUserEventsError>>> {
+        let since = DecimalNumber::try_from(since_ms as f64).expect("an i64 is a finite number");
+        self.events(ListUserEventsQuery { since_timestamp: since, page_token: None, page_size: None })
+    }
+
+    /// The deposit-address search page by page, from `query.page_token` (usually `None`) until `nextPageToken`
+    /// is null; the filters of `query` are sent with every page.
+    pub fn deposit_address_pages(
+        &self,
+        query: SearchDepositAddressesQuery,
+    ) -> BoxStream<'_, Result<DepositAddressSearchPage, Error<SearchDepositAddressesError>>> {
+        let start = match query.page_token.clone() {
+            Some(token) => Cursor::Next(token),
+            None => Cursor::First,
+        };
+        stream::try_unfold((start, query), move |(cursor, mut query)| async move {
+            query.page_token = match cursor {
+                Cursor::Done => return Ok(None),
+                Cursor::First => None,
+                Cursor::Next(token) => Some(token),
+            };
+            let page = self.search_deposit_addresses(&query).await?;
+            let next = match &page.next_page_token {
+                Some(token) => Cursor::Next(token.clone()),
+                None => Cursor::Done,
+            };
+            Ok(Some((page, (next, query))))
+        })
+        .boxed()
+    }
+
+    /// Every deposit address the search finds, across pages.
+    pub fn deposit_addresses(
+        &self,
+        query: SearchDepositAddressesQuery,
+    ) -> BoxStream<'_, Result<DepositAddressSearchItem, Error<SearchDepositAddressesError>>> {
+        self.deposit_address_pages(query)
+            .map_ok(|page| stream::iter(page.items.into_iter().map(Ok)))
+            .try_flatten()
+            .boxed()
+    }
+
+    /// The bridge history page by page, from page `query.page` (pages are 1-based) with `query.limit` records
+    /// each, until `totalItems` records are covered or a page comes back empty.
+    pub fn history_pages(
+        &self,
+        query: ListBridgeHistoryQuery,
+    ) -> BoxStream<'_, Result<HistoryPage, Error<ListBridgeHistoryError>>> {
+        stream::try_unfold(Some(query), move |query| async move {
+            let Some(mut query) = query else { return Ok(None) };
+            let page = self.list_bridge_history(&query).await?;
+            let number = query.page.as_f64();
+            let limit = query.limit.as_f64();
+            let covered = number * limit;
+            let more = !page.items.is_empty() && limit > 0.0 && covered < page.total_items as f64;
+            let next = match DecimalNumber::try_from(number + 1.0) {
+                Ok(n) if more => {
+                    query.page = n;
+                    Some(query)
+                }
+                _ => None,
+            };
+            Ok(Some((page, next)))
+        })
+        .boxed()
+    }
+}
