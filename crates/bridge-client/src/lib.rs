@@ -143,9 +143,15 @@
 //!
 //! ## Features
 //!
-//! `rustls` (default): HTTPS with rustls and the `ring` provider, configured on this client's `reqwest::Client`
-//! (no process-wide provider is installed). Without it the client speaks plain HTTP only (enough for a local
-//! sandbox), unless you hand it your own `reqwest::Client` with [`Client::with_reqwest`].
+//! No default features: the client speaks plain HTTP (enough for a local sandbox), or HTTPS through the
+//! `reqwest::Client` you hand it with [`Client::with_reqwest`] (the usual choice in a service that already
+//! configures reqwest).
+//!
+//! `rustls` (opt-in): HTTPS with rustls and the `ring` provider, configured on this client's own
+//! `reqwest::Client`; no process-wide provider is installed. It turns on reqwest's `rustls-no-provider`
+//! feature for the whole build, so any *other* `reqwest::Client::new()` in the same binary then panics unless the
+//! program installs a provider first (`rustls::crypto::ring::default_provider().install_default()`). That is
+//! why it is not a default: a contract crate must not change how the rest of your build behaves.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -1,0 +1,58 @@
+//! The sandbox's signing keys, made on first start and kept in the data directory:
+//! `keys/jwt-hs256.secret` (the HS256 secret that project tokens are signed with) and
+//! `keys/webhook-rsa.pem` (the RSA key that signs webhook deliveries; its public half is served by
+//! `GET /webhook/public-key`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use bridge_client::webhook::WebhookSigner;
+use rand::RngCore;
+
+pub struct Keys {
+    pub jwt_secret: Vec<u8>,
+    pub webhook: WebhookSigner,
+}
+
+impl Keys {
+    /// Loads the keys of `data_dir`, making any that are missing.
+    pub fn load_or_create(data_dir: &Path) -> anyhow::Result<Self> {
+        let dir = data_dir.join("keys");
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let secret_path = dir.join("jwt-hs256.secret");
+        let jwt_secret = match std::fs::read_to_string(&secret_path) {
+            Ok(text) => hex::decode(text.trim()).context("reading the JWT secret")?,
+            Err(_) => {
+                let mut secret = vec![0u8; 32];
+                rand::rng().fill_bytes(&mut secret);
+                write_private(&secret_path, &hex::encode(&secret))?;
+                tracing::info!(path = %secret_path.display(), "made a new JWT signing secret");
+                secret
+            }
+        };
+        let pem_path = dir.join("webhook-rsa.pem");
+        let webhook = match std::fs::read_to_string(&pem_path) {
+            Ok(pem) => WebhookSigner::from_pem(&pem).map_err(|e| anyhow::anyhow!("reading {}: {e}", pem_path.display()))?,
+            Err(_) => {
+                let signer = WebhookSigner::generate().map_err(|e| anyhow::anyhow!("making the webhook key: {e}"))?;
+                let pem = signer.private_key_pem().map_err(|e| anyhow::anyhow!("{e}"))?;
+                write_private(&pem_path, &pem)?;
+                tracing::info!(path = %pem_path.display(), "made a new webhook signing key");
+                signer
+            }
+        };
+        Ok(Self { jwt_secret, webhook })
+    }
+}
+
+fn write_private(path: &PathBuf, text: &str) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
+    }
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! # bridge-sandbox
+//!
+//! A stateful local implementation of the whole bridge service, exact to the contract: quotes, commits, bridge
+//! lifecycles, smart deposit addresses, the event feed, and sandbox helpers that drive them. Everything lives in
+//! one SQLite file in the data directory and survives restarts. Run it with
+//! `cargo run -p bridge-sandbox -- serve` (see `--help`).
+//!
+//! * [`catalogue`]: chains, tokens, prices, limits, fee settings (built-in defaults, overridable by a file);
+//! * [`pricing`]: the pricing model of quotes;
+//! * [`lifecycle`]: the bridge state machine and its events;
+//! * [`store`]: persistence behind the [`store::Store`] trait;
+//! * [`service`]: the [`bridge_server::BridgeApi`] implementation;
+//! * [`clock`]: the sandbox clock (`--clock real|manual`).
+
+pub mod addresses;
+pub mod catalogue;
+pub mod clock;
+pub mod docs;
+pub mod ids;
+pub mod keys;
+pub mod lifecycle;
+pub mod pricing;
+pub mod service;
+pub mod store;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use bridge_server::{ErrorsMode, JwtAuthenticator, ServerConfig};
+
+pub use service::Sandbox;
+
+/// Everything `serve` needs.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    pub clock: clock::ClockMode,
+    pub catalogue: Option<PathBuf>,
+    pub errors: ErrorsMode,
+}
+
+/// The sandbox over a data directory: store, keys, catalogue and clock, ready to serve.
+pub struct Opened {
+    pub sandbox: Sandbox,
+    pub keys: keys::Keys,
+}
+
+pub fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
+    let store = store::SqliteStore::open(&config.data_dir)?;
+    let keys = keys::Keys::load_or_create(&config.data_dir)?;
+    let mut catalogue = catalogue::Catalogue::builtin();
+    if let Some(path) = &config.catalogue {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        catalogue = catalogue.with_overrides(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    }
+    let stored_clock = store::Store::clock(&store)?;
+    let clock = clock::Clock::new(config.clock, stored_clock);
+    let sandbox = Sandbox::new(Arc::new(store), catalogue, clock, keys.webhook.served_public_key());
+    Ok(Opened { sandbox, keys })
+}
+
+/// The whole HTTP application: the contract's routes, `/openapi.json`, `/docs`, tracing, panics caught.
+pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
+    let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
+    bridge_server::router(opened.sandbox.clone(), auth, ServerConfig { errors, ..ServerConfig::default() })
+        .merge(docs::routes())
+        .layer(tower_http::catch_panic::CatchPanicLayer::new())
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+}
+
+/// Serves until SIGINT/SIGTERM (or `shutdown` resolves), then stops gracefully.
+pub async fn serve(config: SandboxConfig, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    let opened = open(&config)?;
+    let listener = tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("binding {}", config.listen))?;
+    serve_on(opened, listener, config.errors, shutdown).await
+}
+
+/// Serves on an already bound listener (tests bind port 0 and read the address first).
+pub async fn serve_on(
+    opened: Opened,
+    listener: tokio::net::TcpListener,
+    errors: ErrorsMode,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let sandbox = opened.sandbox.clone();
+    let address = listener.local_addr()?;
+    tracing::info!(%address, clock = ?sandbox.clock().mode(), "bridge sandbox serving; API reference at http://{address}/docs");
+    // The lifecycle runs on its own: due bridges move on as the clock passes their time.
+    let ticker = tokio::spawn({
+        let sandbox = sandbox.clone();
+        async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                if let Err(e) = sandbox.tick().await {
+                    tracing::warn!(error = %format!("{e:#}"), "lifecycle pass failed");
+                }
+            }
+        }
+    });
+    let result = axum::serve(listener, app(&opened, errors)).with_graceful_shutdown(shutdown).await;
+    ticker.abort();
+    let _ = sandbox.tick().await;
+    tracing::info!("bridge sandbox stopped");
+    result.context("serving")
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutting down");
+}
+
+/// A project token that a sandbox over `data_dir` accepts.
+pub fn mint_token(data_dir: &std::path::Path, project: &str, post_bridge_data: bool, ttl: Duration) -> anyhow::Result<String> {
+    let keys = keys::Keys::load_or_create(data_dir)?;
+    let now = clock::wall_ms() as u64 / 1000;
+    let claims = bridge_server::Claims {
+        sub: project.to_owned(),
+        exp: now + ttl.as_secs(),
+        iat: Some(now),
+        features: if post_bridge_data { vec![bridge_server::auth::POST_BRIDGE_DATA.to_owned()] } else { vec![] },
+    };
+    Ok(bridge_server::auth::sign_token(&claims, jsonwebtoken::Algorithm::HS256, &jsonwebtoken::EncodingKey::from_secret(&keys.jwt_secret))?)
+}

@@ -1,0 +1,88 @@
+//! `bridge-sandbox`: the whole bridge service, locally. `bridge-sandbox --help` explains the commands.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bridge_sandbox::clock::ClockMode;
+use bridge_sandbox::SandboxConfig;
+use bridge_server::ErrorsMode;
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// A local, stateful bridge service for integration work: exact to the contract, kept in one SQLite file.
+///
+/// Quick start:
+///   bridge-sandbox serve                      # serves http://127.0.0.1:8080 (API reference at /docs)
+///   bridge-sandbox token --project my-app     # prints a bearer token that sandbox accepts
+#[derive(Parser)]
+#[command(name = "bridge-sandbox", version, about, long_about, verbatim_doc_comment)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the whole API (and /openapi.json, /docs) until Ctrl-C or SIGTERM.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8080", env = "BRIDGE_SANDBOX_LISTEN")]
+        listen: SocketAddr,
+        /// Data directory: the database (sandbox.db) and the signing keys (keys/), made on first start.
+        #[arg(long, default_value = "sandbox-data", env = "BRIDGE_SANDBOX_DATA")]
+        data: PathBuf,
+        /// `real`: time passes by itself (plus POST /sandbox/clock/advance); `manual`: only advances move it.
+        #[arg(long, value_enum, default_value = "real")]
+        clock: ClockMode,
+        /// A TOML file with catalogue overrides (chains, tokens, prices, fees), merged over the built-in defaults.
+        #[arg(long)]
+        catalogue: Option<PathBuf>,
+        /// Decode errors report the first failing property (like the production service) or all of them.
+        #[arg(long, value_enum, default_value = "first")]
+        errors: Errors,
+    },
+    /// Print a bearer token (JWT) for a project, signed with the data directory's key.
+    Token {
+        /// The project id (becomes `userId` in records).
+        #[arg(long)]
+        project: String,
+        /// Enable post-bridge actions (`postBridgeData`) for the project.
+        #[arg(long)]
+        post_bridge: bool,
+        /// Data directory of the sandbox that should accept the token.
+        #[arg(long, default_value = "sandbox-data", env = "BRIDGE_SANDBOX_DATA")]
+        data: PathBuf,
+        /// Hours until the token expires.
+        #[arg(long, default_value_t = 24)]
+        ttl_hours: u64,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Errors {
+    First,
+    All,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve { listen, data, clock, catalogue, errors } => {
+            tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into()))
+                .init();
+            let errors = match errors {
+                Errors::First => ErrorsMode::First,
+                Errors::All => ErrorsMode::All,
+            };
+            let config = SandboxConfig { listen, data_dir: data, clock, catalogue, errors };
+            bridge_sandbox::serve(config, bridge_sandbox::shutdown_signal()).await
+        }
+        Command::Token { project, post_bridge, data, ttl_hours } => {
+            let token = bridge_sandbox::mint_token(&data, &project, post_bridge, Duration::from_secs(ttl_hours * 3600))?;
+            println!("{token}");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! End-to-end scenarios over real HTTP on 127.0.0.1, through the client crate: a sandbox is started on a free
+//! port with a temporary data directory and a manual clock, driven, stopped, and started again.
+
+use std::path::Path;
+use std::time::Duration;
+
+use bridge_client::{Client, Credentials};
+use bridge_contract::operations::*;
+use bridge_contract::*;
+use bridge_sandbox::clock::ClockMode;
+use bridge_sandbox::SandboxConfig;
+use bridge_server::ErrorsMode;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+struct Running {
+    base_url: String,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Running {
+    async fn start(data: &Path) -> Self {
+        let config = SandboxConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            data_dir: data.to_owned(),
+            clock: ClockMode::Manual,
+            catalogue: None,
+            errors: ErrorsMode::First,
+        };
+        let opened = bridge_sandbox::open(&config).expect("the sandbox opens");
+        let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
+        let base_url = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(bridge_sandbox::serve_on(opened, listener, ErrorsMode::First, async move {
+            let _ = rx.await;
+        }));
+        Self { base_url, stop: Some(tx), task }
+    }
+
+    fn client(&self, data: &Path, project: &str) -> Client {
+        let token = bridge_sandbox::mint_token(data, project, false, Duration::from_secs(3600)).unwrap();
+        Client::new(&self.base_url, Credentials::bearer(token)).unwrap()
+    }
+
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+const EVM_A: &str = "0x1111111111111111111111111111111111111111";
+const EVM_B: &str = "0x2222222222222222222222222222222222222222";
+
+fn quote_request(amount: &str) -> BridgeQuoteRequest {
+    BridgeQuoteRequest {
+        token: "USDC".into(),
+        chain_in: "ETHEREUM".into(),
+        chain_out: "BASE".into(),
+        amount: amount.parse().unwrap(),
+        amount_native: None,
+        mode: QuoteMode::Pay,
+        is_sda: None,
+        depositor: EVM_A.into(),
+        recipient: EVM_B.into(),
+        post_bridge_data: None,
+        webhook_url: None,
+    }
+}
+
+fn state_of(record: &BridgeRecord) -> &'static str {
+    match record {
+        BridgeRecord::Bridge(b) => b.state.tag(),
+        BridgeRecord::BridgeSwap(b) => b.state.tag(),
+        BridgeRecord::DepositAddressBridge(b) => b.state.tag(),
+    }
+}
+
+async fn advance(client: &Client, ms: u64) {
+    client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms }).await.unwrap();
+}
+
+async fn event_tags(client: &Client) -> Vec<String> {
+    let page = client
+        .list_user_events(&ListUserEventsQuery { since_timestamp: 0.into(), page_token: None, page_size: Some(50.into()) })
+        .await
+        .unwrap();
+    page.items.iter().map(|e| e.tag().to_owned()).collect()
+}
+
+fn dec(s: &DecimalString) -> rust_decimal::Decimal {
+    s.to_decimal().unwrap()
+}
+
+#[tokio::test]
+async fn quote_commit_deposit_executed() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+
+    let quote = client.quote_bridge(&quote_request("100")).await.unwrap();
+    let fees = &quote.fees;
+    assert_eq!(dec(&fees.fee), dec(&fees.gas_fee) + dec(&fees.source_gas_fee) + dec(&fees.platform_fee) + dec(&fees.percentage_fee), "fees add up");
+    assert_eq!(dec(&quote.pay_amount), dec(&quote.receive_amount) + dec(&fees.fee), "pay = receive + fee");
+
+    let committed = client.commit_quote(&quote.quote_id).await.unwrap();
+    assert_eq!(committed.quote_id, quote.quote_id);
+    assert_eq!(state_of(&client.get_bridge(&quote.quote_id).await.unwrap()), "PENDING");
+    let again = client.commit_quote(&quote.quote_id).await.unwrap_err();
+    assert!(matches!(again, bridge_client::Error::Api(CommitQuoteError::InvalidRequest(_))), "committed once: {again:?}");
+
+    let record = client.sandbox_deposit_bridge(&quote.quote_id, &SandboxBridgeDepositRequest { tx_hash: None }).await.unwrap();
+    assert_eq!(state_of(&record), "PENDING_CONFIRMATION");
+    for expected in ["DEPOSIT_ACCEPTED", "ACCEPTED", "EXECUTED"] {
+        advance(&client, 60_000).await;
+        let record = client.get_bridge(&quote.quote_id).await.unwrap();
+        if state_of(&record) == "EXECUTED" {
+            break;
+        }
+        assert_eq!(state_of(&record), expected);
+    }
+    assert_eq!(state_of(&client.get_bridge(&quote.quote_id).await.unwrap()), "EXECUTED");
+    assert_eq!(event_tags(&client).await, ["BRIDGE_PENDING", "BRIDGE_ACCEPTED", "BRIDGE_EXECUTED"]);
+
+    let history = client
+        .list_bridge_history(&ListBridgeHistoryQuery {
+            page: 1.into(),
+            limit: 10.into(),
+            sort_by: HistorySortBy::CreatedAt,
+            sort_direction: SortDirection::Desc,
+            state: Some(HistoryStateFilter::Executed),
+        })
+        .await
+        .unwrap();
+    assert_eq!(history.total_items, 1);
+    sandbox.stop().await;
+}
+
+#[tokio::test]
+async fn an_uncommitted_or_expired_quote_cannot_be_committed_and_a_pending_bridge_is_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+    let late = client.quote_bridge(&quote_request("50")).await.unwrap();
+    let pending = client.quote_bridge(&quote_request("60")).await.unwrap();
+    client.commit_quote(&pending.quote_id).await.unwrap();
+    advance(&client, bridge_sandbox::pricing::QUOTE_LIFETIME_MS as u64 + 1).await;
+    let err = client.commit_quote(&late.quote_id).await.unwrap_err();
+    assert!(matches!(err, bridge_client::Error::Api(CommitQuoteError::QuoteNotFound(_))), "{err:?}");
+    assert_eq!(state_of(&client.get_bridge(&pending.quote_id).await.unwrap()), "CANCELLED");
+    assert_eq!(event_tags(&client).await, ["BRIDGE_PENDING", "BRIDGE_CANCELLED"]);
+    sandbox.stop().await;
+}
+
+#[tokio::test]
+async fn deposit_address_bridged_and_rejected_over_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+    let request = DepositAddressCreateRequest {
+        deposit_chains: vec!["ETHEREUM".into(), "ARBITRUM".into()],
+        address_note: Some("desk".into()),
+        reuse_policy: None,
+        webhook_url: None,
+        refund_address: None,
+        destination_chain: "BASE".into(),
+        destination_address: EVM_B.into(),
+        post_bridge_data: None,
+        token_out: None,
+        bridge_if_not_swappable: None,
+    };
+    let created = client.create_deposit_addresses(&request).await.unwrap();
+    assert_eq!(created.len(), 2);
+    let again = client.create_deposit_addresses(&request).await.unwrap();
+    assert_eq!(again[0].deposit_address, created[0].deposit_address, "reused by default");
+    let fresh = client
+        .create_deposit_addresses(&DepositAddressCreateRequest { reuse_policy: Some(ReusePolicy::CreateNew), ..request.clone() })
+        .await
+        .unwrap();
+    assert_ne!(fresh[0].deposit_address, created[0].deposit_address, "create-new makes another");
+
+    let address = &created[0];
+    let limits = address.supported_tokens.iter().find(|t| t.symbol == "USDC").expect("USDC is depositable");
+    let ok = client
+        .sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &SandboxAddressDepositRequest { token: "USDC".into(), amount: "25".parse().unwrap(), sender: None })
+        .await
+        .unwrap();
+    let bridge_id = ok.bridge_id.clone().expect("a bridged deposit starts a bridge");
+    assert!(matches!(ok.deposit.status, LastBridgeStatus::Accepted(_)));
+    let too_much = format!("{}", limits.max_deposit_limit_usd.as_f64() * 2.0);
+    let over = client
+        .sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &SandboxAddressDepositRequest { token: "USDC".into(), amount: too_much.parse().unwrap(), sender: None })
+        .await
+        .unwrap();
+    assert!(matches!(over.deposit.status, LastBridgeStatus::Rejected(LastBridgeRejected { reason: RejectReason::OverMax, .. })), "{:?}", over.deposit.status);
+    assert!(over.bridge_id.is_none());
+
+    for _ in 0..4 {
+        advance(&client, 60_000).await;
+    }
+    assert_eq!(state_of(&client.get_bridge(&bridge_id).await.unwrap()), "EXECUTED");
+    let status = client
+        .get_deposit_address_public_status(&address.deposit_address, "ETHEREUM", &GetDepositAddressPublicStatusQuery { destination_address: EVM_B.into() })
+        .await
+        .unwrap();
+    assert_eq!(status.last_bridges.len(), 2);
+    assert!(matches!(status.last_bridges[0].status, LastBridgeStatus::Rejected(_)), "newest first");
+    assert!(matches!(status.last_bridges[1].status, LastBridgeStatus::Executed(_)));
+    let tags = event_tags(&client).await;
+    assert_eq!(tags.iter().filter(|t| *t == "DEPOSIT_ADDRESS_CREATED").count(), 4, "{tags:?}");
+    assert!(tags.contains(&"DEPOSIT_ADDRESS_BRIDGE_REJECTED".to_owned()) && tags.contains(&"BRIDGE_EXECUTED".to_owned()), "{tags:?}");
+    sandbox.stop().await;
+}
+
+#[tokio::test]
+async fn everything_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+    let quote = client.quote_bridge(&quote_request("10")).await.unwrap();
+    client.commit_quote(&quote.quote_id).await.unwrap();
+    advance(&client, 1_000).await;
+    let clock_before = client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 }).await.unwrap().now;
+    let events_before = event_tags(&client).await;
+    sandbox.stop().await;
+
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+    assert_eq!(state_of(&client.get_bridge(&quote.quote_id).await.unwrap()), "PENDING");
+    assert_eq!(event_tags(&client).await, events_before);
+    let clock_after = client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 }).await.unwrap().now;
+    assert_eq!(clock_after, clock_before, "the manual clock continues where it stopped");
+    sandbox.stop().await;
+}
+
+#[tokio::test]
+async fn projects_never_see_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let a = sandbox.client(dir.path(), "project-a");
+    let b = sandbox.client(dir.path(), "project-b");
+    let quote = a.quote_bridge(&quote_request("10")).await.unwrap();
+    let err = b.commit_quote(&quote.quote_id).await.unwrap_err();
+    assert!(matches!(err, bridge_client::Error::Api(CommitQuoteError::QuoteNotFound(_))), "{err:?}");
+    a.commit_quote(&quote.quote_id).await.unwrap();
+    let unknown = b.get_bridge("no-such-bridge").await.unwrap_err();
+    let foreign = b.get_bridge(&quote.quote_id).await.unwrap_err();
+    assert_eq!(format!("{unknown:?}").replace("no-such-bridge", "X"), format!("{foreign:?}").replace(&quote.quote_id, "X"), "answered like an unknown id");
+    assert!(event_tags(&b).await.is_empty());
+    let history = b
+        .list_bridge_history(&ListBridgeHistoryQuery { page: 1.into(), limit: 10.into(), sort_by: HistorySortBy::CreatedAt, sort_direction: SortDirection::Asc, state: None })
+        .await
+        .unwrap();
+    assert_eq!(history.total_items, 0);
+    sandbox.stop().await;
+}
+
+/// Raw answers (not the client's typed view) validate against the schema of their operation and status.
+#[tokio::test]
+async fn every_answer_validates_against_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let token = bridge_sandbox::mint_token(dir.path(), "project-a", false, Duration::from_secs(600)).unwrap();
+    let http = reqwest::Client::new();
+    let doc: Value = serde_json::from_str(OPENAPI_JSON).unwrap();
+    let send = |method: &str, path: String, body: Option<Value>| {
+        let mut req = http.request(method.parse().unwrap(), format!("{}{path}", sandbox.base_url)).bearer_auth(&token);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        req.send()
+    };
+    let quote: Value = send("POST", "/bridge/quote/user".into(), Some(serde_json::to_value(quote_request("42")).unwrap())).await.unwrap().json().await.unwrap();
+    let id = quote["quoteId"].as_str().unwrap().to_owned();
+    let calls: Vec<(&str, &str, String, Option<Value>)> = vec![
+        ("POST", "/bridge/quote/user", "/bridge/quote/user".into(), Some(serde_json::to_value(quote_request("42")).unwrap())),
+        ("POST", "/bridge/quote/user", "/bridge/quote/user".into(), Some(serde_json::to_value(quote_request("0.000001")).unwrap())),
+        ("POST", "/bridge/quote/commit/{quoteId}", format!("/bridge/quote/commit/{id}"), None),
+        ("POST", "/bridge/quote/commit/{quoteId}", format!("/bridge/quote/commit/{id}"), None),
+        ("POST", "/sandbox/bridges/{bridgeId}/deposit", format!("/sandbox/bridges/{id}/deposit"), Some(serde_json::json!({}))),
+        ("POST", "/sandbox/clock/advance", "/sandbox/clock/advance".into(), Some(serde_json::json!({"ms": 120000}))),
+        ("GET", "/bridge/history/bridge/{bridgeId}", format!("/bridge/history/bridge/{id}"), None),
+        ("GET", "/bridge/history/bridge/{bridgeId}", "/bridge/history/bridge/nope".into(), None),
+        ("GET", "/bridge/history/user", "/bridge/history/user?page=1&limit=5&sortBy=updatedAt&sortDirection=desc".into(), None),
+        ("GET", "/bridge/history/user", "/bridge/history/user?page=0&limit=5&sortBy=updatedAt&sortDirection=desc".into(), None),
+        ("POST", "/sda/deposit-addresses", "/sda/deposit-addresses".into(), Some(serde_json::json!({"depositChains": ["STELLAR"], "destinationChain": "BASE", "destinationAddress": EVM_B}))),
+        ("POST", "/sda/deposit-addresses", "/sda/deposit-addresses".into(), Some(serde_json::json!({"depositChains": ["NOWHERE"], "destinationChain": "BASE", "destinationAddress": EVM_B}))),
+        ("POST", "/bridge/deposit-addresses", "/bridge/deposit-addresses".into(), Some(serde_json::json!({"depositChains": ["STELLAR"], "destinationChain": "BASE", "destinationAddress": EVM_B}))),
+        ("GET", "/sda/deposit-addresses/search", "/sda/deposit-addresses/search?pageSize=1".into(), None),
+        ("GET", "/webhook/user-events-cursor", "/webhook/user-events-cursor?sinceTimestamp=0&pageSize=2".into(), None),
+        ("GET", "/webhook/public-key", "/webhook/public-key".into(), None),
+        ("POST", "/bridge/quote/bridge-swap/user", "/bridge/quote/bridge-swap/user".into(), Some(serde_json::json!({"chainIn": "ETHEREUM", "chainOut": "BASE", "amount": "3", "mode": "pay", "tokenIn": "ETH", "tokenOut": "USDC", "depositor": EVM_A, "recipient": EVM_B}))),
+        ("POST", "/bridge/quote/bridge-swap/user", "/bridge/quote/bridge-swap/user".into(), Some(serde_json::json!({"chainIn": "ETHEREUM", "chainOut": "ETHEREUM", "amount": "3", "mode": "pay", "tokenIn": "ETH", "tokenOut": "USDC", "depositor": EVM_A, "recipient": EVM_B}))),
+    ];
+    let mut checked = 0;
+    for (method, template, path, body) in calls {
+        let response = send(method, path.clone(), body).await.unwrap();
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        let op = &doc["paths"][template][method.to_lowercase()];
+        let mut answer = op["responses"][status.to_string()].clone();
+        if let Some(r) = answer.get("$ref").and_then(Value::as_str) {
+            answer = doc.pointer(r.trim_start_matches('#')).unwrap().clone();
+        }
+        let schema = answer.pointer("/content/application~1json/schema").unwrap_or_else(|| panic!("{method} {path}: status {status} is not documented: {body}")).clone();
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .build(&serde_json::json!({"allOf": [schema], "components": nullable_to_json_schema(doc["components"].clone())}))
+            .unwrap();
+        let errors: Vec<String> = validator.iter_errors(&body).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{method} {path} ({status}) does not validate: {errors:?}\n{body:#}");
+        checked += 1;
+    }
+    assert_eq!(checked, 18);
+    sandbox.stop().await;
+}
+
+fn nullable_to_json_schema(mut v: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                for child in map.values_mut() {
+                    walk(child);
+                }
+                if map.remove("nullable") == Some(Value::Bool(true)) {
+                    let inner = Value::Object(std::mem::take(map));
+                    map.insert("anyOf".into(), serde_json::json!([inner, {"type": "null"}]));
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut v);
+    v
+}
