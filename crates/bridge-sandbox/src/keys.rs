@@ -11,7 +11,7 @@ use rand::RngCore;
 
 pub struct Keys {
     pub jwt_secret: Vec<u8>,
-    pub webhook: WebhookSigner,
+    pub webhook: std::sync::Arc<WebhookSigner>,
 }
 
 impl Keys {
@@ -41,7 +41,7 @@ impl Keys {
                 signer
             }
         };
-        Ok(Self { jwt_secret, webhook })
+        Ok(Self { jwt_secret, webhook: std::sync::Arc::new(webhook) })
     }
 }
 

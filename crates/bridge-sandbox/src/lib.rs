@@ -10,11 +10,13 @@
 //! * [`lifecycle`]: the bridge state machine and its events;
 //! * [`store`]: persistence behind the [`store::Store`] trait;
 //! * [`service`]: the [`bridge_server::BridgeApi`] implementation;
+//! * [`delivery`]: signed webhook delivery from the outbox, with retries;
 //! * [`clock`]: the sandbox clock (`--clock real|manual`).
 
 pub mod addresses;
 pub mod catalogue;
 pub mod clock;
+pub mod delivery;
 pub mod docs;
 pub mod ids;
 pub mod keys;
@@ -101,8 +103,23 @@ pub async fn serve_on(
             }
         }
     });
+    // Webhook deliveries run on their own too, from the outbox in the store.
+    let deliverer = delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone())?;
+    let courier = tokio::spawn(async move {
+        loop {
+            match deliverer.run_once().await {
+                Ok(0) => tokio::time::sleep(Duration::from_millis(100)).await,
+                Ok(_) => tokio::task::yield_now().await,
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "delivery pass failed");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            }
+        }
+    });
     let result = axum::serve(listener, app(&opened, errors)).with_graceful_shutdown(shutdown).await;
     ticker.abort();
+    courier.abort();
     let _ = sandbox.tick().await;
     tracing::info!("bridge sandbox stopped");
     result.context("serving")

@@ -133,6 +133,14 @@ pub trait Store: Send + Sync + 'static {
     fn append_events(&self, events: &[NewEvent]) -> Result<()>;
     /// A project's events at or after `since_ms` with a sequence number above `after_seq`, in sequence order.
     fn events(&self, project: &str, since_ms: i64, after_seq: i64, limit: u64) -> Result<Vec<(i64, WebhookEvent)>>;
+
+    /// Deliveries due at `now_ms`, oldest first; each is leased until `lease_until_ms` (a worker that dies
+    /// mid-delivery leaves it to be tried again then, also after a restart).
+    fn take_due_deliveries(&self, now_ms: i64, lease_until_ms: i64, limit: u64) -> Result<Vec<DueDelivery>>;
+    /// Records an attempt and schedules the next one (or closes the delivery).
+    fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> Result<()>;
+    /// A project's delivery attempts, newest first, optionally of one event.
+    fn delivery_attempts(&self, project: &str, event_id: Option<&str>, limit: u64) -> Result<Vec<bridge_contract::WebhookDeliveryAttempt>>;
 }
 
 fn migrations() -> Migrations<'static> {
@@ -170,7 +178,45 @@ fn migrations() -> Migrations<'static> {
         CREATE INDEX events_by_project ON events (project, seq);
         CREATE INDEX events_by_time ON events (project, created_ms, seq);
         "#,
+    ),
+    M::up(
+        r#"
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, project TEXT NOT NULL, url TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0, next_ms INTEGER, delivered INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX outbox_due ON outbox (next_ms) WHERE next_ms IS NOT NULL;
+        CREATE TABLE delivery_attempts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, outbox_id INTEGER NOT NULL, event_id TEXT NOT NULL,
+            project TEXT NOT NULL, url TEXT NOT NULL, attempt INTEGER NOT NULL, at_ms INTEGER NOT NULL,
+            status INTEGER, error TEXT, delivered INTEGER NOT NULL, next_ms INTEGER
+        );
+        CREATE INDEX attempts_by_project ON delivery_attempts (project, id);
+        "#,
     )])
+}
+
+/// A delivery that is due: the outbox row, its event's JSON, and the attempt number it is about to make.
+#[derive(Debug, Clone)]
+pub struct DueDelivery {
+    pub outbox_id: i64,
+    pub event_id: String,
+    pub project: String,
+    pub url: String,
+    pub event: WebhookEvent,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+}
+
+/// What became of one attempt.
+#[derive(Debug, Clone)]
+pub struct AttemptOutcome {
+    pub at_ms: i64,
+    pub status: Option<u16>,
+    pub error: Option<String>,
+    pub delivered: bool,
+    /// When to try again (`None`: delivered or given up).
+    pub next_ms: Option<i64>,
 }
 
 /// All state in one SQLite file.
@@ -206,10 +252,15 @@ impl SqliteStore {
     }
 }
 
+/// Appends events, and an outbox row for each that has a `webhookUrl`, in the caller's transaction.
 fn insert_events(tx: &rusqlite::Transaction<'_>, events: &[NewEvent]) -> Result<()> {
     let mut stmt = tx.prepare_cached("INSERT INTO events (id, project, created_ms, body, webhook_url) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    let mut outbox = tx.prepare_cached("INSERT INTO outbox (event_id, project, url, next_ms) VALUES (?1, ?2, ?3, ?4)")?;
     for e in events {
         stmt.execute(params![e.id, e.project, e.created_ms, to_json(&e.event)?, e.webhook_url])?;
+        if let Some(url) = &e.webhook_url {
+            outbox.execute(params![e.id, e.project, url, e.created_ms])?;
+        }
     }
     Ok(())
 }
@@ -468,6 +519,81 @@ impl Store for SqliteStore {
             insert_events(&tx, events)?;
             tx.commit()?;
             Ok(())
+        })
+    }
+
+    fn take_due_deliveries(&self, now_ms: i64, lease_until_ms: i64, limit: u64) -> Result<Vec<DueDelivery>> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            let rows: Vec<(i64, String, String, String, i64, String)> = {
+                let mut stmt = tx.prepare_cached(
+                    "SELECT o.id, o.event_id, o.project, o.url, o.attempts, e.body FROM outbox o JOIN events e ON e.id = o.event_id
+                     WHERE o.next_ms IS NOT NULL AND o.next_ms <= ?1 ORDER BY o.next_ms, o.id LIMIT ?2",
+                )?;
+                let rows = stmt.query_map(params![now_ms, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            let mut lease = tx.prepare_cached("UPDATE outbox SET next_ms = ?2 WHERE id = ?1")?;
+            let mut out = Vec::with_capacity(rows.len());
+            for (id, event_id, project, url, attempts, body) in rows {
+                lease.execute(params![id, lease_until_ms])?;
+                out.push(DueDelivery { outbox_id: id, event_id, project, url, event: from_json(&body)?, attempt: attempts as u32 + 1 });
+            }
+            drop(lease);
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+
+    fn record_attempt(&self, d: &DueDelivery, o: &AttemptOutcome) -> Result<()> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "UPDATE outbox SET attempts = ?2, next_ms = ?3, delivered = ?4 WHERE id = ?1",
+                params![d.outbox_id, d.attempt, o.next_ms, o.delivered],
+            )?;
+            tx.execute(
+                "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![d.outbox_id, d.event_id, d.project, d.url, d.attempt, o.at_ms, o.status, o.error, o.delivered, o.next_ms],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    fn delivery_attempts(&self, project: &str, event_id: Option<&str>, limit: u64) -> Result<Vec<bridge_contract::WebhookDeliveryAttempt>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT event_id, url, attempt, at_ms, status, error, delivered, next_ms FROM delivery_attempts
+                 WHERE project = ?1 AND (?2 IS NULL OR event_id = ?2) ORDER BY id DESC LIMIT ?3",
+            )?;
+            let rows = stmt.query_map(params![project, event_id, limit as i64], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, bool>(6)?,
+                    r.get::<_, Option<i64>>(7)?,
+                ))
+            })?;
+            rows.map(|r| {
+                let (event_id, url, attempt, at_ms, status, error, delivered, next_ms) = r?;
+                Ok(bridge_contract::WebhookDeliveryAttempt {
+                    event_id,
+                    url,
+                    attempt: attempt as u64,
+                    at: bridge_contract::DateString::from_millis(at_ms).unwrap_or(bridge_contract::DateString::MIN),
+                    status,
+                    error,
+                    delivered,
+                    next_attempt_at: next_ms.and_then(bridge_contract::DateString::from_millis),
+                })
+            })
+            .collect()
         })
     }
 

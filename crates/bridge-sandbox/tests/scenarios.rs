@@ -1,53 +1,15 @@
 //! End-to-end scenarios over real HTTP on 127.0.0.1, through the client crate: a sandbox is started on a free
 //! port with a temporary data directory and a manual clock, driven, stopped, and started again.
 
-use std::path::Path;
+mod support;
+
 use std::time::Duration;
 
-use bridge_client::{Client, Credentials};
+use bridge_client::Client;
 use bridge_contract::operations::*;
 use bridge_contract::*;
-use bridge_sandbox::clock::ClockMode;
-use bridge_sandbox::SandboxConfig;
-use bridge_server::ErrorsMode;
 use serde_json::Value;
-use tokio::sync::oneshot;
-
-struct Running {
-    base_url: String,
-    stop: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<anyhow::Result<()>>,
-}
-
-impl Running {
-    async fn start(data: &Path) -> Self {
-        let config = SandboxConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            data_dir: data.to_owned(),
-            clock: ClockMode::Manual,
-            catalogue: None,
-            errors: ErrorsMode::First,
-        };
-        let opened = bridge_sandbox::open(&config).expect("the sandbox opens");
-        let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
-        let base_url = format!("http://{}", listener.local_addr().unwrap());
-        let (tx, rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(bridge_sandbox::serve_on(opened, listener, ErrorsMode::First, async move {
-            let _ = rx.await;
-        }));
-        Self { base_url, stop: Some(tx), task }
-    }
-
-    fn client(&self, data: &Path, project: &str) -> Client {
-        let token = bridge_sandbox::mint_token(data, project, false, Duration::from_secs(3600)).unwrap();
-        Client::new(&self.base_url, Credentials::bearer(token)).unwrap()
-    }
-
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        self.task.await.unwrap().unwrap();
-    }
-}
+use support::Running;
 
 const EVM_A: &str = "0x1111111111111111111111111111111111111111";
 const EVM_B: &str = "0x2222222222222222222222222222222222222222";

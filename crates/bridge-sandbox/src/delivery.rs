@@ -1,0 +1,133 @@
+//! Webhook delivery from the outbox.
+//!
+//! Every event with a `webhookUrl` (the quote's or the deposit address's) gets an outbox row in the same
+//! transaction as the event itself, so an acknowledged change never loses its delivery, also across restarts.
+//! A worker takes due rows (leasing each for [`LEASE_MS`] so that a delivery cut short by a crash is tried again),
+//! and POSTs the signed envelope `{event, eventId, ts}` with the `X-Webhook-Signature` header, signed by the
+//! client crate's [`WebhookSigner`] (one implementation for both sides). The body is JavaScript's
+//! `JSON.stringify` text of the envelope, so a receiver that parses it and serialises it again gets the very text
+//! that was signed.
+//!
+//! Guarantees: **at least once** per event and URL (a receiver drops duplicates by `eventId`); no order across
+//! events (order by the feed, or by `createdAt`/`eventId`). Any 2xx answer is a delivery; anything else, or no
+//! answer within [`TIMEOUT`], is retried after `1 s × 2^(attempt−1)` (±20 % jitter, at most one hour) on the
+//! sandbox clock, up to [`MAX_ATTEMPTS`] attempts. At most [`IN_FLIGHT`] deliveries run at once, each in its own
+//! task, so a slow or dead receiver never blocks the API or other receivers. Every attempt is logged and listed
+//! by `GET /sandbox/webhook-deliveries`. The sandbox speaks plain HTTP to receivers (no TLS).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bridge_client::webhook::{WebhookSigner, SIGNATURE_HEADER};
+use bridge_contract::{DecimalNumber, WebhookEnvelope};
+use rand::Rng;
+use tokio::sync::Semaphore;
+
+use crate::service::Sandbox;
+use crate::store::{AttemptOutcome, DueDelivery};
+
+pub const MAX_ATTEMPTS: u32 = 10;
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+pub const LEASE_MS: i64 = 60_000;
+pub const IN_FLIGHT: usize = 16;
+const MAX_BACKOFF_MS: i64 = 3_600_000;
+
+/// The wait before attempt `attempt + 1`, after `attempt` failed: `1 s × 2^(attempt−1)`, ±20 %, capped.
+pub fn backoff_ms(attempt: u32, jitter: f64) -> i64 {
+    let base = 1_000i64.saturating_mul(1i64 << (attempt.saturating_sub(1)).min(30)).min(MAX_BACKOFF_MS);
+    let factor = 1.0 + 0.2 * jitter.clamp(-1.0, 1.0);
+    ((base as f64) * factor) as i64
+}
+
+#[derive(Clone)]
+pub struct Deliverer {
+    sandbox: Sandbox,
+    signer: Arc<WebhookSigner>,
+    http: reqwest::Client,
+    slots: Arc<Semaphore>,
+}
+
+impl Deliverer {
+    pub fn new(sandbox: Sandbox, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build()?;
+        Ok(Self { sandbox, signer, http, slots: Arc::new(Semaphore::new(IN_FLIGHT)) })
+    }
+
+    /// Starts every due delivery that a free slot allows; returns how many were started.
+    pub async fn run_once(&self) -> anyhow::Result<usize> {
+        let free = self.slots.available_permits();
+        if free == 0 {
+            return Ok(0);
+        }
+        let now = self.sandbox.now_ms();
+        let due = self.sandbox.store_call(move |s| s.take_due_deliveries(now, now + LEASE_MS, free as u64)).await?;
+        let started = due.len();
+        for delivery in due {
+            let permit = self.slots.clone().acquire_owned().await?;
+            let this = self.clone();
+            tokio::spawn(async move {
+                let _permit = permit;
+                if let Err(e) = this.deliver(delivery).await {
+                    tracing::warn!(error = %format!("{e:#}"), "recording a delivery attempt failed");
+                }
+            });
+        }
+        Ok(started)
+    }
+
+    async fn deliver(&self, delivery: DueDelivery) -> anyhow::Result<()> {
+        let ts = self.sandbox.now_ms();
+        let envelope = WebhookEnvelope {
+            event: delivery.event.clone(),
+            event_id: delivery.event_id.clone(),
+            ts: DecimalNumber::try_from(ts as f64).unwrap_or_default(),
+        };
+        let (status, error) = match self.signer.signed_delivery(&envelope) {
+            Err(e) => (None, Some(format!("signing failed: {e}"))),
+            Ok(signed) => {
+                let sent = self
+                    .http
+                    .post(&delivery.url)
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .header(SIGNATURE_HEADER, signed.signature)
+                    .body(signed.body)
+                    .send()
+                    .await;
+                match sent {
+                    Ok(response) if response.status().is_success() => (Some(response.status().as_u16()), None),
+                    Ok(response) => (Some(response.status().as_u16()), Some(format!("answered {}", response.status()))),
+                    Err(e) => (None, Some(if e.is_timeout() { format!("no answer within {TIMEOUT:?}") } else { format!("{e}") })),
+                }
+            }
+        };
+        let delivered = error.is_none();
+        let at_ms = self.sandbox.now_ms();
+        let next_ms = if delivered || delivery.attempt >= MAX_ATTEMPTS {
+            None
+        } else {
+            Some(at_ms + backoff_ms(delivery.attempt, rand::rng().random_range(-1.0..=1.0)))
+        };
+        match (&error, next_ms) {
+            (None, _) => tracing::info!(event = %delivery.event_id, url = %delivery.url, attempt = delivery.attempt, "webhook delivered"),
+            (Some(e), Some(next)) => tracing::info!(event = %delivery.event_id, url = %delivery.url, attempt = delivery.attempt, error = %e, retry_in_ms = next - at_ms, "webhook delivery failed; will retry"),
+            (Some(e), None) => tracing::warn!(event = %delivery.event_id, url = %delivery.url, attempt = delivery.attempt, error = %e, "webhook delivery failed; giving up"),
+        }
+        let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms };
+        self.sandbox.store_call(move |s| s.record_attempt(&delivery, &outcome)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backoff_ms;
+
+    #[test]
+    fn backoff_doubles_with_bounded_jitter_and_a_cap() {
+        assert_eq!(backoff_ms(1, 0.0), 1_000);
+        assert_eq!(backoff_ms(2, 0.0), 2_000);
+        assert_eq!(backoff_ms(5, 0.0), 16_000);
+        assert_eq!(backoff_ms(4, 1.0), 9_600);
+        assert_eq!(backoff_ms(4, -1.0), 6_400);
+        assert_eq!(backoff_ms(40, 0.0), 3_600_000);
+    }
+}
