@@ -17,6 +17,9 @@ use crate::service::{address_not_found, now_date, Sandbox};
 use crate::store::{StoredAddress, StoredDeposit, StoredQuote};
 use crate::ids;
 
+/// Confirmations a deposit into a deposit address needs before its bridge is accepted.
+pub const REQUIRED_CONFIRMATIONS: u64 = 12;
+
 fn storage(e: anyhow::Error) -> InvalidRequest {
     tracing::error!(error = %format!("{e:#}"), "storage failure");
     InvalidRequest { tag: Default::default(), message: format!("the sandbox store failed: {e:#}") }
@@ -239,7 +242,24 @@ pub async fn deposit(
                 amount_out: serde_json::from_value(record["amountOut"].clone()).map_err(|e| err(e.into()))?,
                 fee: serde_json::from_value(record["fee"].clone()).map_err(|e| err(e.into()))?,
             });
+            let block = 1_000_000 + seed as i64;
             let detected = WebhookEvent::DepositAddressDepositDetected(DepositAddressDepositDetectedEvent {
+                tag: Default::default(),
+                id: deposit_id.clone(),
+                token_symbol: body.token.clone(),
+                token_address: token_address.clone(),
+                amount: body.amount.clone(),
+                amount_usd,
+                amount_wei: amount_wei(&body.amount, decimals),
+                sender: sender.clone(),
+                tx_hash: tx_hash.clone(),
+                created_at: now_date(now),
+                block_number: Some(block),
+                deposit_address: info.clone(),
+            });
+            // The deposit's first confirmation comes with the block that holds it; the bridge is accepted when it
+            // has all of them (the lifecycle's DEPOSIT_ACCEPTED step).
+            let confirming = WebhookEvent::DepositAddressDepositConfirming(DepositAddressDepositConfirmingEvent {
                 tag: Default::default(),
                 id: deposit_id,
                 token_symbol: body.token.clone(),
@@ -250,12 +270,18 @@ pub async fn deposit(
                 sender: sender.clone(),
                 tx_hash: tx_hash.clone(),
                 created_at: now_date(now),
-                block_number: Some(1_000_000 + seed as i64),
+                block_number: Some(block),
+                confirmations: 1,
+                required_confirmations: REQUIRED_CONFIRMATIONS,
+                expected_confirmed_at: serde_json::from_value(record["expectedDepositConfirmedAt"].clone()).ok(),
                 deposit_address: info,
             });
-            let event = sb.make_event(&caller.project_id, detected, stored.webhook_url.clone()).await.map_err(err)?;
+            let events = vec![
+                sb.make_event(&caller.project_id, detected, stored.webhook_url.clone()).await.map_err(err)?,
+                sb.make_event(&caller.project_id, confirming, stored.webhook_url.clone()).await.map_err(err)?,
+            ];
             let id = bridge.id.clone();
-            (Some(bridge), vec![event], Some(id))
+            (Some(bridge), events, Some(id))
         }
         Err(reason) => {
             last_bridge.status = LastBridgeStatus::Rejected(LastBridgeRejected { tag: Default::default(), reason });
@@ -277,8 +303,27 @@ pub async fn deposit(
                 block_number: Some(1_000_000 + seed as i64),
                 deposit_address: info,
             });
-            let event = sb.make_event(&caller.project_id, rejected, stored.webhook_url.clone()).await.map_err(err)?;
-            (None, vec![event], None)
+            // A rejected deposit goes back: to the address's refund address, else to its sender.
+            let trigger = match reason {
+                RejectReason::UnsupportedToken => SdaRefundTrigger::UnsupportedToken(SdaRefundUnsupportedToken { tag: Default::default() }),
+                _ => SdaRefundTrigger::RejectedBridge(SdaRefundRejectedBridge { tag: Default::default() }),
+            };
+            let refund = WebhookEvent::SdaRefundCompleted(CompletedSdaRefundEvent {
+                tag: Default::default(),
+                refund_id: format!("ref_{}", ids::hex_digits(seed ^ 0x4ef, 24)),
+                deposit_address: stored.address.deposit_address.clone(),
+                recipient: stored.address.refund_address.clone().unwrap_or_else(|| sender.clone()),
+                deposit_chain: stored.address.deposit_chain.clone(),
+                trigger,
+                original_deposit_tx_hash: Some(tx_hash.clone()),
+                tx_hash: ids::tx_hash(seed ^ 0x4ef),
+                tx_timestamp: now_date(now),
+            });
+            let events = vec![
+                sb.make_event(&caller.project_id, rejected, stored.webhook_url.clone()).await.map_err(err)?,
+                sb.make_event(&caller.project_id, refund, stored.webhook_url.clone()).await.map_err(err)?,
+            ];
+            (None, events, None)
         }
     };
     let deposit = StoredDeposit { last_bridge: last_bridge.clone(), bridge_id: bridge_id.clone() };

@@ -7,7 +7,10 @@
 //!               └──────────────► CANCELLED                         EXECUTED ◄──(60%)── ACCEPTED
 //! ```
 //!
-//! A deposit into a deposit address starts a `depositAddressBridge` record directly in PENDING_CONFIRMATION.
+//! A deposit into a deposit address starts a `depositAddressBridge` record directly in PENDING_CONFIRMATION
+//! (events DEPOSIT_ADDRESS_DEPOSIT_DETECTED and DEPOSIT_ADDRESS_DEPOSIT_CONFIRMING), or is rejected
+//! (DEPOSIT_ADDRESS_BRIDGE_REJECTED, then SDA_REFUND_COMPLETED: the deposit goes back to the address's refund
+//! address, else to its sender).
 //! Events: BRIDGE_PENDING at commit, BRIDGE_ACCEPTED on ACCEPTED, BRIDGE_EXECUTED on EXECUTED,
 //! BRIDGE_CANCELLED on CANCELLED. Durations come from the quote's `estimatedDuration` (60 s when absent); the
 //! sandbox clock decides when they have passed.
