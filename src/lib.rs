@@ -38,6 +38,7 @@
 #[doc(hidden)]
 pub mod codec;
 mod operation;
+pub mod openapi;
 pub mod scalars;
 
 /// The generated types, one per schema component (`src/generated/types.rs`).

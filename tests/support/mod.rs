@@ -1,33 +1,12 @@
-//! Shared by the integration tests: the bundled OpenAPI document converted to plain JSON Schema.
+//! Shared by the integration tests: validators for the document's components.
 
 use serde_json::{json, Value};
 
-/// The OpenAPI document with every `nullable: true` schema turned into `anyOf: [schema, {type: null}]`, which
-/// JSON Schema validators understand (OpenAPI 3.0's `nullable` is not a JSON Schema keyword).
+/// The OpenAPI document with `nullable` converted (see `bridge_contract::openapi`).
 pub fn json_schema_document() -> Value {
-    let mut doc: Value = serde_json::from_str(bridge_contract::OPENAPI_JSON).expect("the bundled document is JSON");
-    convert_nullable(&mut doc);
+    let mut doc = bridge_contract::openapi::document();
+    bridge_contract::openapi::convert_nullable(&mut doc);
     doc
-}
-
-fn convert_nullable(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for child in map.values_mut() {
-                convert_nullable(child);
-            }
-            if map.remove("nullable") == Some(Value::Bool(true)) {
-                let description = map.remove("description");
-                let inner = Value::Object(std::mem::take(map));
-                map.insert("anyOf".into(), json!([inner, {"type": "null"}]));
-                if let Some(d) = description {
-                    map.insert("description".into(), d);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(convert_nullable),
-        _ => {}
-    }
 }
 
 /// A validator for one component, with `#/components/...` references resolved inside the document.
