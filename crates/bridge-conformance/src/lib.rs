@@ -1,0 +1,47 @@
+//! # bridge-conformance
+//!
+//! Checks any deployment of the bridge service API against the contract (`schema/openapi.yaml`), from the
+//! outside, over HTTP: a staging deployment, another team's implementation of `bridge_server::BridgeApi`, or
+//! the sandbox. The binary `bridge-conformance` is the usual way in (`--help`); this library is what it runs,
+//! and what tests use to run it against deliberately broken deployments.
+//!
+//! ```no_run
+//! # async fn run() -> anyhow::Result<()> {
+//! use bridge_conformance::{run, RunConfig};
+//!
+//! let mut config = RunConfig::new("https://bridge.staging.example.com", "<JWT of a test project>");
+//! config.other_token = Some("<JWT of a second test project>".into());
+//! let report = run(&config, &mut std::io::stdout()).await?; // prints PASS/FAIL lines and `N passed, M failed`
+//! assert_eq!(report.failed(), 0);
+//! # Ok(()) }
+//! ```
+//!
+//! What is checked, area by area ([`checks`]), and where it comes from:
+//!
+//! * **schema**: every answer of every check is validated against the document with the `jsonschema` crate:
+//!   the status is documented for the operation, the content type is JSON, the body validates against the
+//!   status's schema (OpenAPI `nullable` converted). One check per operation exercises it on its own.
+//! * **decode**: the decode-error catalogue, generated from the server's decoder tables
+//!   (`bridge_server::shapes`); the expected issues are computed by `bridge_server::decode::engine`, the
+//!   workspace's executable model of `../shared/spec/decode-errors.md`.
+//! * **auth**: every operation by its `security`, from `bridge_contract::every_operation!`.
+//! * **behaviour**, **isolation** (`--other-token`), **lifecycle** and **webhook** deliveries
+//!   (`--sandbox-helpers`): what a client relies on beyond shapes.
+//!
+//! Checks run one at a time and each makes its own quotes, bridges and addresses (with names unique to the run),
+//! so any subset runs alone and earlier runs do not interfere. Against a shared deployment, use dedicated test
+//! projects: the checks create quotes, bridges awaiting a deposit and deposit addresses.
+
+pub mod checks;
+pub mod config;
+pub mod contract;
+pub mod http;
+pub mod receiver;
+pub mod report;
+pub mod runner;
+pub mod spawn;
+
+pub use config::{Fixtures, RunConfig};
+pub use report::{CheckResult, Report};
+pub use runner::{run, select};
+pub use spawn::SpawnedSandbox;

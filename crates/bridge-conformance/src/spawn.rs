@@ -1,0 +1,144 @@
+//! `--spawn-sandbox`: a `bridge-sandbox` started in-process through its library on a free loopback port, with a
+//! temporary data directory and the manual clock, and the tokens the runner needs minted with its keys. Tests
+//! use [`SpawnedSandbox::start_with`] to serve a deliberately broken variant (a wrapped router, a wrapped
+//! `BridgeApi`) the same way.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context as _;
+use bridge_sandbox::clock::ClockMode;
+use bridge_sandbox::{Opened, SandboxConfig};
+use bridge_server::ErrorsMode;
+use tokio::sync::oneshot;
+
+use crate::config::RunConfig;
+
+/// The projects of the spawned sandbox's tokens.
+pub const MAIN_PROJECT: &str = "conformance-main";
+/// The second project has the `postBridgeData` feature, so both answers of that check are exercised.
+pub const OTHER_PROJECT: &str = "conformance-other";
+
+/// A running sandbox; [`SpawnedSandbox::stop`] stops it (dropping it stops it too, without waiting).
+pub struct SpawnedSandbox {
+    pub base_url: String,
+    /// Bearer token of [`MAIN_PROJECT`].
+    pub token: String,
+    /// Bearer token of [`OTHER_PROJECT`].
+    pub other_token: String,
+    /// A token of [`MAIN_PROJECT`] signed with the sandbox's key that expired an hour ago.
+    pub expired_token: String,
+    data: tempfile::TempDir,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+}
+
+impl SpawnedSandbox {
+    /// The sandbox exactly as `bridge-sandbox serve --clock manual` runs it (`bridge_sandbox::serve_on`).
+    pub async fn start() -> anyhow::Result<Self> {
+        Self::launch(None).await
+    }
+
+    /// A sandbox whose HTTP application is `app(&opened)` instead of `bridge_sandbox::app`: wrap the router in
+    /// a middleware, or serve a `BridgeApi` that wraps `opened.sandbox`. The lifecycle ticker and the webhook
+    /// courier run as in `serve_on`.
+    pub async fn start_with(app: impl FnOnce(&Opened) -> axum::Router) -> anyhow::Result<Self> {
+        Self::launch(Some(Box::new(app))).await
+    }
+
+    #[allow(clippy::type_complexity)]
+    async fn launch(app: Option<Box<dyn FnOnce(&Opened) -> axum::Router + '_>>) -> anyhow::Result<Self> {
+        let data = tempfile::Builder::new().prefix("bridge-conformance-").tempdir().context("making a temporary data directory")?;
+        let config = SandboxConfig {
+            listen: "127.0.0.1:0".parse()?,
+            data_dir: data.path().to_owned(),
+            clock: ClockMode::Manual,
+            catalogue: None,
+            errors: ErrorsMode::First,
+        };
+        let opened = bridge_sandbox::open(&config).context("opening the sandbox")?;
+        let listener = tokio::net::TcpListener::bind(config.listen).await.context("binding a loopback port")?;
+        let base_url = format!("http://{}", listener.local_addr()?);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let shutdown = async move {
+            let _ = stopped.await;
+        };
+        let task = match app {
+            None => tokio::spawn(bridge_sandbox::serve_on(opened, listener, ErrorsMode::First, shutdown)),
+            Some(app) => {
+                let router = app(&opened);
+                let sandbox = opened.sandbox.clone();
+                let deliverer = bridge_sandbox::delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone())?;
+                tokio::spawn(async move {
+                    // As `serve_on`: the lifecycle ticker and the webhook courier run beside the server.
+                    let ticker = tokio::spawn(async move {
+                        loop {
+                            tokio::time::sleep(Duration::from_millis(250)).await;
+                            let _ = sandbox.tick().await;
+                        }
+                    });
+                    let courier = tokio::spawn(async move {
+                        loop {
+                            match deliverer.run_once().await {
+                                Ok(0) | Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                                Ok(_) => tokio::task::yield_now().await,
+                            }
+                        }
+                    });
+                    let result = axum::serve(listener, router).with_graceful_shutdown(shutdown).await;
+                    ticker.abort();
+                    courier.abort();
+                    result.context("serving")
+                })
+            }
+        };
+        let day = Duration::from_secs(24 * 3600);
+        let token = bridge_sandbox::mint_token(data.path(), MAIN_PROJECT, false, day)?;
+        let other_token = bridge_sandbox::mint_token(data.path(), OTHER_PROJECT, true, day)?;
+        let expired_token = expired(data.path(), MAIN_PROJECT)?;
+        tracing::info!(%base_url, data = %data.path().display(), "sandbox started (manual clock)");
+        Ok(Self { base_url, token, other_token, expired_token, data, stop: Some(stop), task: Some(task) })
+    }
+
+    /// A run configuration for this sandbox: both tokens, the expired token, the sandbox helpers.
+    pub fn run_config(&self) -> RunConfig {
+        let mut config = RunConfig::new(&self.base_url, &self.token);
+        config.other_token = Some(self.other_token.clone());
+        config.expired_token = Some(self.expired_token.clone());
+        config.sandbox_helpers = true;
+        config
+    }
+
+    /// The data directory (removed when this value is dropped).
+    pub fn data_dir(&self) -> &Path {
+        self.data.path()
+    }
+
+    /// Stops serving and waits for the server to finish.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.context("the sandbox task")??;
+        }
+        tracing::info!("sandbox stopped");
+        Ok(())
+    }
+}
+
+impl Drop for SpawnedSandbox {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// A token of `project` signed with the sandbox's key (`DATA/keys/jwt-hs256.secret`) that expired an hour ago.
+fn expired(data_dir: &Path, project: &str) -> anyhow::Result<String> {
+    let keys = bridge_sandbox::keys::Keys::load_or_create(data_dir)?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
+    let claims = bridge_server::Claims { sub: project.to_owned(), exp: now - 3600, iat: Some(now - 7200), features: vec![] };
+    Ok(bridge_server::auth::sign_token(&claims, jsonwebtoken::Algorithm::HS256, &jsonwebtoken::EncodingKey::from_secret(&keys.jwt_secret))?)
+}
