@@ -4958,11 +4958,24 @@ impl Arbitrary for SandboxBridgeDepositRequest {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
-        ((proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),),)
-            .prop_map(|((tx_hash,),)| SandboxBridgeDepositRequest {
+        (
+            (
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
+                proptest::option::of(any::<SandboxBridgeOutcome>()),
+            ),
+        )
+            .prop_map(|((tx_hash, outcome),)| SandboxBridgeDepositRequest {
                 tx_hash,
+                outcome,
             })
             .boxed()
+    }
+}
+impl Arbitrary for SandboxBridgeOutcome {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(SandboxBridgeOutcome::ALL).boxed()
     }
 }
 impl Arbitrary for SandboxAddressDepositRequest {
@@ -4974,14 +4987,23 @@ impl Arbitrary for SandboxAddressDepositRequest {
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
                 any::<crate::DecimalString>(),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
+                proptest::option::of(any::<SandboxDepositOutcome>()),
             ),
         )
-            .prop_map(|((token, amount, sender),)| SandboxAddressDepositRequest {
+            .prop_map(|((token, amount, sender, outcome),)| SandboxAddressDepositRequest {
                 token,
                 amount,
                 sender,
+                outcome,
             })
             .boxed()
+    }
+}
+impl Arbitrary for SandboxDepositOutcome {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(SandboxDepositOutcome::ALL).boxed()
     }
 }
 impl Arbitrary for SandboxAddressDeposit {

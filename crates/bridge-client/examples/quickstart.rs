@@ -63,7 +63,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
 
     // Sandbox only: pay the deposit, then move the clock until the bridge is done.
     let record = client
-        .sandbox_deposit_bridge(&bridge_id, &SandboxBridgeDepositRequest { tx_hash: None })
+        .sandbox_deposit_bridge(&bridge_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
         .await?;
     println!("deposit sent: {}", state_of(&record));
     for _ in 0..20 {

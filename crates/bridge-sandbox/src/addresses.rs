@@ -243,6 +243,7 @@ pub async fn deposit(
                 fee: serde_json::from_value(record["fee"].clone()).map_err(|e| err(e.into()))?,
             });
             let block = 1_000_000 + seed as i64;
+            let (delayed_id, delayed_token_address, delayed_info) = (deposit_id.clone(), token_address.clone(), info.clone());
             let detected = WebhookEvent::DepositAddressDepositDetected(DepositAddressDepositDetectedEvent {
                 tag: Default::default(),
                 id: deposit_id.clone(),
@@ -276,10 +277,31 @@ pub async fn deposit(
                 expected_confirmed_at: serde_json::from_value(record["expectedDepositConfirmedAt"].clone()).ok(),
                 deposit_address: info,
             });
-            let events = vec![
-                sb.make_event(&caller.project_id, detected, stored.webhook_url.clone()).await.map_err(err)?,
-                sb.make_event(&caller.project_id, confirming, stored.webhook_url.clone()).await.map_err(err)?,
-            ];
+            let mut events = vec![sb.make_event(&caller.project_id, detected, stored.webhook_url.clone()).await.map_err(err)?];
+            if body.outcome == Some(SandboxDepositOutcome::Delayed) {
+                // Bridging is delayed once: the bridge waits, the public status says RETRYING.
+                bridge.plan = Some(lifecycle::PLAN_DELAYED.to_owned());
+                bridge.next_ms = Some(now + lifecycle::DELAY_MS);
+                let original_error_tag = Some("OPERATION_UNAVAILABLE".to_owned());
+                last_bridge.status = LastBridgeStatus::Retrying(LastBridgeRetrying { tag: Default::default(), original_error_tag: original_error_tag.clone() });
+                let delayed = WebhookEvent::DepositAddressBridgeDelayed(DepositAddressBridgeDelayedEvent {
+                    tag: Default::default(),
+                    id: delayed_id,
+                    token_symbol: body.token.clone(),
+                    token_address: delayed_token_address,
+                    amount: body.amount.clone(),
+                    amount_usd,
+                    amount_wei: amount_wei(&body.amount, decimals),
+                    sender: sender.clone(),
+                    tx_hash: tx_hash.clone(),
+                    original_error_tag,
+                    created_at: now_date(now),
+                    deposit_address: delayed_info,
+                });
+                events.push(sb.make_event(&caller.project_id, delayed, stored.webhook_url.clone()).await.map_err(err)?);
+            } else {
+                events.push(sb.make_event(&caller.project_id, confirming, stored.webhook_url.clone()).await.map_err(err)?);
+            }
             let id = bridge.id.clone();
             (Some(bridge), events, Some(id))
         }

@@ -20,6 +20,12 @@ pub struct Clock {
     floor: AtomicI64,
 }
 
+/// The latest time the clock may be advanced to: 9999-01-01T00:00:00.000Z. Dates are written like JavaScript's
+/// `toISOString()`, which switches to six-digit years (`+010000-...`, not an RFC 3339 `date-time`) after year 9999;
+/// the year of headroom keeps every date derived from the clock (quote expiries, lifecycle times, delivery
+/// retries) within four-digit years.
+pub const LATEST_MS: i64 = 253_370_764_800_000;
+
 pub fn wall_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
@@ -55,8 +61,44 @@ impl Clock {
         self.now_ms()
     }
 
+    /// Moves the clock forward by `ms` unless that would take it past [`LATEST_MS`] (or overflow); returns the
+    /// new time, or `None` and leaves the clock as it was.
+    pub fn try_advance(&self, ms: i64) -> Option<i64> {
+        let base = match self.mode {
+            ClockMode::Manual => 0,
+            ClockMode::Real => wall_ms(),
+        };
+        self.value
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |value| {
+                let moved = value.checked_add(ms)?;
+                (base.checked_add(moved)? <= LATEST_MS).then_some(moved)
+            })
+            .ok()?;
+        Some(self.now_ms())
+    }
+
     /// What to keep in the store: (value, last time answered).
     pub fn snapshot(&self) -> (i64, i64) {
         (self.value.load(Ordering::SeqCst), self.floor.load(Ordering::SeqCst))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advances_stop_before_six_digit_years() {
+        let clock = Clock::new(ClockMode::Manual, Some((1_700_000_000_000, 0)));
+        assert_eq!(clock.try_advance(1_000), Some(1_700_000_001_000));
+        assert_eq!(clock.try_advance(LATEST_MS), None, "past the latest time: refused");
+        assert_eq!(clock.try_advance(i64::MAX), None, "overflow: refused");
+        assert_eq!(clock.now_ms(), 1_700_000_001_000, "a refused advance leaves the clock as it was");
+        assert_eq!(clock.try_advance(LATEST_MS - 1_700_000_001_000), Some(LATEST_MS), "up to the latest time exactly");
+        assert_eq!(clock.try_advance(1), None);
+
+        let real = Clock::new(ClockMode::Real, None);
+        assert_eq!(real.try_advance(LATEST_MS), None);
+        assert!(real.try_advance(86_400_000).is_some());
     }
 }

@@ -7,6 +7,10 @@
 //!               └──────────────► CANCELLED                         EXECUTED ◄──(60%)── ACCEPTED
 //! ```
 //!
+//! Sandbox outcomes leave the usual path: `swapFailed` (bridgeSwap records) goes DEPOSIT_ACCEPTED → SWAP_FAILED
+//! (+10 %) → SWAP_FAILED_REFUNDED (+10 %, event BRIDGE_REFUNDED); a `delayed` deposit-address bridge waits
+//! [`DELAY_MS`] in PENDING_CONFIRMATION (event DEPOSIT_ADDRESS_BRIDGE_DELAYED) before it goes on.
+//!
 //! A deposit into a deposit address starts a `depositAddressBridge` record directly in PENDING_CONFIRMATION
 //! (events DEPOSIT_ADDRESS_DEPOSIT_DETECTED and DEPOSIT_ADDRESS_DEPOSIT_CONFIRMING), or is rejected
 //! (DEPOSIT_ADDRESS_BRIDGE_REJECTED, then SDA_REFUND_COMPLETED: the deposit goes back to the address's refund
@@ -57,6 +61,11 @@ pub fn family(record: &Value) -> &str {
 
 /// A bridge event of `kind` (`BRIDGE_PENDING`, ...) from a record.
 pub fn bridge_event(kind: &str, record: &Value) -> anyhow::Result<WebhookEvent> {
+    bridge_event_with(kind, record, Map::new())
+}
+
+/// A bridge event with members the record does not have (`reason` of `BRIDGE_REFUNDED`).
+pub fn bridge_event_with(kind: &str, record: &Value, extra: Map<String, Value>) -> anyhow::Result<WebhookEvent> {
     let swap = family(record) == "bridgeSwap";
     let kind_name: String = kind.trim_start_matches("BRIDGE_").split('_').map(|w| {
         let mut c = w.chars();
@@ -65,9 +74,19 @@ pub fn bridge_event(kind: &str, record: &Value) -> anyhow::Result<WebhookEvent> 
     let component = format!("Bridge{kind_name}{}Event", if swap { "BridgeSwap" } else { "Bridge" });
     let allowed = component_properties(&component).ok_or_else(|| anyhow!("no event component {component}"))?;
     let mut event: Map<String, Value> = record.as_object().cloned().unwrap_or_default().into_iter().filter(|(k, _)| allowed.contains(k)).collect();
+    event.extend(extra);
     event.insert("_tag".into(), json!(kind));
     event.insert("type".into(), json!(if swap { "bridgeSwap" } else { "bridge" }));
     serde_json::from_value(Value::Object(event)).with_context(|| format!("building {component}"))
+}
+
+/// The event a lifecycle step emits; `BRIDGE_REFUNDED` names why the deposit was refunded.
+pub fn step_event(kind: &str, record: &Value) -> anyhow::Result<WebhookEvent> {
+    let mut extra = Map::new();
+    if kind == "BRIDGE_REFUNDED" {
+        extra.insert("reason".into(), json!(record["state"].as_str().map(|s| s.trim_end_matches("_REFUNDED")).unwrap_or("SWAP_FAILED")));
+    }
+    bridge_event_with(kind, record, extra)
 }
 
 /// An event ready to append, with a deterministic id.
@@ -100,10 +119,44 @@ pub fn deposit_seen(bridge: &mut StoredBridge, now_ms: i64, tx_hash: &str, block
     set_state(bridge, record, "PENDING_CONFIRMATION", now_ms, Some(now_ms + confirm))
 }
 
+/// The plan that fails a swap after the deposit (`outcome: swapFailed`).
+pub const PLAN_SWAP_FAILED: &str = "swapFailed";
+/// The plan that delays a deposit-address bridge once (`outcome: delayed`).
+pub const PLAN_DELAYED: &str = "delayed";
+/// How long a delayed deposit-address bridge waits before it goes on.
+pub const DELAY_MS: i64 = 30_000;
+
 /// Moves a bridge whose time has come one step on; returns the event kinds it emits.
 pub fn step(bridge: &mut StoredBridge, now_ms: i64, seed: u64) -> anyhow::Result<Vec<&'static str>> {
     let mut record = serde_json::to_value(&bridge.record)?;
     let d = duration(&record);
+    let plan = bridge.plan.clone();
+    match (bridge.state.as_str(), plan.as_deref()) {
+        ("PENDING_CONFIRMATION", Some(PLAN_DELAYED)) => {
+            // The delay is over: the deposit goes on from here.
+            bridge.plan = None;
+            bridge.next_ms = Some(now_ms + d * 3 / 10);
+            bridge.updated_ms = now_ms;
+            return Ok(vec![]);
+        }
+        ("DEPOSIT_ACCEPTED", Some(PLAN_SWAP_FAILED)) => {
+            record["failedAt"] = json!(iso(now_ms));
+            set_state(bridge, record, "SWAP_FAILED", now_ms, Some(now_ms + d / 10))?;
+            return Ok(vec![]);
+        }
+        ("SWAP_FAILED", _) => {
+            let token_in = record["tokenIn"].clone();
+            record["refundTxHash"] = json!(ids::tx_hash(seed));
+            record["refundTxTimestamp"] = json!(iso(now_ms));
+            record["refundedToken"] = token_in;
+            record["refundedAmount"] = record["amountIn"].clone();
+            record["refundedChain"] = record["chainIn"].clone();
+            set_state(bridge, record, "SWAP_FAILED_REFUNDED", now_ms, None)?;
+            bridge.plan = None;
+            return Ok(vec!["BRIDGE_REFUNDED"]);
+        }
+        _ => {}
+    }
     match bridge.state.as_str() {
         "PENDING" => {
             record["cancelledAt"] = json!(iso(now_ms));

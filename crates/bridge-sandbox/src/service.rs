@@ -112,7 +112,7 @@ impl Sandbox {
                 let mut events = Vec::new();
                 for kind in kinds {
                     let n = self.counter("event").await?;
-                    events.push(lifecycle::new_event(&bridge.project, at, n, lifecycle::bridge_event(kind, &record)?, bridge.webhook_url.clone()));
+                    events.push(lifecycle::new_event(&bridge.project, at, n, lifecycle::step_event(kind, &record)?, bridge.webhook_url.clone()));
                 }
                 tracing::info!(bridge = %bridge.id, state = %bridge.state, "bridge advanced");
                 self.db(move |s| s.save_bridge(&bridge, &events)).await?;
@@ -197,6 +197,7 @@ impl Sandbox {
             updated_ms: now_ms,
             next_ms,
             webhook_url,
+            plan: None,
         })
     }
 
@@ -226,7 +227,7 @@ impl Sandbox {
     /// The status a deposit shows in `lastBridges`: its own when rejected, else its bridge's.
     fn live_status(deposit: &StoredDeposit, bridge: Option<&StoredBridge>) -> LastBridge {
         let mut last = deposit.last_bridge.clone();
-        if let Some(bridge) = bridge {
+        if let Some(bridge) = bridge.filter(|b| b.plan.as_deref() != Some(lifecycle::PLAN_DELAYED)) {
             let record = serde_json::to_value(&bridge.record).unwrap_or_default();
             let amount_out: Option<DecimalString> = serde_json::from_value(record["amountOut"].clone()).ok();
             let fee: Option<DecimalString> = serde_json::from_value(record["fee"].clone()).ok();
@@ -429,6 +430,12 @@ impl BridgeApi for Sandbox {
         if bridge.state != "PENDING" {
             return Err(invalid(format!("bridge {} is {}, not PENDING", bridge.id, bridge.state)).into());
         }
+        if body.outcome == Some(SandboxBridgeOutcome::SwapFailed) {
+            if !matches!(bridge.record, BridgeRecord::BridgeSwap(_)) {
+                return Err(invalid("outcome swapFailed needs a bridgeSwap record").into());
+            }
+            bridge.plan = Some(lifecycle::PLAN_SWAP_FAILED.to_owned());
+        }
         let seed = self.counter("tx").await.map_err(storage::<SandboxDepositBridgeError>)?;
         let tx_hash = body.tx_hash.unwrap_or_else(|| ids::tx_hash(seed));
         let now = self.now_ms();
@@ -450,7 +457,7 @@ impl BridgeApi for Sandbox {
 
     async fn sandbox_advance_clock(&self, _caller: Caller, body: SandboxAdvanceClockRequest) -> Result<SandboxClock, SandboxAdvanceClockError> {
         let ms = i64::try_from(body.ms).map_err(|_| invalid("ms is too large"))?;
-        let now = self.0.clock.advance(ms);
+        let now = self.0.clock.try_advance(ms).ok_or_else(|| invalid("the sandbox clock cannot be advanced past 9999-01-01T00:00:00.000Z"))?;
         self.tick().await.map_err(storage::<SandboxAdvanceClockError>)?;
         Ok(SandboxClock { now: now_date(now) })
     }

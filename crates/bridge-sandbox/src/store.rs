@@ -42,6 +42,8 @@ pub struct StoredBridge {
     /// When the lifecycle next moves this bridge (`None`: final state).
     pub next_ms: Option<i64>,
     pub webhook_url: Option<String>,
+    /// A departure from the usual path chosen through a sandbox helper: `swapFailed` or `delayed`.
+    pub plan: Option<String>,
 }
 
 /// A deposit address of a project.
@@ -193,7 +195,10 @@ fn migrations() -> Migrations<'static> {
         );
         CREATE INDEX attempts_by_project ON delivery_attempts (project, id);
         "#,
-    )])
+    ),
+    // What the lifecycle does at its next step when it leaves the usual path (sandbox `outcome`s).
+    M::up("ALTER TABLE bridges ADD COLUMN plan TEXT;"),
+    ])
 }
 
 /// A delivery that is due: the outbox row, its event's JSON, and the attempt number it is about to make.
@@ -267,22 +272,22 @@ fn insert_events(tx: &rusqlite::Transaction<'_>, events: &[NewEvent]) -> Result<
 
 fn upsert_bridge(tx: &rusqlite::Transaction<'_>, b: &StoredBridge) -> Result<()> {
     tx.execute(
-        "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
-           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms",
-        params![b.id, b.project, to_json(&b.record)?, to_json(&b.rejections)?, b.state, b.created_ms, b.updated_ms, b.next_ms, b.webhook_url],
+           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan",
+        params![b.id, b.project, to_json(&b.record)?, to_json(&b.rejections)?, b.state, b.created_ms, b.updated_ms, b.next_ms, b.webhook_url, b.plan],
     )?;
     Ok(())
 }
 
-const BRIDGE_COLUMNS: &str = "id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url";
+const BRIDGE_COLUMNS: &str = "id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan";
 
-fn read_bridge(row: &rusqlite::Row<'_>) -> rusqlite::Result<(String, String, String, String, String, i64, i64, Option<i64>, Option<String>)> {
-    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?, row.get(7)?, row.get(8)?))
+type BridgeRow = (String, String, String, String, String, i64, i64, Option<i64>, Option<String>, Option<String>);
+
+fn read_bridge(row: &rusqlite::Row<'_>) -> rusqlite::Result<BridgeRow> {
+    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?, row.get(7)?, row.get(8)?, row.get(9)?))
 }
-
-type BridgeRow = (String, String, String, String, String, i64, i64, Option<i64>, Option<String>);
 
 fn bridge_from_row(r: BridgeRow) -> Result<StoredBridge> {
     Ok(StoredBridge {
@@ -295,6 +300,7 @@ fn bridge_from_row(r: BridgeRow) -> Result<StoredBridge> {
         updated_ms: r.6,
         next_ms: r.7,
         webhook_url: r.8,
+        plan: r.9,
     })
 }
 

@@ -71,7 +71,7 @@ async fn quote_commit_deposit_executed() {
     let again = client.commit_quote(&quote.quote_id).await.unwrap_err();
     assert!(matches!(again, bridge_client::Error::Api(CommitQuoteError::InvalidRequest(_))), "committed once: {again:?}");
 
-    let record = client.sandbox_deposit_bridge(&quote.quote_id, &SandboxBridgeDepositRequest { tx_hash: None }).await.unwrap();
+    let record = client.sandbox_deposit_bridge(&quote.quote_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None }).await.unwrap();
     assert_eq!(state_of(&record), "PENDING_CONFIRMATION");
     for expected in ["DEPOSIT_ACCEPTED", "ACCEPTED", "EXECUTED"] {
         advance(&client, 60_000).await;
@@ -144,14 +144,14 @@ async fn deposit_address_bridged_and_rejected_over_the_limit() {
     let address = &created[0];
     let limits = address.supported_tokens.iter().find(|t| t.symbol == "USDC").expect("USDC is depositable");
     let ok = client
-        .sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &SandboxAddressDepositRequest { token: "USDC".into(), amount: "25".parse().unwrap(), sender: None })
+        .sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &SandboxAddressDepositRequest { token: "USDC".into(), amount: "25".parse().unwrap(), sender: None, outcome: None })
         .await
         .unwrap();
     let bridge_id = ok.bridge_id.clone().expect("a bridged deposit starts a bridge");
     assert!(matches!(ok.deposit.status, LastBridgeStatus::Accepted(_)));
     let too_much = format!("{}", limits.max_deposit_limit_usd.as_f64() * 2.0);
     let over = client
-        .sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &SandboxAddressDepositRequest { token: "USDC".into(), amount: too_much.parse().unwrap(), sender: None })
+        .sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &SandboxAddressDepositRequest { token: "USDC".into(), amount: too_much.parse().unwrap(), sender: None, outcome: None })
         .await
         .unwrap();
     assert!(matches!(over.deposit.status, LastBridgeStatus::Rejected(LastBridgeRejected { reason: RejectReason::OverMax, .. })), "{:?}", over.deposit.status);
@@ -276,5 +276,97 @@ async fn every_answer_validates_against_the_schema() {
         checked += 1;
     }
     assert_eq!(checked, 18);
+    sandbox.stop().await;
+}
+
+#[tokio::test]
+async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+
+    // A bridge-swap whose swap fails after the deposit: SWAP_FAILED, then refunded with BRIDGE_REFUNDED.
+    let quote = client
+        .quote_bridge_swap(&BridgeSwapQuoteRequest {
+            chain_in: "ETHEREUM".into(),
+            chain_out: "BASE".into(),
+            amount: "1".parse().unwrap(),
+            amount_native: None,
+            mode: QuoteMode::Pay,
+            is_sda: None,
+            token_in: "ETH".into(),
+            token_out: "USDC".into(),
+            depositor: EVM_A.into(),
+            recipient: EVM_B.into(),
+            post_bridge_data: None,
+            webhook_url: None,
+            refund_address: None,
+        })
+        .await
+        .unwrap();
+    let QuoteResponse::BridgeSwap(quote) = quote else { panic!("ETH to USDC is a bridgeSwap quote") };
+    client.commit_quote(&quote.quote_id).await.unwrap();
+    client
+        .sandbox_deposit_bridge(&quote.quote_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(SandboxBridgeOutcome::SwapFailed) })
+        .await
+        .unwrap();
+    for _ in 0..4 {
+        advance(&client, 60_000).await;
+    }
+    let record = client.get_bridge(&quote.quote_id).await.unwrap();
+    assert_eq!(state_of(&record), "SWAP_FAILED_REFUNDED");
+    let BridgeRecord::BridgeSwap(record) = record else { panic!("a swap record") };
+    let BridgeSwapState::SwapFailedRefunded(refund) = record.state else { panic!("refunded") };
+    assert_eq!(refund.refunded_amount, record.common.amount_in, "the deposit goes back whole");
+
+    // A deposit-address deposit delayed once: RETRYING, then bridged.
+    let address = client
+        .create_deposit_addresses(&DepositAddressCreateRequest {
+            deposit_chains: vec!["BASE".into()],
+            address_note: None,
+            reuse_policy: None,
+            webhook_url: None,
+            refund_address: None,
+            destination_chain: "ARBITRUM".into(),
+            destination_address: EVM_B.into(),
+            post_bridge_data: None,
+            token_out: None,
+            bridge_if_not_swappable: None,
+        })
+        .await
+        .unwrap()
+        .remove(0);
+    let deposit = client
+        .sandbox_deposit_into_address(
+            &address.deposit_address,
+            "BASE",
+            &SandboxAddressDepositRequest { token: "USDC".into(), amount: "40".parse().unwrap(), sender: None, outcome: Some(SandboxDepositOutcome::Delayed) },
+        )
+        .await
+        .unwrap();
+    assert!(matches!(deposit.deposit.status, LastBridgeStatus::Retrying(_)));
+    let status = |client: &Client| {
+        let client = client.clone();
+        let address = address.deposit_address.clone();
+        async move {
+            client
+                .get_deposit_address_public_status(&address, "BASE", &GetDepositAddressPublicStatusQuery { destination_address: EVM_B.into() })
+                .await
+                .unwrap()
+                .last_bridges[0]
+                .status
+                .clone()
+        }
+    };
+    assert!(matches!(status(&client).await, LastBridgeStatus::Retrying(_)), "still delayed");
+    for _ in 0..6 {
+        advance(&client, 60_000).await;
+    }
+    assert!(matches!(status(&client).await, LastBridgeStatus::Executed(_)), "bridged after the delay");
+    let tags = event_tags(&client).await;
+    for kind in ["BRIDGE_REFUNDED", "DEPOSIT_ADDRESS_BRIDGE_DELAYED"] {
+        assert_eq!(tags.iter().filter(|t| *t == kind).count(), 1, "{kind} once in {tags:?}");
+    }
+    assert!(!tags.contains(&"DEPOSIT_ADDRESS_DEPOSIT_CONFIRMING".to_owned()), "a delayed deposit is not confirming yet");
     sandbox.stop().await;
 }

@@ -120,7 +120,7 @@ async fn real_deliveries_verify_in_rust_and_in_javascript() {
         .await
         .unwrap();
     client.commit_quote(&quote.quote_id).await.unwrap();
-    client.sandbox_deposit_bridge(&quote.quote_id, &SandboxBridgeDepositRequest { tx_hash: None }).await.unwrap();
+    client.sandbox_deposit_bridge(&quote.quote_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None }).await.unwrap();
     for _ in 0..4 {
         client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 600_000 }).await.unwrap();
     }

@@ -903,6 +903,12 @@ pub static STRUCT_SANDBOX_BRIDGE_DEPOSIT_REQUEST: StructShape = StructShape {
                 trim: false,
             }),
         },
+        Field {
+            name: "outcome",
+            required: false,
+            default: Some("\"executed\""),
+            shape: Shape::Literals(&["executed", "swapFailed"]),
+        },
     ],
 };
 pub static STRUCT_SANDBOX_DEPOSIT_INTO_ADDRESS_PATH: StructShape = StructShape {
@@ -962,6 +968,12 @@ pub static STRUCT_SANDBOX_ADDRESS_DEPOSIT_REQUEST: StructShape = StructShape {
                 pattern: None,
                 trim: false,
             }),
+        },
+        Field {
+            name: "outcome",
+            required: false,
+            default: Some("\"processed\""),
+            shape: Shape::Literals(&["processed", "delayed"]),
         },
     ],
 };
