@@ -109,20 +109,146 @@ pub mod js {
                 fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
                     let mut entries: Vec<(String, JsValue)> = Vec::new();
                     while let Some((key, value)) = map.next_entry::<String, JsValue>()? {
-                        match entries.iter_mut().find(|(k, _)| *k == key) {
-                            Some(entry) => entry.1 = value,
-                            None => entries.push((key, value)),
-                        }
+                        insert_entry(&mut entries, key, value);
                     }
-                    let (mut indices, others): (Vec<_>, Vec<_>) = entries
-                        .into_iter()
-                        .partition(|(k, _)| is_array_index(k).is_some());
-                    indices.sort_by_key(|(k, _)| is_array_index(k));
-                    indices.extend(others);
-                    Ok(JsValue::Object(indices))
+                    Ok(js_object(entries))
                 }
             }
             deserializer.deserialize_any(V)
+        }
+    }
+
+    /// A member of an object being parsed: a repeated key keeps its first position and takes the last value.
+    fn insert_entry(entries: &mut Vec<(String, JsValue)>, key: String, value: JsValue) {
+        match entries.iter_mut().find(|(k, _)| *k == key) {
+            Some(entry) => entry.1 = value,
+            None => entries.push((key, value)),
+        }
+    }
+
+    /// The object with JavaScript's key order: array-index keys first, ascending, then the others.
+    fn js_object(entries: Vec<(String, JsValue)>) -> JsValue {
+        let (mut indices, others): (Vec<_>, Vec<_>) = entries
+            .into_iter()
+            .partition(|(k, _)| is_array_index(k).is_some());
+        indices.sort_by_key(|(k, _)| is_array_index(k));
+        indices.extend(others);
+        JsValue::Object(indices)
+    }
+
+    /// `JSON.parse(text)`: like `serde_json::from_slice::<JsValue>` (same errors, trailing characters refused)
+    /// except that every number is read exactly as JavaScript reads it, the nearest 64-bit float to its
+    /// decimal text. serde_json's own float parsing (without its `float_roundtrip` feature, which this crate
+    /// does not force on anyone) can be one unit in the last place off for long mantissas, so
+    /// `JSON.stringify(JSON.parse(text))` would not be reproduced: a webhook signature over such a body
+    /// would not verify. The numbers are taken from the text itself, in document order (the order in which
+    /// serde_json visits them), and parsed with Rust's correctly rounded `f64::from_str`.
+    pub fn from_json_slice(bytes: &[u8]) -> Result<JsValue, serde_json::Error> {
+        use serde::de::DeserializeSeed;
+        let numbers = number_tokens(bytes);
+        let next = std::cell::Cell::new(0usize);
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let value = Exact { numbers: &numbers, next: &next }.deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
+    }
+
+    /// The text of every number token outside strings, in document order. Only meaningful for valid JSON,
+    /// which is all [`from_json_slice`] uses it for (serde_json validates the same bytes).
+    fn number_tokens(bytes: &[u8]) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'"' => {
+                    i += 1;
+                    while i < bytes.len() {
+                        match bytes[i] {
+                            b'\\' => i += 2,
+                            b'"' => {
+                                i += 1;
+                                break;
+                            }
+                            _ => i += 1,
+                        }
+                    }
+                }
+                b'-' | b'0'..=b'9' => {
+                    let start = i;
+                    i += 1;
+                    while i < bytes.len() && matches!(bytes[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+                        i += 1;
+                    }
+                    out.push(std::str::from_utf8(&bytes[start..i]).unwrap_or_default());
+                }
+                _ => i += 1,
+            }
+        }
+        out
+    }
+
+    /// [`JsValue`]'s deserialisation with numbers re-read from their text (see [`from_json_slice`]).
+    struct Exact<'a> {
+        numbers: &'a [&'a str],
+        next: &'a std::cell::Cell<usize>,
+    }
+
+    impl Exact<'_> {
+        fn number(&self, parsed: f64) -> JsValue {
+            let k = self.next.get();
+            self.next.set(k + 1);
+            let exact = self.numbers.get(k).and_then(|text| text.parse::<f64>().ok());
+            JsValue::Number(exact.unwrap_or(parsed))
+        }
+    }
+
+    impl<'de> serde::de::DeserializeSeed<'de> for Exact<'_> {
+        type Value = JsValue;
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<JsValue, D::Error> {
+            deserializer.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Exact<'_> {
+        type Value = JsValue;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<JsValue, E> {
+            Ok(JsValue::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<JsValue, E> {
+            Ok(self.number(v as f64))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<JsValue, E> {
+            Ok(self.number(v as f64))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<JsValue, E> {
+            Ok(self.number(v))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<JsValue, E> {
+            Ok(JsValue::String(v.to_owned()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<JsValue, E> {
+            Ok(JsValue::String(v))
+        }
+        fn visit_unit<E>(self) -> Result<JsValue, E> {
+            Ok(JsValue::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsValue, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element_seed(Exact { numbers: self.numbers, next: self.next })? {
+                items.push(item);
+            }
+            Ok(JsValue::Array(items))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
+            let mut entries: Vec<(String, JsValue)> = Vec::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let value = map.next_value_seed(Exact { numbers: self.numbers, next: self.next })?;
+                insert_entry(&mut entries, key, value);
+            }
+            Ok(js_object(entries))
         }
     }
 

@@ -473,14 +473,19 @@ impl<'a> Gen<'a> {
                 FieldType { rust: "crate::DecimalNumber".into(), strategy, nullable: false, schemars }
             }
             "integer" => {
-                let lo = f64_of(schema, "minimum");
+                let (lo, hi) = (f64_of(schema, "minimum"), f64_of(schema, "maximum"));
                 let mut schemars = Vec::new();
                 if let Some(lo) = lo {
                     schemars.push(format!("extend(\"minimum\" = {})", lo as i64));
                 }
+                if let Some(hi) = hi {
+                    schemars.push(format!("extend(\"maximum\" = {}i64)", hi as i64));
+                }
+                // Values stay within JavaScript's safe integers (2^53 - 1) unless the schema is narrower.
+                let hi = grouped(hi.map_or(9_007_199_254_740_991i64, |h| (h as i64).min(9_007_199_254_740_991)));
                 let (rust, strategy) = match lo {
-                    Some(lo) if lo >= 0.0 => ("u64", format!("{}u64..=9_007_199_254_740_991u64", lo as u64)),
-                    _ => ("i64", "-9_007_199_254_740_991i64..=9_007_199_254_740_991i64".to_owned()),
+                    Some(lo) if lo >= 0.0 => ("u64", format!("{}u64..={hi}u64", lo as u64)),
+                    _ => ("i64", format!("-9_007_199_254_740_991i64..={hi}i64")),
                 };
                 FieldType { rust: rust.into(), strategy, nullable: false, schemars }
             }
@@ -628,6 +633,22 @@ fn f64_of(v: &Yaml, key: &str) -> Option<f64> {
 fn length_attr(min: Option<u64>, max: Option<u64>) -> String {
     let parts: Vec<String> = [min.map(|m| format!("min = {m}")), max.map(|m| format!("max = {m}"))].into_iter().flatten().collect();
     format!("length({})", parts.join(", "))
+}
+
+/// An integer literal with `_` between groups of three digits (`9_007_199_254_740_991`).
+fn grouped(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push('_');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
 }
 
 /// `extend("minLength" = 1)` → `length(min = 1)`, for `inner(...)`, which takes validation attributes only.

@@ -65,7 +65,6 @@
 use std::fmt;
 
 use base64::Engine as _;
-use bridge_contract::js::JsValue;
 use bridge_contract::{DecimalNumber, WebhookEnvelope, WebhookEvent};
 use rsa::pkcs1::{DecodeRsaPrivateKey, DecodeRsaPublicKey};
 use rsa::pkcs1v15::{Signature, SigningKey, VerifyingKey};
@@ -227,8 +226,9 @@ impl std::error::Error for WebhookError {
 
 /// `JSON.stringify(JSON.parse(body))`: the text the signature covers.
 pub fn canonical_json(body: &[u8]) -> Result<String, serde_json::Error> {
-    let value: JsValue = serde_json::from_slice(body)?;
-    Ok(value.to_string())
+    // Numbers read exactly, as JSON.parse reads them: serde_json's default float parsing can be one unit in
+    // the last place off, and the text would then differ from the one that was signed.
+    Ok(bridge_contract::js::from_json_slice(body)?.to_string())
 }
 
 /// The SHA-256 digest of `text`, as lower-case hex: the message that is signed.

@@ -189,7 +189,11 @@ pub async fn deposit(
     let cat = sb.catalogue();
     let seed = sb.next("tx").await.map_err(|e| PublicStatusUnprocessable::from(storage(e)))?;
     let tx_hash = ids::tx_hash(seed);
-    let sender = body.sender.clone().unwrap_or_else(|| format!("0x{}", ids::hex_digits(seed ^ 0x5e4d, 40)));
+    // A made-up sender in the deposit chain's own address format (a refund of a rejected deposit goes to it).
+    let sender = body.sender.clone().unwrap_or_else(|| match cat.deposit_address(&path.deposit_chain, seed ^ 0x5e4d) {
+        Some((address, _)) => address,
+        None => format!("0x{}", ids::hex_digits(seed ^ 0x5e4d, 40)),
+    });
     let now = sb.now_ms();
     let token = cat.chain(&path.deposit_chain).and_then(|c| c.tokens.get(&body.token));
     let token_address = token.map(|t| t.address.clone()).unwrap_or_else(|| "unknown".into());

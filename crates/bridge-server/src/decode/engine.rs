@@ -206,7 +206,8 @@ impl Walker {
             self.issue(IssueTag::Refinement, format!("Expected a number less than or equal to {}, actual {actual}", js_number_to_string(max)));
             return None;
         }
-        if rules.integer && n.fract() != 0.0 {
+        // The framework's `int` is `Number.isSafeInteger`: an integral number beyond 2^53 - 1 is not an integer.
+        if rules.integer && !(n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0) {
             self.issue(IssueTag::Refinement, format!("Expected an integer, actual {actual}"));
             return None;
         }
@@ -397,6 +398,23 @@ pub fn trim_js(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::parse_js_number;
+
+    /// `integer` is the framework's `int`, `Number.isSafeInteger`: integral numbers past 2^53 - 1 are refused
+    /// (found by fuzzing: `{"ms": 1e300}` passed the engine, then failed serde into `u64`).
+    #[test]
+    fn integers_are_safe_integers() {
+        use super::super::shape::{NumberRules, Shape};
+        use bridge_contract::js::JsValue;
+        let shape = Shape::Number(NumberRules { minimum: Some(0.0), maximum: None, integer: true });
+        let decode = |n: f64| super::decode(&shape, &JsValue::Number(n), super::ErrorsMode::First);
+        assert_eq!(decode(9_007_199_254_740_991.0).unwrap(), serde_json::json!(9_007_199_254_740_991u64));
+        for n in [9_007_199_254_740_992.0, 1e300] {
+            let issues = decode(n).unwrap_err();
+            assert_eq!(issues.len(), 1);
+            assert_eq!(issues[0].message, format!("Expected an integer, actual {}", bridge_contract::scalars::js_number_to_string(n)));
+        }
+        assert_eq!(decode(-1.0).unwrap_err()[0].message, "Expected a non-negative number, actual -1");
+    }
 
     #[test]
     fn numbers_parse_like_javascript() {

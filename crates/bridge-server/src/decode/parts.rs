@@ -11,7 +11,6 @@
 
 use bridge_contract::js::JsValue;
 use bridge_contract::{Issue, IssueTag};
-use serde::Deserialize;
 
 /// The body as the decoder sees it.
 pub fn body(content_type: Option<&[u8]>, bytes: &[u8]) -> Result<JsValue, Issue> {
@@ -27,14 +26,13 @@ pub fn body(content_type: Option<&[u8]>, bytes: &[u8]) -> Result<JsValue, Issue>
     }
 }
 
-/// Parses JSON text keeping JavaScript's key order; an empty body is `null`.
+/// Parses JSON text keeping JavaScript's key order and reading numbers exactly; an empty body is `null`.
 pub fn json(bytes: &[u8]) -> Result<JsValue, Issue> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(JsValue::Null);
     }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let parsed = JsValue::deserialize(&mut de).and_then(|v| de.end().map(|()| v));
-    parsed.map_err(|e| Issue {
+    // Numbers are read exactly, as JSON.parse reads them (see `bridge_contract::js::from_json_slice`).
+    bridge_contract::js::from_json_slice(bytes).map_err(|e| Issue {
         tag: IssueTag::Transformation,
         path: Vec::new(),
         message: format!("Unable to parse the body as JSON: {e}"),

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The sandbox over real HTTP on 127.0.0.1, measured with wrk, against a bare axum handler that returns fixed bytes
+# (crates/bridge-sandbox/examples/bare_http.rs), all in the same run:
+#   bare    GET  /                                   (the baseline: fixed bytes, no auth, no decoding, no store)
+#   quote   POST /bridge/quote/user                  (JWT check, body decode, pricing, one durable insert)
+#   bridge  GET  /bridge/history/bridge/{id}         (JWT check, path decode, one indexed read)
+#   feed    GET  /webhook/user-events-cursor?sinceTimestamp=0&pageSize=50  (a page of 50 events)
+# Loopback only, each run bounded by DURATION seconds; both servers are stopped at the end (by their PIDs).
+#
+#   scripts/bench-http.sh                       # DURATION=10 CONNECTIONS=8 THREADS=1
+#   DURATION=5 scripts/bench-http.sh            # shorter
+#
+# Needs wrk (Debian: apt-get install wrk). Prints one line per target and the ratio of its requests/s to bare.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-10}
+CONNECTIONS=${CONNECTIONS:-8}
+THREADS=${THREADS:-1}
+SANDBOX_PORT=${SANDBOX_PORT:-18480}
+BARE_PORT=${BARE_PORT:-18481}
+
+command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
+command -v curl >/dev/null || { echo "curl is not installed" >&2; exit 2; }
+
+echo "== building (release)"
+cargo build --release -q -p bridge-sandbox --bin bridge-sandbox --example bare_http
+TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+SANDBOX="$TARGET_DIR/release/bridge-sandbox"
+BARE="$TARGET_DIR/release/examples/bare_http"
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+wait_up() { # url
+    for _ in $(seq 1 100); do
+        if curl -s -o /dev/null "$1"; then return 0; fi
+        sleep 0.1
+    done
+    echo "server at $1 did not come up" >&2
+    exit 1
+}
+
+RUST_LOG=warn "$SANDBOX" serve --listen "127.0.0.1:$SANDBOX_PORT" --data "$WORK/data" --clock manual >"$WORK/sandbox.log" 2>&1 &
+PIDS+=($!)
+"$BARE" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
+PIDS+=($!)
+U="http://127.0.0.1:$SANDBOX_PORT"
+wait_up "$U/webhook/public-key"
+wait_up "http://127.0.0.1:$BARE_PORT/"
+TOKEN=$("$SANDBOX" token --project bench-http --data "$WORK/data")
+AUTH="Authorization: Bearer $TOKEN"
+QUOTE_BODY='{"token":"USDC","chainIn":"ETHEREUM","chainOut":"BASE","amount":"100","mode":"pay","depositor":"0x1111111111111111111111111111111111111111","recipient":"0x2222222222222222222222222222222222222222"}'
+
+echo "== seeding: 60 committed quotes (60 BRIDGE_PENDING events)"
+BRIDGE=""
+for _ in $(seq 1 60); do
+    QUOTE_ID=$(curl -sf -X POST "$U/bridge/quote/user" -H "$AUTH" -H 'content-type: application/json' -d "$QUOTE_BODY" \
+        | python3 -c 'import json,sys; print(json.load(sys.stdin)["quoteId"])')
+    curl -sf -X POST "$U/bridge/quote/commit/$QUOTE_ID" -H "$AUTH" >/dev/null
+    BRIDGE=$QUOTE_ID
+done
+FEED_COUNT=$(curl -sf "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=50" -H "$AUTH" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
+[ "$FEED_COUNT" = 50 ] || { echo "the feed page has $FEED_COUNT events, not 50" >&2; exit 1; }
+
+cat >"$WORK/quote.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$QUOTE_BODY'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $TOKEN"
+LUA
+cat >"$WORK/auth.lua" <<LUA
+wrk.headers["Authorization"] = "Bearer $TOKEN"
+LUA
+
+run() { # name url [lua]
+    local name=$1 url=$2 script=${3:-}
+    local out="$WORK/$name.txt"
+    if [ -n "$script" ]; then
+        wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$script" "$url" >"$out"
+    else
+        wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "$url" >"$out"
+    fi
+    if grep -q "Non-2xx" "$out"; then
+        echo "$name: some answers were not 2xx:" >&2
+        cat "$out" >&2
+        exit 1
+    fi
+    local rps p50 p99 requests
+    rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
+    p50=$(awk '$1 == "50%" {print $2}' "$out")
+    p99=$(awk '$1 == "99%" {print $2}' "$out")
+    requests=$(awk '/requests in/ {print $1}' "$out")
+    echo "$name $rps $p50 $p99 $requests" >>"$WORK/results"
+}
+
+echo "== wrk: $THREADS thread(s), $CONNECTIONS connections, ${DURATION}s per target, 127.0.0.1"
+run bare "http://127.0.0.1:$BARE_PORT/"
+run quote "$U/bridge/quote/user" "$WORK/quote.lua"
+run bridge "$U/bridge/history/bridge/$BRIDGE" "$WORK/auth.lua"
+run feed "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=50" "$WORK/auth.lua"
+run bare-again "http://127.0.0.1:$BARE_PORT/"
+
+echo
+printf '%-11s %12s %10s %10s %10s %16s\n' target 'requests/s' p50 p99 requests 'ratio to bare'
+BARE_RPS=$(awk '$1 == "bare" {print $2}' "$WORK/results")
+while read -r name rps p50 p99 requests; do
+    ratio=$(python3 -c "print(f'{$rps / $BARE_RPS:.3f}')")
+    printf '%-11s %12s %10s %10s %10s %16s\n' "$name" "$rps" "$p50" "$p99" "$requests" "$ratio"
+done <"$WORK/results"
+echo
+echo "machine: $(nproc) cores, $(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
