@@ -23,9 +23,16 @@ pub const MAX_HISTORY_LIMIT: u64 = 100;
 /// Default and largest deposit-address search page.
 pub const DEFAULT_SEARCH_PAGE: u64 = 20;
 pub const MAX_SEARCH_PAGE: u64 = 100;
-/// Default and largest event-feed page (the schema's `pageSize` default and maximum).
-const DEFAULT_EVENTS_PAGE: u64 = 20;
-const MAX_EVENTS_PAGE: u64 = 50;
+/// The event feed's `pageSize` default and maximum, as the schema states them (read once from the document).
+fn events_page_limits() -> (f64, f64) {
+    static LIMITS: std::sync::OnceLock<(f64, f64)> = std::sync::OnceLock::new();
+    *LIMITS.get_or_init(|| {
+        let doc = bridge_contract::openapi::document();
+        let parameters = doc["paths"]["/webhook/user-events-cursor"]["get"]["parameters"].as_array().cloned().unwrap_or_default();
+        let schema = parameters.iter().find(|p| p["name"] == "pageSize").map(|p| p["schema"].clone()).unwrap_or_default();
+        (schema["default"].as_f64().unwrap_or(1.0), schema["maximum"].as_f64().unwrap_or(1.0))
+    })
+}
 
 struct Inner {
     store: Arc<dyn Store>,
@@ -411,7 +418,8 @@ impl BridgeApi for Sandbox {
         // The feed documents no 422: out-of-range values are brought into range (see the schema).
         let since = query.since_timestamp.as_f64().floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
         let after = query.page_token.as_deref().and_then(|t| i64::from_str_radix(t, 16).ok()).unwrap_or(0);
-        let size = query.page_size.map(|n| n.as_f64()).unwrap_or(DEFAULT_EVENTS_PAGE as f64).floor().clamp(1.0, MAX_EVENTS_PAGE as f64) as u64;
+        let (default_size, max_size) = events_page_limits();
+        let size = query.page_size.map(|n| n.as_f64()).unwrap_or(default_size).floor().clamp(1.0, max_size) as u64;
         let project = caller.project_id.clone();
         let mut page = self.db(move |s| s.events(&project, since, after, size + 1)).await.expect("the event store answers");
         let more = page.len() as u64 > size;
