@@ -1104,7 +1104,9 @@ fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> R<Priced> {
     })
 }
 
-/// The members every quote variant has.
+/// The members every quote variant has (with the wire names of the schema).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Common {
     chain_in: String,
     chain_out: String,
@@ -1117,11 +1119,17 @@ struct Common {
     recipient: String,
     expires_at: DateString,
     quote_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     promotion: Option<Promotion>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     gas_boost: Option<GasBoost>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     speed: Option<Speed>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     estimated_duration: Option<DecimalNumber>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     post_bridge_data: Option<PostBridgeData>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     webhook_url: Option<String>,
 }
 
@@ -1194,75 +1202,17 @@ impl Priced {
 
     fn bridge_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<BridgeQuote> {
         let c = self.common(ctx, route, req)?;
-        Ok(BridgeQuote {
-            tag: Default::default(),
-            chain_in: c.chain_in,
-            chain_out: c.chain_out,
-            pay_amount: c.pay_amount,
-            pay_amount_usd: c.pay_amount_usd,
-            receive_amount: c.receive_amount,
-            receive_amount_usd: c.receive_amount_usd,
-            fees: c.fees,
-            depositor: c.depositor,
-            recipient: c.recipient,
-            expires_at: c.expires_at,
-            quote_id: c.quote_id,
-            promotion: c.promotion,
-            gas_boost: c.gas_boost,
-            speed: c.speed,
-            estimated_duration: c.estimated_duration,
-            post_bridge_data: c.post_bridge_data,
-            webhook_url: c.webhook_url,
-            token: route.token_in.symbol.clone(),
-        })
+        quote_variant(c, serde_json::json!({"_tag": "bridge", "token": route.token_in.symbol}))
     }
 
     fn deposit_address_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<DepositAddressBridgeQuote> {
         let c = self.common(ctx, route, req)?;
-        Ok(DepositAddressBridgeQuote {
-            tag: Default::default(),
-            chain_in: c.chain_in,
-            chain_out: c.chain_out,
-            pay_amount: c.pay_amount,
-            pay_amount_usd: c.pay_amount_usd,
-            receive_amount: c.receive_amount,
-            receive_amount_usd: c.receive_amount_usd,
-            fees: c.fees,
-            depositor: c.depositor,
-            recipient: c.recipient,
-            expires_at: c.expires_at,
-            quote_id: c.quote_id,
-            promotion: c.promotion,
-            gas_boost: c.gas_boost,
-            speed: c.speed,
-            estimated_duration: c.estimated_duration,
-            post_bridge_data: c.post_bridge_data,
-            webhook_url: c.webhook_url,
-            token: route.token_in.symbol.clone(),
-        })
+        quote_variant(c, serde_json::json!({"_tag": "depositAddressBridge", "token": route.token_in.symbol}))
     }
 
     fn bridge_swap_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<BridgeSwapQuote> {
         let c = self.common(ctx, route, req)?;
-        Ok(BridgeSwapQuote {
-            tag: Default::default(),
-            chain_in: c.chain_in,
-            chain_out: c.chain_out,
-            pay_amount: c.pay_amount,
-            pay_amount_usd: c.pay_amount_usd,
-            receive_amount: c.receive_amount,
-            receive_amount_usd: c.receive_amount_usd,
-            fees: c.fees,
-            depositor: c.depositor,
-            recipient: c.recipient,
-            expires_at: c.expires_at,
-            quote_id: c.quote_id,
-            promotion: c.promotion,
-            gas_boost: c.gas_boost,
-            speed: c.speed,
-            estimated_duration: c.estimated_duration,
-            post_bridge_data: c.post_bridge_data,
-            webhook_url: c.webhook_url,
+        let swap = BridgeSwapMembers {
             token_in: route.token_in.symbol.clone(),
             token_out: route.token_out.symbol.clone(),
             bridge_token: route.bridge_in.symbol.clone(),
@@ -1274,8 +1224,39 @@ impl Priced {
             usd_price_token_in: usd_number(route.token_in.usd_price),
             usd_price_token_out: usd_number(route.token_out.usd_price),
             is_atomic_swap: Some(route.chain_in.family == Family::Evm),
-        })
+        };
+        let mut extra = serde_json::to_value(&swap).map_err(|e| invalid(format!("encoding a quote: {e}")))?;
+        extra["_tag"] = serde_json::json!("bridgeSwap");
+        quote_variant(c, extra)
     }
+}
+
+/// The members only `bridgeSwap` quotes have (with the wire names of the schema).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BridgeSwapMembers {
+    token_in: String,
+    token_out: String,
+    bridge_token: String,
+    bridge_pay_amount: DecimalString,
+    bridge_pay_amount_usd: DecimalNumber,
+    bridge_receive_amount: DecimalString,
+    min_receive_amount: DecimalString,
+    min_receive_amount_usd: DecimalNumber,
+    usd_price_token_in: DecimalNumber,
+    usd_price_token_out: DecimalNumber,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_atomic_swap: Option<bool>,
+}
+
+/// One quote variant: the members every quote has, the variant's own members, decoded (and so checked) through
+/// the contract's type of that variant.
+fn quote_variant<T: serde::de::DeserializeOwned>(common: Common, own: serde_json::Value) -> R<T> {
+    let mut value = serde_json::to_value(&common).map_err(|e| invalid(format!("encoding a quote: {e}")))?;
+    if let (Some(map), serde_json::Value::Object(own)) = (value.as_object_mut(), own) {
+        map.extend(own);
+    }
+    serde_json::from_value(value).map_err(|e| invalid(format!("a quote that does not decode: {e}")))
 }
 
 fn bridge_quote(ctx: &QuoteContext, req: &BridgeQuoteRequest) -> R<BridgeQuote> {
