@@ -1393,6 +1393,10 @@ impl From<Unauthorized> for SandboxListWebhookDeliveriesError {
         Self::Unauthorized(v)
     }
 }
+/// The header of the legacy API key (`components.securitySchemes.legacyApiKey`).
+pub const LEGACY_API_KEY_HEADER: &str = "x-api-key";
+/// The header that carries a webhook delivery's signature (the `webhookEvent` callback).
+pub const WEBHOOK_SIGNATURE_HEADER: &str = "X-Webhook-Signature";
 /// Calls `$callback!(Operation, "operationId");` once for every operation, in the document's order.
 #[macro_export]
 macro_rules! every_operation {

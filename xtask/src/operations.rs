@@ -172,6 +172,27 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         }
         writeln!(list, "        $callback!({name}, {:?});", op.id)?;
     }
+    // Header names the document states (security scheme, webhook callback), so no crate writes them by hand.
+    let api_key_header = doc
+        .get("components")
+        .and_then(|c| c.get("securitySchemes"))
+        .and_then(|s| s.get("legacyApiKey"))
+        .and_then(|k| k.get("name"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| anyhow!("components.securitySchemes.legacyApiKey.name is missing"))?;
+    let signature_header = all(doc)?
+        .iter()
+        .filter_map(|op| op.op.get("callbacks").and_then(Value::as_mapping))
+        .flat_map(|callbacks| callbacks.values())
+        .filter_map(|cb| cb.as_mapping().and_then(|m| m.values().next()))
+        .filter_map(|item| item.get("post").and_then(|p| p.get("parameters")).and_then(Value::as_sequence))
+        .flatten()
+        .find(|p| p.get("in").and_then(Value::as_str) == Some("header"))
+        .and_then(|p| p.get("name").and_then(Value::as_str))
+        .ok_or_else(|| anyhow!("the webhookEvent callback declares no signature header"))?
+        .to_owned();
+    writeln!(out, "/// The header of the legacy API key (`components.securitySchemes.legacyApiKey`).\npub const LEGACY_API_KEY_HEADER: &str = {api_key_header:?};\n")?;
+    writeln!(out, "/// The header that carries a webhook delivery's signature (the `webhookEvent` callback).\npub const WEBHOOK_SIGNATURE_HEADER: &str = {signature_header:?};\n")?;
     writeln!(
         out,
         "/// Calls `$callback!(Operation, \"operationId\");` once for every operation, in the document's order.\n#[macro_export]\nmacro_rules! every_operation {{\n    ($callback:ident) => {{\n{list}    }};\n}}"

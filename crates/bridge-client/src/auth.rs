@@ -23,7 +23,7 @@ use progenitor_client::{ClientHooks, ClientInfo, OperationInfo};
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 
 /// The header of the legacy API key (`components.securitySchemes.legacyApiKey`).
-pub const API_KEY_HEADER: &str = "x-api-key";
+pub const API_KEY_HEADER: &str = bridge_contract::operations::LEGACY_API_KEY_HEADER;
 
 /// The error type a [`TokenProvider`] returns.
 pub type TokenError = Box<dyn std::error::Error + Send + Sync>;

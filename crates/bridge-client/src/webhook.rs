@@ -76,7 +76,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
 /// The request header that carries the signature of a delivery.
-pub const SIGNATURE_HEADER: &str = "X-Webhook-Signature";
+pub const SIGNATURE_HEADER: &str = bridge_contract::operations::WEBHOOK_SIGNATURE_HEADER;
 
 /// The key size [`WebhookSigner::generate`] uses.
 pub const DEFAULT_KEY_BITS: usize = 2048;

@@ -25,7 +25,7 @@ use bridge_contract::Security;
 pub const POST_BRIDGE_DATA: &str = "postBridgeData";
 
 /// The legacy API key header (the document's `legacyApiKey` security scheme).
-pub const API_KEY_HEADER: &str = "x-api-key";
+pub const API_KEY_HEADER: &str = bridge_contract::operations::LEGACY_API_KEY_HEADER;
 
 /// Who is calling: the project and its enabled features.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
