@@ -5023,6 +5023,27 @@ impl Arbitrary for SandboxAddressDeposit {
             .boxed()
     }
 }
+impl Arbitrary for SandboxRoutingDepositAddressRequest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                proptest::collection::vec(any::<RoutingRoute>(), 1..=7),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,80}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
+            ),
+        )
+            .prop_map(|((deposit_chain, routes, address_note, webhook_url),)| SandboxRoutingDepositAddressRequest {
+                deposit_chain,
+                routes,
+                address_note,
+                webhook_url,
+            })
+            .boxed()
+    }
+}
 impl Arbitrary for SandboxAdvanceClockRequest {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;

@@ -1087,7 +1087,7 @@ impl From<InvalidRequest> for SandboxDepositBridgeError {
         Self::InvalidRequest(v)
     }
 }
-/// `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits` (`sandboxDepositIntoAddress`): Send tokens to a deposit address (sandbox only).
+/// `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits` (`sandboxDepositIntoAddress`): Send tokens to a deposit address or a routing deposit address (sandbox only).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SandboxDepositIntoAddress;
 impl Operation for SandboxDepositIntoAddress {
@@ -1168,6 +1168,87 @@ impl From<PayloadTooLarge> for SandboxDepositIntoAddressError {
 impl From<PublicStatusUnprocessable> for SandboxDepositIntoAddressError {
     fn from(v: PublicStatusUnprocessable) -> Self {
         Self::PublicStatusUnprocessable(v)
+    }
+}
+/// `POST /sandbox/routing-deposit-addresses` (`sandboxCreateRoutingDepositAddress`): Create a routing deposit address (sandbox only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxCreateRoutingDepositAddress;
+impl Operation for SandboxCreateRoutingDepositAddress {
+    const ID: &'static str = "sandboxCreateRoutingDepositAddress";
+    const METHOD: &'static str = "POST";
+    const PATH: &'static str = "/sandbox/routing-deposit-addresses";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = SandboxRoutingDepositAddressRequest;
+    type Response = RoutingDepositAddress;
+    type Error = SandboxCreateRoutingDepositAddressError;
+}
+/// Every documented error answer of `sandboxCreateRoutingDepositAddress`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SandboxCreateRoutingDepositAddressError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    PayloadTooLarge(PayloadTooLarge),
+    /// 422: A well-formed request the service cannot serve.
+    InvalidRequest(InvalidRequest),
+}
+impl ErrorResponse for SandboxCreateRoutingDepositAddressError {
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::PayloadTooLarge(_) => 413,
+            Self::InvalidRequest(_) => 422,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
+            422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for SandboxCreateRoutingDepositAddressError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::PayloadTooLarge(v) => v.serialize(serializer),
+            Self::InvalidRequest(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for SandboxCreateRoutingDepositAddressError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for SandboxCreateRoutingDepositAddressError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<PayloadTooLarge> for SandboxCreateRoutingDepositAddressError {
+    fn from(v: PayloadTooLarge) -> Self {
+        Self::PayloadTooLarge(v)
+    }
+}
+impl From<InvalidRequest> for SandboxCreateRoutingDepositAddressError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::InvalidRequest(v)
     }
 }
 /// `POST /sandbox/clock/advance` (`sandboxAdvanceClock`): Move the sandbox clock forward (sandbox only).
@@ -1412,7 +1493,8 @@ macro_rules! every_operation {
         (GetWebhookPublicKey, "getWebhookPublicKey"); $callback ! (ListUserEvents,
         "listUserEvents"); $callback ! (SandboxDepositBridge, "sandboxDepositBridge");
         $callback ! (SandboxDepositIntoAddress, "sandboxDepositIntoAddress"); $callback !
-        (SandboxAdvanceClock, "sandboxAdvanceClock"); $callback !
+        (SandboxCreateRoutingDepositAddress, "sandboxCreateRoutingDepositAddress");
+        $callback ! (SandboxAdvanceClock, "sandboxAdvanceClock"); $callback !
         (SandboxSendWebhookTest, "sandboxSendWebhookTest"); $callback !
         (SandboxListWebhookDeliveries, "sandboxListWebhookDeliveries");
     };

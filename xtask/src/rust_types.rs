@@ -157,9 +157,7 @@ impl<'a> Gen<'a> {
                 let json = key.as_str().ok_or_else(|| anyhow!("property names are strings"))?;
                 let ty = self.field_type(prop, owner, json).with_context(|| format!("property {json}"))?;
                 let doc = str_of(prop, "description").map(str::to_owned).or_else(|| {
-                    str_of(prop, "$ref").and_then(|r| self.deref(r).ok()).and_then(|(_, s)| str_of(s, "description")).map(|d| {
-                        d.lines().next().unwrap_or_default().to_owned()
-                    })
+                    str_of(prop, "$ref").and_then(|r| self.deref(r).ok()).and_then(|(_, s)| str_of(s, "description")).map(first_sentence)
                 });
                 out.push(Field { json: json.to_owned(), rust: field_ident(json), doc, ty, required: required.contains(&json), flatten: false });
             }
@@ -669,6 +667,17 @@ fn extend_to_validation(attr: &str) -> String {
 fn range_attr(min: Option<f64>, max: Option<f64>) -> String {
     let parts: Vec<String> = [min.map(|m| format!("min = {m:?}")), max.map(|m| format!("max = {m:?}"))].into_iter().flatten().collect();
     format!("range({})", parts.join(", "))
+}
+
+/// The first sentence of a description (its first paragraph unwrapped, up to the first full stop that ends a
+/// sentence): the doc of a field whose type is a component with a description of its own.
+fn first_sentence(text: &str) -> String {
+    let paragraph: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+    let paragraph = paragraph.join(" ");
+    match paragraph.find(". ") {
+        Some(end) => paragraph[..=end].to_owned(),
+        None => paragraph,
+    }
 }
 
 fn doc_comment(out: &mut String, text: Option<&str>, indent: &str) {

@@ -206,6 +206,13 @@ impl BridgeApi for Broken {
     async fn sandbox_advance_clock(&self, caller: Caller, body: SandboxAdvanceClockRequest) -> Result<SandboxClock, SandboxAdvanceClockError> {
         self.inner.sandbox_advance_clock(self.seen(&caller), body).await
     }
+    async fn sandbox_create_routing_deposit_address(
+        &self,
+        caller: Caller,
+        body: SandboxRoutingDepositAddressRequest,
+    ) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> {
+        self.inner.sandbox_create_routing_deposit_address(self.seen(&caller), body).await
+    }
     async fn sandbox_send_webhook_test(&self, caller: Caller, body: SandboxWebhookTestRequest) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
         self.inner.sandbox_send_webhook_test(self.seen(&caller), body).await
     }

@@ -1,5 +1,5 @@
 //! Smart deposit addresses: creation (with the facts file's validations and the reuse policy) and simulated
-//! deposits into them.
+//! deposits into them and into routing deposit addresses ([`crate::routing`]).
 //!
 //! Reuse: unless `reusePolicy` is `create-new`, a request reuses the project's existing address on a deposit
 //! chain when every other member of the request (destination, `tokenOut`, `addressNote`, `webhookUrl`,
@@ -14,7 +14,8 @@ use rust_decimal::Decimal;
 use crate::lifecycle;
 use crate::pricing;
 use crate::service::{address_not_found, now_date, Sandbox};
-use crate::store::{StoredAddress, StoredDeposit, StoredQuote};
+use crate::routing;
+use crate::store::{StoredAddress, StoredDeposit, StoredQuote, StoredRoutingAddress};
 use crate::ids;
 
 /// Confirmations a deposit into a deposit address needs before its bridge is accepted.
@@ -102,7 +103,7 @@ pub async fn create(sb: &Sandbox, caller: &Caller, body: DepositAddressCreateReq
                 return Err(unprocessable(DepositAddressChainsNotSupported { tag: Default::default(), chains: vec![chain.clone()] }.into()));
             };
             let (c, a) = (chain.clone(), address.clone());
-            let taken = sb.store_call(move |s| s.address(&c, &a)).await.map_err(create_storage)?.is_some()
+            let taken = sb.store_call(move |s| s.address_taken(&c, &a)).await.map_err(create_storage)?
                 || new_addresses.iter().any(|n: &StoredAddress| &n.address.deposit_chain == chain && n.address.deposit_address == address);
             if !taken {
                 break (address, metadata);
@@ -175,19 +176,135 @@ fn amount_wei(amount: &DecimalString, decimals: u32) -> String {
     }
 }
 
+/// The address a simulated deposit goes into, as its events name it.
+enum Target {
+    /// A deposit address: its events are the DEPOSIT_ADDRESS_* kinds.
+    Sda(StoredAddress),
+    /// A routing deposit address: its events are the ROUTING_DEPOSIT_ADDRESS_* kinds.
+    Routing(StoredRoutingAddress),
+}
+
+impl Target {
+    fn webhook_url(&self) -> Option<String> {
+        match self {
+            Target::Sda(a) => a.webhook_url.clone(),
+            Target::Routing(a) => a.webhook_url.clone(),
+        }
+    }
+}
+
+/// What every event about one deposit says of it.
+struct DepositFacts {
+    id: String,
+    token_symbol: String,
+    token_address: String,
+    amount: DecimalString,
+    amount_usd: DecimalNumber,
+    amount_wei: String,
+    sender: String,
+    tx_hash: String,
+    created_at: DateString,
+    block: i64,
+}
+
+fn sda_info(a: &StoredAddress) -> DepositAddressInfo {
+    DepositAddressInfo {
+        deposit_chain: a.address.deposit_chain.clone(),
+        deposit_address: a.address.deposit_address.clone(),
+        destination_chain: a.address.destination_chain.clone(),
+        destination_address: a.address.destination_address.clone(),
+        token_out: a.address.token_out.clone(),
+        post_bridge_data: a.address.post_bridge_data.clone(),
+        address_note: a.address.address_note.clone(),
+    }
+}
+
+/// An event of `$ty` about one deposit: the members every such event shares, from [`DepositFacts`], then the
+/// given ones.
+macro_rules! deposit_event {
+    ($ty:ident, $facts:expr, { $($member:ident: $value:expr),* $(,)? }) => {{
+        let f: &DepositFacts = $facts;
+        $ty {
+            tag: Default::default(),
+            id: f.id.clone(),
+            token_symbol: f.token_symbol.clone(),
+            token_address: f.token_address.clone(),
+            amount: f.amount.clone(),
+            amount_usd: f.amount_usd,
+            amount_wei: f.amount_wei.clone(),
+            sender: f.sender.clone(),
+            tx_hash: f.tx_hash.clone(),
+            created_at: f.created_at.clone(),
+            $($member: $value),*
+        }
+    }};
+}
+
+fn delayed_event(target: &Target, f: &DepositFacts, original_error_tag: Option<String>) -> WebhookEvent {
+    match target {
+        Target::Sda(a) => WebhookEvent::DepositAddressBridgeDelayed(deposit_event!(DepositAddressBridgeDelayedEvent, f, {
+            original_error_tag: original_error_tag,
+            deposit_address: sda_info(a),
+        })),
+        Target::Routing(a) => WebhookEvent::RoutingDepositAddressBridgeDelayed(deposit_event!(RoutingDepositAddressBridgeDelayedEvent, f, {
+            original_error_tag: original_error_tag,
+            deposit_address: a.address.clone(),
+        })),
+    }
+}
+
+fn rejected_event(target: &Target, f: &DepositFacts, reason: RejectReason) -> WebhookEvent {
+    let tx_uid = format!("{}:0", f.tx_hash);
+    match target {
+        Target::Sda(a) => WebhookEvent::DepositAddressBridgeRejected(deposit_event!(DepositAddressBridgeRejectedEvent, f, {
+            original_error_tag: None,
+            original_error_json: None,
+            reason: reason,
+            tx_uid: tx_uid,
+            block_number: Some(f.block),
+            deposit_address: sda_info(a),
+        })),
+        Target::Routing(a) => WebhookEvent::RoutingDepositAddressBridgeRejected(deposit_event!(RoutingDepositAddressBridgeRejectedEvent, f, {
+            original_error_tag: None,
+            original_error_json: None,
+            reason: reason,
+            tx_uid: tx_uid,
+            block_number: Some(f.block),
+            deposit_address: a.address.clone(),
+        })),
+    }
+}
+
+/// Where a deposit that is bridged goes.
+struct Destination {
+    chain: String,
+    address: String,
+    token_out: Option<String>,
+}
+
 pub async fn deposit(
     sb: &Sandbox,
     caller: &Caller,
     path: SandboxDepositIntoAddressPath,
     body: SandboxAddressDepositRequest,
 ) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> {
+    let err = |e: anyhow::Error| -> SandboxDepositIntoAddressError { PublicStatusUnprocessable::from(storage(e)).into() };
+    let not_found = || -> SandboxDepositIntoAddressError { PublicStatusUnprocessable::from(address_not_found(&path.deposit_address)).into() };
     let (chain, addr) = (path.deposit_chain.clone(), path.deposit_address.clone());
-    let stored = match sb.store_call(move |s| s.address(&chain, &addr)).await.map_err(|e| PublicStatusUnprocessable::from(storage(e)))? {
-        Some(a) if a.project == caller.project_id => a,
-        _ => return Err(PublicStatusUnprocessable::from(address_not_found(&path.deposit_address)).into()),
+    let target = match sb.store_call(move |s| s.address(&chain, &addr)).await.map_err(err)? {
+        Some(a) if a.project == caller.project_id => Target::Sda(a),
+        Some(_) => return Err(not_found()),
+        None => {
+            let (chain, addr) = (path.deposit_chain.clone(), path.deposit_address.clone());
+            match sb.store_call(move |s| s.routing_address(&chain, &addr)).await.map_err(err)? {
+                Some(a) if a.project == caller.project_id => Target::Routing(a),
+                _ => return Err(not_found()),
+            }
+        }
     };
+    let webhook_url = target.webhook_url();
     let cat = sb.catalogue();
-    let seed = sb.next("tx").await.map_err(|e| PublicStatusUnprocessable::from(storage(e)))?;
+    let seed = sb.next("tx").await.map_err(err)?;
     let tx_hash = ids::tx_hash(seed);
     // A made-up sender in the deposit chain's own address format (a refund of a rejected deposit goes to it).
     let sender = body.sender.clone().unwrap_or_else(|| match cat.deposit_address(&path.deposit_chain, seed ^ 0x5e4d) {
@@ -196,36 +313,38 @@ pub async fn deposit(
     });
     let now = sb.now_ms();
     let token = cat.chain(&path.deposit_chain).and_then(|c| c.tokens.get(&body.token));
-    let token_address = token.map(|t| t.address.clone()).unwrap_or_else(|| "unknown".into());
     let decimals = token.map(|t| t.decimals).unwrap_or(18);
-    let amount_usd = token
-        .and_then(|t| body.amount.to_decimal().ok().and_then(|a| a.checked_mul(t.usd_price)))
-        .map(pricing::usd_number)
-        .unwrap_or_default();
-    let info = DepositAddressInfo {
-        deposit_chain: stored.address.deposit_chain.clone(),
-        deposit_address: stored.address.deposit_address.clone(),
-        destination_chain: stored.address.destination_chain.clone(),
-        destination_address: stored.address.destination_address.clone(),
-        token_out: stored.address.token_out.clone(),
-        post_bridge_data: stored.address.post_bridge_data.clone(),
-        address_note: stored.address.address_note.clone(),
+    let block = 1_000_000 + seed as i64;
+    let facts = DepositFacts {
+        id: format!("dep_{}", ids::hex_digits(seed ^ 0xde90, 24)),
+        token_symbol: body.token.clone(),
+        token_address: token.map(|t| t.address.clone()).unwrap_or_else(|| "unknown".into()),
+        amount: body.amount.clone(),
+        amount_usd: token
+            .and_then(|t| body.amount.to_decimal().ok().and_then(|a| a.checked_mul(t.usd_price)))
+            .map(pricing::usd_number)
+            .unwrap_or_default(),
+        amount_wei: amount_wei(&body.amount, decimals),
+        sender: sender.clone(),
+        tx_hash: tx_hash.clone(),
+        created_at: now_date(now),
+        block,
     };
-    let deposit_id = format!("dep_{}", ids::hex_digits(seed ^ 0xde90, 24));
-    let quote_id = ids::quote_id(sb.next("quote").await.map_err(|e| PublicStatusUnprocessable::from(storage(e)))?);
+    let destination = match &target {
+        Target::Sda(a) => Ok(Destination {
+            chain: a.address.destination_chain.clone(),
+            address: a.address.destination_address.clone().unwrap_or_default(),
+            token_out: a.address.token_out.clone(),
+        }),
+        Target::Routing(a) => routing::choose_route(&a.address.routes, &body.token, facts.amount_usd)
+            .map(|r| Destination { chain: r.action.destination_chain.clone(), address: r.action.destination_address.clone(), token_out: r.action.token_out.clone() })
+            .ok_or(RejectReason::NoRouteFound),
+    };
+    let quote_id = ids::quote_id(sb.next("quote").await.map_err(err)?);
     let ctx = pricing::QuoteContext { catalogue: cat, project_id: &caller.project_id, now: now_date(now), quote_id };
-    let destination_address = stored.address.destination_address.clone().unwrap_or_default();
-    let priced = pricing::quote_deposit(
-        &ctx,
-        &path.deposit_chain,
-        &stored.address.destination_chain,
-        &destination_address,
-        &body.token,
-        &body.amount,
-        stored.address.token_out.as_deref(),
-        &sender,
-    );
-    let err = |e: anyhow::Error| -> SandboxDepositIntoAddressError { PublicStatusUnprocessable::from(storage(e)).into() };
+    let priced = destination.and_then(|d| {
+        pricing::quote_deposit(&ctx, &path.deposit_chain, &d.chain, &d.address, &body.token, &body.amount, d.token_out.as_deref(), &sender)
+    });
     let mut last_bridge = LastBridge {
         deposit_tx_hash: tx_hash.clone(),
         deposit_tx_timestamp: now_date(now),
@@ -237,117 +356,74 @@ pub async fn deposit(
     let (bridge, events, bridge_id) = match priced {
         Ok(quote) => {
             let stored_quote = StoredQuote { id: ctx.quote_id.clone(), project: caller.project_id.clone(), response: quote, mode: "pay".into(), created_ms: now, expires_ms: now, committed: true };
-            let record = sb.bridge_from_deposit_quote(&stored_quote, now, &stored.address.deposit_address).map_err(err)?;
-            let mut bridge = sb.new_stored_bridge(&caller.project_id, &ctx.quote_id, record, now, None, stored.webhook_url.clone()).map_err(err)?;
-            lifecycle::deposit_seen(&mut bridge, now, &tx_hash, 1_000_000 + seed as i64).map_err(err)?;
+            let record = sb.bridge_from_deposit_quote(&stored_quote, now, &path.deposit_address).map_err(err)?;
+            let mut bridge = sb.new_stored_bridge(&caller.project_id, &ctx.quote_id, record, now, None, webhook_url.clone()).map_err(err)?;
+            lifecycle::deposit_seen(&mut bridge, now, &tx_hash, block).map_err(err)?;
             let record = serde_json::to_value(&bridge.record).map_err(|e| err(e.into()))?;
             last_bridge.status = LastBridgeStatus::Accepted(LastBridgeAccepted {
                 tag: Default::default(),
                 amount_out: serde_json::from_value(record["amountOut"].clone()).map_err(|e| err(e.into()))?,
                 fee: serde_json::from_value(record["fee"].clone()).map_err(|e| err(e.into()))?,
             });
-            let block = 1_000_000 + seed as i64;
-            let (delayed_id, delayed_token_address, delayed_info) = (deposit_id.clone(), token_address.clone(), info.clone());
-            let detected = WebhookEvent::DepositAddressDepositDetected(DepositAddressDepositDetectedEvent {
-                tag: Default::default(),
-                id: deposit_id.clone(),
-                token_symbol: body.token.clone(),
-                token_address: token_address.clone(),
-                amount: body.amount.clone(),
-                amount_usd,
-                amount_wei: amount_wei(&body.amount, decimals),
-                sender: sender.clone(),
-                tx_hash: tx_hash.clone(),
-                created_at: now_date(now),
-                block_number: Some(block),
-                deposit_address: info.clone(),
-            });
-            // The deposit's first confirmation comes with the block that holds it; the bridge is accepted when it
-            // has all of them (the lifecycle's DEPOSIT_ACCEPTED step).
-            let confirming = WebhookEvent::DepositAddressDepositConfirming(DepositAddressDepositConfirmingEvent {
-                tag: Default::default(),
-                id: deposit_id,
-                token_symbol: body.token.clone(),
-                token_address,
-                amount: body.amount.clone(),
-                amount_usd,
-                amount_wei: amount_wei(&body.amount, decimals),
-                sender: sender.clone(),
-                tx_hash: tx_hash.clone(),
-                created_at: now_date(now),
-                block_number: Some(block),
-                confirmations: 1,
-                required_confirmations: REQUIRED_CONFIRMATIONS,
-                expected_confirmed_at: serde_json::from_value(record["expectedDepositConfirmedAt"].clone()).ok(),
-                deposit_address: info,
-            });
-            let mut events = vec![sb.make_event(&caller.project_id, detected, stored.webhook_url.clone()).await.map_err(err)?];
+            let mut kinds = Vec::new();
+            if let Target::Sda(a) = &target {
+                // Only deposit addresses have detected / confirming kinds (the spec names none for routing ones).
+                kinds.push(WebhookEvent::DepositAddressDepositDetected(deposit_event!(DepositAddressDepositDetectedEvent, &facts, {
+                    block_number: Some(block),
+                    deposit_address: sda_info(a),
+                })));
+            }
             if body.outcome == Some(SandboxDepositOutcome::Delayed) {
                 // Bridging is delayed once: the bridge waits, the public status says RETRYING.
                 bridge.plan = Some(lifecycle::PLAN_DELAYED.to_owned());
                 bridge.next_ms = Some(now + lifecycle::DELAY_MS);
                 let original_error_tag = Some("OPERATION_UNAVAILABLE".to_owned());
                 last_bridge.status = LastBridgeStatus::Retrying(LastBridgeRetrying { tag: Default::default(), original_error_tag: original_error_tag.clone() });
-                let delayed = WebhookEvent::DepositAddressBridgeDelayed(DepositAddressBridgeDelayedEvent {
-                    tag: Default::default(),
-                    id: delayed_id,
-                    token_symbol: body.token.clone(),
-                    token_address: delayed_token_address,
-                    amount: body.amount.clone(),
-                    amount_usd,
-                    amount_wei: amount_wei(&body.amount, decimals),
-                    sender: sender.clone(),
-                    tx_hash: tx_hash.clone(),
-                    original_error_tag,
-                    created_at: now_date(now),
-                    deposit_address: delayed_info,
-                });
-                events.push(sb.make_event(&caller.project_id, delayed, stored.webhook_url.clone()).await.map_err(err)?);
-            } else {
-                events.push(sb.make_event(&caller.project_id, confirming, stored.webhook_url.clone()).await.map_err(err)?);
+                kinds.push(delayed_event(&target, &facts, original_error_tag));
+            } else if let Target::Sda(a) = &target {
+                // The deposit's first confirmation comes with the block that holds it; the bridge is accepted
+                // when it has all of them (the lifecycle's DEPOSIT_ACCEPTED step).
+                kinds.push(WebhookEvent::DepositAddressDepositConfirming(deposit_event!(DepositAddressDepositConfirmingEvent, &facts, {
+                    block_number: Some(block),
+                    confirmations: 1,
+                    required_confirmations: REQUIRED_CONFIRMATIONS,
+                    expected_confirmed_at: serde_json::from_value(record["expectedDepositConfirmedAt"].clone()).ok(),
+                    deposit_address: sda_info(a),
+                })));
+            }
+            let mut events = Vec::new();
+            for kind in kinds {
+                events.push(sb.make_event(&caller.project_id, kind, webhook_url.clone()).await.map_err(err)?);
             }
             let id = bridge.id.clone();
             (Some(bridge), events, Some(id))
         }
         Err(reason) => {
             last_bridge.status = LastBridgeStatus::Rejected(LastBridgeRejected { tag: Default::default(), reason });
-            let rejected = WebhookEvent::DepositAddressBridgeRejected(DepositAddressBridgeRejectedEvent {
-                tag: Default::default(),
-                id: deposit_id.clone(),
-                token_symbol: body.token.clone(),
-                token_address,
-                amount: body.amount.clone(),
-                amount_usd,
-                amount_wei: amount_wei(&body.amount, decimals),
-                sender: sender.clone(),
-                tx_hash: tx_hash.clone(),
-                original_error_tag: None,
-                original_error_json: None,
-                reason,
-                tx_uid: format!("{tx_hash}:0"),
-                created_at: now_date(now),
-                block_number: Some(1_000_000 + seed as i64),
-                deposit_address: info,
-            });
+            let rejected = rejected_event(&target, &facts, reason);
             // A rejected deposit goes back: to the address's refund address, else to its sender.
             let trigger = match reason {
                 RejectReason::UnsupportedToken => SdaRefundTrigger::UnsupportedToken(SdaRefundUnsupportedToken { tag: Default::default() }),
                 _ => SdaRefundTrigger::RejectedBridge(SdaRefundRejectedBridge { tag: Default::default() }),
             };
+            let refund_address = match &target {
+                Target::Sda(a) => a.address.refund_address.clone(),
+                Target::Routing(_) => None,
+            };
             let refund = WebhookEvent::SdaRefundCompleted(CompletedSdaRefundEvent {
                 tag: Default::default(),
                 refund_id: format!("ref_{}", ids::hex_digits(seed ^ 0x4ef, 24)),
-                deposit_address: stored.address.deposit_address.clone(),
-                recipient: stored.address.refund_address.clone().unwrap_or_else(|| sender.clone()),
-                deposit_chain: stored.address.deposit_chain.clone(),
+                deposit_address: path.deposit_address.clone(),
+                recipient: refund_address.unwrap_or_else(|| sender.clone()),
+                deposit_chain: path.deposit_chain.clone(),
                 trigger,
                 original_deposit_tx_hash: Some(tx_hash.clone()),
                 tx_hash: ids::tx_hash(seed ^ 0x4ef),
                 tx_timestamp: now_date(now),
             });
             let events = vec![
-                sb.make_event(&caller.project_id, rejected, stored.webhook_url.clone()).await.map_err(err)?,
-                sb.make_event(&caller.project_id, refund, stored.webhook_url.clone()).await.map_err(err)?,
+                sb.make_event(&caller.project_id, rejected, webhook_url.clone()).await.map_err(err)?,
+                sb.make_event(&caller.project_id, refund, webhook_url.clone()).await.map_err(err)?,
             ];
             (None, events, None)
         }

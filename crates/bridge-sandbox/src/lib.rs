@@ -7,6 +7,7 @@
 //!
 //! * [`catalogue`]: chains, tokens, prices, limits, fee settings (built-in defaults, overridable by a file);
 //! * [`pricing`]: the pricing model of quotes;
+//! * [`addresses`], [`routing`]: deposit addresses and routing deposit addresses, and deposits into them;
 //! * [`lifecycle`]: the bridge state machine and its events;
 //! * [`store`]: persistence behind the [`store::Store`] trait;
 //! * [`service`]: the [`bridge_server::BridgeApi`] implementation;
@@ -22,6 +23,7 @@ pub mod ids;
 pub mod keys;
 pub mod lifecycle;
 pub mod pricing;
+pub mod routing;
 pub mod service;
 pub mod store;
 

@@ -463,6 +463,14 @@ impl BridgeApi for Sandbox {
         crate::addresses::deposit(self, &caller, path, body).await
     }
 
+    async fn sandbox_create_routing_deposit_address(
+        &self,
+        caller: Caller,
+        body: SandboxRoutingDepositAddressRequest,
+    ) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> {
+        crate::routing::create(self, &caller, body).await
+    }
+
     async fn sandbox_advance_clock(&self, _caller: Caller, body: SandboxAdvanceClockRequest) -> Result<SandboxClock, SandboxAdvanceClockError> {
         let ms = i64::try_from(body.ms).map_err(|_| invalid("ms is too large"))?;
         let now = self.0.clock.try_advance(ms).ok_or_else(|| invalid("the sandbox clock cannot be advanced past 9999-01-01T00:00:00.000Z"))?;

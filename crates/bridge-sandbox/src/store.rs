@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use anyhow::Context;
-use bridge_contract::{BridgeRecord, DepositAddress, DepositAddressSearchItem, LastBridge, QuoteResponse, Rejection, WebhookEvent};
+use bridge_contract::{BridgeRecord, DepositAddress, DepositAddressSearchItem, LastBridge, QuoteResponse, Rejection, RoutingDepositAddress, WebhookEvent};
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
 use serde::{de::DeserializeOwned, Serialize};
@@ -54,6 +54,15 @@ pub struct StoredAddress {
     pub search_item: DepositAddressSearchItem,
     /// Addresses with the same key are reused unless `reusePolicy` is `create-new`.
     pub reuse_key: String,
+    pub webhook_url: Option<String>,
+    pub created_ms: i64,
+}
+
+/// A routing deposit address of a project (sandbox helper `POST /sandbox/routing-deposit-addresses`).
+#[derive(Debug, Clone)]
+pub struct StoredRoutingAddress {
+    pub project: String,
+    pub address: RoutingDepositAddress,
     pub webhook_url: Option<String>,
     pub created_ms: i64,
 }
@@ -126,6 +135,11 @@ pub trait Store: Send + Sync + 'static {
     fn address(&self, deposit_chain: &str, deposit_address: &str) -> Result<Option<StoredAddress>>;
     /// One page of a project's addresses in insertion order: (position, address).
     fn search_addresses(&self, project: &str, search: &AddressSearch) -> Result<Vec<(i64, StoredAddress)>>;
+    /// Inserts a routing deposit address and its event, atomically.
+    fn insert_routing_address(&self, address: &StoredRoutingAddress, events: &[NewEvent]) -> Result<()>;
+    fn routing_address(&self, deposit_chain: &str, deposit_address: &str) -> Result<Option<StoredRoutingAddress>>;
+    /// Whether an address on a chain is taken, by a deposit address or a routing deposit address.
+    fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> Result<bool>;
     /// Records a deposit into an address, with the bridge it started (if any) and the events, atomically.
     fn add_deposit(&self, deposit_chain: &str, deposit_address: &str, deposit: &StoredDeposit, bridge: Option<&StoredBridge>, events: &[NewEvent]) -> Result<()>;
     /// The most recent deposits into an address, newest first.
@@ -198,6 +212,17 @@ fn migrations() -> Migrations<'static> {
     ),
     // What the lifecycle does at its next step when it leaves the usual path (sandbox `outcome`s).
     M::up("ALTER TABLE bridges ADD COLUMN plan TEXT;"),
+    // Routing deposit addresses; their deposits go to `deposits` like those of deposit addresses.
+    M::up(
+        r#"
+        CREATE TABLE routing_addresses (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, project TEXT NOT NULL,
+            deposit_chain TEXT NOT NULL, deposit_address TEXT NOT NULL,
+            body TEXT NOT NULL, webhook_url TEXT, created_ms INTEGER NOT NULL,
+            UNIQUE (deposit_chain, deposit_address)
+        );
+        "#,
+    ),
     ])
 }
 
@@ -486,6 +511,43 @@ impl Store for SqliteStore {
                 address_from_row,
             )?;
             rows.map(|r| address_decode(r?)).collect()
+        })
+    }
+
+    fn insert_routing_address(&self, a: &StoredRoutingAddress, events: &[NewEvent]) -> Result<()> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "INSERT INTO routing_addresses (project, deposit_chain, deposit_address, body, webhook_url, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![a.project, a.address.deposit_chain, a.address.deposit_address, to_json(&a.address)?, a.webhook_url, a.created_ms],
+            )?;
+            insert_events(&tx, events)?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    fn routing_address(&self, deposit_chain: &str, deposit_address: &str) -> Result<Option<StoredRoutingAddress>> {
+        self.with(|c| {
+            let row = c
+                .query_row(
+                    "SELECT project, body, webhook_url, created_ms FROM routing_addresses WHERE deposit_chain = ?1 AND deposit_address = ?2",
+                    params![deposit_chain, deposit_address],
+                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, i64>(3)?)),
+                )
+                .optional()?;
+            row.map(|(project, body, webhook_url, created_ms)| Ok(StoredRoutingAddress { project, address: from_json(&body)?, webhook_url, created_ms })).transpose()
+        })
+    }
+
+    fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> Result<bool> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM addresses WHERE deposit_chain = ?1 AND deposit_address = ?2)
+                     OR EXISTS (SELECT 1 FROM routing_addresses WHERE deposit_chain = ?1 AND deposit_address = ?2)",
+                params![deposit_chain, deposit_address],
+                |r| r.get::<_, bool>(0),
+            )?)
         })
     }
 

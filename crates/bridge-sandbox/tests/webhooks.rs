@@ -157,6 +157,148 @@ async fn real_deliveries_verify_in_rust_and_in_javascript() {
     sandbox.stop().await;
 }
 
+/// Every `_tag` of the event union, read from the contract's OpenAPI document.
+fn every_event_kind() -> BTreeSet<String> {
+    let doc: serde_json::Value = serde_json::from_str(OPENAPI_JSON).unwrap();
+    let mapping = doc["components"]["schemas"]["WebhookEvent"]["discriminator"]["mapping"].as_object().expect("WebhookEvent has a discriminator mapping");
+    mapping.keys().cloned().collect()
+}
+
+const EVM_A: &str = "0x1111111111111111111111111111111111111111";
+const EVM_B: &str = "0x2222222222222222222222222222222222222222";
+
+fn address_deposit(token: &str, amount: &str, outcome: Option<SandboxDepositOutcome>) -> SandboxAddressDepositRequest {
+    SandboxAddressDepositRequest { token: token.into(), amount: amount.parse().unwrap(), sender: None, outcome }
+}
+
+/// Drives the sandbox through every event kind, each delivered to one receiver, and checks every delivery's
+/// signature in Rust and in JavaScript and its event against its schema variant (the typed decode denies
+/// unknown members).
+#[tokio::test]
+async fn every_event_kind_is_delivered_and_verifies_in_javascript() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+    let (receiver, url) = Receiver::start(0).await;
+    let advance = |ms: u64| {
+        let client = client.clone();
+        async move { client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms }).await.unwrap() }
+    };
+
+    // BRIDGE_PENDING, _ACCEPTED, _EXECUTED; BRIDGE_CANCELLED; BRIDGE_REFUNDED.
+    let bridge_request = |amount: &str| BridgeQuoteRequest {
+        token: "USDC".into(),
+        chain_in: "ETHEREUM".into(),
+        chain_out: "BASE".into(),
+        amount: amount.parse().unwrap(),
+        amount_native: None,
+        mode: QuoteMode::Pay,
+        is_sda: None,
+        depositor: EVM_A.into(),
+        recipient: EVM_B.into(),
+        post_bridge_data: None,
+        webhook_url: Some(url.clone()),
+    };
+    let paid = client.quote_bridge(&bridge_request("123.456789")).await.unwrap();
+    client.commit_quote(&paid.quote_id).await.unwrap();
+    client.sandbox_deposit_bridge(&paid.quote_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None }).await.unwrap();
+    let unpaid = client.quote_bridge(&bridge_request("0.1")).await.unwrap();
+    client.commit_quote(&unpaid.quote_id).await.unwrap();
+    let swap = client
+        .quote_bridge_swap(&BridgeSwapQuoteRequest {
+            chain_in: "ETHEREUM".into(),
+            chain_out: "BASE".into(),
+            amount: "0.987654321".parse().unwrap(),
+            amount_native: None,
+            mode: QuoteMode::Pay,
+            is_sda: None,
+            token_in: "ETH".into(),
+            token_out: "USDC".into(),
+            depositor: EVM_A.into(),
+            recipient: EVM_B.into(),
+            post_bridge_data: None,
+            webhook_url: Some(url.clone()),
+            refund_address: None,
+        })
+        .await
+        .unwrap();
+    let QuoteResponse::BridgeSwap(swap) = swap else { panic!("ETH to USDC is a bridgeSwap quote") };
+    client.commit_quote(&swap.quote_id).await.unwrap();
+    client
+        .sandbox_deposit_bridge(&swap.quote_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(SandboxBridgeOutcome::SwapFailed) })
+        .await
+        .unwrap();
+
+    // DEPOSIT_ADDRESS_CREATED; _DEPOSIT_DETECTED and _DEPOSIT_CONFIRMING; _BRIDGE_REJECTED with
+    // SDA_REFUND_COMPLETED; _BRIDGE_DELAYED.
+    let address = client
+        .create_deposit_addresses(&DepositAddressCreateRequest {
+            deposit_chains: vec!["ETHEREUM".into()],
+            address_note: Some("näme \u{2028} \"note\"".into()),
+            reuse_policy: None,
+            webhook_url: Some(url.clone()),
+            refund_address: None,
+            destination_chain: "BASE".into(),
+            destination_address: EVM_B.into(),
+            post_bridge_data: None,
+            token_out: None,
+            bridge_if_not_swappable: None,
+        })
+        .await
+        .unwrap()
+        .remove(0);
+    for deposit in [address_deposit("USDC", "25.5", None), address_deposit("NOPE", "1", None), address_deposit("USDC", "40", Some(SandboxDepositOutcome::Delayed))] {
+        client.sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &deposit).await.unwrap();
+    }
+
+    // ROUTING_DEPOSIT_ADDRESS_CREATED; _BRIDGE_REJECTED (no route); _BRIDGE_DELAYED.
+    let routing = client
+        .sandbox_create_routing_deposit_address(&SandboxRoutingDepositAddressRequest {
+            deposit_chain: "ETHEREUM".into(),
+            routes: vec![RoutingRoute {
+                matcher: Some(RoutingMatcher { token_symbol: Some("USDC".into()), min_amount_usd: Some(10.into()), max_amount_usd: None }),
+                action: RoutingAction { destination_chain: "BASE".into(), destination_address: EVM_B.into(), token_out: None },
+                priority: Some(1),
+            }],
+            address_note: Some("router".into()),
+            webhook_url: Some(url.clone()),
+        })
+        .await
+        .unwrap();
+    for deposit in [address_deposit("USDC", "1.25", None), address_deposit("USDC", "40", Some(SandboxDepositOutcome::Delayed))] {
+        client.sandbox_deposit_into_address(&routing.deposit_address, "ETHEREUM", &deposit).await.unwrap();
+    }
+
+    // WEBHOOK_TEST; then time passes: bridges execute, the unpaid one is cancelled, the swap is refunded.
+    send_test_event(&client, &url, "every kind").await;
+    for _ in 0..6 {
+        advance(600_000).await;
+    }
+
+    let feed = client
+        .list_user_events(&ListUserEventsQuery { since_timestamp: 0.into(), page_token: None, page_size: Some(50.into()) })
+        .await
+        .unwrap();
+    assert!(feed.next_page_token.is_none(), "one page holds every event of this test");
+    let fed = feed.items.len();
+    wait_for("every event delivered", || receiver.deliveries().len() >= fed).await;
+
+    let served = client.get_webhook_public_key().await.unwrap();
+    let verifier = verifier_of(&served);
+    let mut delivered = BTreeSet::new();
+    for (body, signature) in receiver.deliveries() {
+        let delivery = verifier.verify(&body, &signature).expect("the signature verifies in Rust");
+        let Event::Known(event) = &delivery.event else { panic!("a known kind: {}", String::from_utf8_lossy(&body)) };
+        delivered.insert(event_tag(event));
+        if let Some(ok) = node_verifies(&served, &body, &signature) {
+            assert!(ok, "the signature verifies in JavaScript: {}", String::from_utf8_lossy(&body));
+        }
+    }
+    assert_eq!(receiver.deliveries().len(), fed, "each event of the feed is delivered once");
+    assert_eq!(delivered, every_event_kind(), "every kind of the schema is emitted and delivered");
+    sandbox.stop().await;
+}
+
 fn which_node() -> bool {
     std::process::Command::new("node").arg("--version").output().is_ok()
 }

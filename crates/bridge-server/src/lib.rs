@@ -31,6 +31,7 @@
 //! #   async fn list_user_events(&self, _: Caller, _: ListUserEventsQuery) -> Result<UserEventsPage, ListUserEventsError> { todo!() }
 //! #   async fn sandbox_deposit_bridge(&self, _: Caller, _: SandboxDepositBridgePath, _: SandboxBridgeDepositRequest) -> Result<BridgeRecord, SandboxDepositBridgeError> { todo!() }
 //! #   async fn sandbox_deposit_into_address(&self, _: Caller, _: SandboxDepositIntoAddressPath, _: SandboxAddressDepositRequest) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> { todo!() }
+//! #   async fn sandbox_create_routing_deposit_address(&self, _: Caller, _: SandboxRoutingDepositAddressRequest) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> { todo!() }
 //! #   async fn sandbox_advance_clock(&self, _: Caller, _: SandboxAdvanceClockRequest) -> Result<SandboxClock, SandboxAdvanceClockError> { todo!() }
 //! #   async fn sandbox_send_webhook_test(&self, _: Caller, _: SandboxWebhookTestRequest) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> { todo!() }
 //! #   async fn sandbox_list_webhook_deliveries(&self, _: Caller, _: SandboxListWebhookDeliveriesQuery) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> { todo!() }

@@ -614,11 +614,17 @@ Sends a `POST` request to `/sandbox/clock/advance`
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**Send tokens to a deposit address (sandbox only)
+    /**Send tokens to a deposit address or a routing deposit address (sandbox only)
 
 Simulates a transfer into one of the project's deposit addresses. Depending on the address's supported
 tokens and limits the deposit is bridged (and swapped when the address has a `tokenOut`) or rejected with
 `OVER_MAX`, `UNDER_MIN` or `UNSUPPORTED_TOKEN`; the answer is the deposit as the public status lists it.
+
+Into a routing deposit address (`POST /sandbox/routing-deposit-addresses`), the deposit follows the first
+route whose matcher matches it (routes by ascending `priority`, routes without one last, ties in the
+order given): it is bridged to that route's destination as above, or, when no route matches, rejected
+with `NO_ROUTE_FOUND` (event ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED, then SDA_REFUND_COMPLETED to the
+sender). `outcome: delayed` emits ROUTING_DEPOSIT_ADDRESS_BRIDGE_DELAYED.
 
 
 Sends a `POST` request to `/sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits`
@@ -656,6 +662,60 @@ Sends a `POST` request to `/sandbox/deposit-addresses/{depositAddress}/{depositC
             .build()?;
         let info = OperationInfo {
             operation_id: "sandbox_deposit_into_address",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Create a routing deposit address (sandbox only)
+
+Creates a routing deposit address on `depositChain` and emits ROUTING_DEPOSIT_ADDRESS_CREATED. The spec
+names routing deposit addresses only through their events, and no production endpoint that creates
+them is known, so this helper is the sandbox's way to reach the three ROUTING_* event kinds; send
+deposits into the address with `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits`.
+A chain, destination address or `tokenOut` the catalogue does not know, or a matcher whose
+`minAmountUsd` is above its `maxAmountUsd`, answers 422 `InvalidRequest` and creates nothing.
+
+
+Sends a `POST` request to `/sandbox/routing-deposit-addresses`
+
+*/
+    pub async fn sandbox_create_routing_deposit_address<'a>(
+        &'a self,
+        body: &'a ::bridge_contract::SandboxRoutingDepositAddressRequest,
+    ) -> Result<
+        ResponseValue<::bridge_contract::RoutingDepositAddress>,
+        Error<ByteStream>,
+    > {
+        let url = format!("{}/sandbox/routing-deposit-addresses", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "sandbox_create_routing_deposit_address",
         };
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;

@@ -269,13 +269,19 @@ impl crate::Client {
     > {
         crate::error::lift(self.raw.sandbox_deposit_bridge(bridge_id, body).await).await
     }
-    /// Send tokens to a deposit address (sandbox only).
+    /// Send tokens to a deposit address or a routing deposit address (sandbox only).
     ///
     /// `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits` (`sandboxDepositIntoAddress`); documented errors: [`SandboxDepositIntoAddressError`](bridge_contract::operations::SandboxDepositIntoAddressError).
     ///
     /// Simulates a transfer into one of the project's deposit addresses. Depending on the address's supported
     /// tokens and limits the deposit is bridged (and swapped when the address has a `tokenOut`) or rejected with
     /// `OVER_MAX`, `UNDER_MIN` or `UNSUPPORTED_TOKEN`; the answer is the deposit as the public status lists it.
+    ///
+    /// Into a routing deposit address (`POST /sandbox/routing-deposit-addresses`), the deposit follows the first
+    /// route whose matcher matches it (routes by ascending `priority`, routes without one last, ties in the
+    /// order given): it is bridged to that route's destination as above, or, when no route matches, rejected
+    /// with `NO_ROUTE_FOUND` (event ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED, then SDA_REFUND_COMPLETED to the
+    /// sender). `outcome: delayed` emits ROUTING_DEPOSIT_ADDRESS_BRIDGE_DELAYED.
     ///
     /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
     /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
@@ -294,6 +300,31 @@ impl crate::Client {
                     .sandbox_deposit_into_address(deposit_address, deposit_chain, body)
                     .await,
             )
+            .await
+    }
+    /// Create a routing deposit address (sandbox only).
+    ///
+    /// `POST /sandbox/routing-deposit-addresses` (`sandboxCreateRoutingDepositAddress`); documented errors: [`SandboxCreateRoutingDepositAddressError`](bridge_contract::operations::SandboxCreateRoutingDepositAddressError).
+    ///
+    /// Creates a routing deposit address on `depositChain` and emits ROUTING_DEPOSIT_ADDRESS_CREATED. The spec
+    /// names routing deposit addresses only through their events, and no production endpoint that creates
+    /// them is known, so this helper is the sandbox's way to reach the three ROUTING_* event kinds; send
+    /// deposits into the address with `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits`.
+    /// A chain, destination address or `tokenOut` the catalogue does not know, or a matcher whose
+    /// `minAmountUsd` is above its `maxAmountUsd`, answers 422 `InvalidRequest` and creates nothing.
+    ///
+    /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
+    /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
+    pub async fn sandbox_create_routing_deposit_address<'a>(
+        &'a self,
+        body: &'a ::bridge_contract::SandboxRoutingDepositAddressRequest,
+    ) -> Result<
+        ::bridge_contract::RoutingDepositAddress,
+        crate::Error<
+            ::bridge_contract::operations::SandboxCreateRoutingDepositAddressError,
+        >,
+    > {
+        crate::error::lift(self.raw.sandbox_create_routing_deposit_address(body).await)
             .await
     }
     /// Move the sandbox clock forward (sandbox only).
@@ -397,6 +428,9 @@ pub(crate) fn security(operation: &str) -> Option<Security> {
             }
             "sandbox_deposit_into_address" => {
                 <::bridge_contract::operations::SandboxDepositIntoAddress as Operation>::SECURITY
+            }
+            "sandbox_create_routing_deposit_address" => {
+                <::bridge_contract::operations::SandboxCreateRoutingDepositAddress as Operation>::SECURITY
             }
             "sandbox_advance_clock" => {
                 <::bridge_contract::operations::SandboxAdvanceClock as Operation>::SECURITY

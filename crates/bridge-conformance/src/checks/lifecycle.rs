@@ -28,6 +28,7 @@ pub fn checks() -> Vec<Check> {
         check!("deposit-address-over-max", deposit_address_over_max),
         check!("deposit-address-under-min", deposit_address_under_min),
         check!("deposit-address-unsupported-token", deposit_address_unsupported_token),
+        check!("routing-deposit-address", routing_deposit_address),
     ]
 }
 
@@ -223,4 +224,41 @@ async fn deposit_address_under_min(ctx: &Ctx) -> anyhow::Result<()> {
 async fn deposit_address_unsupported_token(ctx: &Ctx) -> anyhow::Result<()> {
     let (chain, address, _) = address_for(ctx, &ctx.config.fixtures.deposit_token).await?;
     rejected(ctx, &chain, &address, "CONFORMANCE", "1", "UNSUPPORTED_TOKEN").await
+}
+
+/// A routing deposit address: created (ROUTING_DEPOSIT_ADDRESS_CREATED), a deposit its route matches is bridged,
+/// one no route matches is rejected with NO_ROUTE_FOUND (ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED), and a
+/// delayed one is RETRYING (ROUTING_DEPOSIT_ADDRESS_BRIDGE_DELAYED).
+async fn routing_deposit_address(ctx: &Ctx) -> anyhow::Result<()> {
+    let f = &ctx.config.fixtures;
+    let since = advance(&ctx.main, 0).await?;
+    let request = routing_request(ctx, &ctx.unique("lifecycle"));
+    let created = ctx.main.call("sandboxCreateRoutingDepositAddress", &[], &[], Some(request.clone())).await?.ok()?;
+    ensure!(created["routes"] == request["routes"], "the routing address's routes are {}, not the {} asked for", created["routes"], request["routes"]);
+    let (chain, address) = (str_at(&created, "/depositChain")?.to_owned(), str_at(&created, "/depositAddress")?.to_owned());
+    let into = [("depositAddress", address.as_str()), ("depositChain", chain.as_str())];
+    let call = |body: Value| ctx.main.call("sandboxDepositIntoAddress", &into, &[], Some(body));
+
+    let routed = call(json!({"token": f.deposit_token, "amount": f.deposit_amount})).await?.ok()?;
+    let id = routed["bridgeId"].as_str().ok_or_else(|| anyhow!("a deposit its route matches started no bridge: {routed}"))?;
+    let record = get_bridge(&ctx.main, id).await?;
+    ensure!(record["chainOut"] == f.chain_out.as_str() && record["recipient"] == f.recipient.as_str(), "the routed bridge goes to {} {}, not the route's {} {}", record["chainOut"], record["recipient"], f.chain_out, f.recipient);
+
+    let unrouted = call(json!({"token": "CONFORMANCE", "amount": "1"})).await?.ok()?;
+    let status = &unrouted["deposit"]["status"];
+    ensure!(unrouted["bridgeId"].is_null() && status["_tag"] == "REJECTED" && status["reason"] == "NO_ROUTE_FOUND", "a deposit no route matches is {status}, expected REJECTED NO_ROUTE_FOUND");
+
+    let delayed = call(json!({"token": f.deposit_token, "amount": f.deposit_amount, "outcome": "delayed"})).await?.ok()?;
+    ensure!(delayed["deposit"]["status"]["_tag"] == "RETRYING", "a delayed routed deposit is {}, expected RETRYING", delayed["deposit"]["status"]);
+
+    let events = feed(&ctx.main, since, 50).await?;
+    let of_address = |e: &&Value| e["depositAddress"] == address.as_str() || e["depositAddress"]["depositAddress"] == address.as_str();
+    let kinds: Vec<&str> = events.iter().filter(of_address).filter_map(|e| e["_tag"].as_str()).filter(|k| k.starts_with("ROUTING_")).collect();
+    ensure!(
+        kinds == ["ROUTING_DEPOSIT_ADDRESS_CREATED", "ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED", "ROUTING_DEPOSIT_ADDRESS_BRIDGE_DELAYED"],
+        "the routing address emitted {kinds:?}, expected ROUTING_DEPOSIT_ADDRESS_CREATED, _BRIDGE_REJECTED, _BRIDGE_DELAYED"
+    );
+    let rejected = events.iter().filter(of_address).find(|e| e["_tag"] == "ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED").cloned().unwrap_or_default();
+    ensure!(rejected["reason"] == "NO_ROUTE_FOUND" && rejected["depositAddress"]["routes"] == request["routes"], "ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED is {rejected}");
+    Ok(())
 }

@@ -76,6 +76,14 @@ pub fn address_request(ctx: &Ctx, note: &str) -> Value {
     json!({"depositChains": f.deposit_chains, "destinationChain": f.chain_out, "destinationAddress": f.recipient, "addressNote": note})
 }
 
+/// A routing deposit address on the first deposit chain whose one route takes the fixtures' deposit token to
+/// the recipient; any other token has no route.
+pub fn routing_request(ctx: &Ctx, note: &str) -> Value {
+    let f = &ctx.config.fixtures;
+    let route = json!({"matcher": {"tokenSymbol": f.deposit_token}, "action": {"destinationChain": f.chain_out, "destinationAddress": f.recipient}, "priority": 1});
+    json!({"depositChain": f.deposit_chains[0], "routes": [route], "addressNote": note})
+}
+
 /// `POST /sda/deposit-addresses` (or another create operation), expecting 200 with one address per chain.
 pub async fn create_addresses(api: &Api, op: &str, request: &Value) -> anyhow::Result<Vec<Value>> {
     let answer = api.call(op, &[], &[], Some(request.clone())).await?.ok()?;

@@ -101,6 +101,15 @@ async fn exercise(ctx: &Ctx, op: &'static OpInfo) -> anyhow::Result<()> {
             api.call(op.id, &[("depositAddress", address), ("depositChain", chain)], &[], Some(deposit.clone())).await?.ok()?;
             api.call(op.id, &[("depositAddress", UNKNOWN), ("depositChain", chain)], &[], Some(deposit)).await?;
         }
+        "sandboxCreateRoutingDepositAddress" => {
+            let created = api.call(op.id, &[], &[], Some(routing_request(ctx, &ctx.unique("schema")))).await?.ok()?;
+            let (chain, address) = (str_at(&created, "/depositChain")?, str_at(&created, "/depositAddress")?);
+            let deposit = json!({"token": f.deposit_token, "amount": f.deposit_amount});
+            api.call("sandboxDepositIntoAddress", &[("depositAddress", address), ("depositChain", chain)], &[], Some(deposit)).await?.ok()?;
+            let mut nowhere = routing_request(ctx, &ctx.unique("schema"));
+            nowhere["depositChain"] = json!("CONFORMANCE_NOWHERE");
+            api.call(op.id, &[], &[], Some(nowhere)).await?;
+        }
         "sandboxAdvanceClock" => {
             api.call(op.id, &[], &[], Some(json!({"ms": 0}))).await?.ok()?;
         }

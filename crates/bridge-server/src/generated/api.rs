@@ -121,7 +121,7 @@ pub trait BridgeApi: Send + Sync + 'static {
             SandboxDepositBridgeError,
         >,
     > + Send;
-    /// `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits` (`sandboxDepositIntoAddress`): Send tokens to a deposit address (sandbox only).
+    /// `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits` (`sandboxDepositIntoAddress`): Send tokens to a deposit address or a routing deposit address (sandbox only).
     fn sandbox_deposit_into_address(
         &self,
         caller: Caller,
@@ -131,6 +131,17 @@ pub trait BridgeApi: Send + Sync + 'static {
         Output = Result<
             <SandboxDepositIntoAddress as Operation>::Response,
             SandboxDepositIntoAddressError,
+        >,
+    > + Send;
+    /// `POST /sandbox/routing-deposit-addresses` (`sandboxCreateRoutingDepositAddress`): Create a routing deposit address (sandbox only).
+    fn sandbox_create_routing_deposit_address(
+        &self,
+        caller: Caller,
+        body: SandboxRoutingDepositAddressRequest,
+    ) -> impl Future<
+        Output = Result<
+            <SandboxCreateRoutingDepositAddress as Operation>::Response,
+            SandboxCreateRoutingDepositAddressError,
         >,
     > + Send;
     /// `POST /sandbox/clock/advance` (`sandboxAdvanceClock`): Move the sandbox clock forward (sandbox only).
@@ -469,6 +480,31 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                             api.sandbox_deposit_into_address(
                                     caller,
                                     input.path,
+                                    input.body,
+                                )
+                                .await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/sandbox/routing-deposit-addresses",
+            axum::routing::post(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    SandboxCreateRoutingDepositAddress,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, input| async move {
+                            api.sandbox_create_routing_deposit_address(
+                                    caller,
                                     input.body,
                                 )
                                 .await

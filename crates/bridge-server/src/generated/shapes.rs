@@ -977,6 +977,157 @@ pub static STRUCT_SANDBOX_ADDRESS_DEPOSIT_REQUEST: StructShape = StructShape {
         },
     ],
 };
+pub static STRUCT_ROUTING_MATCHER: StructShape = StructShape {
+    name: "RoutingMatcher",
+    fields: &[
+        Field {
+            name: "tokenSymbol",
+            required: false,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "minAmountUsd",
+            required: false,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: None,
+                maximum: None,
+                integer: false,
+            }),
+        },
+        Field {
+            name: "maxAmountUsd",
+            required: false,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: None,
+                maximum: None,
+                integer: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_ROUTING_ACTION: StructShape = StructShape {
+    name: "RoutingAction",
+    fields: &[
+        Field {
+            name: "destinationChain",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "destinationAddress",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "tokenOut",
+            required: false,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_ROUTING_ROUTE: StructShape = StructShape {
+    name: "RoutingRoute",
+    fields: &[
+        Field {
+            name: "matcher",
+            required: false,
+            default: None,
+            shape: Shape::Struct(&STRUCT_ROUTING_MATCHER),
+        },
+        Field {
+            name: "action",
+            required: true,
+            default: None,
+            shape: Shape::Struct(&STRUCT_ROUTING_ACTION),
+        },
+        Field {
+            name: "priority",
+            required: false,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: None,
+                maximum: None,
+                integer: true,
+            }),
+        },
+    ],
+};
+pub static STRUCT_SANDBOX_ROUTING_DEPOSIT_ADDRESS_REQUEST: StructShape = StructShape {
+    name: "SandboxRoutingDepositAddressRequest",
+    fields: &[
+        Field {
+            name: "depositChain",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: Some(1),
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "routes",
+            required: true,
+            default: None,
+            shape: Shape::Array(
+                &ArrayShape {
+                    items: Shape::Struct(&STRUCT_ROUTING_ROUTE),
+                    min_items: Some(1),
+                    max_items: Some(20),
+                },
+            ),
+        },
+        Field {
+            name: "addressNote",
+            required: false,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: Some(80),
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "webhookUrl",
+            required: false,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: Some(1),
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
 pub static STRUCT_SANDBOX_ADVANCE_CLOCK_REQUEST: StructShape = StructShape {
     name: "SandboxAdvanceClockRequest",
     fields: &[
@@ -1151,6 +1302,16 @@ pub static SANDBOX_DEPOSIT_INTO_ADDRESS: OperationShapes = OperationShapes {
         required: true,
     }),
 };
+/// Decoder tables of `POST /sandbox/routing-deposit-addresses` (`sandboxCreateRoutingDepositAddress`).
+pub static SANDBOX_CREATE_ROUTING_DEPOSIT_ADDRESS: OperationShapes = OperationShapes {
+    operation_id: "sandboxCreateRoutingDepositAddress",
+    path: None,
+    query: None,
+    body: Some(BodyShape {
+        shape: Shape::Struct(&STRUCT_SANDBOX_ROUTING_DEPOSIT_ADDRESS_REQUEST),
+        required: true,
+    }),
+};
 /// Decoder tables of `POST /sandbox/clock/advance` (`sandboxAdvanceClock`).
 pub static SANDBOX_ADVANCE_CLOCK: OperationShapes = OperationShapes {
     operation_id: "sandboxAdvanceClock",
@@ -1195,6 +1356,9 @@ pub fn by_operation_id(id: &str) -> Option<&'static OperationShapes> {
         "listUserEvents" => Some(&LIST_USER_EVENTS),
         "sandboxDepositBridge" => Some(&SANDBOX_DEPOSIT_BRIDGE),
         "sandboxDepositIntoAddress" => Some(&SANDBOX_DEPOSIT_INTO_ADDRESS),
+        "sandboxCreateRoutingDepositAddress" => {
+            Some(&SANDBOX_CREATE_ROUTING_DEPOSIT_ADDRESS)
+        }
         "sandboxAdvanceClock" => Some(&SANDBOX_ADVANCE_CLOCK),
         "sandboxSendWebhookTest" => Some(&SANDBOX_SEND_WEBHOOK_TEST),
         "sandboxListWebhookDeliveries" => Some(&SANDBOX_LIST_WEBHOOK_DELIVERIES),

@@ -127,6 +127,14 @@ impl BridgeApi for Recorder {
         self.record(SandboxAdvanceClock::ID, &caller, &body);
         Err(invalid(SandboxAdvanceClock::ID).into())
     }
+    async fn sandbox_create_routing_deposit_address(
+        &self,
+        caller: Caller,
+        body: SandboxRoutingDepositAddressRequest,
+    ) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> {
+        self.record(SandboxCreateRoutingDepositAddress::ID, &caller, &body);
+        Err(invalid(SandboxCreateRoutingDepositAddress::ID).into())
+    }
     async fn sandbox_send_webhook_test(&self, caller: Caller, body: SandboxWebhookTestRequest) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
         self.record(SandboxSendWebhookTest::ID, &caller, &body);
         Err(invalid(SandboxSendWebhookTest::ID).into())
