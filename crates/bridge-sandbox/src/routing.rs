@@ -8,21 +8,14 @@ use bridge_contract::operations::*;
 use bridge_contract::*;
 use bridge_server::Caller;
 
-use crate::service::Sandbox;
+use crate::service::{invalid, storage, Sandbox};
 use crate::store::StoredRoutingAddress;
+
+type CreateError = SandboxCreateRoutingDepositAddressError;
 
 /// Seeds of routing addresses are kept apart from those of deposit addresses (both are also checked against
 /// the store, so the two kinds never share an address on a chain).
 const SEED_SPACE: u64 = 0x7007_0000_0000_0000;
-
-fn invalid(message: impl Into<String>) -> InvalidRequest {
-    InvalidRequest { tag: Default::default(), message: message.into() }
-}
-
-fn storage(e: anyhow::Error) -> SandboxCreateRoutingDepositAddressError {
-    tracing::error!(error = %format!("{e:#}"), "storage failure");
-    invalid(format!("the sandbox store failed: {e:#}")).into()
-}
 
 /// The route a deposit of `amount_usd` in `token` follows: by ascending `priority`, routes without one after
 /// all that have one, ties in the order given; the first whose matcher matches. `None`: no route matches.
@@ -71,7 +64,7 @@ pub async fn create(
     sb: &Sandbox,
     caller: &Caller,
     body: SandboxRoutingDepositAddressRequest,
-) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> {
+) -> Result<RoutingDepositAddress, CreateError> {
     if sb.catalogue().chain(&body.deposit_chain).is_none() {
         return Err(invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into());
     }
@@ -79,12 +72,12 @@ pub async fn create(
         return Err(invalid(problem).into());
     }
     let deposit_address = loop {
-        let seed = sb.next("routing-address").await.map_err(storage)?;
+        let seed = sb.next("routing-address").await.map_err(storage::<CreateError>)?;
         let Some((address, _)) = sb.catalogue().deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
             return Err(invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into());
         };
         let (c, a) = (body.deposit_chain.clone(), address.clone());
-        if !sb.store_call(move |s| s.address_taken(&c, &a)).await.map_err(storage)? {
+        if !sb.store_call(move |s| s.address_taken(&c, &a)).await.map_err(storage::<CreateError>)? {
             break address;
         }
     };
@@ -101,9 +94,9 @@ pub async fn create(
         routes: address.routes.clone(),
         address_note: address.address_note.clone(),
     });
-    let event = sb.make_event(&caller.project_id, created, body.webhook_url.clone()).await.map_err(storage)?;
+    let event = sb.make_event(&caller.project_id, created, body.webhook_url.clone()).await.map_err(storage::<CreateError>)?;
     let stored = StoredRoutingAddress { project: caller.project_id.clone(), address: address.clone(), webhook_url: body.webhook_url, created_ms: sb.now_ms() };
-    sb.store_call(move |s| s.insert_routing_address(&stored, &[event])).await.map_err(storage)?;
+    sb.store_call(move |s| s.insert_routing_address(&stored, &[event])).await.map_err(storage::<CreateError>)?;
     tracing::info!(project = %caller.project_id, chain = %address.deposit_chain, address = %address.deposit_address, routes = address.routes.len(), "routing deposit address");
     Ok(address)
 }

@@ -47,12 +47,12 @@ struct Inner {
 #[derive(Clone)]
 pub struct Sandbox(Arc<Inner>);
 
-fn invalid(message: impl Into<String>) -> InvalidRequest {
+pub(crate) fn invalid(message: impl Into<String>) -> InvalidRequest {
     InvalidRequest { tag: Default::default(), message: message.into() }
 }
 
 /// A storage failure, logged; answered as 422 `InvalidRequest` (nothing was changed: every write is atomic).
-fn storage<E: From<InvalidRequest>>(e: anyhow::Error) -> E {
+pub(crate) fn storage<E: From<InvalidRequest>>(e: anyhow::Error) -> E {
     tracing::error!(error = %format!("{e:#}"), "storage failure");
     invalid(format!("the sandbox store failed: {e:#}")).into()
 }
