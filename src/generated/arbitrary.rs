@@ -5353,6 +5353,27 @@ impl Arbitrary for PayloadTooLarge {
             .boxed()
     }
 }
+impl Arbitrary for ServiceUnavailableTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(ServiceUnavailableTag::ALL).boxed()
+    }
+}
+impl Arbitrary for ServiceUnavailable {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(ServiceUnavailableTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| ServiceUnavailable { tag, message })
+            .boxed()
+    }
+}
 impl Arbitrary for TooManyRequestsTag {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;

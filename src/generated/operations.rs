@@ -33,9 +33,11 @@ pub enum QuoteBridgeError {
     ExtensionNotEnabled(ExtensionNotEnabled),
     /// 422: The quote cannot be made.
     QuoteBridgeUnprocessable(QuoteBridgeUnprocessable),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for QuoteBridgeError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 403, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 403, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
@@ -43,6 +45,7 @@ impl ErrorResponse for QuoteBridgeError {
             Self::PayloadTooLarge(_) => 413,
             Self::ExtensionNotEnabled(_) => 403,
             Self::QuoteBridgeUnprocessable(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -55,6 +58,7 @@ impl ErrorResponse for QuoteBridgeError {
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             403 => Some(serde_json::from_slice(body).map(Self::ExtensionNotEnabled)),
             422 => Some(serde_json::from_slice(body).map(Self::QuoteBridgeUnprocessable)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -67,6 +71,7 @@ impl Serialize for QuoteBridgeError {
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::ExtensionNotEnabled(v) => v.serialize(serializer),
             Self::QuoteBridgeUnprocessable(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -93,6 +98,11 @@ impl From<ExtensionNotEnabled> for QuoteBridgeError {
 impl From<QuoteBridgeUnprocessable> for QuoteBridgeError {
     fn from(v: QuoteBridgeUnprocessable) -> Self {
         Self::QuoteBridgeUnprocessable(v)
+    }
+}
+impl From<ServiceUnavailable> for QuoteBridgeError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `POST /bridge/quote/bridge-swap/user` (`quoteBridgeSwap`): Quote a bridge with a swap.
@@ -126,9 +136,11 @@ pub enum QuoteBridgeSwapError {
     NoRouteFoundError(NoRouteFoundError),
     /// 422: The quote cannot be made.
     QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for QuoteBridgeSwapError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 403, 404, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 403, 404, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
@@ -137,6 +149,7 @@ impl ErrorResponse for QuoteBridgeSwapError {
             Self::ExtensionNotEnabled(_) => 403,
             Self::NoRouteFoundError(_) => 404,
             Self::QuoteBridgeSwapUnprocessable(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -154,6 +167,7 @@ impl ErrorResponse for QuoteBridgeSwapError {
                     serde_json::from_slice(body).map(Self::QuoteBridgeSwapUnprocessable),
                 )
             }
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -167,6 +181,7 @@ impl Serialize for QuoteBridgeSwapError {
             Self::ExtensionNotEnabled(v) => v.serialize(serializer),
             Self::NoRouteFoundError(v) => v.serialize(serializer),
             Self::QuoteBridgeSwapUnprocessable(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -200,6 +215,11 @@ impl From<QuoteBridgeSwapUnprocessable> for QuoteBridgeSwapError {
         Self::QuoteBridgeSwapUnprocessable(v)
     }
 }
+impl From<ServiceUnavailable> for QuoteBridgeSwapError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
 /// `POST /bridge/quote/commit/{quoteId}` (`commitQuote`): Commit a quote.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CommitQuote;
@@ -229,9 +249,11 @@ pub enum CommitQuoteError {
     InvalidRequest(InvalidRequest),
     /// 429: Too many commits; retry after `retryAfter` seconds.
     TooManyRequests(TooManyRequests),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for CommitQuoteError {
-    const STATUSES: &'static [u16] = &[400, 401, 404, 422, 429];
+    const STATUSES: &'static [u16] = &[400, 401, 404, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
@@ -239,6 +261,7 @@ impl ErrorResponse for CommitQuoteError {
             Self::QuoteNotFound(_) => 404,
             Self::InvalidRequest(_) => 422,
             Self::TooManyRequests(_) => 429,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -251,6 +274,7 @@ impl ErrorResponse for CommitQuoteError {
             404 => Some(serde_json::from_slice(body).map(Self::QuoteNotFound)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -263,6 +287,7 @@ impl Serialize for CommitQuoteError {
             Self::QuoteNotFound(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
             Self::TooManyRequests(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -291,6 +316,11 @@ impl From<TooManyRequests> for CommitQuoteError {
         Self::TooManyRequests(v)
     }
 }
+impl From<ServiceUnavailable> for CommitQuoteError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
 /// `GET /bridge/history/user` (`listBridgeHistory`): List the project's bridge records by page.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListBridgeHistory;
@@ -316,14 +346,17 @@ pub enum ListBridgeHistoryError {
     Unauthorized(Unauthorized),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for ListBridgeHistoryError {
-    const STATUSES: &'static [u16] = &[400, 401, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -334,6 +367,7 @@ impl ErrorResponse for ListBridgeHistoryError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -344,6 +378,7 @@ impl Serialize for ListBridgeHistoryError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -360,6 +395,11 @@ impl From<Unauthorized> for ListBridgeHistoryError {
 impl From<InvalidRequest> for ListBridgeHistoryError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for ListBridgeHistoryError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `GET /bridge/history/bridge/{bridgeId}` (`getBridge`): Read one bridge record.
@@ -389,15 +429,18 @@ pub enum GetBridgeError {
     BridgeNotFound(BridgeNotFound),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for GetBridgeError {
-    const STATUSES: &'static [u16] = &[400, 401, 404, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 404, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::BridgeNotFound(_) => 404,
             Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -409,6 +452,7 @@ impl ErrorResponse for GetBridgeError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             404 => Some(serde_json::from_slice(body).map(Self::BridgeNotFound)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -420,6 +464,7 @@ impl Serialize for GetBridgeError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::BridgeNotFound(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -441,6 +486,11 @@ impl From<BridgeNotFound> for GetBridgeError {
 impl From<InvalidRequest> for GetBridgeError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for GetBridgeError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `POST /sda/deposit-addresses` (`createDepositAddresses`): Create smart deposit addresses.
@@ -474,9 +524,11 @@ pub enum CreateDepositAddressesError {
     DepositAddressCreateUnprocessable(DepositAddressCreateUnprocessable),
     /// 429: Too many deposit addresses created.
     DepositAddressRateLimitExceeded(DepositAddressRateLimitExceeded),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for CreateDepositAddressesError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 403, 422, 429];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 403, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
@@ -485,6 +537,7 @@ impl ErrorResponse for CreateDepositAddressesError {
             Self::ExtensionNotEnabled(_) => 403,
             Self::DepositAddressCreateUnprocessable(_) => 422,
             Self::DepositAddressRateLimitExceeded(_) => 429,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -508,6 +561,7 @@ impl ErrorResponse for CreateDepositAddressesError {
                         .map(Self::DepositAddressRateLimitExceeded),
                 )
             }
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -521,6 +575,7 @@ impl Serialize for CreateDepositAddressesError {
             Self::ExtensionNotEnabled(v) => v.serialize(serializer),
             Self::DepositAddressCreateUnprocessable(v) => v.serialize(serializer),
             Self::DepositAddressRateLimitExceeded(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -552,6 +607,11 @@ impl From<DepositAddressCreateUnprocessable> for CreateDepositAddressesError {
 impl From<DepositAddressRateLimitExceeded> for CreateDepositAddressesError {
     fn from(v: DepositAddressRateLimitExceeded) -> Self {
         Self::DepositAddressRateLimitExceeded(v)
+    }
+}
+impl From<ServiceUnavailable> for CreateDepositAddressesError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `POST /bridge/deposit-addresses` (`createDepositAddressesLegacy`): Create smart deposit addresses (deprecated path).
@@ -587,9 +647,11 @@ pub enum CreateDepositAddressesLegacyError {
     DepositAddressCreateUnprocessable(DepositAddressCreateUnprocessable),
     /// 429: Too many deposit addresses created.
     DepositAddressRateLimitExceeded(DepositAddressRateLimitExceeded),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for CreateDepositAddressesLegacyError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 403, 422, 429];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 403, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
@@ -598,6 +660,7 @@ impl ErrorResponse for CreateDepositAddressesLegacyError {
             Self::ExtensionNotEnabled(_) => 403,
             Self::DepositAddressCreateUnprocessable(_) => 422,
             Self::DepositAddressRateLimitExceeded(_) => 429,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -621,6 +684,7 @@ impl ErrorResponse for CreateDepositAddressesLegacyError {
                         .map(Self::DepositAddressRateLimitExceeded),
                 )
             }
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -634,6 +698,7 @@ impl Serialize for CreateDepositAddressesLegacyError {
             Self::ExtensionNotEnabled(v) => v.serialize(serializer),
             Self::DepositAddressCreateUnprocessable(v) => v.serialize(serializer),
             Self::DepositAddressRateLimitExceeded(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -667,6 +732,11 @@ impl From<DepositAddressRateLimitExceeded> for CreateDepositAddressesLegacyError
         Self::DepositAddressRateLimitExceeded(v)
     }
 }
+impl From<ServiceUnavailable> for CreateDepositAddressesLegacyError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
 /// `GET /sda/deposit-addresses/search` (`searchDepositAddresses`): Search the project's deposit addresses.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SearchDepositAddresses;
@@ -692,14 +762,17 @@ pub enum SearchDepositAddressesError {
     Unauthorized(Unauthorized),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SearchDepositAddressesError {
-    const STATUSES: &'static [u16] = &[400, 401, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -710,6 +783,7 @@ impl ErrorResponse for SearchDepositAddressesError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -720,6 +794,7 @@ impl Serialize for SearchDepositAddressesError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -736,6 +811,11 @@ impl From<Unauthorized> for SearchDepositAddressesError {
 impl From<InvalidRequest> for SearchDepositAddressesError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for SearchDepositAddressesError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `GET /bridge/deposit-addresses/search` (`searchDepositAddressesLegacy`): Search the project's deposit addresses (deprecated path).
@@ -765,14 +845,17 @@ pub enum SearchDepositAddressesLegacyError {
     Unauthorized(Unauthorized),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SearchDepositAddressesLegacyError {
-    const STATUSES: &'static [u16] = &[400, 401, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -783,6 +866,7 @@ impl ErrorResponse for SearchDepositAddressesLegacyError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -793,6 +877,7 @@ impl Serialize for SearchDepositAddressesLegacyError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -809,6 +894,11 @@ impl From<Unauthorized> for SearchDepositAddressesLegacyError {
 impl From<InvalidRequest> for SearchDepositAddressesLegacyError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for SearchDepositAddressesLegacyError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/public-status` (`getDepositAddressPublicStatus`): Public status of a deposit address and its recent bridges.
@@ -836,14 +926,17 @@ pub enum GetDepositAddressPublicStatusError {
     Unauthorized(Unauthorized),
     /// 422: Unknown deposit address, or a request the service cannot serve.
     PublicStatusUnprocessable(PublicStatusUnprocessable),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for GetDepositAddressPublicStatusError {
-    const STATUSES: &'static [u16] = &[400, 401, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PublicStatusUnprocessable(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -856,6 +949,7 @@ impl ErrorResponse for GetDepositAddressPublicStatusError {
             422 => {
                 Some(serde_json::from_slice(body).map(Self::PublicStatusUnprocessable))
             }
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -866,6 +960,7 @@ impl Serialize for GetDepositAddressPublicStatusError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PublicStatusUnprocessable(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -882,6 +977,11 @@ impl From<Unauthorized> for GetDepositAddressPublicStatusError {
 impl From<PublicStatusUnprocessable> for GetDepositAddressPublicStatusError {
     fn from(v: PublicStatusUnprocessable) -> Self {
         Self::PublicStatusUnprocessable(v)
+    }
+}
+impl From<ServiceUnavailable> for GetDepositAddressPublicStatusError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `GET /webhook/public-key` (`getWebhookPublicKey`): The public key that verifies webhook signatures.
@@ -905,12 +1005,15 @@ impl Operation for GetWebhookPublicKey {
 pub enum GetWebhookPublicKeyError {
     /// 400: The request could not be decoded.
     HttpApiDecodeError(HttpApiDecodeError),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for GetWebhookPublicKeyError {
-    const STATUSES: &'static [u16] = &[400];
+    const STATUSES: &'static [u16] = &[400, 503];
     fn status(&self) -> u16 {
         match self {
             Self::HttpApiDecodeError(_) => 400,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -919,6 +1022,7 @@ impl ErrorResponse for GetWebhookPublicKeyError {
     ) -> Option<Result<Self, serde_json::Error>> {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -927,12 +1031,18 @@ impl Serialize for GetWebhookPublicKeyError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::HttpApiDecodeError(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
 impl From<HttpApiDecodeError> for GetWebhookPublicKeyError {
     fn from(v: HttpApiDecodeError) -> Self {
         Self::HttpApiDecodeError(v)
+    }
+}
+impl From<ServiceUnavailable> for GetWebhookPublicKeyError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `GET /webhook/user-events-cursor` (`listUserEvents`): Replay the project's webhook events with cursor paging.
@@ -958,13 +1068,16 @@ pub enum ListUserEventsError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for ListUserEventsError {
-    const STATUSES: &'static [u16] = &[400, 401];
+    const STATUSES: &'static [u16] = &[400, 401, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -974,6 +1087,7 @@ impl ErrorResponse for ListUserEventsError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -983,6 +1097,7 @@ impl Serialize for ListUserEventsError {
         match self {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -994,6 +1109,11 @@ impl From<BadRequest> for ListUserEventsError {
 impl From<Unauthorized> for ListUserEventsError {
     fn from(v: Unauthorized) -> Self {
         Self::Unauthorized(v)
+    }
+}
+impl From<ServiceUnavailable> for ListUserEventsError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `POST /sandbox/bridges/{bridgeId}/deposit` (`sandboxDepositBridge`): Pay the deposit of a committed bridge (sandbox only).
@@ -1025,9 +1145,11 @@ pub enum SandboxDepositBridgeError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxDepositBridgeError {
-    const STATUSES: &'static [u16] = &[400, 401, 404, 413, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 404, 413, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
@@ -1035,6 +1157,7 @@ impl ErrorResponse for SandboxDepositBridgeError {
             Self::BridgeNotFound(_) => 404,
             Self::PayloadTooLarge(_) => 413,
             Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -1047,6 +1170,7 @@ impl ErrorResponse for SandboxDepositBridgeError {
             404 => Some(serde_json::from_slice(body).map(Self::BridgeNotFound)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -1059,6 +1183,7 @@ impl Serialize for SandboxDepositBridgeError {
             Self::BridgeNotFound(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -1085,6 +1210,11 @@ impl From<PayloadTooLarge> for SandboxDepositBridgeError {
 impl From<InvalidRequest> for SandboxDepositBridgeError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxDepositBridgeError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits` (`sandboxDepositIntoAddress`): Send tokens to a deposit address or a routing deposit address (sandbox only).
@@ -1114,15 +1244,18 @@ pub enum SandboxDepositIntoAddressError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: Unknown deposit address, or a request the sandbox cannot serve.
     PublicStatusUnprocessable(PublicStatusUnprocessable),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxDepositIntoAddressError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
             Self::PublicStatusUnprocessable(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -1136,6 +1269,7 @@ impl ErrorResponse for SandboxDepositIntoAddressError {
             422 => {
                 Some(serde_json::from_slice(body).map(Self::PublicStatusUnprocessable))
             }
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -1147,6 +1281,7 @@ impl Serialize for SandboxDepositIntoAddressError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::PublicStatusUnprocessable(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -1168,6 +1303,11 @@ impl From<PayloadTooLarge> for SandboxDepositIntoAddressError {
 impl From<PublicStatusUnprocessable> for SandboxDepositIntoAddressError {
     fn from(v: PublicStatusUnprocessable) -> Self {
         Self::PublicStatusUnprocessable(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxDepositIntoAddressError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `POST /sandbox/routing-deposit-addresses` (`sandboxCreateRoutingDepositAddress`): Create a routing deposit address (sandbox only).
@@ -1197,15 +1337,18 @@ pub enum SandboxCreateRoutingDepositAddressError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxCreateRoutingDepositAddressError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
             Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -1217,6 +1360,7 @@ impl ErrorResponse for SandboxCreateRoutingDepositAddressError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -1228,6 +1372,7 @@ impl Serialize for SandboxCreateRoutingDepositAddressError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -1249,6 +1394,11 @@ impl From<PayloadTooLarge> for SandboxCreateRoutingDepositAddressError {
 impl From<InvalidRequest> for SandboxCreateRoutingDepositAddressError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxCreateRoutingDepositAddressError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `POST /sandbox/clock/advance` (`sandboxAdvanceClock`): Move the sandbox clock forward (sandbox only).
@@ -1278,15 +1428,18 @@ pub enum SandboxAdvanceClockError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxAdvanceClockError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
             Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -1298,6 +1451,7 @@ impl ErrorResponse for SandboxAdvanceClockError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -1309,6 +1463,7 @@ impl Serialize for SandboxAdvanceClockError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -1330,6 +1485,11 @@ impl From<PayloadTooLarge> for SandboxAdvanceClockError {
 impl From<InvalidRequest> for SandboxAdvanceClockError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxAdvanceClockError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `POST /sandbox/webhook-test` (`sandboxSendWebhookTest`): Emit a WEBHOOK_TEST event (sandbox only).
@@ -1359,15 +1519,18 @@ pub enum SandboxSendWebhookTestError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxSendWebhookTestError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 422];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
             Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -1379,6 +1542,7 @@ impl ErrorResponse for SandboxSendWebhookTestError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -1390,6 +1554,7 @@ impl Serialize for SandboxSendWebhookTestError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -1411,6 +1576,11 @@ impl From<PayloadTooLarge> for SandboxSendWebhookTestError {
 impl From<InvalidRequest> for SandboxSendWebhookTestError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxSendWebhookTestError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// `GET /sandbox/webhook-deliveries` (`sandboxListWebhookDeliveries`): List webhook delivery attempts (sandbox only).
@@ -1436,13 +1606,16 @@ pub enum SandboxListWebhookDeliveriesError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxListWebhookDeliveriesError {
-    const STATUSES: &'static [u16] = &[400, 401];
+    const STATUSES: &'static [u16] = &[400, 401, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
+            Self::ServiceUnavailable(_) => 503,
         }
     }
     fn from_response(
@@ -1452,6 +1625,7 @@ impl ErrorResponse for SandboxListWebhookDeliveriesError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
     }
@@ -1461,6 +1635,7 @@ impl Serialize for SandboxListWebhookDeliveriesError {
         match self {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -1472,6 +1647,11 @@ impl From<BadRequest> for SandboxListWebhookDeliveriesError {
 impl From<Unauthorized> for SandboxListWebhookDeliveriesError {
     fn from(v: Unauthorized) -> Self {
         Self::Unauthorized(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxListWebhookDeliveriesError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
     }
 }
 /// The header of the legacy API key (`components.securitySchemes.legacyApiKey`).

@@ -13,25 +13,13 @@ use rust_decimal::Decimal;
 
 use crate::lifecycle;
 use crate::pricing;
-use crate::service::{address_not_found, now_date, Sandbox};
+use crate::service::{address_not_found, now_date, storage, Sandbox};
 use crate::routing;
 use crate::store::{StoredAddress, StoredDeposit, StoredQuote, StoredRoutingAddress};
 use crate::ids;
 
 /// Confirmations a deposit into a deposit address needs before its bridge is accepted.
 pub const REQUIRED_CONFIRMATIONS: u64 = 12;
-
-fn storage(e: anyhow::Error) -> InvalidRequest {
-    tracing::error!(error = %format!("{e:#}"), "storage failure");
-    InvalidRequest { tag: Default::default(), message: format!("the sandbox store failed: {e:#}") }
-}
-
-/// 422 answers of creation have no `InvalidRequest`; a storage failure is reported as invalid post-bridge data
-/// would be, with the cause in the message (it cannot happen short of a broken disk).
-fn create_storage(e: anyhow::Error) -> CreateDepositAddressesError {
-    let e = storage(e);
-    DepositAddressCreateUnprocessable::from(DepositAddressInvalidPostBridgeData { tag: Default::default(), message: e.message }).into()
-}
 
 pub async fn create(sb: &Sandbox, caller: &Caller, body: DepositAddressCreateRequest) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> {
     if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
@@ -73,7 +61,7 @@ pub async fn create(sb: &Sandbox, caller: &Caller, body: DepositAddressCreateReq
             return Err(unprocessable(DepositAddressInvalidRefundAddress { tag: Default::default(), message: reason }.into()));
         }
     }
-    let mut options = serde_json::to_value(&body).map_err(|e| create_storage(e.into()))?;
+    let mut options = serde_json::to_value(&body).map_err(|e| storage::<CreateDepositAddressesError>(e.into()))?;
     if let Some(map) = options.as_object_mut() {
         map.remove("depositChains");
         map.remove("reusePolicy");
@@ -81,7 +69,7 @@ pub async fn create(sb: &Sandbox, caller: &Caller, body: DepositAddressCreateReq
     let reuse_key = options.to_string();
     let reuse = body.reuse_policy != Some(ReusePolicy::CreateNew);
     let now = sb.now_ms();
-    let mut seed = sb.next("address").await.map_err(create_storage)?;
+    let mut seed = sb.next("address").await.map_err(storage::<CreateDepositAddressesError>)?;
 
     let mut answer = Vec::new();
     let mut new_addresses = Vec::new();
@@ -89,7 +77,7 @@ pub async fn create(sb: &Sandbox, caller: &Caller, body: DepositAddressCreateReq
     for chain in &body.deposit_chains {
         if reuse {
             let (project, chain, key) = (caller.project_id.clone(), chain.clone(), reuse_key.clone());
-            if let Some(existing) = sb.store_call(move |s| s.reusable_address(&project, &chain, &key)).await.map_err(create_storage)? {
+            if let Some(existing) = sb.store_call(move |s| s.reusable_address(&project, &chain, &key)).await.map_err(storage::<CreateDepositAddressesError>)? {
                 answer.push(existing.address);
                 continue;
             }
@@ -103,12 +91,12 @@ pub async fn create(sb: &Sandbox, caller: &Caller, body: DepositAddressCreateReq
                 return Err(unprocessable(DepositAddressChainsNotSupported { tag: Default::default(), chains: vec![chain.clone()] }.into()));
             };
             let (c, a) = (chain.clone(), address.clone());
-            let taken = sb.store_call(move |s| s.address_taken(&c, &a)).await.map_err(create_storage)?
+            let taken = sb.store_call(move |s| s.address_taken(&c, &a)).await.map_err(storage::<CreateDepositAddressesError>)?
                 || new_addresses.iter().any(|n: &StoredAddress| &n.address.deposit_chain == chain && n.address.deposit_address == address);
             if !taken {
                 break (address, metadata);
             }
-            seed = sb.next("address").await.map_err(create_storage)?;
+            seed = sb.next("address").await.map_err(storage::<CreateDepositAddressesError>)?;
         };
         let address = DepositAddress {
             deposit_chain: chain.clone(),
@@ -147,7 +135,7 @@ pub async fn create(sb: &Sandbox, caller: &Caller, body: DepositAddressCreateReq
             post_bridge_data: body.post_bridge_data.clone(),
             address_note: body.address_note.clone(),
         });
-        events.push(sb.make_event(&caller.project_id, created, body.webhook_url.clone()).await.map_err(create_storage)?);
+        events.push(sb.make_event(&caller.project_id, created, body.webhook_url.clone()).await.map_err(storage::<CreateDepositAddressesError>)?);
         new_addresses.push(StoredAddress {
             project: caller.project_id.clone(),
             address: address.clone(),
@@ -159,7 +147,7 @@ pub async fn create(sb: &Sandbox, caller: &Caller, body: DepositAddressCreateReq
         answer.push(address);
     }
     if !new_addresses.is_empty() {
-        sb.store_call(move |s| s.insert_addresses(&new_addresses, &events)).await.map_err(create_storage)?;
+        sb.store_call(move |s| s.insert_addresses(&new_addresses, &events)).await.map_err(storage::<CreateDepositAddressesError>)?;
     }
     tracing::info!(project = %caller.project_id, count = answer.len(), "deposit addresses");
     Ok(answer)
@@ -288,7 +276,7 @@ pub async fn deposit(
     path: SandboxDepositIntoAddressPath,
     body: SandboxAddressDepositRequest,
 ) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> {
-    let err = |e: anyhow::Error| -> SandboxDepositIntoAddressError { PublicStatusUnprocessable::from(storage(e)).into() };
+    let err = storage::<SandboxDepositIntoAddressError>;
     let not_found = || -> SandboxDepositIntoAddressError { PublicStatusUnprocessable::from(address_not_found(&path.deposit_address)).into() };
     let (chain, addr) = (path.deposit_chain.clone(), path.deposit_address.clone());
     let target = match sb.store_call(move |s| s.address(&chain, &addr)).await.map_err(err)? {

@@ -67,12 +67,12 @@ pub fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     Ok(Opened { sandbox, keys })
 }
 
-/// The whole HTTP application: the contract's routes, `/openapi.json`, `/docs`, tracing, panics caught.
+/// The whole HTTP application: the contract's routes (a panicking handler answers 503, see
+/// [`bridge_server::router`]), `/openapi.json`, `/docs`, tracing.
 pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
     let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
     bridge_server::router(opened.sandbox.clone(), auth, ServerConfig { errors, ..ServerConfig::default() })
         .merge(docs::routes())
-        .layer(tower_http::catch_panic::CatchPanicLayer::new())
         .layer(tower_http::trace::TraceLayer::new_for_http())
 }
 

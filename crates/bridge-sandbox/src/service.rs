@@ -51,10 +51,11 @@ pub(crate) fn invalid(message: impl Into<String>) -> InvalidRequest {
     InvalidRequest { tag: Default::default(), message: message.into() }
 }
 
-/// A storage failure, logged; answered as 422 `InvalidRequest` (nothing was changed: every write is atomic).
-pub(crate) fn storage<E: From<InvalidRequest>>(e: anyhow::Error) -> E {
+/// A failure of the store (or of the sandbox's own consistency checks), logged; answered 503
+/// `ServiceUnavailable`. Nothing was changed: every write is one transaction.
+pub(crate) fn storage<E: From<ServiceUnavailable>>(e: anyhow::Error) -> E {
     tracing::error!(error = %format!("{e:#}"), "storage failure");
-    invalid(format!("the sandbox store failed: {e:#}")).into()
+    ServiceUnavailable { tag: Default::default(), message: format!("the sandbox store failed: {e:#}") }.into()
 }
 
 fn extension_not_enabled() -> ExtensionNotEnabled {
@@ -260,10 +261,10 @@ impl BridgeApi for Sandbox {
         if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
             return Err(extension_not_enabled().into());
         }
-        let quote_id = self.quote_context_id().await.map_err(storage::<QuoteBridgeUnprocessable>)?;
+        let quote_id = self.quote_context_id().await.map_err(storage::<QuoteBridgeError>)?;
         let ctx = pricing::QuoteContext { catalogue: &self.0.catalogue, project_id: &caller.project_id, now: now_date(self.now_ms()), quote_id };
         let quote = pricing::quote_bridge(&ctx, &body)?;
-        self.new_quote(&caller, QuoteResponse::Bridge(quote.clone()), &body.mode).await.map_err(storage::<QuoteBridgeUnprocessable>)?;
+        self.new_quote(&caller, QuoteResponse::Bridge(quote.clone()), &body.mode).await.map_err(storage::<QuoteBridgeError>)?;
         Ok(quote)
     }
 
@@ -271,10 +272,10 @@ impl BridgeApi for Sandbox {
         if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
             return Err(extension_not_enabled().into());
         }
-        let quote_id = self.quote_context_id().await.map_err(storage::<QuoteBridgeSwapUnprocessable>)?;
+        let quote_id = self.quote_context_id().await.map_err(storage::<QuoteBridgeSwapError>)?;
         let ctx = pricing::QuoteContext { catalogue: &self.0.catalogue, project_id: &caller.project_id, now: now_date(self.now_ms()), quote_id };
         let quote = pricing::quote_bridge_swap(&ctx, &body)?;
-        self.new_quote(&caller, quote.clone(), &body.mode).await.map_err(storage::<QuoteBridgeSwapUnprocessable>)?;
+        self.new_quote(&caller, quote.clone(), &body.mode).await.map_err(storage::<QuoteBridgeSwapError>)?;
         Ok(quote)
     }
 
@@ -379,7 +380,7 @@ impl BridgeApi for Sandbox {
         query: GetDepositAddressPublicStatusQuery,
     ) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> {
         let (chain, address) = (path.deposit_chain.clone(), path.deposit_address.clone());
-        let found = self.db(move |s| s.address(&chain, &address)).await.map_err(storage::<PublicStatusUnprocessable>)?;
+        let found = self.db(move |s| s.address(&chain, &address)).await.map_err(storage::<GetDepositAddressPublicStatusError>)?;
         let stored = match found {
             Some(a) if a.project == caller.project_id && a.address.destination_address.as_deref() == Some(query.destination_address.as_str()) => a,
             _ => return Err(PublicStatusUnprocessable::from(address_not_found(&path.deposit_address)).into()),
@@ -400,7 +401,7 @@ impl BridgeApi for Sandbox {
                     .collect::<anyhow::Result<Vec<_>>>()
             })
             .await
-            .map_err(storage::<PublicStatusUnprocessable>)?;
+            .map_err(storage::<GetDepositAddressPublicStatusError>)?;
         Ok(PublicDepositAddressStatus {
             deposit_address: stored.address.deposit_address.clone(),
             deposit_chain: stored.address.deposit_chain.clone(),
@@ -421,7 +422,7 @@ impl BridgeApi for Sandbox {
         let (default_size, max_size) = events_page_limits();
         let size = query.page_size.map(|n| n.as_f64()).unwrap_or(default_size).floor().clamp(1.0, max_size) as u64;
         let project = caller.project_id.clone();
-        let mut page = self.db(move |s| s.events(&project, since, after, size + 1)).await.expect("the event store answers");
+        let mut page = self.db(move |s| s.events(&project, since, after, size + 1)).await.map_err(storage::<ListUserEventsError>)?;
         let more = page.len() as u64 > size;
         page.truncate(size as usize);
         let next_page_token = if more { page.last().map(|(seq, _)| format!("{seq:024x}")) } else { None };
@@ -499,7 +500,7 @@ impl BridgeApi for Sandbox {
         let items = self
             .db(move |s| s.delivery_attempts(&project, query.event_id.as_deref(), 500))
             .await
-            .expect("the delivery log answers");
+            .map_err(storage::<SandboxListWebhookDeliveriesError>)?;
         Ok(SandboxWebhookDeliveries { items })
     }
 }

@@ -255,3 +255,11 @@ pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
 pub async fn not_found() -> Response {
     StatusCode::NOT_FOUND.into_response()
 }
+
+/// The answer when a [`crate::BridgeApi`] method panics: logged, then 503 `ServiceUnavailable`.
+pub fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_default();
+    tracing::error!(panic = %what, "a request handler panicked");
+    let body = bridge_contract::ServiceUnavailable { tag: Default::default(), message: "the service failed to answer this request".into() };
+    json(StatusCode::SERVICE_UNAVAILABLE, &body)
+}

@@ -163,3 +163,18 @@ proptest! {
         }
     }
 }
+
+/// A handler that panics is answered 503 `ServiceUnavailable`, the documented shape, for every operation the
+/// request reaches (the decode catalogue's valid quote, and the event feed).
+#[tokio::test]
+async fn a_panicking_handler_answers_503_service_unavailable() {
+    let (app, recorder) = common::app_over(common::Recorder { panics: true, ..Default::default() }, ServerConfig::default());
+    let quote = Send::json("POST", "/bridge/quote/user", &common::quote_body().to_string()).to(&app).await;
+    assert_eq!(recorder.last().map(|c| c.operation), Some(QuoteBridge::ID), "the request reached the handler");
+    let typed = QuoteBridgeError::from_response(quote.status, quote.body.to_string().as_bytes());
+    assert!(matches!(typed, Some(Ok(QuoteBridgeError::ServiceUnavailable(_)))), "{quote:?}");
+    let feed = Send::get("/webhook/user-events-cursor?sinceTimestamp=0").to(&app).await;
+    assert_eq!(recorder.last().map(|c| c.operation), Some(ListUserEvents::ID));
+    let typed = ListUserEventsError::from_response(feed.status, feed.body.to_string().as_bytes());
+    assert!(matches!(typed, Some(Ok(ListUserEventsError::ServiceUnavailable(_)))), "{feed:?}");
+}

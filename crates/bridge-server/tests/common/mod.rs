@@ -30,12 +30,17 @@ pub struct Call {
 #[derive(Clone, Default)]
 pub struct Recorder {
     pub calls: Arc<Mutex<Vec<Call>>>,
+    /// Every method panics after recording its call (to test the router's answer to a panicking handler).
+    pub panics: bool,
 }
 
 impl Recorder {
     fn record(&self, operation: &'static str, caller: &Caller, input: impl Serialize) {
         let input = serde_json::to_value(input).expect("inputs encode");
         self.calls.lock().unwrap().push(Call { operation, project: caller.project_id.clone(), input });
+        if self.panics {
+            panic!("the recorder was told to panic in {operation}");
+        }
     }
 
     pub fn last(&self) -> Option<Call> {
@@ -151,7 +156,11 @@ impl BridgeApi for Recorder {
 
 /// A router over a fresh recorder, accepting HS256 tokens signed with [`SECRET`] and the API key `legacy-key`.
 pub fn app(config: ServerConfig) -> (axum::Router, Recorder) {
-    let recorder = Recorder::default();
+    app_over(Recorder::default(), config)
+}
+
+/// A router over `recorder`, authenticated like [`app`].
+pub fn app_over(recorder: Recorder, config: ServerConfig) -> (axum::Router, Recorder) {
     let auth = JwtAuthenticator::new()
         .with_hs256(SECRET)
         .with_api_key("legacy-key", Caller::new("project-legacy"));
