@@ -68,7 +68,7 @@ impl SpawnedSandbox {
             Some(app) => {
                 let router = app(&opened);
                 let sandbox = opened.sandbox.clone();
-                let deliverer = bridge_sandbox::delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone())?;
+                let deliverer = bridge_sandbox::delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone()).await?;
                 tokio::spawn(async move {
                     // As `serve_on`: the lifecycle ticker and the webhook courier run beside the server.
                     let ticker = tokio::spawn(async move {

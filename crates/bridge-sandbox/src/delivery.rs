@@ -2,7 +2,8 @@
 //!
 //! Every event with a `webhookUrl` (the quote's or the deposit address's) gets an outbox row in the same
 //! transaction as the event itself, so an acknowledged change never loses its delivery, also across restarts.
-//! A worker takes due rows (leasing each for [`LEASE_MS`] so that a delivery cut short by a crash is tried again),
+//! A worker takes due rows, leasing each for [`LEASE_MS`] of real time (so that moving the sandbox clock never
+//! makes an attempt in flight look abandoned, and a delivery cut short by a crash is tried again at the next start),
 //! and POSTs the signed envelope `{event, eventId, ts}` with the `X-Webhook-Signature` header, signed by the
 //! client crate's [`WebhookSigner`] (one implementation for both sides). The body is JavaScript's
 //! `JSON.stringify` text of the envelope, so a receiver that parses it and serialises it again gets the very text
@@ -48,8 +49,11 @@ pub struct Deliverer {
 }
 
 impl Deliverer {
-    pub fn new(sandbox: Sandbox, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
+    /// A deliverer for the sandbox's outbox. It takes over the leases of any earlier deliverer of the data
+    /// directory (one sandbox process per data directory), so what was in flight at a crash is retried at once.
+    pub async fn new(sandbox: Sandbox, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build()?;
+        sandbox.store_call(|s| s.release_leases()).await?;
         Ok(Self { sandbox, signer, http, slots: Arc::new(Semaphore::new(IN_FLIGHT)) })
     }
 
@@ -60,7 +64,8 @@ impl Deliverer {
             return Ok(0);
         }
         let now = self.sandbox.now_ms();
-        let due = self.sandbox.store_call(move |s| s.take_due_deliveries(now, now + LEASE_MS, free as u64)).await?;
+        let wall = crate::clock::wall_ms();
+        let due = self.sandbox.store_call(move |s| s.take_due_deliveries(now, wall, wall + LEASE_MS, free as u64)).await?;
         let started = due.len();
         for delivery in due {
             let permit = self.slots.clone().acquire_owned().await?;

@@ -106,7 +106,7 @@ pub async fn serve_on(
         }
     });
     // Webhook deliveries run on their own too, from the outbox in the store.
-    let deliverer = delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone())?;
+    let deliverer = delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone()).await?;
     let courier = tokio::spawn(async move {
         loop {
             match deliverer.run_once().await {

@@ -150,9 +150,13 @@ pub trait Store: Send + Sync + 'static {
     /// A project's events at or after `since_ms` with a sequence number above `after_seq`, in sequence order.
     fn events(&self, project: &str, since_ms: i64, after_seq: i64, limit: u64) -> Result<Vec<(i64, WebhookEvent)>>;
 
-    /// Deliveries due at `now_ms`, oldest first; each is leased until `lease_until_ms` (a worker that dies
-    /// mid-delivery leaves it to be tried again then, also after a restart).
-    fn take_due_deliveries(&self, now_ms: i64, lease_until_ms: i64, limit: u64) -> Result<Vec<DueDelivery>>;
+    /// Deliveries due at `now_ms` (sandbox clock) that no worker holds, oldest first; each is leased until
+    /// `lease_until_wall_ms`. Leases are on the wall clock: they measure real time in flight, which moving the
+    /// sandbox clock must not cut short (that would deliver an event twice). A worker that dies mid-delivery
+    /// leaves its rows to be taken again when the lease runs out, or at once by the next [`Store::release_leases`].
+    fn take_due_deliveries(&self, now_ms: i64, wall_ms: i64, lease_until_wall_ms: i64, limit: u64) -> Result<Vec<DueDelivery>>;
+    /// Releases every lease: a deliverer that starts (one per data directory) has nothing in flight yet.
+    fn release_leases(&self) -> Result<()>;
     /// Records an attempt and schedules the next one (or closes the delivery).
     fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> Result<()>;
     /// A project's delivery attempts, newest first, optionally of one event.
@@ -223,6 +227,8 @@ fn migrations() -> Migrations<'static> {
         );
         "#,
     ),
+    // Delivery leases on the wall clock, apart from `next_ms` (when an attempt is due, on the sandbox clock).
+    M::up("ALTER TABLE outbox ADD COLUMN leased_until INTEGER;"),
     ])
 }
 
@@ -590,21 +596,22 @@ impl Store for SqliteStore {
         })
     }
 
-    fn take_due_deliveries(&self, now_ms: i64, lease_until_ms: i64, limit: u64) -> Result<Vec<DueDelivery>> {
+    fn take_due_deliveries(&self, now_ms: i64, wall_ms: i64, lease_until_wall_ms: i64, limit: u64) -> Result<Vec<DueDelivery>> {
         self.with(|c| {
             let tx = c.transaction()?;
             let rows: Vec<(i64, String, String, String, i64, String)> = {
                 let mut stmt = tx.prepare_cached(
                     "SELECT o.id, o.event_id, o.project, o.url, o.attempts, e.body FROM outbox o JOIN events e ON e.id = o.event_id
-                     WHERE o.next_ms IS NOT NULL AND o.next_ms <= ?1 ORDER BY o.next_ms, o.id LIMIT ?2",
+                     WHERE o.next_ms IS NOT NULL AND o.next_ms <= ?1 AND (o.leased_until IS NULL OR o.leased_until <= ?2)
+                     ORDER BY o.next_ms, o.id LIMIT ?3",
                 )?;
-                let rows = stmt.query_map(params![now_ms, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?;
+                let rows = stmt.query_map(params![now_ms, wall_ms, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
-            let mut lease = tx.prepare_cached("UPDATE outbox SET next_ms = ?2 WHERE id = ?1")?;
+            let mut lease = tx.prepare_cached("UPDATE outbox SET leased_until = ?2 WHERE id = ?1")?;
             let mut out = Vec::with_capacity(rows.len());
             for (id, event_id, project, url, attempts, body) in rows {
-                lease.execute(params![id, lease_until_ms])?;
+                lease.execute(params![id, lease_until_wall_ms])?;
                 out.push(DueDelivery { outbox_id: id, event_id, project, url, event: from_json(&body)?, attempt: attempts as u32 + 1 });
             }
             drop(lease);
@@ -613,11 +620,18 @@ impl Store for SqliteStore {
         })
     }
 
+    fn release_leases(&self) -> Result<()> {
+        self.with(|c| {
+            c.execute("UPDATE outbox SET leased_until = NULL WHERE leased_until IS NOT NULL", [])?;
+            Ok(())
+        })
+    }
+
     fn record_attempt(&self, d: &DueDelivery, o: &AttemptOutcome) -> Result<()> {
         self.with(|c| {
             let tx = c.transaction()?;
             tx.execute(
-                "UPDATE outbox SET attempts = ?2, next_ms = ?3, delivered = ?4 WHERE id = ?1",
+                "UPDATE outbox SET attempts = ?2, next_ms = ?3, delivered = ?4, leased_until = NULL WHERE id = ?1",
                 params![d.outbox_id, d.attempt, o.next_ms, o.delivered],
             )?;
             tx.execute(

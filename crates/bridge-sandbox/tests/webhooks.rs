@@ -16,22 +16,29 @@ use bridge_client::Client;
 use bridge_contract::*;
 use support::Running;
 
-/// A webhook receiver on 127.0.0.1 that answers 500 to its first `fail_first` requests.
+/// A webhook receiver on 127.0.0.1 that answers 500 to its first `fail_first` requests, and takes `delay` to
+/// answer each.
 #[derive(Clone, Default)]
 struct Receiver {
     received: Arc<Mutex<Vec<(Vec<u8>, String)>>>,
     fail_first: Arc<Mutex<usize>>,
+    delay: Duration,
 }
 
 impl Receiver {
     async fn start(fail_first: usize) -> (Self, String) {
-        let receiver = Receiver { received: Default::default(), fail_first: Arc::new(Mutex::new(fail_first)) };
+        Self::start_with(fail_first, Duration::ZERO).await
+    }
+
+    async fn start_with(fail_first: usize, delay: Duration) -> (Self, String) {
+        let receiver = Receiver { received: Default::default(), fail_first: Arc::new(Mutex::new(fail_first)), delay };
         let r = receiver.clone();
         let app = axum::Router::new().route(
             "/hook",
             axum::routing::post(move |headers: HeaderMap, body: Bytes| {
                 let r = r.clone();
                 async move {
+                    tokio::time::sleep(r.delay).await;
                     let mut left = r.fail_first.lock().unwrap();
                     if *left > 0 {
                         *left -= 1;
@@ -154,6 +161,35 @@ async fn real_deliveries_verify_in_rust_and_in_javascript() {
     if which_node() {
         assert_eq!(node_checked, 4);
     }
+    sandbox.stop().await;
+}
+
+/// Moving the sandbox clock far ahead while a delivery is in flight does not make it look abandoned: the
+/// event is delivered once (delivery leases run on the wall clock, retries on the sandbox clock).
+#[tokio::test]
+async fn moving_the_clock_during_a_delivery_does_not_deliver_it_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+    let (receiver, url) = Receiver::start_with(0, Duration::from_millis(1500)).await;
+    let event_id = send_test_event(&client, &url, "slow").await;
+    let attempted = || {
+        let client = client.clone();
+        let event_id = event_id.clone();
+        async move { client.sandbox_list_webhook_deliveries(&SandboxListWebhookDeliveriesQuery { event_id: Some(event_id) }).await.unwrap().items }
+    };
+    // While the receiver takes its time, the clock jumps well past any lease measured on it.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    for _ in 0..3 {
+        client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 3_600_000 }).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    wait_for("the delivery", || receiver.deliveries().len() == 1).await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    assert_eq!(receiver.deliveries().len(), 1, "delivered once");
+    let attempts = attempted().await;
+    assert_eq!(attempts.len(), 1, "one attempt: {attempts:?}");
+    assert!(attempts[0].delivered);
     sandbox.stop().await;
 }
 
