@@ -13,10 +13,12 @@
 //! events (order by the feed, or by `createdAt`/`eventId`). Any 2xx answer is a delivery; anything else, or no
 //! answer within [`TIMEOUT`], is retried after `1 s × 2^(attempt−1)` (±20 % jitter, at most one hour) on the
 //! sandbox clock, up to [`MAX_ATTEMPTS`] attempts. At most [`IN_FLIGHT`] deliveries run at once, each in its own
-//! task, so a slow or dead receiver never blocks the API or other receivers. Every attempt is logged and listed
+//! task, and at most [`PER_RECEIVER`] of them to one URL, so a slow or dead receiver never blocks the API or
+//! other receivers: it only ever holds its own few slots. Every attempt is logged and listed
 //! by `GET /sandbox/webhook-deliveries`. The sandbox speaks plain HTTP to receivers (no TLS).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bridge_client::webhook::{WebhookSigner, SIGNATURE_HEADER};
@@ -30,7 +32,8 @@ use crate::store::{AttemptOutcome, DueDelivery};
 pub const MAX_ATTEMPTS: u32 = 10;
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 pub const LEASE_MS: i64 = 60_000;
-pub const IN_FLIGHT: usize = 16;
+pub const IN_FLIGHT: usize = 64;
+pub const PER_RECEIVER: usize = 4;
 const MAX_BACKOFF_MS: i64 = 3_600_000;
 
 /// The wait before attempt `attempt + 1`, after `attempt` failed: `1 s × 2^(attempt−1)`, ±20 %, capped.
@@ -40,12 +43,39 @@ pub fn backoff_ms(attempt: u32, jitter: f64) -> i64 {
     ((base as f64) * factor) as i64
 }
 
+/// One attempt in flight to a URL, counted in the deliverer's table while it lives.
+struct InFlight {
+    busy: Arc<Mutex<HashMap<String, usize>>>,
+    url: String,
+}
+
+impl InFlight {
+    fn start(busy: &Arc<Mutex<HashMap<String, usize>>>, url: &str) -> Self {
+        *busy.lock().unwrap_or_else(|e| e.into_inner()).entry(url.to_owned()).or_default() += 1;
+        Self { busy: busy.clone(), url: url.to_owned() }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = busy.get_mut(&self.url) {
+            *n -= 1;
+            if *n == 0 {
+                busy.remove(&self.url);
+            }
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Deliverer {
     sandbox: Sandbox,
     signer: Arc<WebhookSigner>,
     http: reqwest::Client,
     slots: Arc<Semaphore>,
+    /// Attempts in flight per URL.
+    busy: Arc<Mutex<HashMap<String, usize>>>,
 }
 
 impl Deliverer {
@@ -54,7 +84,7 @@ impl Deliverer {
     pub async fn new(sandbox: Sandbox, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build()?;
         sandbox.store_call(|s| s.release_leases()).await?;
-        Ok(Self { sandbox, signer, http, slots: Arc::new(Semaphore::new(IN_FLIGHT)) })
+        Ok(Self { sandbox, signer, http, slots: Arc::new(Semaphore::new(IN_FLIGHT)), busy: Default::default() })
     }
 
     /// Starts every due delivery that a free slot allows; returns how many were started.
@@ -65,13 +95,15 @@ impl Deliverer {
         }
         let now = self.sandbox.now_ms();
         let wall = crate::clock::wall_ms();
-        let due = self.sandbox.store_call(move |s| s.take_due_deliveries(now, wall, wall + LEASE_MS, free as u64)).await?;
+        let busy = self.busy.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let due = self.sandbox.store_call(move |s| s.take_due_deliveries(now, wall, wall + LEASE_MS, free as u64, PER_RECEIVER, &busy)).await?;
         let started = due.len();
         for delivery in due {
             let permit = self.slots.clone().acquire_owned().await?;
+            let in_flight = InFlight::start(&self.busy, &delivery.url);
             let this = self.clone();
             tokio::spawn(async move {
-                let _permit = permit;
+                let _held = (permit, in_flight);
                 if let Err(e) = this.deliver(delivery).await {
                     tracing::warn!(error = %format!("{e:#}"), "recording a delivery attempt failed");
                 }

@@ -7,6 +7,7 @@
 //! emitted for a change that did not happen. Events get a strictly increasing sequence number at insert, in
 //! commit order; the event feed's cursor is that number, which makes paging exact under concurrent writes.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -154,7 +155,10 @@ pub trait Store: Send + Sync + 'static {
     /// `lease_until_wall_ms`. Leases are on the wall clock: they measure real time in flight, which moving the
     /// sandbox clock must not cut short (that would deliver an event twice). A worker that dies mid-delivery
     /// leaves its rows to be taken again when the lease runs out, or at once by the next [`Store::release_leases`].
-    fn take_due_deliveries(&self, now_ms: i64, wall_ms: i64, lease_until_wall_ms: i64, limit: u64) -> Result<Vec<DueDelivery>>;
+    ///
+    /// Fair to receivers: at most `per_url` rows of one URL, less the `busy` ones of that URL already in flight,
+    /// so one slow or dead receiver cannot take every slot from the others.
+    fn take_due_deliveries(&self, now_ms: i64, wall_ms: i64, lease_until_wall_ms: i64, limit: u64, per_url: usize, busy: &HashMap<String, usize>) -> Result<Vec<DueDelivery>>;
     /// Releases every lease: a deliverer that starts (one per data directory) has nothing in flight yet.
     fn release_leases(&self) -> Result<()>;
     /// Records an attempt and schedules the next one (or closes the delivery).
@@ -596,21 +600,35 @@ impl Store for SqliteStore {
         })
     }
 
-    fn take_due_deliveries(&self, now_ms: i64, wall_ms: i64, lease_until_wall_ms: i64, limit: u64) -> Result<Vec<DueDelivery>> {
+    fn take_due_deliveries(&self, now_ms: i64, wall_ms: i64, lease_until_wall_ms: i64, limit: u64, per_url: usize, busy: &HashMap<String, usize>) -> Result<Vec<DueDelivery>> {
         self.with(|c| {
             let tx = c.transaction()?;
-            let rows: Vec<(i64, String, String, String, i64, String)> = {
+            // The oldest due rows of each URL, at most `per_url` of each (so a backlog of one receiver cannot
+            // hide the others), oldest first overall.
+            let rows: Vec<(i64, String, String, String, i64, String, i64)> = {
                 let mut stmt = tx.prepare_cached(
-                    "SELECT o.id, o.event_id, o.project, o.url, o.attempts, e.body FROM outbox o JOIN events e ON e.id = o.event_id
-                     WHERE o.next_ms IS NOT NULL AND o.next_ms <= ?1 AND (o.leased_until IS NULL OR o.leased_until <= ?2)
-                     ORDER BY o.next_ms, o.id LIMIT ?3",
+                    "SELECT d.id, d.event_id, d.project, d.url, d.attempts, e.body, d.rank FROM (
+                         SELECT id, event_id, project, url, attempts, next_ms,
+                                ROW_NUMBER() OVER (PARTITION BY url ORDER BY next_ms, id) AS rank
+                         FROM outbox
+                         WHERE next_ms IS NOT NULL AND next_ms <= ?1 AND (leased_until IS NULL OR leased_until <= ?2)
+                     ) d JOIN events e ON e.id = d.event_id
+                     WHERE d.rank <= ?3 ORDER BY d.next_ms, d.id",
                 )?;
-                let rows = stmt.query_map(params![now_ms, wall_ms, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?;
+                let rows = stmt.query_map(params![now_ms, wall_ms, per_url as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+                })?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
             let mut lease = tx.prepare_cached("UPDATE outbox SET leased_until = ?2 WHERE id = ?1")?;
-            let mut out = Vec::with_capacity(rows.len());
-            for (id, event_id, project, url, attempts, body) in rows {
+            let mut out = Vec::new();
+            for (id, event_id, project, url, attempts, body, rank) in rows {
+                if out.len() as u64 >= limit {
+                    break;
+                }
+                if rank as usize + busy.get(&url).copied().unwrap_or(0) > per_url {
+                    continue;
+                }
                 lease.execute(params![id, lease_until_wall_ms])?;
                 out.push(DueDelivery { outbox_id: id, event_id, project, url, event: from_json(&body)?, attempt: attempts as u32 + 1 });
             }

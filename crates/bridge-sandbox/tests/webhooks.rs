@@ -193,6 +193,26 @@ async fn moving_the_clock_during_a_delivery_does_not_deliver_it_twice() {
     sandbox.stop().await;
 }
 
+/// A receiver that hangs on every request does not hold up another receiver's delivery, however many of its
+/// own are due.
+#[tokio::test]
+async fn a_hanging_receiver_does_not_hold_up_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+    let (hanging, hanging_url) = Receiver::start_with(0, Duration::from_secs(8)).await;
+    let (healthy, healthy_url) = Receiver::start(0).await;
+    // More events for the hanging receiver than there are delivery slots in all.
+    for i in 0..80 {
+        send_test_event(&client, &hanging_url, &format!("hang {i}")).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    send_test_event(&client, &healthy_url, "healthy").await;
+    wait_for("the healthy receiver's event", || healthy.deliveries().len() == 1).await;
+    assert!(hanging.deliveries().is_empty(), "the hanging receiver has answered nothing yet");
+    sandbox.stop().await;
+}
+
 /// Every `_tag` of the event union, read from the contract's OpenAPI document.
 fn every_event_kind() -> BTreeSet<String> {
     let doc: serde_json::Value = serde_json::from_str(OPENAPI_JSON).unwrap();
