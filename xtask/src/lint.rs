@@ -6,7 +6,9 @@
 //!   unless it is the union's `x-discriminator-default`) or an `x-json-kind-union` whose variants have different
 //!   JSON kinds; `anyOf` and `not` are not used;
 //! * objects and multi-value enums are named components (inline only as `allOf` members of a component);
-//! * every `$ref` resolves; `x-alias-of` names an existing operation.
+//! * every `$ref` resolves; `x-alias-of` names an existing operation;
+//! * every operation documents 503 [`SERVICE_UNAVAILABLE`], the answer `bridge_server::router` gives for any
+//!   operation whose implementation fails.
 
 use std::collections::BTreeSet;
 
@@ -15,6 +17,9 @@ use serde_json::Value;
 use crate::bundle::Yaml;
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
+
+/// The response every operation documents as its 503.
+pub const SERVICE_UNAVAILABLE: &str = "#/components/responses/ServiceUnavailable";
 
 pub fn problems(doc: &Value, _ordered: &Yaml) -> Vec<String> {
     let mut lint = Lint { doc, problems: Vec::new() };
@@ -70,6 +75,10 @@ impl<'a> Lint<'a> {
                     .count();
                 if successes > 1 {
                     self.problems.push(format!("{at}: more than one success schema ({successes})"));
+                }
+                let unavailable = responses.and_then(|r| r.get("503")).and_then(|r| r.get("$ref")).and_then(Value::as_str);
+                if unavailable != Some(SERVICE_UNAVAILABLE) {
+                    self.problems.push(format!("{at}: 503 must be `$ref: '{SERVICE_UNAVAILABLE}'` (the server answers it for any operation)"));
                 }
                 for (status, response) in responses.into_iter().flatten() {
                     let response = self.resolve(response);
