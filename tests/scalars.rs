@@ -1148,18 +1148,45 @@ proptest! {
 #[test]
 fn js_parse_reads_numbers_exactly() {
     use bridge_contract::js::{from_json_slice, JsValue};
-    for text in ["37333333333333344000", "0.30000000000000004", "1.7976931348623157e308", "5e-324", "-0.1", "123456789012345678901234567890", "9007199254740993"] {
+    for text in [
+        "37333333333333344000",
+        "0.30000000000000004",
+        "1.7976931348623157e308",
+        "5e-324",
+        "-0.1",
+        "123456789012345678901234567890",
+        "9007199254740993",
+    ] {
         let parsed = from_json_slice(text.as_bytes()).unwrap();
-        assert_eq!(parsed, JsValue::Number(text.parse::<f64>().unwrap()), "{text}");
+        assert_eq!(
+            parsed,
+            JsValue::Number(text.parse::<f64>().unwrap()),
+            "{text}"
+        );
         let once = parsed.to_string();
-        assert_eq!(from_json_slice(once.as_bytes()).unwrap().to_string(), once, "{text}: a fixed point");
+        assert_eq!(
+            from_json_slice(once.as_bytes()).unwrap().to_string(),
+            once,
+            "{text}: a fixed point"
+        );
     }
     // Numbers inside strings and escaped quotes are not numbers; repeated keys keep their first position and
     // last value; index-like keys come first.
-    let v = from_json_slice(br#"{"b":"1\"2 3","a":[1.5,{"x":-2e3}],"b":7,"10":0.30000000000000004,"2":true}"#).unwrap();
-    assert_eq!(v.to_string(), r#"{"2":true,"10":0.30000000000000004,"b":7,"a":[1.5,{"x":-2000}]}"#);
+    let v = from_json_slice(
+        br#"{"b":"1\"2 3","a":[1.5,{"x":-2e3}],"b":7,"10":0.30000000000000004,"2":true}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        v.to_string(),
+        r#"{"2":true,"10":0.30000000000000004,"b":7,"a":[1.5,{"x":-2000}]}"#
+    );
     // Same errors as serde_json, trailing characters refused.
     assert!(from_json_slice(b"{\"a\":1} x").is_err());
     assert!(from_json_slice(b"1e400").is_err());
-    assert_eq!(from_json_slice(b"[1,").unwrap_err().to_string(), serde_json::from_slice::<JsValue>(b"[1,").unwrap_err().to_string());
+    assert_eq!(
+        from_json_slice(b"[1,").unwrap_err().to_string(),
+        serde_json::from_slice::<JsValue>(b"[1,")
+            .unwrap_err()
+            .to_string()
+    );
 }

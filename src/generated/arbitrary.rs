@@ -1198,19 +1198,15 @@ impl Arbitrary for BridgeRecordDepositAddressBridge {
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 any::<crate::DecimalNumber>(),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
-                any::<BridgeState>(),
+                any::<DepositAddressBridgeState>(),
             ),
         )
-            .prop_map(|
-                ((common, tag, token, usd_price, token_out, deposit_address, state),)|
-            BridgeRecordDepositAddressBridge {
+            .prop_map(|((common, tag, token, usd_price, token_out, state),)| BridgeRecordDepositAddressBridge {
                 common,
                 tag,
                 token,
                 usd_price,
                 token_out,
-                deposit_address,
                 state,
             })
             .boxed()
@@ -1258,10 +1254,6 @@ impl Arbitrary for BridgeState {
                     .boxed(), any::< StateExecuted > ().prop_map(BridgeState::Executed)
                     .boxed(), any::< StateCancelled > ().prop_map(BridgeState::Cancelled)
                     .boxed(), any::< StateFailed > ().prop_map(BridgeState::Failed)
-                    .boxed(), any::< StateDepositReceivedAfterGracePeriod > ()
-                    .prop_map(BridgeState::DepositReceivedAfterGracePeriod).boxed(),
-                    any::< StateDepositReceivedAfterGracePeriodRefunded > ()
-                    .prop_map(BridgeState::DepositReceivedAfterGracePeriodRefunded)
                     .boxed()
                 ],
             )
@@ -1281,8 +1273,7 @@ impl Arbitrary for BridgeSwapState {
                     .boxed(), any::< StateAccepted > ()
                     .prop_map(BridgeSwapState::Accepted).boxed(), any::< StateExecuted >
                     ().prop_map(BridgeSwapState::Executed).boxed(), any::< StateCancelled
-                    > ().prop_map(BridgeSwapState::Cancelled).boxed(), any::< StateFailed
-                    > ().prop_map(BridgeSwapState::Failed).boxed(), any::<
+                    > ().prop_map(BridgeSwapState::Cancelled).boxed(), any::<
                     StateSwapFailed > ().prop_map(BridgeSwapState::SwapFailed).boxed(),
                     any::< StateSwapFailedRefunded > ()
                     .prop_map(BridgeSwapState::SwapFailedRefunded).boxed(), any::<
@@ -1291,6 +1282,29 @@ impl Arbitrary for BridgeSwapState {
                     any::< StateDepositReceivedAfterGracePeriodRefunded > ()
                     .prop_map(BridgeSwapState::DepositReceivedAfterGracePeriodRefunded)
                     .boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressBridgeState {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< DepositAddressStatePending > ()
+                    .prop_map(DepositAddressBridgeState::Pending).boxed(), any::<
+                    DepositAddressStatePendingConfirmation > ()
+                    .prop_map(DepositAddressBridgeState::PendingConfirmation).boxed(),
+                    any::< DepositAddressStateDepositAccepted > ()
+                    .prop_map(DepositAddressBridgeState::DepositAccepted).boxed(), any::<
+                    DepositAddressStateAccepted > ()
+                    .prop_map(DepositAddressBridgeState::Accepted).boxed(), any::<
+                    DepositAddressStateExecuted > ()
+                    .prop_map(DepositAddressBridgeState::Executed).boxed(), any::<
+                    DepositAddressStateFailed > ()
+                    .prop_map(DepositAddressBridgeState::Failed).boxed()
                 ],
             )
             .boxed()
@@ -1625,52 +1639,8 @@ impl Arbitrary for StateSwapFailed {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
-        (
-            (
-                Just(StateSwapFailedState::default()),
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                any::<crate::DateString>(),
-                proptest::option::of(any::<crate::DateString>()),
-                proptest::option::of(any::<crate::DateString>()),
-                proptest::option::of(any::<crate::DateString>()),
-                proptest::option::of(
-                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
-                ),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
-            ),
-            (
-                proptest::option::of(any::<crate::DateString>()),
-                proptest::option::of(any::<bool>()),
-                any::<crate::DateString>(),
-            ),
-        )
-            .prop_map(|
-                (
-                    (
-                        state,
-                        deposit_tx_hash,
-                        deposit_committed_at,
-                        deposit_discovered_at,
-                        deposit_confirmed_at,
-                        expected_deposit_confirmed_at,
-                        expected_deposit_confirmed_at_block,
-                        pre_swap_tx_hash,
-                    ),
-                    (pre_swap_committed_at, is_confirmed, failed_at),
-                )|
-            StateSwapFailed {
-                state,
-                deposit_tx_hash,
-                deposit_committed_at,
-                deposit_discovered_at,
-                deposit_confirmed_at,
-                expected_deposit_confirmed_at,
-                expected_deposit_confirmed_at_block,
-                pre_swap_tx_hash,
-                pre_swap_committed_at,
-                is_confirmed,
-                failed_at,
-            })
+        ((Just(StateSwapFailedState::default()),),)
+            .prop_map(|((state,),)| StateSwapFailed { state })
             .boxed()
     }
 }
@@ -1690,23 +1660,33 @@ impl Arbitrary for StateSwapFailedRefunded {
                 Just(StateSwapFailedRefundedState::default()),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 any::<crate::DateString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::option::of(
+                    proptest::option::of(
+                        proptest::collection::btree_map(
+                            "[a-zA-Z0-9_]{1,8}",
+                            any::<StringOrNumber>(),
+                            0..3,
+                        ),
+                    ),
+                ),
                 proptest::option::of(any::<crate::DateString>()),
                 proptest::option::of(any::<crate::DateString>()),
                 proptest::option::of(any::<crate::DateString>()),
+            ),
+            (
                 proptest::option::of(
                     -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
                 ),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
-            ),
-            (
                 proptest::option::of(any::<crate::DateString>()),
                 proptest::option::of(any::<bool>()),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 any::<crate::DateString>(),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 any::<crate::DecimalString>(),
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
             ),
+            ("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",),
         )
             .prop_map(|
                 (
@@ -1714,26 +1694,30 @@ impl Arbitrary for StateSwapFailedRefunded {
                         state,
                         deposit_tx_hash,
                         deposit_committed_at,
+                        reason,
+                        additional_data,
                         deposit_discovered_at,
                         deposit_confirmed_at,
                         expected_deposit_confirmed_at,
-                        expected_deposit_confirmed_at_block,
-                        pre_swap_tx_hash,
                     ),
                     (
+                        expected_deposit_confirmed_at_block,
+                        pre_swap_tx_hash,
                         pre_swap_committed_at,
                         is_confirmed,
                         refund_tx_hash,
                         refund_tx_timestamp,
                         refunded_token,
                         refunded_amount,
-                        refunded_chain,
                     ),
+                    (refunded_chain,),
                 )|
             StateSwapFailedRefunded {
                 state,
                 deposit_tx_hash,
                 deposit_committed_at,
+                reason,
+                additional_data,
                 deposit_discovered_at,
                 deposit_confirmed_at,
                 expected_deposit_confirmed_at,
@@ -1766,17 +1750,16 @@ impl Arbitrary for StateDepositReceivedAfterGracePeriod {
                 Just(StateDepositReceivedAfterGracePeriodState::default()),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 any::<crate::DateString>(),
-                proptest::option::of(any::<crate::DateString>()),
-                proptest::option::of(any::<crate::DateString>()),
-                proptest::option::of(any::<crate::DateString>()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 proptest::option::of(
-                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                    proptest::option::of(
+                        proptest::collection::btree_map(
+                            "[a-zA-Z0-9_]{1,8}",
+                            any::<StringOrNumber>(),
+                            0..3,
+                        ),
+                    ),
                 ),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
-            ),
-            (
-                proptest::option::of(any::<crate::DateString>()),
-                proptest::option::of(any::<bool>()),
             ),
         )
             .prop_map(|
@@ -1785,25 +1768,16 @@ impl Arbitrary for StateDepositReceivedAfterGracePeriod {
                         state,
                         deposit_tx_hash,
                         deposit_committed_at,
-                        deposit_discovered_at,
-                        deposit_confirmed_at,
-                        expected_deposit_confirmed_at,
-                        expected_deposit_confirmed_at_block,
-                        pre_swap_tx_hash,
+                        reason,
+                        additional_data,
                     ),
-                    (pre_swap_committed_at, is_confirmed),
                 )|
             StateDepositReceivedAfterGracePeriod {
                 state,
                 deposit_tx_hash,
                 deposit_committed_at,
-                deposit_discovered_at,
-                deposit_confirmed_at,
-                expected_deposit_confirmed_at,
-                expected_deposit_confirmed_at_block,
-                pre_swap_tx_hash,
-                pre_swap_committed_at,
-                is_confirmed,
+                reason,
+                additional_data,
             })
             .boxed()
     }
@@ -1825,6 +1799,258 @@ impl Arbitrary for StateDepositReceivedAfterGracePeriodRefunded {
                 Just(StateDepositReceivedAfterGracePeriodRefundedState::default()),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 any::<crate::DateString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::option::of(
+                    proptest::option::of(
+                        proptest::collection::btree_map(
+                            "[a-zA-Z0-9_]{1,8}",
+                            any::<StringOrNumber>(),
+                            0..3,
+                        ),
+                    ),
+                ),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+            (
+                any::<crate::DecimalString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        state,
+                        deposit_tx_hash,
+                        deposit_committed_at,
+                        reason,
+                        additional_data,
+                        refund_tx_hash,
+                        refund_tx_timestamp,
+                        refunded_token,
+                    ),
+                    (refunded_amount, refunded_chain),
+                )|
+            StateDepositReceivedAfterGracePeriodRefunded {
+                state,
+                deposit_tx_hash,
+                deposit_committed_at,
+                reason,
+                additional_data,
+                refund_tx_hash,
+                refund_tx_timestamp,
+                refunded_token,
+                refunded_amount,
+                refunded_chain,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressStatePendingState {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(DepositAddressStatePendingState::ALL).boxed()
+    }
+}
+impl Arbitrary for DepositAddressStatePending {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                Just(DepositAddressStatePendingState::default()),
+            ),
+        )
+            .prop_map(|((deposit_address, state),)| DepositAddressStatePending {
+                deposit_address,
+                state,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressStatePendingConfirmationState {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(DepositAddressStatePendingConfirmationState::ALL)
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressStatePendingConfirmation {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                any::<crate::DateString>(),
+                -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                Just(DepositAddressStatePendingConfirmationState::default()),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        deposit_address,
+                        deposit_tx_hash,
+                        deposit_discovered_at,
+                        expected_deposit_confirmed_at,
+                        expected_deposit_confirmed_at_block,
+                        state,
+                    ),
+                )|
+            DepositAddressStatePendingConfirmation {
+                deposit_address,
+                deposit_tx_hash,
+                deposit_discovered_at,
+                expected_deposit_confirmed_at,
+                expected_deposit_confirmed_at_block,
+                state,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressStateDepositAcceptedState {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(DepositAddressStateDepositAcceptedState::ALL).boxed()
+    }
+}
+impl Arbitrary for DepositAddressStateDepositAccepted {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(
+                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                ),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+            ),
+            (
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<bool>()),
+                Just(DepositAddressStateDepositAcceptedState::default()),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        deposit_address,
+                        deposit_tx_hash,
+                        deposit_committed_at,
+                        deposit_discovered_at,
+                        deposit_confirmed_at,
+                        expected_deposit_confirmed_at,
+                        expected_deposit_confirmed_at_block,
+                        pre_swap_tx_hash,
+                    ),
+                    (pre_swap_committed_at, is_confirmed, state),
+                )|
+            DepositAddressStateDepositAccepted {
+                deposit_address,
+                deposit_tx_hash,
+                deposit_committed_at,
+                deposit_discovered_at,
+                deposit_confirmed_at,
+                expected_deposit_confirmed_at,
+                expected_deposit_confirmed_at_block,
+                pre_swap_tx_hash,
+                pre_swap_committed_at,
+                is_confirmed,
+                state,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressStateAcceptedState {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(DepositAddressStateAcceptedState::ALL).boxed()
+    }
+}
+impl Arbitrary for DepositAddressStateAccepted {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(
+                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                ),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+            ),
+            (
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<bool>()),
+                Just(DepositAddressStateAcceptedState::default()),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        deposit_address,
+                        deposit_tx_hash,
+                        deposit_committed_at,
+                        deposit_discovered_at,
+                        deposit_confirmed_at,
+                        expected_deposit_confirmed_at,
+                        expected_deposit_confirmed_at_block,
+                        pre_swap_tx_hash,
+                    ),
+                    (pre_swap_committed_at, is_confirmed, state),
+                )|
+            DepositAddressStateAccepted {
+                deposit_address,
+                deposit_tx_hash,
+                deposit_committed_at,
+                deposit_discovered_at,
+                deposit_confirmed_at,
+                expected_deposit_confirmed_at,
+                expected_deposit_confirmed_at_block,
+                pre_swap_tx_hash,
+                pre_swap_committed_at,
+                is_confirmed,
+                state,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressStateExecutedState {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(DepositAddressStateExecutedState::ALL).boxed()
+    }
+}
+impl Arbitrary for DepositAddressStateExecuted {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
                 proptest::option::of(any::<crate::DateString>()),
                 proptest::option::of(any::<crate::DateString>()),
                 proptest::option::of(any::<crate::DateString>()),
@@ -1838,15 +2064,13 @@ impl Arbitrary for StateDepositReceivedAfterGracePeriodRefunded {
                 proptest::option::of(any::<bool>()),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 any::<crate::DateString>(),
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                any::<crate::DecimalString>(),
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                Just(DepositAddressStateExecutedState::default()),
             ),
         )
             .prop_map(|
                 (
                     (
-                        state,
+                        deposit_address,
                         deposit_tx_hash,
                         deposit_committed_at,
                         deposit_discovered_at,
@@ -1858,15 +2082,13 @@ impl Arbitrary for StateDepositReceivedAfterGracePeriodRefunded {
                     (
                         pre_swap_committed_at,
                         is_confirmed,
-                        refund_tx_hash,
-                        refund_tx_timestamp,
-                        refunded_token,
-                        refunded_amount,
-                        refunded_chain,
+                        withdraw_tx_hash,
+                        withdraw_committed_at,
+                        state,
                     ),
                 )|
-            StateDepositReceivedAfterGracePeriodRefunded {
-                state,
+            DepositAddressStateExecuted {
+                deposit_address,
                 deposit_tx_hash,
                 deposit_committed_at,
                 deposit_discovered_at,
@@ -1876,11 +2098,71 @@ impl Arbitrary for StateDepositReceivedAfterGracePeriodRefunded {
                 pre_swap_tx_hash,
                 pre_swap_committed_at,
                 is_confirmed,
-                refund_tx_hash,
-                refund_tx_timestamp,
-                refunded_token,
-                refunded_amount,
-                refunded_chain,
+                withdraw_tx_hash,
+                withdraw_committed_at,
+                state,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressStateFailedState {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(DepositAddressStateFailedState::ALL).boxed()
+    }
+}
+impl Arbitrary for DepositAddressStateFailed {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(
+                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                ),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+            ),
+            (
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<bool>()),
+                any::<crate::DateString>(),
+                Just(DepositAddressStateFailedState::default()),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        deposit_address,
+                        deposit_tx_hash,
+                        deposit_committed_at,
+                        deposit_discovered_at,
+                        deposit_confirmed_at,
+                        expected_deposit_confirmed_at,
+                        expected_deposit_confirmed_at_block,
+                        pre_swap_tx_hash,
+                    ),
+                    (pre_swap_committed_at, is_confirmed, failed_at, state),
+                )|
+            DepositAddressStateFailed {
+                deposit_address,
+                deposit_tx_hash,
+                deposit_committed_at,
+                deposit_discovered_at,
+                deposit_confirmed_at,
+                expected_deposit_confirmed_at,
+                expected_deposit_confirmed_at_block,
+                pre_swap_tx_hash,
+                pre_swap_committed_at,
+                is_confirmed,
+                failed_at,
+                state,
             })
             .boxed()
     }
@@ -1915,7 +2197,7 @@ impl Arbitrary for Rejection {
         (
             (
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 proptest::option::of(
                     proptest::option::of(
@@ -2136,25 +2418,34 @@ impl Arbitrary for DepositAddressSearchPage {
             .boxed()
     }
 }
+impl Arbitrary for DepositAddressSearchItemTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(DepositAddressSearchItemTag::ALL).boxed()
+    }
+}
 impl Arbitrary for DepositAddressSearchItem {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
         (
             (
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,80}"),
                 proptest::option::of(any::<PostBridgeData>()),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
             ),
             (
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
                 proptest::option::of(any::<bool>()),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of(any::<ChainMetadata>()),
+                proptest::option::of(Just(DepositAddressSearchItemTag::default())),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
             ),
         )
             .prop_map(|
@@ -2163,25 +2454,27 @@ impl Arbitrary for DepositAddressSearchItem {
                         deposit_chain,
                         deposit_address,
                         destination_chain,
-                        user_id,
                         destination_address,
                         address_note,
                         post_bridge_data,
                         token_out,
+                        refund_address,
                     ),
-                    (refund_address, bridge_if_not_swappable, webhook_url),
+                    (bridge_if_not_swappable, chain_metadata, tag, user_id, webhook_url),
                 )|
             DepositAddressSearchItem {
                 deposit_chain,
                 deposit_address,
                 destination_chain,
-                user_id,
                 destination_address,
                 address_note,
                 post_bridge_data,
                 token_out,
                 refund_address,
                 bridge_if_not_swappable,
+                chain_metadata,
+                tag,
+                user_id,
                 webhook_url,
             })
             .boxed()
@@ -2198,6 +2491,7 @@ impl Arbitrary for PublicDepositAddressStatus {
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 proptest::collection::vec(any::<LastBridge>(), 0..=3),
+                proptest::option::of(any::<ChainMetadata>()),
             ),
         )
             .prop_map(|
@@ -2208,6 +2502,7 @@ impl Arbitrary for PublicDepositAddressStatus {
                         destination_chain,
                         destination_address,
                         last_bridges,
+                        chain_metadata,
                     ),
                 )|
             PublicDepositAddressStatus {
@@ -2216,6 +2511,7 @@ impl Arbitrary for PublicDepositAddressStatus {
                 destination_chain,
                 destination_address,
                 last_bridges,
+                chain_metadata,
             })
             .boxed()
     }
@@ -2792,7 +3088,9 @@ impl Arbitrary for BridgeAcceptedEvent {
                     any::< BridgeAcceptedBridgeEvent > ()
                     .prop_map(BridgeAcceptedEvent::Bridge).boxed(), any::<
                     BridgeAcceptedBridgeSwapEvent > ()
-                    .prop_map(BridgeAcceptedEvent::BridgeSwap).boxed()
+                    .prop_map(BridgeAcceptedEvent::BridgeSwap).boxed(), any::<
+                    BridgeAcceptedDepositAddressBridgeEvent > ()
+                    .prop_map(BridgeAcceptedEvent::DepositAddressBridge).boxed()
                 ],
             )
             .boxed()
@@ -3188,6 +3486,193 @@ impl Arbitrary for BridgeAcceptedBridgeSwapEvent {
             .boxed()
     }
 }
+impl Arbitrary for BridgeAcceptedDepositAddressBridgeEventTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(BridgeAcceptedDepositAddressBridgeEventTag::ALL).boxed()
+    }
+}
+impl Arbitrary for BridgeAcceptedDepositAddressBridgeEventType {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(BridgeAcceptedDepositAddressBridgeEventType::ALL)
+            .boxed()
+    }
+}
+impl Arbitrary for BridgeAcceptedDepositAddressBridgeEvent {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+            ),
+            (
+                proptest::option::of(any::<crate::DecimalString>()),
+                proptest::option::of(any::<crate::DecimalNumber>()),
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+            ),
+            (
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<SponsoredFees>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+            ),
+            (
+                any::<crate::DateString>(),
+                proptest::option::of(any::<Speed>()),
+                proptest::option::of(
+                    (0.0f64..=1000000000000000.0f64)
+                        .prop_map(|x| crate::DecimalNumber::try_from(x).expect("finite")),
+                ),
+                proptest::option::of(any::<PostBridgeData>()),
+                proptest::option::of(any::<crate::DecimalNumber>()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                any::<crate::DecimalNumber>(),
+            ),
+            (
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(
+                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                ),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+            ),
+            (
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<bool>()),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,80}"),
+                Just(BridgeAcceptedDepositAddressBridgeEventTag::default()),
+                Just(BridgeAcceptedDepositAddressBridgeEventType::default()),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        id,
+                        user_id,
+                        chain_in,
+                        chain_out,
+                        amount_in,
+                        amount_in_usd,
+                        amount_out,
+                        amount_out_usd,
+                    ),
+                    (
+                        amount_native,
+                        amount_native_usd,
+                        fee,
+                        fee_usd,
+                        gas_fee,
+                        gas_fee_usd,
+                        platform_fee,
+                        platform_fee_usd,
+                    ),
+                    (
+                        percentage_fee,
+                        percentage_fee_usd,
+                        source_gas_fee,
+                        source_gas_fee_usd,
+                        sponsored_fees,
+                        recipient,
+                        depositor,
+                        created_at,
+                    ),
+                    (
+                        commitment_date,
+                        speed,
+                        estimated_duration,
+                        post_bridge_data,
+                        flow_credits,
+                        token,
+                        token_out,
+                        usd_price,
+                    ),
+                    (
+                        deposit_address,
+                        deposit_tx_hash,
+                        deposit_committed_at,
+                        deposit_discovered_at,
+                        deposit_confirmed_at,
+                        expected_deposit_confirmed_at,
+                        expected_deposit_confirmed_at_block,
+                        pre_swap_tx_hash,
+                    ),
+                    (pre_swap_committed_at, is_confirmed, address_note, tag, r#type),
+                )|
+            BridgeAcceptedDepositAddressBridgeEvent {
+                id,
+                user_id,
+                chain_in,
+                chain_out,
+                amount_in,
+                amount_in_usd,
+                amount_out,
+                amount_out_usd,
+                amount_native,
+                amount_native_usd,
+                fee,
+                fee_usd,
+                gas_fee,
+                gas_fee_usd,
+                platform_fee,
+                platform_fee_usd,
+                percentage_fee,
+                percentage_fee_usd,
+                source_gas_fee,
+                source_gas_fee_usd,
+                sponsored_fees,
+                recipient,
+                depositor,
+                created_at,
+                commitment_date,
+                speed,
+                estimated_duration,
+                post_bridge_data,
+                flow_credits,
+                token,
+                token_out,
+                usd_price,
+                deposit_address,
+                deposit_tx_hash,
+                deposit_committed_at,
+                deposit_discovered_at,
+                deposit_confirmed_at,
+                expected_deposit_confirmed_at,
+                expected_deposit_confirmed_at_block,
+                pre_swap_tx_hash,
+                pre_swap_committed_at,
+                is_confirmed,
+                address_note,
+                tag,
+                r#type,
+            })
+            .boxed()
+    }
+}
 impl Arbitrary for BridgeCancelledEvent {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
@@ -3208,13 +3693,6 @@ impl Arbitrary for BridgeCancelledBridgeEventTag {
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::sample::select(BridgeCancelledBridgeEventTag::ALL).boxed()
-    }
-}
-impl Arbitrary for BridgeCancelledBridgeEventType {
-    type Parameters = ();
-    type Strategy = BoxedStrategy<Self>;
-    fn arbitrary_with(_: ()) -> Self::Strategy {
-        proptest::sample::select(BridgeCancelledBridgeEventType::ALL).boxed()
     }
 }
 impl Arbitrary for BridgeCancelledBridgeEvent {
@@ -3265,7 +3743,7 @@ impl Arbitrary for BridgeCancelledBridgeEvent {
                 any::<crate::DecimalNumber>(),
                 Just(BridgeCancelledBridgeEventTag::default()),
             ),
-            (Just(BridgeCancelledBridgeEventType::default()), any::<crate::DateString>()),
+            (any::<crate::DateString>(),),
         )
             .prop_map(|
                 (
@@ -3309,7 +3787,7 @@ impl Arbitrary for BridgeCancelledBridgeEvent {
                         usd_price,
                         tag,
                     ),
-                    (r#type, cancelled_at),
+                    (cancelled_at,),
                 )|
             BridgeCancelledBridgeEvent {
                 id,
@@ -3344,7 +3822,6 @@ impl Arbitrary for BridgeCancelledBridgeEvent {
                 token,
                 usd_price,
                 tag,
-                r#type,
                 cancelled_at,
             })
             .boxed()
@@ -3355,13 +3832,6 @@ impl Arbitrary for BridgeCancelledBridgeSwapEventTag {
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::sample::select(BridgeCancelledBridgeSwapEventTag::ALL).boxed()
-    }
-}
-impl Arbitrary for BridgeCancelledBridgeSwapEventType {
-    type Parameters = ();
-    type Strategy = BoxedStrategy<Self>;
-    fn arbitrary_with(_: ()) -> Self::Strategy {
-        proptest::sample::select(BridgeCancelledBridgeSwapEventType::ALL).boxed()
     }
 }
 impl Arbitrary for BridgeCancelledBridgeSwapEvent {
@@ -3424,7 +3894,6 @@ impl Arbitrary for BridgeCancelledBridgeSwapEvent {
             ),
             (
                 Just(BridgeCancelledBridgeSwapEventTag::default()),
-                Just(BridgeCancelledBridgeSwapEventType::default()),
                 any::<crate::DateString>(),
             ),
         )
@@ -3480,7 +3949,7 @@ impl Arbitrary for BridgeCancelledBridgeSwapEvent {
                         is_atomic_swap,
                         swap_fee_multiplier,
                     ),
-                    (tag, r#type, cancelled_at),
+                    (tag, cancelled_at),
                 )|
             BridgeCancelledBridgeSwapEvent {
                 id,
@@ -3524,7 +3993,6 @@ impl Arbitrary for BridgeCancelledBridgeSwapEvent {
                 is_atomic_swap,
                 swap_fee_multiplier,
                 tag,
-                r#type,
                 cancelled_at,
             })
             .boxed()
@@ -3539,7 +4007,9 @@ impl Arbitrary for BridgeExecutedEvent {
                     any::< BridgeExecutedBridgeEvent > ()
                     .prop_map(BridgeExecutedEvent::Bridge).boxed(), any::<
                     BridgeExecutedBridgeSwapEvent > ()
-                    .prop_map(BridgeExecutedEvent::BridgeSwap).boxed()
+                    .prop_map(BridgeExecutedEvent::BridgeSwap).boxed(), any::<
+                    BridgeExecutedDepositAddressBridgeEvent > ()
+                    .prop_map(BridgeExecutedEvent::DepositAddressBridge).boxed()
                 ],
             )
             .boxed()
@@ -3943,34 +4413,22 @@ impl Arbitrary for BridgeExecutedBridgeSwapEvent {
             .boxed()
     }
 }
-impl Arbitrary for BridgeRefundedEvent {
+impl Arbitrary for BridgeExecutedDepositAddressBridgeEventTag {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
-        proptest::strategy::Union::new(
-                vec![
-                    any::< BridgeRefundedBridgeSwapEvent > ()
-                    .prop_map(BridgeRefundedEvent::BridgeSwap).boxed()
-                ],
-            )
+        proptest::sample::select(BridgeExecutedDepositAddressBridgeEventTag::ALL).boxed()
+    }
+}
+impl Arbitrary for BridgeExecutedDepositAddressBridgeEventType {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(BridgeExecutedDepositAddressBridgeEventType::ALL)
             .boxed()
     }
 }
-impl Arbitrary for BridgeRefundedBridgeSwapEventTag {
-    type Parameters = ();
-    type Strategy = BoxedStrategy<Self>;
-    fn arbitrary_with(_: ()) -> Self::Strategy {
-        proptest::sample::select(BridgeRefundedBridgeSwapEventTag::ALL).boxed()
-    }
-}
-impl Arbitrary for BridgeRefundedBridgeSwapEventType {
-    type Parameters = ();
-    type Strategy = BoxedStrategy<Self>;
-    fn arbitrary_with(_: ()) -> Self::Strategy {
-        proptest::sample::select(BridgeRefundedBridgeSwapEventType::ALL).boxed()
-    }
-}
-impl Arbitrary for BridgeRefundedBridgeSwapEvent {
+impl Arbitrary for BridgeExecutedDepositAddressBridgeEvent {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
@@ -4015,32 +4473,29 @@ impl Arbitrary for BridgeRefundedBridgeSwapEvent {
                 proptest::option::of(any::<PostBridgeData>()),
                 proptest::option::of(any::<crate::DecimalNumber>()),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                any::<crate::DecimalString>(),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                any::<crate::DecimalNumber>(),
             ),
             (
-                any::<crate::DecimalNumber>(),
-                any::<crate::DecimalNumber>(),
-                any::<crate::DecimalNumber>(),
-                proptest::option::of(any::<SwapQuote>()),
-                proptest::option::of(any::<SwapQuote>()),
-                proptest::option::of(any::<QuoteMode>()),
-                proptest::option::of(any::<bool>()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(
+                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                ),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
             ),
             (
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<bool>()),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 any::<crate::DateString>(),
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                any::<crate::DateString>(),
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                any::<crate::DecimalString>(),
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                Just(BridgeRefundedBridgeSwapEventTag::default()),
-            ),
-            (
-                Just(BridgeRefundedBridgeSwapEventType::default()),
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,80}"),
+                Just(BridgeExecutedDepositAddressBridgeEventTag::default()),
+                Just(BridgeExecutedDepositAddressBridgeEventType::default()),
             ),
         )
             .prop_map(|
@@ -4081,11 +4536,223 @@ impl Arbitrary for BridgeRefundedBridgeSwapEvent {
                         estimated_duration,
                         post_bridge_data,
                         flow_credits,
-                        token_in,
+                        token,
                         token_out,
-                        min_amount_out,
+                        usd_price,
                     ),
                     (
+                        deposit_address,
+                        deposit_tx_hash,
+                        deposit_committed_at,
+                        deposit_discovered_at,
+                        deposit_confirmed_at,
+                        expected_deposit_confirmed_at,
+                        expected_deposit_confirmed_at_block,
+                        pre_swap_tx_hash,
+                    ),
+                    (
+                        pre_swap_committed_at,
+                        is_confirmed,
+                        withdraw_tx_hash,
+                        withdraw_committed_at,
+                        address_note,
+                        tag,
+                        r#type,
+                    ),
+                )|
+            BridgeExecutedDepositAddressBridgeEvent {
+                id,
+                user_id,
+                chain_in,
+                chain_out,
+                amount_in,
+                amount_in_usd,
+                amount_out,
+                amount_out_usd,
+                amount_native,
+                amount_native_usd,
+                fee,
+                fee_usd,
+                gas_fee,
+                gas_fee_usd,
+                platform_fee,
+                platform_fee_usd,
+                percentage_fee,
+                percentage_fee_usd,
+                source_gas_fee,
+                source_gas_fee_usd,
+                sponsored_fees,
+                recipient,
+                depositor,
+                created_at,
+                commitment_date,
+                speed,
+                estimated_duration,
+                post_bridge_data,
+                flow_credits,
+                token,
+                token_out,
+                usd_price,
+                deposit_address,
+                deposit_tx_hash,
+                deposit_committed_at,
+                deposit_discovered_at,
+                deposit_confirmed_at,
+                expected_deposit_confirmed_at,
+                expected_deposit_confirmed_at_block,
+                pre_swap_tx_hash,
+                pre_swap_committed_at,
+                is_confirmed,
+                withdraw_tx_hash,
+                withdraw_committed_at,
+                address_note,
+                tag,
+                r#type,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for BridgeRefundedEventTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(BridgeRefundedEventTag::ALL).boxed()
+    }
+}
+impl Arbitrary for BridgeRefundedEvent {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(BridgeRefundedEventTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalString>(),
+            ),
+            (
+                any::<crate::DecimalNumber>(),
+                proptest::option::of(any::<crate::DecimalString>()),
+                proptest::option::of(any::<crate::DecimalNumber>()),
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalString>(),
+            ),
+            (
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<SponsoredFees>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+            (
+                any::<crate::DateString>(),
+                any::<crate::DateString>(),
+                proptest::option::of(any::<Speed>()),
+                proptest::option::of(
+                    (0.0f64..=1000000000000000.0f64)
+                        .prop_map(|x| crate::DecimalNumber::try_from(x).expect("finite")),
+                ),
+                proptest::option::of(any::<PostBridgeData>()),
+                proptest::option::of(any::<crate::DecimalNumber>()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+            (
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalNumber>(),
+                any::<crate::DecimalNumber>(),
+                proptest::option::of(any::<SwapQuote>()),
+                proptest::option::of(any::<SwapQuote>()),
+                proptest::option::of(any::<QuoteMode>()),
+                proptest::option::of(any::<bool>()),
+            ),
+            (
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::option::of(
+                    proptest::option::of(
+                        proptest::collection::btree_map(
+                            "[a-zA-Z0-9_]{1,8}",
+                            any::<StringOrNumber>(),
+                            0..3,
+                        ),
+                    ),
+                ),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+            ),
+            (
+                proptest::option::of(
+                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                ),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<bool>()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DecimalString>(),
+            ),
+            ("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",),
+        )
+            .prop_map(|
+                (
+                    (
+                        tag,
+                        id,
+                        user_id,
+                        chain_in,
+                        chain_out,
+                        amount_in,
+                        amount_in_usd,
+                        amount_out,
+                    ),
+                    (
+                        amount_out_usd,
+                        amount_native,
+                        amount_native_usd,
+                        fee,
+                        fee_usd,
+                        gas_fee,
+                        gas_fee_usd,
+                        platform_fee,
+                    ),
+                    (
+                        platform_fee_usd,
+                        percentage_fee,
+                        percentage_fee_usd,
+                        source_gas_fee,
+                        source_gas_fee_usd,
+                        sponsored_fees,
+                        recipient,
+                        depositor,
+                    ),
+                    (
+                        created_at,
+                        commitment_date,
+                        speed,
+                        estimated_duration,
+                        post_bridge_data,
+                        flow_credits,
+                        token_in,
+                        token_out,
+                    ),
+                    (
+                        min_amount_out,
                         min_amount_out_usd,
                         usd_price_token_in,
                         usd_price_token_out,
@@ -4093,21 +4760,31 @@ impl Arbitrary for BridgeRefundedBridgeSwapEvent {
                         post_swap,
                         mode,
                         is_atomic_swap,
-                        swap_fee_multiplier,
                     ),
                     (
+                        swap_fee_multiplier,
                         deposit_tx_hash,
                         deposit_committed_at,
+                        reason,
+                        additional_data,
+                        deposit_discovered_at,
+                        deposit_confirmed_at,
+                        expected_deposit_confirmed_at,
+                    ),
+                    (
+                        expected_deposit_confirmed_at_block,
+                        pre_swap_tx_hash,
+                        pre_swap_committed_at,
+                        is_confirmed,
                         refund_tx_hash,
                         refund_tx_timestamp,
                         refunded_token,
                         refunded_amount,
-                        refunded_chain,
-                        tag,
                     ),
-                    (r#type, reason),
+                    (refunded_chain,),
                 )|
-            BridgeRefundedBridgeSwapEvent {
+            BridgeRefundedEvent {
+                tag,
                 id,
                 user_id,
                 chain_in,
@@ -4150,14 +4827,20 @@ impl Arbitrary for BridgeRefundedBridgeSwapEvent {
                 swap_fee_multiplier,
                 deposit_tx_hash,
                 deposit_committed_at,
+                reason,
+                additional_data,
+                deposit_discovered_at,
+                deposit_confirmed_at,
+                expected_deposit_confirmed_at,
+                expected_deposit_confirmed_at_block,
+                pre_swap_tx_hash,
+                pre_swap_committed_at,
+                is_confirmed,
                 refund_tx_hash,
                 refund_tx_timestamp,
                 refunded_token,
                 refunded_amount,
                 refunded_chain,
-                tag,
-                r#type,
-                reason,
             })
             .boxed()
     }
@@ -4573,17 +5256,183 @@ impl Arbitrary for RoutingMatcher {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< RoutingMatcherSentToken > ()
+                    .prop_map(RoutingMatcher::SentToken).boxed(), any::<
+                    RoutingMatcherSender > ().prop_map(RoutingMatcher::Sender).boxed(),
+                    any::< RoutingMatcherDepositChain > ()
+                    .prop_map(RoutingMatcher::DepositChain).boxed(), any::<
+                    RoutingMatcherSentAmountUsdLowerThan > ()
+                    .prop_map(RoutingMatcher::SentAmountUsdLowerThan).boxed(), any::<
+                    RoutingMatcherSentAmountUsdGreaterThan > ()
+                    .prop_map(RoutingMatcher::SentAmountUsdGreaterThan).boxed(), any::<
+                    RoutingMatcherSentAmountUsdBetween > ()
+                    .prop_map(RoutingMatcher::SentAmountUsdBetween).boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherSentTokenTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RoutingMatcherSentTokenTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherSentToken {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
         (
             (
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
-                proptest::option::of(any::<crate::DecimalNumber>()),
-                proptest::option::of(any::<crate::DecimalNumber>()),
+                Just(RoutingMatcherSentTokenTag::default()),
+                proptest::collection::vec(
+                    "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                    0..=6,
+                ),
             ),
         )
-            .prop_map(|((token_symbol, min_amount_usd, max_amount_usd),)| RoutingMatcher {
-                token_symbol,
-                min_amount_usd,
-                max_amount_usd,
+            .prop_map(|((tag, symbols_or_addresses),)| RoutingMatcherSentToken {
+                tag,
+                symbols_or_addresses,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherSenderTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RoutingMatcherSenderTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherSender {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(RoutingMatcherSenderTag::default()),
+                proptest::collection::vec(
+                    "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                    0..=6,
+                ),
+            ),
+        )
+            .prop_map(|((tag, addresses),)| RoutingMatcherSender {
+                tag,
+                addresses,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherDepositChainTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RoutingMatcherDepositChainTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherDepositChain {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(RoutingMatcherDepositChainTag::default()),
+                proptest::collection::vec(
+                    "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                    0..=6,
+                ),
+            ),
+        )
+            .prop_map(|((tag, deposit_chains),)| RoutingMatcherDepositChain {
+                tag,
+                deposit_chains,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherSentAmountUsdLowerThanTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RoutingMatcherSentAmountUsdLowerThanTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherSentAmountUsdLowerThan {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(RoutingMatcherSentAmountUsdLowerThanTag::default()),
+                any::<crate::DecimalNumber>(),
+                proptest::option::of(any::<bool>()),
+            ),
+        )
+            .prop_map(|((tag, value, inclusive),)| RoutingMatcherSentAmountUsdLowerThan {
+                tag,
+                value,
+                inclusive,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherSentAmountUsdGreaterThanTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RoutingMatcherSentAmountUsdGreaterThanTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherSentAmountUsdGreaterThan {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(RoutingMatcherSentAmountUsdGreaterThanTag::default()),
+                any::<crate::DecimalNumber>(),
+                proptest::option::of(any::<bool>()),
+            ),
+        )
+            .prop_map(|((tag, value, inclusive),)| RoutingMatcherSentAmountUsdGreaterThan {
+                tag,
+                value,
+                inclusive,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherSentAmountUsdBetweenTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RoutingMatcherSentAmountUsdBetweenTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RoutingMatcherSentAmountUsdBetween {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(RoutingMatcherSentAmountUsdBetweenTag::default()),
+                (0.0f64..=1000000000000000.0f64)
+                    .prop_map(|x| crate::DecimalNumber::try_from(x).expect("finite")),
+                (0.0f64..=1000000000000000.0f64)
+                    .prop_map(|x| crate::DecimalNumber::try_from(x).expect("finite")),
+                proptest::option::of(any::<bool>()),
+            ),
+        )
+            .prop_map(|((tag, from, to, inclusive),)| RoutingMatcherSentAmountUsdBetween {
+                tag,
+                from,
+                to,
+                inclusive,
             })
             .boxed()
     }
@@ -4592,17 +5441,128 @@ impl Arbitrary for RoutingAction {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< RoutingActionBridge > ().prop_map(RoutingAction::Bridge)
+                    .boxed(), any::< RoutingActionBridgeSwap > ()
+                    .prop_map(RoutingAction::BridgeSwap).boxed(), any::<
+                    RoutingActionComposite > ().prop_map(RoutingAction::Composite)
+                    .boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingActionBridgeTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RoutingActionBridgeTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RoutingActionBridge {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
         (
             (
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                Just(RoutingActionBridgeTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
             ),
         )
-            .prop_map(|((destination_chain, destination_address, token_out),)| RoutingAction {
+            .prop_map(|((tag, destination_chain, destination_address),)| RoutingActionBridge {
+                tag,
+                destination_chain,
+                destination_address,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingActionBridgeSwapTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RoutingActionBridgeSwapTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RoutingActionBridgeSwap {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(RoutingActionBridgeSwapTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+            ),
+        )
+            .prop_map(|((tag, destination_chain, destination_address, token_out),)| RoutingActionBridgeSwap {
+                tag,
                 destination_chain,
                 destination_address,
                 token_out,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingActionCompositeTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RoutingActionCompositeTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RoutingActionComposite {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(RoutingActionCompositeTag::default()),
+                proptest::collection::vec(any::<RoutingCompositeStep>(), 1..=2),
+            ),
+        )
+            .prop_map(|((tag, actions),)| RoutingActionComposite {
+                tag,
+                actions,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingCompositeStep {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< RoutingActionBridge > ()
+                    .prop_map(RoutingCompositeStep::Bridge).boxed(), any::<
+                    RoutingActionBridgeSwap > ()
+                    .prop_map(RoutingCompositeStep::BridgeSwap).boxed(), any::<
+                    RoutingPostBridgeAction > ()
+                    .prop_map(RoutingCompositeStep::PostBridgeAction).boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for RoutingPostBridgeActionTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RoutingPostBridgeActionTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RoutingPostBridgeAction {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((Just(RoutingPostBridgeActionTag::default()), any::<PostBridgeData>()),)
+            .prop_map(|((tag, data),)| RoutingPostBridgeAction {
+                tag,
+                data,
             })
             .boxed()
     }
@@ -4855,8 +5815,38 @@ impl Arbitrary for SdaRefundUnsupportedToken {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
-        ((Just(SdaRefundUnsupportedTokenTag::default()),),)
-            .prop_map(|((tag,),)| SdaRefundUnsupportedToken { tag })
+        (
+            (
+                Just(SdaRefundUnsupportedTokenTag::default()),
+                any::<bool>(),
+                proptest::string::string_regex("[0-9]+").expect("pattern compiles"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of(any::<crate::DecimalString>()),
+                proptest::option::of(any::<crate::DecimalString>()),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        tag,
+                        native_token,
+                        amount_wei,
+                        token_address,
+                        token_symbol,
+                        amount,
+                        amount_usd,
+                    ),
+                )|
+            SdaRefundUnsupportedToken {
+                tag,
+                native_token,
+                amount_wei,
+                token_address,
+                token_symbol,
+                amount,
+                amount_usd,
+            })
             .boxed()
     }
 }
@@ -4871,8 +5861,41 @@ impl Arbitrary for SdaRefundRejectedBridge {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
     fn arbitrary_with(_: ()) -> Self::Strategy {
-        ((Just(SdaRefundRejectedBridgeTag::default()),),)
-            .prop_map(|((tag,),)| SdaRefundRejectedBridge { tag })
+        (
+            (
+                Just(SdaRefundRejectedBridgeTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<bool>(),
+                proptest::string::string_regex("[0-9]+").expect("pattern compiles"),
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        tag,
+                        rejected_deposit_address_bridge_id,
+                        native_token,
+                        amount_wei,
+                        amount,
+                        amount_usd,
+                        token_address,
+                        token_symbol,
+                    ),
+                )|
+            SdaRefundRejectedBridge {
+                tag,
+                rejected_deposit_address_bridge_id,
+                native_token,
+                amount_wei,
+                amount,
+                amount_usd,
+                token_address,
+                token_symbol,
+            })
             .boxed()
     }
 }
@@ -5904,14 +6927,173 @@ impl Arbitrary for DepositAddressRateLimitExceeded {
         (
             (
                 Just(DepositAddressRateLimitExceededTag::default()),
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                any::<crate::DecimalNumber>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                any::<DepositAddressLimit>(),
             ),
         )
             .prop_map(|((tag, message, limit),)| DepositAddressRateLimitExceeded {
                 tag,
                 message,
                 limit,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressLimit {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< CountLimitExceeded > ()
+                    .prop_map(DepositAddressLimit::CountLimitExceeded).boxed(), any::<
+                    WindowLimitExceeded > ()
+                    .prop_map(DepositAddressLimit::WindowLimitExceeded).boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for CountLimitExceededTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(CountLimitExceededTag::ALL).boxed()
+    }
+}
+impl Arbitrary for CountLimitExceeded {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(CountLimitExceededTag::default()),
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+            ),
+        )
+            .prop_map(|((tag, allowed, current),)| CountLimitExceeded {
+                tag,
+                allowed,
+                current,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for WindowLimitExceededTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(WindowLimitExceededTag::ALL).boxed()
+    }
+}
+impl Arbitrary for WindowLimitExceeded {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(WindowLimitExceededTag::default()),
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+                (0.0f64..=1000000000000000.0f64)
+                    .prop_map(|x| crate::DecimalNumber::try_from(x).expect("finite")),
+            ),
+        )
+            .prop_map(|((tag, allowed, current, duration_ms),)| WindowLimitExceeded {
+                tag,
+                allowed,
+                current,
+                duration_ms,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for Unavailable {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< ServiceUnavailable > ()
+                    .prop_map(Unavailable::ServiceUnavailable).boxed(), any::<
+                    EndpointDisabledError > ()
+                    .prop_map(Unavailable::EndpointDisabledError).boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for EndpointDisabledErrorTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(EndpointDisabledErrorTag::ALL).boxed()
+    }
+}
+impl Arbitrary for EndpointDisabledError {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(EndpointDisabledErrorTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| EndpointDisabledError {
+                tag,
+                message,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SwapLimitReachedTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(SwapLimitReachedTag::ALL).boxed()
+    }
+}
+impl Arbitrary for SwapLimitReached {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(SwapLimitReachedTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+            ),
+        )
+            .prop_map(|((tag, market, message),)| SwapLimitReached {
+                tag,
+                market,
+                message,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for NoCommonBridgeTokensErrorTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(NoCommonBridgeTokensErrorTag::ALL).boxed()
+    }
+}
+impl Arbitrary for NoCommonBridgeTokensError {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(NoCommonBridgeTokensErrorTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| NoCommonBridgeTokensError {
+                tag,
+                message,
             })
             .boxed()
     }
@@ -5994,7 +7176,10 @@ impl Arbitrary for QuoteBridgeSwapUnprocessable {
                     .prop_map(QuoteBridgeSwapUnprocessable::SameChainSwapNotAvailable)
                     .boxed(), any::< NoBridgeTokenFoundError > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::NoBridgeTokenFoundError)
-                    .boxed()
+                    .boxed(), any::< NoCommonBridgeTokensError > ()
+                    .prop_map(QuoteBridgeSwapUnprocessable::NoCommonBridgeTokensError)
+                    .boxed(), any::< SwapLimitReached > ()
+                    .prop_map(QuoteBridgeSwapUnprocessable::SwapLimitReached).boxed()
                 ],
             )
             .boxed()
@@ -6020,7 +7205,8 @@ impl Arbitrary for DepositAddressCreateUnprocessable {
                     .prop_map(DepositAddressCreateUnprocessable::DepositAddressInvalidPostBridgeData)
                     .boxed(), any::< DepositAddressInvalidRefundAddress > ()
                     .prop_map(DepositAddressCreateUnprocessable::DepositAddressInvalidRefundAddress)
-                    .boxed()
+                    .boxed(), any::< InvalidRequest > ()
+                    .prop_map(DepositAddressCreateUnprocessable::InvalidRequest).boxed()
                 ],
             )
             .boxed()

@@ -5,6 +5,8 @@ use serde::Serialize;
 use crate::operation::{ErrorResponse, Operation, Security};
 use crate::types::*;
 /// `POST /bridge/quote/user` (`quoteBridge`): Quote a bridge of one token.
+///
+/// Deprecated: kept for backward compatibility and to be removed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct QuoteBridge;
 impl Operation for QuoteBridge {
@@ -12,12 +14,12 @@ impl Operation for QuoteBridge {
     const METHOD: &'static str = "POST";
     const PATH: &'static str = "/bridge/quote/user";
     const SECURITY: Security = Security::Bearer;
-    const DEPRECATED: bool = false;
+    const DEPRECATED: bool = true;
     const ALIAS_OF: Option<&'static str> = None;
     type Path = ();
     type Query = ();
     type Body = BridgeQuoteRequest;
-    type Response = BridgeQuote;
+    type Response = QuoteResponse;
     type Error = QuoteBridgeError;
 }
 /// Every documented error answer of `quoteBridge`.
@@ -29,21 +31,18 @@ pub enum QuoteBridgeError {
     Unauthorized(Unauthorized),
     /// 413: The request body is larger than the server accepts (1 MiB by default).
     PayloadTooLarge(PayloadTooLarge),
-    /// 403: `postBridgeData` sent by a project without the post-bridge feature.
-    ExtensionNotEnabled(ExtensionNotEnabled),
     /// 422: The quote cannot be made.
     QuoteBridgeUnprocessable(QuoteBridgeUnprocessable),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for QuoteBridgeError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 403, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
-            Self::ExtensionNotEnabled(_) => 403,
             Self::QuoteBridgeUnprocessable(_) => 422,
             Self::ServiceUnavailable(_) => 503,
         }
@@ -56,7 +55,6 @@ impl ErrorResponse for QuoteBridgeError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
-            403 => Some(serde_json::from_slice(body).map(Self::ExtensionNotEnabled)),
             422 => Some(serde_json::from_slice(body).map(Self::QuoteBridgeUnprocessable)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
@@ -69,7 +67,6 @@ impl Serialize for QuoteBridgeError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
-            Self::ExtensionNotEnabled(v) => v.serialize(serializer),
             Self::QuoteBridgeUnprocessable(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
@@ -90,11 +87,6 @@ impl From<PayloadTooLarge> for QuoteBridgeError {
         Self::PayloadTooLarge(v)
     }
 }
-impl From<ExtensionNotEnabled> for QuoteBridgeError {
-    fn from(v: ExtensionNotEnabled) -> Self {
-        Self::ExtensionNotEnabled(v)
-    }
-}
 impl From<QuoteBridgeUnprocessable> for QuoteBridgeError {
     fn from(v: QuoteBridgeUnprocessable) -> Self {
         Self::QuoteBridgeUnprocessable(v)
@@ -103,6 +95,51 @@ impl From<QuoteBridgeUnprocessable> for QuoteBridgeError {
 impl From<ServiceUnavailable> for QuoteBridgeError {
     fn from(v: ServiceUnavailable) -> Self {
         Self::ServiceUnavailable(v)
+    }
+}
+impl From<DepositLimitReached> for QuoteBridgeError {
+    fn from(v: DepositLimitReached) -> Self {
+        Self::QuoteBridgeUnprocessable(QuoteBridgeUnprocessable::from(v))
+    }
+}
+impl From<GasBoostGreaterThanReceiveAmount> for QuoteBridgeError {
+    fn from(v: GasBoostGreaterThanReceiveAmount) -> Self {
+        Self::QuoteBridgeUnprocessable(QuoteBridgeUnprocessable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for QuoteBridgeError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for QuoteBridgeError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidRequest> for QuoteBridgeError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::QuoteBridgeUnprocessable(QuoteBridgeUnprocessable::from(v))
+    }
+}
+impl From<NegativeReceiveAmount> for QuoteBridgeError {
+    fn from(v: NegativeReceiveAmount) -> Self {
+        Self::QuoteBridgeUnprocessable(QuoteBridgeUnprocessable::from(v))
+    }
+}
+impl From<SdaDepositBelowMinimum> for QuoteBridgeError {
+    fn from(v: SdaDepositBelowMinimum) -> Self {
+        Self::QuoteBridgeUnprocessable(QuoteBridgeUnprocessable::from(v))
+    }
+}
+impl From<SdaDepositLimitExceeded> for QuoteBridgeError {
+    fn from(v: SdaDepositLimitExceeded) -> Self {
+        Self::QuoteBridgeUnprocessable(QuoteBridgeUnprocessable::from(v))
+    }
+}
+impl From<WithdrawLimitReached> for QuoteBridgeError {
+    fn from(v: WithdrawLimitReached) -> Self {
+        Self::QuoteBridgeUnprocessable(QuoteBridgeUnprocessable::from(v))
     }
 }
 /// `POST /bridge/quote/bridge-swap/user` (`quoteBridgeSwap`): Quote a bridge with a swap.
@@ -130,8 +167,6 @@ pub enum QuoteBridgeSwapError {
     Unauthorized(Unauthorized),
     /// 413: The request body is larger than the server accepts (1 MiB by default).
     PayloadTooLarge(PayloadTooLarge),
-    /// 403: `postBridgeData` sent by a project without the post-bridge feature.
-    ExtensionNotEnabled(ExtensionNotEnabled),
     /// 404: No swap route between the two tokens.
     NoRouteFoundError(NoRouteFoundError),
     /// 422: The quote cannot be made.
@@ -140,13 +175,12 @@ pub enum QuoteBridgeSwapError {
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for QuoteBridgeSwapError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 403, 404, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 404, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
-            Self::ExtensionNotEnabled(_) => 403,
             Self::NoRouteFoundError(_) => 404,
             Self::QuoteBridgeSwapUnprocessable(_) => 422,
             Self::ServiceUnavailable(_) => 503,
@@ -160,7 +194,6 @@ impl ErrorResponse for QuoteBridgeSwapError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
-            403 => Some(serde_json::from_slice(body).map(Self::ExtensionNotEnabled)),
             404 => Some(serde_json::from_slice(body).map(Self::NoRouteFoundError)),
             422 => {
                 Some(
@@ -178,7 +211,6 @@ impl Serialize for QuoteBridgeSwapError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
-            Self::ExtensionNotEnabled(v) => v.serialize(serializer),
             Self::NoRouteFoundError(v) => v.serialize(serializer),
             Self::QuoteBridgeSwapUnprocessable(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
@@ -200,11 +232,6 @@ impl From<PayloadTooLarge> for QuoteBridgeSwapError {
         Self::PayloadTooLarge(v)
     }
 }
-impl From<ExtensionNotEnabled> for QuoteBridgeSwapError {
-    fn from(v: ExtensionNotEnabled) -> Self {
-        Self::ExtensionNotEnabled(v)
-    }
-}
 impl From<NoRouteFoundError> for QuoteBridgeSwapError {
     fn from(v: NoRouteFoundError) -> Self {
         Self::NoRouteFoundError(v)
@@ -218,6 +245,71 @@ impl From<QuoteBridgeSwapUnprocessable> for QuoteBridgeSwapError {
 impl From<ServiceUnavailable> for QuoteBridgeSwapError {
     fn from(v: ServiceUnavailable) -> Self {
         Self::ServiceUnavailable(v)
+    }
+}
+impl From<DepositLimitReached> for QuoteBridgeSwapError {
+    fn from(v: DepositLimitReached) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
+    }
+}
+impl From<GasBoostGreaterThanReceiveAmount> for QuoteBridgeSwapError {
+    fn from(v: GasBoostGreaterThanReceiveAmount) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for QuoteBridgeSwapError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for QuoteBridgeSwapError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidRequest> for QuoteBridgeSwapError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
+    }
+}
+impl From<NegativeReceiveAmount> for QuoteBridgeSwapError {
+    fn from(v: NegativeReceiveAmount) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
+    }
+}
+impl From<NoBridgeTokenFoundError> for QuoteBridgeSwapError {
+    fn from(v: NoBridgeTokenFoundError) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
+    }
+}
+impl From<NoCommonBridgeTokensError> for QuoteBridgeSwapError {
+    fn from(v: NoCommonBridgeTokensError) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
+    }
+}
+impl From<SameChainSwapNotAvailable> for QuoteBridgeSwapError {
+    fn from(v: SameChainSwapNotAvailable) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
+    }
+}
+impl From<SdaDepositBelowMinimum> for QuoteBridgeSwapError {
+    fn from(v: SdaDepositBelowMinimum) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
+    }
+}
+impl From<SdaDepositLimitExceeded> for QuoteBridgeSwapError {
+    fn from(v: SdaDepositLimitExceeded) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
+    }
+}
+impl From<SwapLimitReached> for QuoteBridgeSwapError {
+    fn from(v: SwapLimitReached) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
+    }
+}
+impl From<WithdrawLimitReached> for QuoteBridgeSwapError {
+    fn from(v: WithdrawLimitReached) -> Self {
+        Self::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::from(v))
     }
 }
 /// `POST /bridge/quote/commit/{quoteId}` (`commitQuote`): Commit a quote.
@@ -321,6 +413,16 @@ impl From<ServiceUnavailable> for CommitQuoteError {
         Self::ServiceUnavailable(v)
     }
 }
+impl From<HttpApiDecodeError> for CommitQuoteError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for CommitQuoteError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// `GET /bridge/history/user` (`listBridgeHistory`): List the project's bridge records by page.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListBridgeHistory;
@@ -402,6 +504,16 @@ impl From<ServiceUnavailable> for ListBridgeHistoryError {
         Self::ServiceUnavailable(v)
     }
 }
+impl From<HttpApiDecodeError> for ListBridgeHistoryError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for ListBridgeHistoryError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// `GET /bridge/history/bridge/{bridgeId}` (`getBridge`): Read one bridge record.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GetBridge;
@@ -425,20 +537,17 @@ pub enum GetBridgeError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 404: No bridge of this project has this id.
-    BridgeNotFound(BridgeNotFound),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for GetBridgeError {
-    const STATUSES: &'static [u16] = &[400, 401, 404, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
-            Self::BridgeNotFound(_) => 404,
             Self::InvalidRequest(_) => 422,
             Self::ServiceUnavailable(_) => 503,
         }
@@ -450,7 +559,6 @@ impl ErrorResponse for GetBridgeError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
-            404 => Some(serde_json::from_slice(body).map(Self::BridgeNotFound)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
@@ -462,7 +570,6 @@ impl Serialize for GetBridgeError {
         match self {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
-            Self::BridgeNotFound(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
@@ -478,11 +585,6 @@ impl From<Unauthorized> for GetBridgeError {
         Self::Unauthorized(v)
     }
 }
-impl From<BridgeNotFound> for GetBridgeError {
-    fn from(v: BridgeNotFound) -> Self {
-        Self::BridgeNotFound(v)
-    }
-}
 impl From<InvalidRequest> for GetBridgeError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
@@ -491,6 +593,16 @@ impl From<InvalidRequest> for GetBridgeError {
 impl From<ServiceUnavailable> for GetBridgeError {
     fn from(v: ServiceUnavailable) -> Self {
         Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for GetBridgeError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for GetBridgeError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
     }
 }
 /// `POST /sda/deposit-addresses` (`createDepositAddresses`): Create smart deposit addresses.
@@ -524,8 +636,8 @@ pub enum CreateDepositAddressesError {
     DepositAddressCreateUnprocessable(DepositAddressCreateUnprocessable),
     /// 429: Too many deposit addresses created.
     DepositAddressRateLimitExceeded(DepositAddressRateLimitExceeded),
-    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
-    ServiceUnavailable(ServiceUnavailable),
+    /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
+    Unavailable(Unavailable),
 }
 impl ErrorResponse for CreateDepositAddressesError {
     const STATUSES: &'static [u16] = &[400, 401, 413, 403, 422, 429, 503];
@@ -537,7 +649,7 @@ impl ErrorResponse for CreateDepositAddressesError {
             Self::ExtensionNotEnabled(_) => 403,
             Self::DepositAddressCreateUnprocessable(_) => 422,
             Self::DepositAddressRateLimitExceeded(_) => 429,
-            Self::ServiceUnavailable(_) => 503,
+            Self::Unavailable(_) => 503,
         }
     }
     fn from_response(
@@ -561,7 +673,7 @@ impl ErrorResponse for CreateDepositAddressesError {
                         .map(Self::DepositAddressRateLimitExceeded),
                 )
             }
-            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -575,7 +687,7 @@ impl Serialize for CreateDepositAddressesError {
             Self::ExtensionNotEnabled(v) => v.serialize(serializer),
             Self::DepositAddressCreateUnprocessable(v) => v.serialize(serializer),
             Self::DepositAddressRateLimitExceeded(v) => v.serialize(serializer),
-            Self::ServiceUnavailable(v) => v.serialize(serializer),
+            Self::Unavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -609,9 +721,85 @@ impl From<DepositAddressRateLimitExceeded> for CreateDepositAddressesError {
         Self::DepositAddressRateLimitExceeded(v)
     }
 }
+impl From<Unavailable> for CreateDepositAddressesError {
+    fn from(v: Unavailable) -> Self {
+        Self::Unavailable(v)
+    }
+}
+impl From<DepositAddressChainsNotSupported> for CreateDepositAddressesError {
+    fn from(v: DepositAddressChainsNotSupported) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressInvalidDestinationAddress> for CreateDepositAddressesError {
+    fn from(v: DepositAddressInvalidDestinationAddress) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressInvalidPostBridgeData> for CreateDepositAddressesError {
+    fn from(v: DepositAddressInvalidPostBridgeData) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressInvalidRefundAddress> for CreateDepositAddressesError {
+    fn from(v: DepositAddressInvalidRefundAddress) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressMultipleChainTypesNotAllowed> for CreateDepositAddressesError {
+    fn from(v: DepositAddressMultipleChainTypesNotAllowed) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressNoBridgableTokens> for CreateDepositAddressesError {
+    fn from(v: DepositAddressNoBridgableTokens) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressTokenOutNotSupported> for CreateDepositAddressesError {
+    fn from(v: DepositAddressTokenOutNotSupported) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<EndpointDisabledError> for CreateDepositAddressesError {
+    fn from(v: EndpointDisabledError) -> Self {
+        Self::Unavailable(Unavailable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for CreateDepositAddressesError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for CreateDepositAddressesError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidRequest> for CreateDepositAddressesError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
 impl From<ServiceUnavailable> for CreateDepositAddressesError {
     fn from(v: ServiceUnavailable) -> Self {
-        Self::ServiceUnavailable(v)
+        Self::Unavailable(Unavailable::from(v))
     }
 }
 /// `POST /bridge/deposit-addresses` (`createDepositAddressesLegacy`): Create smart deposit addresses (deprecated path).
@@ -647,8 +835,8 @@ pub enum CreateDepositAddressesLegacyError {
     DepositAddressCreateUnprocessable(DepositAddressCreateUnprocessable),
     /// 429: Too many deposit addresses created.
     DepositAddressRateLimitExceeded(DepositAddressRateLimitExceeded),
-    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
-    ServiceUnavailable(ServiceUnavailable),
+    /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
+    Unavailable(Unavailable),
 }
 impl ErrorResponse for CreateDepositAddressesLegacyError {
     const STATUSES: &'static [u16] = &[400, 401, 413, 403, 422, 429, 503];
@@ -660,7 +848,7 @@ impl ErrorResponse for CreateDepositAddressesLegacyError {
             Self::ExtensionNotEnabled(_) => 403,
             Self::DepositAddressCreateUnprocessable(_) => 422,
             Self::DepositAddressRateLimitExceeded(_) => 429,
-            Self::ServiceUnavailable(_) => 503,
+            Self::Unavailable(_) => 503,
         }
     }
     fn from_response(
@@ -684,7 +872,7 @@ impl ErrorResponse for CreateDepositAddressesLegacyError {
                         .map(Self::DepositAddressRateLimitExceeded),
                 )
             }
-            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -698,7 +886,7 @@ impl Serialize for CreateDepositAddressesLegacyError {
             Self::ExtensionNotEnabled(v) => v.serialize(serializer),
             Self::DepositAddressCreateUnprocessable(v) => v.serialize(serializer),
             Self::DepositAddressRateLimitExceeded(v) => v.serialize(serializer),
-            Self::ServiceUnavailable(v) => v.serialize(serializer),
+            Self::Unavailable(v) => v.serialize(serializer),
         }
     }
 }
@@ -732,9 +920,87 @@ impl From<DepositAddressRateLimitExceeded> for CreateDepositAddressesLegacyError
         Self::DepositAddressRateLimitExceeded(v)
     }
 }
+impl From<Unavailable> for CreateDepositAddressesLegacyError {
+    fn from(v: Unavailable) -> Self {
+        Self::Unavailable(v)
+    }
+}
+impl From<DepositAddressChainsNotSupported> for CreateDepositAddressesLegacyError {
+    fn from(v: DepositAddressChainsNotSupported) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressInvalidDestinationAddress>
+for CreateDepositAddressesLegacyError {
+    fn from(v: DepositAddressInvalidDestinationAddress) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressInvalidPostBridgeData> for CreateDepositAddressesLegacyError {
+    fn from(v: DepositAddressInvalidPostBridgeData) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressInvalidRefundAddress> for CreateDepositAddressesLegacyError {
+    fn from(v: DepositAddressInvalidRefundAddress) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressMultipleChainTypesNotAllowed>
+for CreateDepositAddressesLegacyError {
+    fn from(v: DepositAddressMultipleChainTypesNotAllowed) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressNoBridgableTokens> for CreateDepositAddressesLegacyError {
+    fn from(v: DepositAddressNoBridgableTokens) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<DepositAddressTokenOutNotSupported> for CreateDepositAddressesLegacyError {
+    fn from(v: DepositAddressTokenOutNotSupported) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
+impl From<EndpointDisabledError> for CreateDepositAddressesLegacyError {
+    fn from(v: EndpointDisabledError) -> Self {
+        Self::Unavailable(Unavailable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for CreateDepositAddressesLegacyError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for CreateDepositAddressesLegacyError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidRequest> for CreateDepositAddressesLegacyError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::DepositAddressCreateUnprocessable(
+            DepositAddressCreateUnprocessable::from(v),
+        )
+    }
+}
 impl From<ServiceUnavailable> for CreateDepositAddressesLegacyError {
     fn from(v: ServiceUnavailable) -> Self {
-        Self::ServiceUnavailable(v)
+        Self::Unavailable(Unavailable::from(v))
     }
 }
 /// `GET /sda/deposit-addresses/search` (`searchDepositAddresses`): Search the project's deposit addresses.
@@ -816,6 +1082,16 @@ impl From<InvalidRequest> for SearchDepositAddressesError {
 impl From<ServiceUnavailable> for SearchDepositAddressesError {
     fn from(v: ServiceUnavailable) -> Self {
         Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SearchDepositAddressesError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SearchDepositAddressesError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
     }
 }
 /// `GET /bridge/deposit-addresses/search` (`searchDepositAddressesLegacy`): Search the project's deposit addresses (deprecated path).
@@ -901,6 +1177,16 @@ impl From<ServiceUnavailable> for SearchDepositAddressesLegacyError {
         Self::ServiceUnavailable(v)
     }
 }
+impl From<HttpApiDecodeError> for SearchDepositAddressesLegacyError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SearchDepositAddressesLegacyError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/public-status` (`getDepositAddressPublicStatus`): Public status of a deposit address and its recent bridges.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GetDepositAddressPublicStatus;
@@ -982,6 +1268,26 @@ impl From<PublicStatusUnprocessable> for GetDepositAddressPublicStatusError {
 impl From<ServiceUnavailable> for GetDepositAddressPublicStatusError {
     fn from(v: ServiceUnavailable) -> Self {
         Self::ServiceUnavailable(v)
+    }
+}
+impl From<DepositAddressNotFound> for GetDepositAddressPublicStatusError {
+    fn from(v: DepositAddressNotFound) -> Self {
+        Self::PublicStatusUnprocessable(PublicStatusUnprocessable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for GetDepositAddressPublicStatusError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for GetDepositAddressPublicStatusError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidRequest> for GetDepositAddressPublicStatusError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::PublicStatusUnprocessable(PublicStatusUnprocessable::from(v))
     }
 }
 /// `GET /webhook/public-key` (`getWebhookPublicKey`): The public key that verifies webhook signatures.
@@ -1116,6 +1422,16 @@ impl From<ServiceUnavailable> for ListUserEventsError {
         Self::ServiceUnavailable(v)
     }
 }
+impl From<HttpApiDecodeError> for ListUserEventsError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for ListUserEventsError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// `POST /sandbox/bridges/{bridgeId}/deposit` (`sandboxDepositBridge`): Pay the deposit of a committed bridge (sandbox only).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SandboxDepositBridge;
@@ -1217,6 +1533,16 @@ impl From<ServiceUnavailable> for SandboxDepositBridgeError {
         Self::ServiceUnavailable(v)
     }
 }
+impl From<HttpApiDecodeError> for SandboxDepositBridgeError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxDepositBridgeError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits` (`sandboxDepositIntoAddress`): Send tokens to a deposit address or a routing deposit address (sandbox only).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SandboxDepositIntoAddress;
@@ -1310,6 +1636,26 @@ impl From<ServiceUnavailable> for SandboxDepositIntoAddressError {
         Self::ServiceUnavailable(v)
     }
 }
+impl From<DepositAddressNotFound> for SandboxDepositIntoAddressError {
+    fn from(v: DepositAddressNotFound) -> Self {
+        Self::PublicStatusUnprocessable(PublicStatusUnprocessable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for SandboxDepositIntoAddressError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxDepositIntoAddressError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidRequest> for SandboxDepositIntoAddressError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::PublicStatusUnprocessable(PublicStatusUnprocessable::from(v))
+    }
+}
 /// `POST /sandbox/routing-deposit-addresses` (`sandboxCreateRoutingDepositAddress`): Create a routing deposit address (sandbox only).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SandboxCreateRoutingDepositAddress;
@@ -1399,6 +1745,16 @@ impl From<InvalidRequest> for SandboxCreateRoutingDepositAddressError {
 impl From<ServiceUnavailable> for SandboxCreateRoutingDepositAddressError {
     fn from(v: ServiceUnavailable) -> Self {
         Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxCreateRoutingDepositAddressError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxCreateRoutingDepositAddressError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
     }
 }
 /// `POST /sandbox/clock/advance` (`sandboxAdvanceClock`): Move the sandbox clock forward (sandbox only).
@@ -1492,6 +1848,16 @@ impl From<ServiceUnavailable> for SandboxAdvanceClockError {
         Self::ServiceUnavailable(v)
     }
 }
+impl From<HttpApiDecodeError> for SandboxAdvanceClockError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxAdvanceClockError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// `POST /sandbox/webhook-test` (`sandboxSendWebhookTest`): Emit a WEBHOOK_TEST event (sandbox only).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SandboxSendWebhookTest;
@@ -1583,6 +1949,16 @@ impl From<ServiceUnavailable> for SandboxSendWebhookTestError {
         Self::ServiceUnavailable(v)
     }
 }
+impl From<HttpApiDecodeError> for SandboxSendWebhookTestError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxSendWebhookTestError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// `GET /sandbox/webhook-deliveries` (`sandboxListWebhookDeliveries`): List webhook delivery attempts (sandbox only).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SandboxListWebhookDeliveries;
@@ -1652,6 +2028,16 @@ impl From<Unauthorized> for SandboxListWebhookDeliveriesError {
 impl From<ServiceUnavailable> for SandboxListWebhookDeliveriesError {
     fn from(v: ServiceUnavailable) -> Self {
         Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxListWebhookDeliveriesError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxListWebhookDeliveriesError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
     }
 }
 /// The header of the legacy API key (`components.securitySchemes.legacyApiKey`).

@@ -148,7 +148,11 @@ pub mod js {
         let numbers = number_tokens(bytes);
         let next = std::cell::Cell::new(0usize);
         let mut de = serde_json::Deserializer::from_slice(bytes);
-        let value = Exact { numbers: &numbers, next: &next }.deserialize(&mut de)?;
+        let value = Exact {
+            numbers: &numbers,
+            next: &next,
+        }
+        .deserialize(&mut de)?;
         de.end()?;
         Ok(value)
     }
@@ -176,7 +180,9 @@ pub mod js {
                 b'-' | b'0'..=b'9' => {
                     let start = i;
                     i += 1;
-                    while i < bytes.len() && matches!(bytes[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+                    while i < bytes.len()
+                        && matches!(bytes[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+                    {
                         i += 1;
                     }
                     out.push(std::str::from_utf8(&bytes[start..i]).unwrap_or_default());
@@ -197,7 +203,10 @@ pub mod js {
         fn number(&self, parsed: f64) -> JsValue {
             let k = self.next.get();
             self.next.set(k + 1);
-            let exact = self.numbers.get(k).and_then(|text| text.parse::<f64>().ok());
+            let exact = self
+                .numbers
+                .get(k)
+                .and_then(|text| text.parse::<f64>().ok());
             JsValue::Number(exact.unwrap_or(parsed))
         }
     }
@@ -237,7 +246,10 @@ pub mod js {
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsValue, A::Error> {
             let mut items = Vec::new();
-            while let Some(item) = seq.next_element_seed(Exact { numbers: self.numbers, next: self.next })? {
+            while let Some(item) = seq.next_element_seed(Exact {
+                numbers: self.numbers,
+                next: self.next,
+            })? {
                 items.push(item);
             }
             Ok(JsValue::Array(items))
@@ -245,7 +257,10 @@ pub mod js {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
             let mut entries: Vec<(String, JsValue)> = Vec::new();
             while let Some(key) = map.next_key::<String>()? {
-                let value = map.next_value_seed(Exact { numbers: self.numbers, next: self.next })?;
+                let value = map.next_value_seed(Exact {
+                    numbers: self.numbers,
+                    next: self.next,
+                })?;
                 insert_entry(&mut entries, key, value);
             }
             Ok(js_object(entries))

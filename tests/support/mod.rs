@@ -2,10 +2,10 @@
 
 use serde_json::{json, Value};
 
-/// The OpenAPI document with `nullable` converted (see `bridge_contract::openapi`).
+/// The OpenAPI document converted to JSON Schema (see `bridge_contract::openapi`).
 pub fn json_schema_document() -> Value {
     let mut doc = bridge_contract::openapi::document();
-    bridge_contract::openapi::convert_nullable(&mut doc);
+    bridge_contract::openapi::to_json_schema(&mut doc);
     doc
 }
 
@@ -18,7 +18,9 @@ pub fn validator(doc: &Value, component: &str) -> jsonschema::Validator {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft7)
         .should_validate_formats(true)
-        .with_format("decimal-string", |s: &str| s.parse::<bridge_contract::DecimalString>().is_ok())
+        .with_format("decimal-string", |s: &str| {
+            s.parse::<bridge_contract::DecimalString>().is_ok()
+        })
         .build(&schema)
         .unwrap_or_else(|e| panic!("schema of {component} compiles: {e}"))
 }

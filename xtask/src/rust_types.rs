@@ -26,8 +26,11 @@ use serde_norway::Value;
 use crate::bundle::Yaml;
 use crate::codegen::{format_rust, HEADER};
 
-const SCALARS: [(&str, &str); 3] =
-    [("DecimalString", "crate::DecimalString"), ("DecimalNumber", "crate::DecimalNumber"), ("DateString", "crate::DateString")];
+const SCALARS: [(&str, &str); 3] = [
+    ("DecimalString", "crate::DecimalString"),
+    ("DecimalNumber", "crate::DecimalNumber"),
+    ("DateString", "crate::DateString"),
+];
 
 pub fn generate(doc: &Yaml, fingerprint: &str) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let schemas = doc
@@ -35,15 +38,26 @@ pub fn generate(doc: &Yaml, fingerprint: &str) -> anyhow::Result<Vec<(PathBuf, S
         .and_then(|c| c.get("schemas"))
         .and_then(Value::as_mapping)
         .ok_or_else(|| anyhow!("no components.schemas"))?;
-    let mut gen = Gen { doc, types: String::new(), arb: String::new(), components: Vec::new() };
+    let mut gen = Gen {
+        doc,
+        types: String::new(),
+        arb: String::new(),
+        components: Vec::new(),
+        struct_fields: BTreeMap::new(),
+        unions: Vec::new(),
+    };
     for (name, schema) in schemas {
-        let name = name.as_str().ok_or_else(|| anyhow!("schema names are strings"))?;
+        let name = name
+            .as_str()
+            .ok_or_else(|| anyhow!("schema names are strings"))?;
         if SCALARS.iter().any(|(s, _)| *s == name) {
             continue;
         }
-        gen.component(name, schema).with_context(|| format!("component {name}"))?;
+        gen.component(name, schema)
+            .with_context(|| format!("component {name}"))?;
     }
     gen.operations()?;
+    gen.shared_member_accessors()?;
 
     let mut types = String::new();
     writeln!(types, "use serde::{{Deserialize, Serialize}};\n")?;
@@ -57,7 +71,10 @@ pub fn generate(doc: &Yaml, fingerprint: &str) -> anyhow::Result<Vec<(PathBuf, S
         "{HEADER}\n//! proptest strategies that produce schema-valid values of every generated type (feature `proptest`).\n\n{}",
         format_rust(&format!("use proptest::prelude::*;\nuse crate::types::*;\n\n{}", gen.arb))?
     );
-    Ok(vec![(PathBuf::from("src/generated/types.rs"), types), (PathBuf::from("src/generated/arbitrary.rs"), arb)])
+    Ok(vec![
+        (PathBuf::from("src/generated/types.rs"), types),
+        (PathBuf::from("src/generated/arbitrary.rs"), arb),
+    ])
 }
 
 struct Gen<'a> {
@@ -66,6 +83,10 @@ struct Gen<'a> {
     arb: String,
     /// Components that are whole JSON values on their own (everything but aliases), for `every_component!`.
     components: Vec<String>,
+    /// The fields of every generated struct (field ident, Rust type as declared), for the unions' accessors.
+    struct_fields: BTreeMap<String, Vec<(String, String)>>,
+    /// Every union of structs: (union, [(variant ident, variant type)]), for the accessors of shared members.
+    unions: Vec<(String, Vec<(String, String)>)>,
 }
 
 /// How one property or parameter maps to Rust.
@@ -90,7 +111,12 @@ impl<'a> Gen<'a> {
         let name = reference
             .strip_prefix("#/components/schemas/")
             .ok_or_else(|| anyhow!("unsupported $ref {reference}"))?;
-        let schemas = self.doc.get("components").and_then(|c| c.get("schemas")).and_then(Value::as_mapping).unwrap();
+        let schemas = self
+            .doc
+            .get("components")
+            .and_then(|c| c.get("schemas"))
+            .and_then(Value::as_mapping)
+            .unwrap();
         let (key, value) = schemas
             .iter()
             .find(|(k, _)| k.as_str() == Some(name))
@@ -103,11 +129,16 @@ impl<'a> Gen<'a> {
         if schema.get("oneOf").is_some() {
             if schema.get("x-json-kind-union").and_then(Value::as_bool) == Some(true) {
                 self.kind_union(name, schema, description)?;
+            } else if schema.get("x-presence-discriminator").is_some() {
+                self.presence_union(name, schema, description)?;
             } else {
                 self.union(name, schema, description)?;
             }
         } else if let Some(values) = schema.get("enum").and_then(Value::as_sequence) {
-            let values: Vec<String> = values.iter().map(|v| v.as_str().unwrap_or_default().to_owned()).collect();
+            let values: Vec<String> = values
+                .iter()
+                .map(|v| v.as_str().unwrap_or_default().to_owned())
+                .collect();
             self.string_enum(name, &values, description, str_of(schema, "default"))?;
         } else if schema.get("allOf").is_some() || str_of(schema, "type") == Some("object") {
             self.structure(name, schema, description)?;
@@ -122,12 +153,20 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    fn fields_of(&mut self, owner: &str, schema: &'a Yaml, out: &mut Vec<Field>) -> anyhow::Result<()> {
+    fn fields_of(
+        &mut self,
+        owner: &str,
+        schema: &'a Yaml,
+        out: &mut Vec<Field>,
+    ) -> anyhow::Result<()> {
         if let Some(members) = schema.get("allOf").and_then(Value::as_sequence) {
             for member in members {
                 if let Some(reference) = str_of(member, "$ref") {
                     let (target, target_schema) = self.deref(reference)?;
-                    let rust = match target_schema.get("discriminator").and_then(|d| str_of(d, "propertyName")) {
+                    let rust = match target_schema
+                        .get("discriminator")
+                        .and_then(|d| str_of(d, "propertyName"))
+                    {
                         Some(tag) => tag.to_snake_case(),
                         None if target.ends_with("Common") => "common".to_owned(),
                         None => target.to_snake_case(),
@@ -136,7 +175,12 @@ impl<'a> Gen<'a> {
                         json: String::new(),
                         rust,
                         doc: str_of(target_schema, "description").map(str::to_owned),
-                        ty: FieldType { rust: target.to_owned(), strategy: format!("any::<{target}>()"), nullable: false, schemars: vec![] },
+                        ty: FieldType {
+                            rust: target.to_owned(),
+                            strategy: format!("any::<{target}>()"),
+                            nullable: false,
+                            schemars: vec![],
+                        },
                         required: true,
                         flatten: true,
                     });
@@ -154,37 +198,74 @@ impl<'a> Gen<'a> {
             .collect();
         if let Some(props) = schema.get("properties").and_then(Value::as_mapping) {
             for (key, prop) in props {
-                let json = key.as_str().ok_or_else(|| anyhow!("property names are strings"))?;
-                let ty = self.field_type(prop, owner, json).with_context(|| format!("property {json}"))?;
+                let json = key
+                    .as_str()
+                    .ok_or_else(|| anyhow!("property names are strings"))?;
+                let ty = self
+                    .field_type(prop, owner, json)
+                    .with_context(|| format!("property {json}"))?;
                 let doc = str_of(prop, "description").map(str::to_owned).or_else(|| {
-                    str_of(prop, "$ref").and_then(|r| self.deref(r).ok()).and_then(|(_, s)| str_of(s, "description")).map(first_sentence)
+                    str_of(prop, "$ref")
+                        .and_then(|r| self.deref(r).ok())
+                        .and_then(|(_, s)| str_of(s, "description"))
+                        .map(first_sentence)
                 });
-                out.push(Field { json: json.to_owned(), rust: field_ident(json), doc, ty, required: required.contains(&json), flatten: false });
+                out.push(Field {
+                    json: json.to_owned(),
+                    rust: field_ident(json),
+                    doc,
+                    ty,
+                    required: required.contains(&json),
+                    flatten: false,
+                });
             }
         }
         Ok(())
     }
 
-    fn structure(&mut self, name: &str, schema: &'a Yaml, description: Option<&str>) -> anyhow::Result<()> {
+    fn structure(
+        &mut self,
+        name: &str,
+        schema: &'a Yaml,
+        description: Option<&str>,
+    ) -> anyhow::Result<()> {
         let mut fields = Vec::new();
         self.fields_of(name, schema, &mut fields)?;
         let deny = schema.get("additionalProperties").and_then(Value::as_bool) == Some(false);
         self.emit_struct(name, description, &fields, deny)
     }
 
-    fn emit_struct(&mut self, name: &str, description: Option<&str>, fields: &[Field], deny: bool) -> anyhow::Result<()> {
+    fn emit_struct(
+        &mut self,
+        name: &str,
+        description: Option<&str>,
+        fields: &[Field],
+        deny: bool,
+    ) -> anyhow::Result<()> {
         let t = &mut self.types;
         doc_comment(t, description, "");
-        writeln!(t, "#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]")?;
-        writeln!(t, "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]")?;
+        writeln!(
+            t,
+            "#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]"
+        )?;
+        writeln!(
+            t,
+            "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]"
+        )?;
         if deny {
             writeln!(t, "#[serde(deny_unknown_fields)]")?;
         }
         writeln!(t, "pub struct {name} {{")?;
+        let mut recorded = Vec::new();
         for f in fields {
             doc_comment(t, f.doc.as_deref(), "    ");
             if f.flatten {
-                writeln!(t, "    #[serde(flatten)]\n    pub {}: {},", f.rust, f.ty.rust)?;
+                writeln!(
+                    t,
+                    "    #[serde(flatten)]\n    pub {}: {},",
+                    f.rust, f.ty.rust
+                )?;
+                recorded.push((f.rust.clone(), f.ty.rust.clone()));
                 continue;
             }
             let mut serde = vec![format!("rename = {:?}", f.json)];
@@ -210,27 +291,52 @@ impl<'a> Gen<'a> {
             if !f.required {
                 schemars.push(format!("with = {:?}", f.ty.rust));
             } else if f.ty.nullable {
-                let inner = f.ty.rust.strip_prefix("Option<").and_then(|r| r.strip_suffix('>')).unwrap_or(&f.ty.rust);
+                let inner =
+                    f.ty.rust
+                        .strip_prefix("Option<")
+                        .and_then(|r| r.strip_suffix('>'))
+                        .unwrap_or(&f.ty.rust);
                 schemars.push(format!("with = \"crate::codec::Nullable<{inner}>\""));
             }
             if !schemars.is_empty() {
-                writeln!(t, "    #[cfg_attr(feature = \"schemars\", schemars({}))]", schemars.join(", "))?;
+                writeln!(
+                    t,
+                    "    #[cfg_attr(feature = \"schemars\", schemars({}))]",
+                    schemars.join(", ")
+                )?;
             }
             writeln!(t, "    pub {}: {rust_ty},", f.rust)?;
+            recorded.push((f.rust.clone(), rust_ty));
         }
         writeln!(t, "}}\n")?;
+        self.struct_fields.insert(name.to_owned(), recorded);
 
         // proptest: tuples of at most eight strategies, nested, mapped into the struct.
         let strategies: Vec<String> = fields
             .iter()
-            .map(|f| if f.required || f.flatten { f.ty.strategy.clone() } else { format!("proptest::option::of({})", f.ty.strategy) })
+            .map(|f| {
+                if f.required || f.flatten {
+                    f.ty.strategy.clone()
+                } else {
+                    format!("proptest::option::of({})", f.ty.strategy)
+                }
+            })
             .collect();
         let names: Vec<String> = fields.iter().map(|f| f.rust.clone()).collect();
-        let chunks_s: Vec<String> = strategies.chunks(8).map(|c| format!("({},)", c.join(", "))).collect();
-        let chunks_n: Vec<String> = names.chunks(8).map(|c| format!("({},)", c.join(", "))).collect();
+        let chunks_s: Vec<String> = strategies
+            .chunks(8)
+            .map(|c| format!("({},)", c.join(", ")))
+            .collect();
+        let chunks_n: Vec<String> = names
+            .chunks(8)
+            .map(|c| format!("({},)", c.join(", ")))
+            .collect();
         let a = &mut self.arb;
         writeln!(a, "impl Arbitrary for {name} {{")?;
-        writeln!(a, "    type Parameters = ();\n    type Strategy = BoxedStrategy<Self>;")?;
+        writeln!(
+            a,
+            "    type Parameters = ();\n    type Strategy = BoxedStrategy<Self>;"
+        )?;
         writeln!(a, "    fn arbitrary_with(_: ()) -> Self::Strategy {{")?;
         if fields.is_empty() {
             writeln!(a, "        Just({name} {{}}).boxed()")?;
@@ -247,12 +353,25 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    fn string_enum(&mut self, name: &str, values: &[String], description: Option<&str>, default: Option<&str>) -> anyhow::Result<()> {
+    fn string_enum(
+        &mut self,
+        name: &str,
+        values: &[String],
+        description: Option<&str>,
+        default: Option<&str>,
+    ) -> anyhow::Result<()> {
         let t = &mut self.types;
         doc_comment(t, description, "");
-        let derive_default = if default.is_some() || values.len() == 1 { ", Default" } else { "" };
+        let derive_default = if default.is_some() || values.len() == 1 {
+            ", Default"
+        } else {
+            ""
+        };
         writeln!(t, "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord{derive_default}, Serialize, Deserialize)]")?;
-        writeln!(t, "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]")?;
+        writeln!(
+            t,
+            "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]"
+        )?;
         writeln!(t, "pub enum {name} {{")?;
         for v in values {
             if default == Some(v.as_str()) || (default.is_none() && values.len() == 1) {
@@ -263,10 +382,20 @@ impl<'a> Gen<'a> {
         writeln!(t, "}}\n")?;
         writeln!(t, "impl {name} {{")?;
         writeln!(t, "    /// Every value, in the schema's order.")?;
-        let all: Vec<String> = values.iter().map(|v| format!("Self::{}", variant_ident(v))).collect();
-        writeln!(t, "    pub const ALL: &'static [Self] = &[{}];", all.join(", "))?;
+        let all: Vec<String> = values
+            .iter()
+            .map(|v| format!("Self::{}", variant_ident(v)))
+            .collect();
+        writeln!(
+            t,
+            "    pub const ALL: &'static [Self] = &[{}];",
+            all.join(", ")
+        )?;
         writeln!(t, "    /// The value as it is written in JSON.")?;
-        writeln!(t, "    pub fn as_str(self) -> &'static str {{ match self {{")?;
+        writeln!(
+            t,
+            "    pub fn as_str(self) -> &'static str {{ match self {{"
+        )?;
         for v in values {
             writeln!(t, "        Self::{} => {v:?},", variant_ident(v))?;
         }
@@ -279,10 +408,21 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    fn union(&mut self, name: &str, schema: &'a Yaml, description: Option<&str>) -> anyhow::Result<()> {
-        let disc = schema.get("discriminator").ok_or_else(|| anyhow!("union without discriminator"))?;
-        let property = str_of(disc, "propertyName").ok_or_else(|| anyhow!("discriminator without propertyName"))?;
-        let mapping = disc.get("mapping").and_then(Value::as_mapping).ok_or_else(|| anyhow!("discriminator without mapping"))?;
+    fn union(
+        &mut self,
+        name: &str,
+        schema: &'a Yaml,
+        description: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let disc = schema
+            .get("discriminator")
+            .ok_or_else(|| anyhow!("union without discriminator"))?;
+        let property = str_of(disc, "propertyName")
+            .ok_or_else(|| anyhow!("discriminator without propertyName"))?;
+        let mapping = disc
+            .get("mapping")
+            .and_then(Value::as_mapping)
+            .ok_or_else(|| anyhow!("discriminator without mapping"))?;
         let mut variants = Vec::new(); // (tag, variant ident, type)
         for (tag, target) in mapping {
             let tag = tag.as_str().unwrap().to_owned();
@@ -291,10 +431,23 @@ impl<'a> Gen<'a> {
         }
         let default = str_of(schema, "x-discriminator-default");
         let default_index = match default {
-            Some(d) => format!("Some({})", variants.iter().position(|v| v.0 == d).ok_or_else(|| anyhow!("bad default"))?),
+            Some(d) => format!(
+                "Some({})",
+                variants
+                    .iter()
+                    .position(|v| v.0 == d)
+                    .ok_or_else(|| anyhow!("bad default"))?
+            ),
             None => "None".to_owned(),
         };
         let tags: Vec<String> = variants.iter().map(|v| format!("{:?}", v.0)).collect();
+        self.unions.push((
+            name.to_owned(),
+            variants
+                .iter()
+                .map(|(_, ident, ty)| (ident.clone(), ty.clone()))
+                .collect(),
+        ));
         let t = &mut self.types;
         doc_comment(t, description, "");
         writeln!(t, "///\n/// Told apart by `{property}`; the serde impls read the tag first and name an unknown one in the error.")?;
@@ -318,23 +471,35 @@ impl<'a> Gen<'a> {
         writeln!(t, "    }} }}\n}}\n")?;
         writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
         writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
-        writeln!(t, "        let value = serde_json::Value::deserialize(deserializer)?;")?;
+        writeln!(
+            t,
+            "        let value = serde_json::Value::deserialize(deserializer)?;"
+        )?;
         writeln!(t, "        let index = crate::codec::union_index(&value, {name:?}, Self::TAG_PROPERTY, Self::TAGS, {default_index}).map_err(serde::de::Error::custom)?;")?;
         writeln!(t, "        match index {{")?;
         for (i, (_, ident, _)) in variants.iter().enumerate() {
-            writeln!(t, "            {i} => crate::codec::variant(value).map(Self::{ident}),")?;
+            writeln!(
+                t,
+                "            {i} => crate::codec::variant(value).map(Self::{ident}),"
+            )?;
         }
         writeln!(t, "            _ => Err(serde::de::Error::custom(\"tag index out of range\")),\n        }}\n    }}\n}}\n")?;
         for (_, ident, ty) in &variants {
             writeln!(t, "impl From<{ty}> for {name} {{ fn from(v: {ty}) -> Self {{ Self::{ident}(v) }} }}\n")?;
         }
-        let subs: Vec<String> = variants.iter().map(|(_, _, ty)| format!("generator.subschema_for::<{ty}>()")).collect();
+        let subs: Vec<String> = variants
+            .iter()
+            .map(|(_, _, ty)| format!("generator.subschema_for::<{ty}>()"))
+            .collect();
         writeln!(
             t,
             "#[cfg(feature = \"schemars\")]\nimpl schemars::JsonSchema for {name} {{\n    fn schema_name() -> std::borrow::Cow<'static, str> {{ {name:?}.into() }}\n    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {{ schemars::json_schema!({{ \"oneOf\": [{}] }}) }}\n}}\n",
             subs.join(", ")
         )?;
-        let arms: Vec<String> = variants.iter().map(|(_, ident, ty)| format!("any::<{ty}>().prop_map({name}::{ident}).boxed()")).collect();
+        let arms: Vec<String> = variants
+            .iter()
+            .map(|(_, ident, ty)| format!("any::<{ty}>().prop_map({name}::{ident}).boxed()"))
+            .collect();
         writeln!(
             self.arb,
             "impl Arbitrary for {name} {{ type Parameters = (); type Strategy = BoxedStrategy<Self>;\n fn arbitrary_with(_: ()) -> Self::Strategy {{ proptest::strategy::Union::new(vec![{}]).boxed() }} }}\n",
@@ -343,7 +508,100 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    fn kind_union(&mut self, name: &str, schema: &'a Yaml, description: Option<&str>) -> anyhow::Result<()> {
+    /// A union told apart by which required member is present (`x-presence-discriminator`: member → variant). The
+    /// variant idents are the variant types' names without the union's common prefix and `Event`-style suffix
+    /// (`BridgeCancelledBridgeSwapEvent` in `BridgeCancelledEvent` → `BridgeSwap`).
+    fn presence_union(
+        &mut self,
+        name: &str,
+        schema: &'a Yaml,
+        description: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let mapping = schema
+            .get("x-presence-discriminator")
+            .and_then(Value::as_mapping)
+            .ok_or_else(|| anyhow!("x-presence-discriminator must map members to variants"))?;
+        let mut variants = Vec::new(); // (member, variant ident, type)
+        for (member, target) in mapping {
+            let member = member
+                .as_str()
+                .ok_or_else(|| anyhow!("member names are strings"))?
+                .to_owned();
+            let (ty, _) = self.deref(
+                target
+                    .as_str()
+                    .ok_or_else(|| anyhow!("variants are $refs"))?,
+            )?;
+            variants.push((member, presence_variant_ident(name, ty), ty.to_owned()));
+        }
+        let members: Vec<String> = variants.iter().map(|v| format!("{:?}", v.0)).collect();
+        self.unions.push((
+            name.to_owned(),
+            variants
+                .iter()
+                .map(|(_, ident, ty)| (ident.clone(), ty.clone()))
+                .collect(),
+        ));
+        let t = &mut self.types;
+        doc_comment(t, description, "");
+        writeln!(t, "///\n/// Told apart by which member is present; the serde impls name the members when none or both are.")?;
+        writeln!(t, "#[derive(Debug, Clone, PartialEq)]\npub enum {name} {{")?;
+        for (member, ident, ty) in &variants {
+            writeln!(t, "    /// Has `{member}`.\n    {ident}({ty}),")?;
+        }
+        writeln!(t, "}}\n")?;
+        writeln!(t, "impl {name} {{")?;
+        writeln!(t, "    /// The members that tell the variants apart, in the schema's order.\n    pub const MEMBERS: &'static [&'static str] = &[{}];", members.join(", "))?;
+        writeln!(t, "}}\n")?;
+        writeln!(t, "impl Serialize for {name} {{\n    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {{ match self {{")?;
+        for (_, ident, _) in &variants {
+            writeln!(t, "        Self::{ident}(v) => v.serialize(serializer),")?;
+        }
+        writeln!(t, "    }} }}\n}}\n")?;
+        writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
+        writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
+        writeln!(
+            t,
+            "        let value = serde_json::Value::deserialize(deserializer)?;"
+        )?;
+        writeln!(t, "        match crate::codec::presence_index(&value, {name:?}, Self::MEMBERS).map_err(serde::de::Error::custom)? {{")?;
+        for (i, (_, ident, _)) in variants.iter().enumerate() {
+            writeln!(
+                t,
+                "            {i} => crate::codec::variant(value).map(Self::{ident}),"
+            )?;
+        }
+        writeln!(t, "            _ => Err(serde::de::Error::custom(\"member index out of range\")),\n        }}\n    }}\n}}\n")?;
+        for (_, ident, ty) in &variants {
+            writeln!(t, "impl From<{ty}> for {name} {{ fn from(v: {ty}) -> Self {{ Self::{ident}(v) }} }}\n")?;
+        }
+        let subs: Vec<String> = variants
+            .iter()
+            .map(|(_, _, ty)| format!("generator.subschema_for::<{ty}>()"))
+            .collect();
+        writeln!(
+            t,
+            "#[cfg(feature = \"schemars\")]\nimpl schemars::JsonSchema for {name} {{\n    fn schema_name() -> std::borrow::Cow<'static, str> {{ {name:?}.into() }}\n    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {{ schemars::json_schema!({{ \"oneOf\": [{}] }}) }}\n}}\n",
+            subs.join(", ")
+        )?;
+        let arms: Vec<String> = variants
+            .iter()
+            .map(|(_, ident, ty)| format!("any::<{ty}>().prop_map({name}::{ident}).boxed()"))
+            .collect();
+        writeln!(
+            self.arb,
+            "impl Arbitrary for {name} {{ type Parameters = (); type Strategy = BoxedStrategy<Self>;\n fn arbitrary_with(_: ()) -> Self::Strategy {{ proptest::strategy::Union::new(vec![{}]).boxed() }} }}\n",
+            arms.join(", ")
+        )?;
+        Ok(())
+    }
+
+    fn kind_union(
+        &mut self,
+        name: &str,
+        schema: &'a Yaml,
+        description: Option<&str>,
+    ) -> anyhow::Result<()> {
         let mut variants = Vec::new(); // (json kind, ident, rust type, strategy)
         for member in schema.get("oneOf").and_then(Value::as_sequence).unwrap() {
             if let Some(reference) = str_of(member, "$ref") {
@@ -351,9 +609,15 @@ impl<'a> Gen<'a> {
                 let kind = str_of(target, "type").unwrap_or("object").to_owned();
                 variants.push((kind, ty.to_owned(), ty.to_owned(), format!("any::<{ty}>()")));
             } else {
-                let kind = str_of(member, "type").ok_or_else(|| anyhow!("kind-union member without type"))?;
+                let kind = str_of(member, "type")
+                    .ok_or_else(|| anyhow!("kind-union member without type"))?;
                 let ft = self.field_type(member, name, kind)?;
-                variants.push((kind.to_owned(), kind.to_upper_camel_case(), ft.rust, ft.strategy));
+                variants.push((
+                    kind.to_owned(),
+                    kind.to_upper_camel_case(),
+                    ft.rust,
+                    ft.strategy,
+                ));
             }
         }
         let t = &mut self.types;
@@ -371,23 +635,35 @@ impl<'a> Gen<'a> {
         let kinds: Vec<String> = variants.iter().map(|v| format!("{:?}", v.0)).collect();
         writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
         writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
-        writeln!(t, "        let value = serde_json::Value::deserialize(deserializer)?;")?;
+        writeln!(
+            t,
+            "        let value = serde_json::Value::deserialize(deserializer)?;"
+        )?;
         writeln!(t, "        match crate::codec::json_kind(&value) {{")?;
         for (kind, ident, _, _) in &variants {
-            writeln!(t, "            {kind:?} => crate::codec::variant(value).map(Self::{ident}),")?;
+            writeln!(
+                t,
+                "            {kind:?} => crate::codec::variant(value).map(Self::{ident}),"
+            )?;
         }
         writeln!(
             t,
             "            other => Err(serde::de::Error::custom(format_args!(\"expected one of {{}} ({name}), got a JSON {{other}}\", [{}].join(\", \")))),\n        }}\n    }}\n}}\n",
             kinds.join(", ")
         )?;
-        let subs: Vec<String> = variants.iter().map(|(_, _, ty, _)| format!("generator.subschema_for::<{ty}>()")).collect();
+        let subs: Vec<String> = variants
+            .iter()
+            .map(|(_, _, ty, _)| format!("generator.subschema_for::<{ty}>()"))
+            .collect();
         writeln!(
             t,
             "#[cfg(feature = \"schemars\")]\nimpl schemars::JsonSchema for {name} {{\n    fn schema_name() -> std::borrow::Cow<'static, str> {{ {name:?}.into() }}\n    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {{ schemars::json_schema!({{ \"oneOf\": [{}] }}) }}\n}}\n",
             subs.join(", ")
         )?;
-        let arms: Vec<String> = variants.iter().map(|(_, ident, _, s)| format!("({s}).prop_map({name}::{ident}).boxed()")).collect();
+        let arms: Vec<String> = variants
+            .iter()
+            .map(|(_, ident, _, s)| format!("({s}).prop_map({name}::{ident}).boxed()"))
+            .collect();
         writeln!(
             self.arb,
             "impl Arbitrary for {name} {{ type Parameters = (); type Strategy = BoxedStrategy<Self>;\n fn arbitrary_with(_: ()) -> Self::Strategy {{ proptest::strategy::Union::new(vec![{}]).boxed() }} }}\n",
@@ -397,7 +673,12 @@ impl<'a> Gen<'a> {
     }
 
     /// The Rust type, strategy and schemars attributes of one property (or parameter) schema.
-    fn field_type(&mut self, schema: &'a Yaml, owner: &str, prop: &str) -> anyhow::Result<FieldType> {
+    fn field_type(
+        &mut self,
+        schema: &'a Yaml,
+        owner: &str,
+        prop: &str,
+    ) -> anyhow::Result<FieldType> {
         let nullable = schema.get("nullable").and_then(Value::as_bool) == Some(true);
         let mut inner = self.plain_type(schema, owner, prop)?;
         if nullable {
@@ -408,11 +689,25 @@ impl<'a> Gen<'a> {
         Ok(inner)
     }
 
-    fn plain_type(&mut self, schema: &'a Yaml, owner: &str, prop: &str) -> anyhow::Result<FieldType> {
-        let simple = |rust: &str, strategy: String| FieldType { rust: rust.to_owned(), strategy, nullable: false, schemars: vec![] };
+    fn plain_type(
+        &mut self,
+        schema: &'a Yaml,
+        owner: &str,
+        prop: &str,
+    ) -> anyhow::Result<FieldType> {
+        let simple = |rust: &str, strategy: String| FieldType {
+            rust: rust.to_owned(),
+            strategy,
+            nullable: false,
+            schemars: vec![],
+        };
         if let Some(reference) = str_of(schema, "$ref") {
             let (name, _) = self.deref(reference)?;
-            let rust = SCALARS.iter().find(|(s, _)| *s == name).map(|(_, r)| (*r).to_owned()).unwrap_or_else(|| name.to_owned());
+            let rust = SCALARS
+                .iter()
+                .find(|(s, _)| *s == name)
+                .map(|(_, r)| (*r).to_owned())
+                .unwrap_or_else(|| name.to_owned());
             return Ok(simple(&rust, format!("any::<{rust}>()")));
         }
         if let Some(members) = schema.get("allOf").and_then(Value::as_sequence) {
@@ -425,10 +720,23 @@ impl<'a> Gen<'a> {
         Ok(match ty {
             "string" => {
                 if let Some(values) = schema.get("enum").and_then(Value::as_sequence) {
-                    let [value] = values.as_slice() else { bail!("inline enum with several values") };
-                    let value = value.as_str().ok_or_else(|| anyhow!("tag values are strings"))?.to_owned();
-                    let tag_type = format!("{owner}{}", prop.trim_start_matches('_').to_upper_camel_case());
-                    self.string_enum(&tag_type, &[value], Some(&format!("The `{prop}` tag of [`{owner}`].")), None)?;
+                    let [value] = values.as_slice() else {
+                        bail!("inline enum with several values")
+                    };
+                    let value = value
+                        .as_str()
+                        .ok_or_else(|| anyhow!("tag values are strings"))?
+                        .to_owned();
+                    let tag_type = format!(
+                        "{owner}{}",
+                        prop.trim_start_matches('_').to_upper_camel_case()
+                    );
+                    self.string_enum(
+                        &tag_type,
+                        &[value],
+                        Some(&format!("The `{prop}` tag of [`{owner}`].")),
+                        None,
+                    )?;
                     return Ok(simple(&tag_type, format!("Just({tag_type}::default())")));
                 }
                 let min = u64_of(schema, "minLength");
@@ -449,7 +757,12 @@ impl<'a> Gen<'a> {
                     let (lo, hi) = (min.unwrap_or(0), max.unwrap_or(min.unwrap_or(0) + 24));
                     format!("\"[ -~\\u{{a0}}-\\u{{d7ff}}\\u{{e000}}-\\u{{fffd}}]{{{lo},{hi}}}\"")
                 };
-                FieldType { rust: "String".into(), strategy, nullable: false, schemars }
+                FieldType {
+                    rust: "String".into(),
+                    strategy,
+                    nullable: false,
+                    schemars,
+                }
             }
             "number" => {
                 let (lo, hi) = (f64_of(schema, "minimum"), f64_of(schema, "maximum"));
@@ -468,7 +781,12 @@ impl<'a> Gen<'a> {
                         hi.unwrap_or(1e15)
                     ),
                 };
-                FieldType { rust: "crate::DecimalNumber".into(), strategy, nullable: false, schemars }
+                FieldType {
+                    rust: "crate::DecimalNumber".into(),
+                    strategy,
+                    nullable: false,
+                    schemars,
+                }
             }
             "integer" => {
                 let (lo, hi) = (f64_of(schema, "minimum"), f64_of(schema, "maximum"));
@@ -480,16 +798,25 @@ impl<'a> Gen<'a> {
                     schemars.push(format!("extend(\"maximum\" = {}i64)", hi as i64));
                 }
                 // Values stay within JavaScript's safe integers (2^53 - 1) unless the schema is narrower.
-                let hi = grouped(hi.map_or(9_007_199_254_740_991i64, |h| (h as i64).min(9_007_199_254_740_991)));
+                let hi = grouped(hi.map_or(9_007_199_254_740_991i64, |h| {
+                    (h as i64).min(9_007_199_254_740_991)
+                }));
                 let (rust, strategy) = match lo {
                     Some(lo) if lo >= 0.0 => ("u64", format!("{}u64..={hi}u64", lo as u64)),
                     _ => ("i64", format!("-9_007_199_254_740_991i64..={hi}i64")),
                 };
-                FieldType { rust: rust.into(), strategy, nullable: false, schemars }
+                FieldType {
+                    rust: rust.into(),
+                    strategy,
+                    nullable: false,
+                    schemars,
+                }
             }
             "boolean" => simple("bool", "any::<bool>()".into()),
             "array" => {
-                let items = schema.get("items").ok_or_else(|| anyhow!("array without items"))?;
+                let items = schema
+                    .get("items")
+                    .ok_or_else(|| anyhow!("array without items"))?;
                 let item = self.field_type(items, owner, prop)?;
                 let (min, max) = (u64_of(schema, "minItems"), u64_of(schema, "maxItems"));
                 let mut schemars = Vec::new();
@@ -498,10 +825,18 @@ impl<'a> Gen<'a> {
                 }
                 if !item.schemars.is_empty() {
                     // Item constraints go through schemars' validation attributes, which `inner` understands.
-                    let inner: Vec<String> = item.schemars.iter().map(|a| extend_to_validation(a)).collect();
+                    let inner: Vec<String> = item
+                        .schemars
+                        .iter()
+                        .map(|a| extend_to_validation(a))
+                        .collect();
                     schemars.push(format!("inner({})", inner.join(", ")));
                 }
-                let (lo, hi) = (min.unwrap_or(0), max.unwrap_or(min.unwrap_or(0) + 3).min(min.unwrap_or(0) + 6));
+                let (lo, hi) = (
+                    min.unwrap_or(0),
+                    max.unwrap_or(min.unwrap_or(0) + 3)
+                        .min(min.unwrap_or(0) + 6),
+                );
                 FieldType {
                     rust: format!("Vec<{}>", item.rust),
                     strategy: format!("proptest::collection::vec({}, {lo}..={hi})", item.strategy),
@@ -517,7 +852,10 @@ impl<'a> Gen<'a> {
                 let value = self.field_type(values, owner, prop)?;
                 FieldType {
                     rust: format!("std::collections::BTreeMap<String, {}>", value.rust),
-                    strategy: format!("proptest::collection::btree_map(\"[a-zA-Z0-9_]{{1,8}}\", {}, 0..3)", value.strategy),
+                    strategy: format!(
+                        "proptest::collection::btree_map(\"[a-zA-Z0-9_]{{1,8}}\", {}, 0..3)",
+                        value.strategy
+                    ),
                     nullable: false,
                     schemars: vec![],
                 }
@@ -526,9 +864,70 @@ impl<'a> Gen<'a> {
         })
     }
 
+    /// For every union of structs, an accessor per member that every variant has with the same Rust type
+    /// (`QuoteResponse::quote_id()`, `BridgeRecord::common()`), so that shared members are read without a `match`.
+    /// Tags are left out (each variant's tag has its own type; the union's `tag()` names it).
+    fn shared_member_accessors(&mut self) -> anyhow::Result<()> {
+        for (union, variants) in &self.unions {
+            let Some(first) = variants
+                .first()
+                .and_then(|(_, ty)| self.struct_fields.get(ty))
+            else {
+                continue;
+            };
+            // The tag itself is left out: `tag()` already names it, and each variant's tag has a type of its own.
+            let shared: Vec<&(String, String)> = first
+                .iter()
+                .filter(|(field, _)| !matches!(field.as_str(), "tag" | "r#type" | "state"))
+                .filter(|(field, ty)| {
+                    variants.iter().all(|(_, v)| {
+                        self.struct_fields
+                            .get(v)
+                            .is_some_and(|fs| fs.iter().any(|(f, t)| f == field && t == ty))
+                    })
+                })
+                .collect();
+            if shared.is_empty() {
+                continue;
+            }
+            let t = &mut self.types;
+            writeln!(
+                t,
+                "/// The members every variant of [`{union}`] has.\nimpl {union} {{"
+            )?;
+            for (field, ty) in shared {
+                let method = field.trim_start_matches("r#");
+                let (ret, borrow) = match (
+                    ty.as_str(),
+                    ty.strip_prefix("Option<").and_then(|r| r.strip_suffix('>')),
+                ) {
+                    ("String", _) => ("&str".to_owned(), ".as_str()"),
+                    (_, Some("String")) => ("Option<&str>".to_owned(), ".as_deref()"),
+                    (_, Some(inner)) => (format!("Option<&{inner}>"), ".as_ref()"),
+                    _ => match ty.strip_prefix("Vec<").and_then(|r| r.strip_suffix('>')) {
+                        Some(item) => (format!("&[{item}]"), ".as_slice()"),
+                        None => (format!("&{ty}"), ""),
+                    },
+                };
+                let amp = if borrow.is_empty() { "&" } else { "" };
+                writeln!(t, "    /// `{method}` of whichever variant this is.\n    pub fn {method}(&self) -> {ret} {{ match self {{")?;
+                for (ident, _) in variants {
+                    writeln!(t, "        Self::{ident}(v) => {amp}v.{field}{borrow},")?;
+                }
+                writeln!(t, "    }} }}")?;
+            }
+            writeln!(t, "}}\n")?;
+        }
+        Ok(())
+    }
+
     /// `{OperationId}Query` and `{OperationId}Path` structs for operations with such parameters.
     fn operations(&mut self) -> anyhow::Result<()> {
-        let paths = self.doc.get("paths").and_then(Value::as_mapping).ok_or_else(|| anyhow!("no paths"))?;
+        let paths = self
+            .doc
+            .get("paths")
+            .and_then(Value::as_mapping)
+            .ok_or_else(|| anyhow!("no paths"))?;
         let mut done = BTreeMap::new();
         for (path, item) in paths {
             for method in ["get", "post", "put", "patch", "delete"] {
@@ -536,22 +935,34 @@ impl<'a> Gen<'a> {
                 if op.get("x-alias-of").is_some() {
                     continue; // an alias shares the parameter structs of the operation it aliases
                 }
-                let id = str_of(op, "operationId").ok_or_else(|| anyhow!("operation without id"))?;
+                let id =
+                    str_of(op, "operationId").ok_or_else(|| anyhow!("operation without id"))?;
                 let base = id.to_upper_camel_case();
                 for location in ["path", "query"] {
                     let mut fields = Vec::new();
-                    for param in op.get("parameters").and_then(Value::as_sequence).into_iter().flatten() {
+                    for param in op
+                        .get("parameters")
+                        .and_then(Value::as_sequence)
+                        .into_iter()
+                        .flatten()
+                    {
                         let param = self.resolve_parameter(param)?;
                         if str_of(param, "in") != Some(location) {
                             continue;
                         }
                         let json = str_of(param, "name").unwrap();
-                        let schema = param.get("schema").ok_or_else(|| anyhow!("parameter without schema"))?;
+                        let schema = param
+                            .get("schema")
+                            .ok_or_else(|| anyhow!("parameter without schema"))?;
                         let mut ty = self.field_type(schema, &base, json)?;
                         let mut doc = str_of(param, "description").map(str::to_owned);
                         if let Some(default) = schema.get("default") {
                             let default = serde_norway::to_string(default)?;
-                            doc = Some(format!("{} Default: {}.", doc.unwrap_or_default(), default.trim()).trim().to_owned());
+                            doc = Some(
+                                format!("{} Default: {}.", doc.unwrap_or_default(), default.trim())
+                                    .trim()
+                                    .to_owned(),
+                            );
                         }
                         ty.schemars.clear();
                         fields.push(Field {
@@ -567,7 +978,11 @@ impl<'a> Gen<'a> {
                         continue;
                     }
                     let name = format!("{base}{}", location.to_upper_camel_case());
-                    let description = format!("The {location} parameters of `{} {}` (`{id}`).", method.to_uppercase(), path.as_str().unwrap());
+                    let description = format!(
+                        "The {location} parameters of `{} {}` (`{id}`).",
+                        method.to_uppercase(),
+                        path.as_str().unwrap()
+                    );
                     self.emit_struct(&name, Some(&description), &fields, false)?;
                     done.insert(name, ());
                 }
@@ -579,7 +994,9 @@ impl<'a> Gen<'a> {
     fn resolve_parameter(&self, param: &'a Yaml) -> anyhow::Result<&'a Yaml> {
         match str_of(param, "$ref") {
             Some(reference) => {
-                let name = reference.strip_prefix("#/components/parameters/").ok_or_else(|| anyhow!("bad parameter ref"))?;
+                let name = reference
+                    .strip_prefix("#/components/parameters/")
+                    .ok_or_else(|| anyhow!("bad parameter ref"))?;
                 self.doc
                     .get("components")
                     .and_then(|c| c.get("parameters"))
@@ -599,7 +1016,11 @@ pub fn scalar_type(name: &str) -> Option<&'static str> {
 /// Follows a `$ref` to `components/parameters`.
 pub fn resolve_parameter<'a>(doc: &'a Yaml, param: &'a Yaml) -> &'a Yaml {
     match str_of(param, "$ref").and_then(|r| r.strip_prefix("#/components/parameters/")) {
-        Some(name) => doc.get("components").and_then(|c| c.get("parameters")).and_then(|p| p.get(name)).unwrap_or(param),
+        Some(name) => doc
+            .get("components")
+            .and_then(|c| c.get("parameters"))
+            .and_then(|p| p.get(name))
+            .unwrap_or(param),
         None => param,
     }
 }
@@ -629,7 +1050,13 @@ fn f64_of(v: &Yaml, key: &str) -> Option<f64> {
 }
 
 fn length_attr(min: Option<u64>, max: Option<u64>) -> String {
-    let parts: Vec<String> = [min.map(|m| format!("min = {m}")), max.map(|m| format!("max = {m}"))].into_iter().flatten().collect();
+    let parts: Vec<String> = [
+        min.map(|m| format!("min = {m}")),
+        max.map(|m| format!("max = {m}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     format!("length({})", parts.join(", "))
 }
 
@@ -665,14 +1092,24 @@ fn extend_to_validation(attr: &str) -> String {
 
 #[allow(dead_code)]
 fn range_attr(min: Option<f64>, max: Option<f64>) -> String {
-    let parts: Vec<String> = [min.map(|m| format!("min = {m:?}")), max.map(|m| format!("max = {m:?}"))].into_iter().flatten().collect();
+    let parts: Vec<String> = [
+        min.map(|m| format!("min = {m:?}")),
+        max.map(|m| format!("max = {m:?}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     format!("range({})", parts.join(", "))
 }
 
 /// The first sentence of a description (its first paragraph unwrapped, up to the first full stop that ends a
 /// sentence): the doc of a field whose type is a component with a description of its own.
 fn first_sentence(text: &str) -> String {
-    let paragraph: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+    let paragraph: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
     let paragraph = paragraph.join(" ");
     match paragraph.find(". ") {
         Some(end) => paragraph[..=end].to_owned(),
@@ -683,12 +1120,19 @@ fn first_sentence(text: &str) -> String {
 fn doc_comment(out: &mut String, text: Option<&str>, indent: &str) {
     if let Some(text) = text {
         for line in text.trim_end().lines() {
-            let _ = writeln!(out, "{indent}///{}{}", if line.is_empty() { "" } else { " " }, line);
+            let _ = writeln!(
+                out,
+                "{indent}///{}{}",
+                if line.is_empty() { "" } else { " " },
+                line
+            );
         }
     }
 }
 
-const KEYWORDS: [&str; 12] = ["type", "match", "ref", "self", "struct", "enum", "fn", "mod", "trait", "use", "where", "move"];
+const KEYWORDS: [&str; 12] = [
+    "type", "match", "ref", "self", "struct", "enum", "fn", "mod", "trait", "use", "where", "move",
+];
 
 fn field_ident(json: &str) -> String {
     let snake = json.trim_start_matches('_').to_snake_case();
@@ -696,6 +1140,29 @@ fn field_ident(json: &str) -> String {
         format!("r#{snake}")
     } else {
         snake
+    }
+}
+
+/// The variant ident of `variant` in the presence union `union`: the variant's name without the prefix and suffix
+/// it shares with the union's name.
+fn presence_variant_ident(union: &str, variant: &str) -> String {
+    let prefix = union
+        .chars()
+        .zip(variant.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let suffix = union
+        .chars()
+        .rev()
+        .zip(variant.chars().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let core =
+        &variant[prefix.min(variant.len())..variant.len().saturating_sub(suffix).max(prefix)];
+    if core.is_empty() {
+        variant.to_owned()
+    } else {
+        core.to_owned()
     }
 }
 

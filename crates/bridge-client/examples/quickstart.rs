@@ -14,8 +14,8 @@ use std::error::Error as StdError;
 
 use bridge_client::{Client, Credentials, Event};
 use bridge_contract::{
-    BridgeQuoteRequest, BridgeRecord, DecimalNumber, ListUserEventsQuery, QuoteMode, SandboxAdvanceClockRequest,
-    SandboxBridgeDepositRequest,
+    BridgeRecord, BridgeSwapQuoteRequest, DecimalNumber, ListUserEventsQuery, QuoteMode,
+    SandboxAdvanceClockRequest, SandboxBridgeDepositRequest,
 };
 use futures_util::TryStreamExt as _;
 
@@ -29,41 +29,58 @@ fn state_of(record: &BridgeRecord) -> &'static str {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn StdError>> {
-    let base_url = std::env::var("BRIDGE_BASE_URL").unwrap_or_else(|_| "http://127.0.0.1:8080".to_owned());
-    let token = std::env::var("BRIDGE_TOKEN").map_err(|_| "set BRIDGE_TOKEN to a JWT (bridge-sandbox token)")?;
+    let base_url =
+        std::env::var("BRIDGE_BASE_URL").unwrap_or_else(|_| "http://127.0.0.1:8080".to_owned());
+    let token = std::env::var("BRIDGE_TOKEN")
+        .map_err(|_| "set BRIDGE_TOKEN to a JWT (bridge-sandbox token)")?;
     let client = Client::new(&base_url, Credentials::bearer(token))?;
 
     // The key that verifies webhook deliveries (public, no credential sent).
     let _verifier = client.webhook_verifier().await?;
     println!("webhook key fetched from {base_url}/webhook/public-key");
 
+    // A single-token bridge is a bridge-swap quote with the same token on both sides (what production
+    // recommends; `POST /bridge/quote/user` is deprecated there). The answer's shared members need no `match`.
     let quote = client
-        .quote_bridge(&BridgeQuoteRequest {
-            token: "USDC".into(),
+        .quote_bridge_swap(&BridgeSwapQuoteRequest {
             chain_in: "ETHEREUM".into(),
             chain_out: "BASE".into(),
             amount: "250".parse()?,
             amount_native: None,
             mode: QuoteMode::Pay,
             is_sda: None,
+            token_in: "USDC".into(),
+            token_out: "USDC".into(),
             depositor: "0x1111111111111111111111111111111111111111".into(),
             recipient: "0x2222222222222222222222222222222222222222".into(),
             post_bridge_data: None,
             webhook_url: None,
+            refund_address: None,
         })
         .await?;
     println!(
-        "quote {}: pay {} USDC on ETHEREUM, receive {} on BASE (fee {}), expires {}",
-        quote.quote_id, quote.pay_amount, quote.receive_amount, quote.fees.fee, quote.expires_at
+        "{} quote {}: pay {} USDC on ETHEREUM, receive {} on BASE (fee {}), expires {}",
+        quote.tag(),
+        quote.quote_id(),
+        quote.pay_amount(),
+        quote.receive_amount(),
+        quote.fees().fee,
+        quote.expires_at()
     );
-    let started_ms = quote.expires_at.millis() - 3_600_000; // well before the quote was made
+    let started_ms = quote.expires_at().millis() - 3_600_000; // well before the quote was made
 
-    let bridge_id = client.commit_quote(&quote.quote_id).await?.quote_id;
+    let bridge_id = client.commit_quote(quote.quote_id()).await?.quote_id;
     println!("committed: bridge {bridge_id}");
 
     // Sandbox only: pay the deposit, then move the clock until the bridge is done.
     let record = client
-        .sandbox_deposit_bridge(&bridge_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
+        .sandbox_deposit_bridge(
+            &bridge_id,
+            &SandboxBridgeDepositRequest {
+                tx_hash: None,
+                outcome: None,
+            },
+        )
         .await?;
     println!("deposit sent: {}", state_of(&record));
     for _ in 0..20 {
@@ -73,7 +90,9 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         if matches!(state, "EXECUTED" | "CANCELLED" | "FAILED") {
             break;
         }
-        let clock = client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 60_000 }).await?;
+        let clock = client
+            .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 60_000 })
+            .await?;
         println!("  sandbox clock: {}", clock.now);
     }
 

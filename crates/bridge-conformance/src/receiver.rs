@@ -41,10 +41,17 @@ impl Receiver {
     /// Starts a receiver on a free loopback port. With `fail_first_attempt`, the first delivery of each
     /// `eventId` is answered 503.
     pub async fn start(fail_first_attempt: bool) -> anyhow::Result<Self> {
-        let shared = Arc::new(Shared { deliveries: Mutex::new(Vec::new()), refused: Mutex::new(HashSet::new()), fail_first_attempt, notify: Notify::new() });
+        let shared = Arc::new(Shared {
+            deliveries: Mutex::new(Vec::new()),
+            refused: Mutex::new(HashSet::new()),
+            fail_first_attempt,
+            notify: Notify::new(),
+        });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}/hook", listener.local_addr()?);
-        let app = axum::Router::new().route("/hook", post(receive)).with_state(shared.clone());
+        let app = axum::Router::new()
+            .route("/hook", post(receive))
+            .with_state(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
             let _ = axum::serve(listener, app)
@@ -53,7 +60,11 @@ impl Receiver {
                 })
                 .await;
         });
-        Ok(Self { url, shared, stop: Some(stop) })
+        Ok(Self {
+            url,
+            shared,
+            stop: Some(stop),
+        })
     }
 
     /// Every delivery so far.
@@ -94,10 +105,18 @@ impl Drop for Receiver {
 }
 
 async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> StatusCode {
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
     let mut status = StatusCode::OK;
     if shared.fail_first_attempt {
-        let event_id = serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|v| v["eventId"].as_str().map(str::to_owned)).unwrap_or_default();
+        let event_id = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v["eventId"].as_str().map(str::to_owned))
+            .unwrap_or_default();
         if shared.refused.lock().unwrap().insert(event_id) {
             status = StatusCode::SERVICE_UNAVAILABLE;
         }

@@ -34,11 +34,16 @@ pub struct Ctx {
 
 impl Ctx {
     fn new(config: &RunConfig, sink: Sink) -> anyhow::Result<Self> {
-        let api = |c: Credential| Api::new(&config.base_url, c, config.request_timeout, sink.clone());
+        let api =
+            |c: Credential| Api::new(&config.base_url, c, config.request_timeout, sink.clone());
         let run_id = format!("{:08x}", rand::rng().random::<u32>());
         Ok(Self {
             main: api(Credential::Bearer(config.token.clone()))?,
-            other: config.other_token.as_ref().map(|t| api(Credential::Bearer(t.clone()))).transpose()?,
+            other: config
+                .other_token
+                .as_ref()
+                .map(|t| api(Credential::Bearer(t.clone())))
+                .transpose()?,
             anonymous: api(Credential::None)?,
             config: config.clone(),
             run_id,
@@ -48,7 +53,11 @@ impl Ctx {
 
     /// A name unique to this run: `conformance-<run>-<what>-<n>`.
     pub fn unique(&self, what: &str) -> String {
-        format!("conformance-{}-{what}-{}", self.run_id, self.seq.fetch_add(1, Ordering::Relaxed))
+        format!(
+            "conformance-{}-{what}-{}",
+            self.run_id,
+            self.seq.fetch_add(1, Ordering::Relaxed)
+        )
     }
 
     /// The second project's client (the isolation checks only run when there is one).
@@ -69,11 +78,31 @@ pub struct Needs {
 }
 
 impl Needs {
-    pub const NOTHING: Needs = Needs { helpers: false, other: false, expired: false };
-    pub const HELPERS: Needs = Needs { helpers: true, other: false, expired: false };
-    pub const OTHER: Needs = Needs { helpers: false, other: true, expired: false };
-    pub const OTHER_AND_HELPERS: Needs = Needs { helpers: true, other: true, expired: false };
-    pub const EXPIRED: Needs = Needs { helpers: false, other: false, expired: true };
+    pub const NOTHING: Needs = Needs {
+        helpers: false,
+        other: false,
+        expired: false,
+    };
+    pub const HELPERS: Needs = Needs {
+        helpers: true,
+        other: false,
+        expired: false,
+    };
+    pub const OTHER: Needs = Needs {
+        helpers: false,
+        other: true,
+        expired: false,
+    };
+    pub const OTHER_AND_HELPERS: Needs = Needs {
+        helpers: true,
+        other: true,
+        expired: false,
+    };
+    pub const EXPIRED: Needs = Needs {
+        helpers: false,
+        other: false,
+        expired: true,
+    };
 
     fn met_by(&self, config: &RunConfig) -> Result<(), &'static str> {
         if self.helpers && !config.sandbox_helpers {
@@ -102,14 +131,25 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn new(name: impl Into<String>, needs: Needs, run: impl for<'a> Fn(&'a Ctx) -> CheckFuture<'a> + Send + Sync + 'static) -> Self {
-        Self { name: name.into(), needs, run: Box::new(run) }
+    pub fn new(
+        name: impl Into<String>,
+        needs: Needs,
+        run: impl for<'a> Fn(&'a Ctx) -> CheckFuture<'a> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            needs,
+            run: Box::new(run),
+        }
     }
 }
 
 impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Check").field("name", &self.name).field("needs", &self.needs).finish()
+        f.debug_struct("Check")
+            .field("name", &self.name)
+            .field("needs", &self.needs)
+            .finish()
     }
 }
 
@@ -134,7 +174,9 @@ pub fn matches(pattern: &str, name: &str) -> bool {
     if !pattern.contains('*') {
         let wanted: Vec<&str> = pattern.split("::").collect();
         let segments: Vec<&str> = name.split("::").collect();
-        return segments.windows(wanted.len()).any(|w| w == wanted.as_slice());
+        return segments
+            .windows(wanted.len())
+            .any(|w| w == wanted.as_slice());
     }
     let parts: Vec<&str> = pattern.split('*').collect();
     let (first, last) = (parts[0], parts[parts.len() - 1]);
@@ -181,7 +223,11 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
     let sink: Sink = Arc::new(Mutex::new(Vec::new()));
     let ctx = Ctx::new(config, sink.clone())?;
     let checks = select(config);
-    anyhow::ensure!(!checks.is_empty(), "no check to run (--only {:?} matched none of those whose needs are met)", config.only);
+    anyhow::ensure!(
+        !checks.is_empty(),
+        "no check to run (--only {:?} matched none of those whose needs are met)",
+        config.only
+    );
     // Reachability first, so that a wrong URL is one clear error rather than hundreds of failures.
     ctx.anonymous
         .call("getWebhookPublicKey", &[], &[], None)
@@ -196,7 +242,10 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
         let this_area = check.name.split("::").next().unwrap_or_default();
         if this_area != area {
             area = this_area.to_owned();
-            let n = checks.iter().filter(|c| c.name.split("::").next() == Some(this_area)).count();
+            let n = checks
+                .iter()
+                .filter(|c| c.name.split("::").next() == Some(this_area))
+                .count();
             tracing::info!("{area}: {n} check(s)");
         }
         tracing::debug!(check = %check.name, "running");
@@ -209,13 +258,20 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
         };
         let problems: Vec<String> = std::mem::take(&mut *sink.lock().unwrap());
         if !problems.is_empty() {
-            let schema = format!("answer does not match the document: {}", problems.join("; "));
+            let schema = format!(
+                "answer does not match the document: {}",
+                problems.join("; ")
+            );
             failure = Some(match failure {
                 None => schema,
                 Some(f) => format!("{f}; {schema}"),
             });
         }
-        let result = CheckResult { name: check.name.clone(), failure, duration: start.elapsed() };
+        let result = CheckResult {
+            name: check.name.clone(),
+            failure,
+            duration: start.elapsed(),
+        };
         if let Some(reason) = &result.failure {
             tracing::warn!(check = %result.name, "failed: {reason}");
         }
@@ -223,7 +279,10 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
         out.flush()?;
         results.push(result);
     }
-    let report = Report { results, duration: started.elapsed() };
+    let report = Report {
+        results,
+        duration: started.elapsed(),
+    };
     for (area, passed, failed) in report.per_area() {
         tracing::info!("{area}: {passed} passed, {failed} failed");
     }
@@ -242,12 +301,27 @@ mod tests {
         assert!(matches("quoteBridge", "auth::quoteBridge::no-credential"));
         assert!(matches("schema::quoteBridge", "schema::quoteBridge"));
         assert!(!matches("schema::quoteBridge", "schema::quoteBridgeSwap"));
-        assert!(matches("decode::quoteBridge::body.mode", "decode::quoteBridge::body.mode::not-a-literal"));
+        assert!(matches(
+            "decode::quoteBridge::body.mode",
+            "decode::quoteBridge::body.mode::not-a-literal"
+        ));
         assert!(!matches("auth::quote", "auth::quoteBridge::no-credential"));
-        assert!(matches("decode::quote*", "decode::quoteBridge::body.mode::not-a-literal"));
-        assert!(!matches("decode::quote*", "auth::quoteBridge::no-credential"));
-        assert!(matches("*::no-credential", "auth::quoteBridge::no-credential"));
-        assert!(matches("*Bridge*tag*", "decode::quoteBridge::body.postBridgeData._tag::unknown"));
+        assert!(matches(
+            "decode::quote*",
+            "decode::quoteBridge::body.mode::not-a-literal"
+        ));
+        assert!(!matches(
+            "decode::quote*",
+            "auth::quoteBridge::no-credential"
+        ));
+        assert!(matches(
+            "*::no-credential",
+            "auth::quoteBridge::no-credential"
+        ));
+        assert!(matches(
+            "*Bridge*tag*",
+            "decode::quoteBridge::body.postBridgeData._tag::unknown"
+        ));
         assert!(!matches("auth::*x", "auth::a"));
         assert!(matches("*", "anything"));
     }
@@ -266,7 +340,19 @@ mod tests {
         assert_eq!(names.len(), total, "check names are unique");
         for name in names {
             let area = name.split("::").next().unwrap();
-            assert!(["auth", "schema", "decode", "behaviour", "isolation", "lifecycle", "webhook"].contains(&area), "{name}");
+            assert!(
+                [
+                    "auth",
+                    "schema",
+                    "decode",
+                    "behaviour",
+                    "isolation",
+                    "lifecycle",
+                    "webhook"
+                ]
+                .contains(&area),
+                "{name}"
+            );
         }
     }
 }

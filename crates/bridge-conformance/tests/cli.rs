@@ -10,7 +10,10 @@ use bridge_server::ErrorsMode;
 
 fn binary() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_bridge-conformance"));
-    command.env_remove("BRIDGE_CONFORMANCE_TOKEN").env_remove("BRIDGE_CONFORMANCE_BASE_URL").env("RUST_LOG", "warn");
+    command
+        .env_remove("BRIDGE_CONFORMANCE_TOKEN")
+        .env_remove("BRIDGE_CONFORMANCE_BASE_URL")
+        .env("RUST_LOG", "warn");
     command
 }
 
@@ -18,16 +21,41 @@ fn binary() -> Command {
 fn spawn_sandbox_runs_and_writes_junit() {
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("conformance.xml");
-    let output = binary().args(["--spawn-sandbox", "--only", "auth::quoteBridge", "--only", "schema::getBridge", "--junit"]).arg(&junit).output().unwrap();
+    let output = binary()
+        .args([
+            "--spawn-sandbox",
+            "--only",
+            "auth::quoteBridge",
+            "--only",
+            "schema::getBridge",
+            "--junit",
+        ])
+        .arg(&junit)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.last().copied(), Some("5 passed, 0 failed"), "{stdout}");
-    assert!(lines.contains(&"PASS auth::quoteBridge::no-credential"), "{stdout}");
+    assert_eq!(
+        lines.last().copied(),
+        Some("5 passed, 0 failed"),
+        "{stdout}"
+    );
+    assert!(
+        lines.contains(&"PASS auth::quoteBridge::no-credential"),
+        "{stdout}"
+    );
     assert!(lines.contains(&"PASS schema::getBridge"), "{stdout}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains(r#"<testsuite name="auth" tests="4""#), "{xml}");
-    assert!(xml.contains(r#"<testcase name="schema::getBridge" classname="schema""#), "{xml}");
+    assert!(
+        xml.contains(r#"<testcase name="schema::getBridge" classname="schema""#),
+        "{xml}"
+    );
 }
 
 async fn quote_pay_amount_as_number(request: Request, next: Next) -> Response {
@@ -37,37 +65,76 @@ async fn quote_pay_amount_as_number(request: Request, next: Next) -> Response {
         return response;
     }
     let (mut parts, body) = response.into_parts();
-    let mut value: serde_json::Value = serde_json::from_slice(&axum::body::to_bytes(body, usize::MAX).await.unwrap()).unwrap();
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&axum::body::to_bytes(body, usize::MAX).await.unwrap()).unwrap();
     value["payAmount"] = serde_json::json!(1.5);
     parts.headers.remove(axum::http::header::CONTENT_LENGTH);
-    Response::from_parts(parts, axum::body::Body::from(serde_json::to_vec(&value).unwrap()))
+    Response::from_parts(
+        parts,
+        axum::body::Body::from(serde_json::to_vec(&value).unwrap()),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failure_is_printed_and_exits_non_zero() {
-    let sandbox = SpawnedSandbox::start_with(|opened| bridge_sandbox::app(opened, ErrorsMode::First).layer(axum::middleware::from_fn(quote_pay_amount_as_number)))
-        .await
-        .unwrap();
+    let sandbox = SpawnedSandbox::start_with(|opened| {
+        bridge_sandbox::app(opened, ErrorsMode::First)
+            .layer(axum::middleware::from_fn(quote_pay_amount_as_number))
+    })
+    .await
+    .unwrap();
     let (base_url, token) = (sandbox.base_url.clone(), sandbox.token.clone());
     let output = tokio::task::spawn_blocking(move || {
-        binary().args(["--base-url", &base_url, "--token", &token, "--only", "schema::quoteBridge", "--only", "schema::getWebhookPublicKey"]).output().unwrap()
+        binary()
+            .args([
+                "--base-url",
+                &base_url,
+                "--token",
+                &token,
+                "--only",
+                "schema::quoteBridge",
+                "--only",
+                "schema::getWebhookPublicKey",
+            ])
+            .output()
+            .unwrap()
     })
     .await
     .unwrap();
     sandbox.stop().await.unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(1), "{stdout}");
-    assert!(stdout.lines().any(|l| l.starts_with("FAIL schema::quoteBridge: ") && l.contains("/payAmount")), "{stdout}");
-    assert!(stdout.lines().any(|l| l == "PASS schema::getWebhookPublicKey"), "{stdout}");
-    assert_eq!(stdout.lines().last(), Some("1 passed, 1 failed"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("FAIL schema::quoteBridge: ") && l.contains("/payAmount")),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l == "PASS schema::getWebhookPublicKey"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.lines().last(),
+        Some("1 passed, 1 failed"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn an_unreachable_deployment_is_a_setup_error() {
-    let output = binary().args(["--base-url", "http://127.0.0.1:9", "--token", "x"]).output().unwrap();
+    let output = binary()
+        .args(["--base-url", "http://127.0.0.1:9", "--token", "x"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("cannot reach the deployment at http://127.0.0.1:9"), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach the deployment at http://127.0.0.1:9"),
+        "{stderr}"
+    );
     assert!(output.stdout.is_empty());
 }
 
@@ -76,7 +143,15 @@ fn help_shows_how_to_run_against_staging() {
     let output = binary().arg("--help").output().unwrap();
     let help = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success());
-    for needle in ["--base-url https://bridge.staging.example.com", "BRIDGE_CONFORMANCE_TOKEN", "--spawn-sandbox", "--other-token", "--junit", "--only", "N passed, M failed"] {
+    for needle in [
+        "--base-url https://bridge.staging.example.com",
+        "BRIDGE_CONFORMANCE_TOKEN",
+        "--spawn-sandbox",
+        "--other-token",
+        "--junit",
+        "--only",
+        "N passed, M failed",
+    ] {
         assert!(help.contains(needle), "--help lacks {needle:?}:\n{help}");
     }
     let missing = binary().output().unwrap();

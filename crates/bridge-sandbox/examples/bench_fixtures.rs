@@ -11,6 +11,9 @@
 //! Everything is deterministic except ids and hashes (random) and the clock's starting point (the wall clock).
 //! Run with `cargo run -p bridge-sandbox --example bench_fixtures` (add `-- --out DIR` to write elsewhere, `--help`).
 
+// `POST /bridge/quote/user` is deprecated in production; the fixture is its answer.
+#![allow(deprecated)]
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -220,8 +223,8 @@ async fn commit_bridge(
     let quote = client
         .quote_bridge(&bridge_request(chain_in, chain_out, token, amount))
         .await?;
-    client.commit_quote(&quote.quote_id).await?;
-    Ok(quote.quote_id)
+    client.commit_quote(quote.quote_id()).await?;
+    Ok(quote.quote_id().to_owned())
 }
 
 /// An ETH → USDC swap from ETHEREUM, committed.
@@ -380,16 +383,18 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
         .sandbox_create_routing_deposit_address(&SandboxRoutingDepositAddressRequest {
             deposit_chain: "ETHEREUM".into(),
             routes: vec![RoutingRoute {
-                matcher: Some(RoutingMatcher {
-                    token_symbol: Some("USDC".into()),
-                    min_amount_usd: Some(10.into()),
-                    max_amount_usd: None,
-                }),
-                action: RoutingAction {
+                matcher: Some(RoutingMatcher::SentAmountUsdGreaterThan(
+                    RoutingMatcherSentAmountUsdGreaterThan {
+                        tag: Default::default(),
+                        value: 10.into(),
+                        inclusive: Some(true),
+                    },
+                )),
+                action: RoutingAction::Bridge(RoutingActionBridge {
+                    tag: Default::default(),
                     destination_chain: "BASE".into(),
                     destination_address: EVM_B.into(),
-                    token_out: None,
-                },
+                }),
                 priority: Some(1),
             }],
             address_note: Some("router".into()),

@@ -32,7 +32,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use bridge_contract::{
-    Aggregator, ChainMetadata, DecimalNumber, DecimalString, Speed, StellarChainMetadata, SupportedToken,
+    Aggregator, ChainMetadata, DecimalNumber, DecimalString, Speed, StellarChainMetadata,
+    SupportedToken,
 };
 use rust_decimal::Decimal;
 use serde::de::{self, Deserializer, Visitor};
@@ -97,9 +98,13 @@ impl Family {
         match self {
             Family::Evm => "0x followed by 40 hexadecimal digits",
             Family::Solana => "a base58 public key of 32 bytes (32 to 44 characters)",
-            Family::Stellar => "a Stellar account G... (56 characters) or muxed account M... (69 characters)",
+            Family::Stellar => {
+                "a Stellar account G... (56 characters) or muxed account M... (69 characters)"
+            }
             Family::Tron => "a base58check address T... of 34 characters",
-            Family::Ton => "a user-friendly address EQ.../UQ... (48 characters) or a raw address 0:<64 hex>",
+            Family::Ton => {
+                "a user-friendly address EQ.../UQ... (48 characters) or a raw address 0:<64 hex>"
+            }
             Family::Starknet => "0x followed by 1 to 64 hexadecimal digits, below 2^251",
         }
     }
@@ -260,14 +265,16 @@ pub struct Catalogue {
 impl Catalogue {
     /// The built-in catalogue (`catalogue.default.toml`).
     pub fn builtin() -> Catalogue {
-        let raw: toml::Table = toml::from_str(BUILTIN_TOML).expect("the built-in catalogue is valid TOML");
+        let raw: toml::Table =
+            toml::from_str(BUILTIN_TOML).expect("the built-in catalogue is valid TOML");
         Self::from_table(raw).expect("the built-in catalogue is consistent")
     }
 
     /// A catalogue from a config file: merged over the built-in one, unless the file says
     /// `inherit_builtin = false` (then it is complete by itself).
     pub fn from_toml(text: &str) -> Result<Catalogue, CatalogueError> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| CatalogueError::new(e.to_string()))?;
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| CatalogueError::new(e.to_string()))?;
         match table.get("inherit_builtin") {
             Some(toml::Value::Boolean(false)) => Self::from_table(table),
             Some(toml::Value::Boolean(true)) | None => Self::builtin().merged(table),
@@ -277,7 +284,8 @@ impl Catalogue {
 
     /// This catalogue with `text` merged over it.
     pub fn with_overrides(self, text: &str) -> Result<Catalogue, CatalogueError> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| CatalogueError::new(e.to_string()))?;
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| CatalogueError::new(e.to_string()))?;
         self.merged(table)
     }
 
@@ -289,8 +297,8 @@ impl Catalogue {
 
     fn from_table(mut raw: toml::Table) -> Result<Catalogue, CatalogueError> {
         raw.remove("inherit_builtin");
-        let file =
-            RawFile::deserialize(toml::Value::Table(raw.clone())).map_err(|e| CatalogueError::new(e.to_string()))?;
+        let file = RawFile::deserialize(toml::Value::Table(raw.clone()))
+            .map_err(|e| CatalogueError::new(e.to_string()))?;
         let (chains, fees) = resolve(file)?;
         Ok(Catalogue { raw, chains, fees })
     }
@@ -352,7 +360,11 @@ impl Catalogue {
 
     /// A fresh deposit address on `chain` from `seed` (deterministic), with chainMetadata for Stellar
     /// (a muxed M... address whose base G... address and memo id are in the metadata).
-    pub fn deposit_address(&self, chain: &str, seed: u64) -> Option<(String, Option<ChainMetadata>)> {
+    pub fn deposit_address(
+        &self,
+        chain: &str,
+        seed: u64,
+    ) -> Option<(String, Option<ChainMetadata>)> {
         let c = self.chain(chain)?;
         let bytes = sha256(format!("bridge-sandbox/deposit-address/{}/{seed}", c.id).as_bytes());
         Some(match c.family {
@@ -405,7 +417,8 @@ impl Catalogue {
         destination_chain: &str,
         token_out: Option<&str>,
     ) -> Vec<SupportedToken> {
-        let (Some(from), Some(to)) = (self.chain(deposit_chain), self.chain(destination_chain)) else {
+        let (Some(from), Some(to)) = (self.chain(deposit_chain), self.chain(destination_chain))
+        else {
             return Vec::new();
         };
         if from.id == to.id {
@@ -434,7 +447,11 @@ impl Catalogue {
     }
 
     /// Symbols bridgeable on both chains, in symbol order.
-    fn common_bridge_tokens<'a>(&'a self, from: &'a Chain, to: &'a Chain) -> impl Iterator<Item = &'a str> {
+    fn common_bridge_tokens<'a>(
+        &'a self,
+        from: &'a Chain,
+        to: &'a Chain,
+    ) -> impl Iterator<Item = &'a str> {
         from.tokens
             .values()
             .filter(move |t| t.bridgeable && to.token(&t.symbol).is_some_and(|o| o.bridgeable))
@@ -445,9 +462,17 @@ impl Catalogue {
     /// is bridgeable on both chains, else `token_out` when it is, else the first of
     /// [`FeeSettings::bridge_token_preference`] bridgeable on both, else the first such symbol in symbol
     /// order. `None` when no token is bridgeable on both chains (or a chain is unknown).
-    pub fn bridge_token(&self, chain_in: &str, chain_out: &str, token_in: &str, token_out: &str) -> Option<String> {
+    pub fn bridge_token(
+        &self,
+        chain_in: &str,
+        chain_out: &str,
+        token_in: &str,
+        token_out: &str,
+    ) -> Option<String> {
         let (from, to) = (self.chain(chain_in)?, self.chain(chain_out)?);
-        let both = |s: &str| from.token(s).is_some_and(|t| t.bridgeable) && to.token(s).is_some_and(|t| t.bridgeable);
+        let both = |s: &str| {
+            from.token(s).is_some_and(|t| t.bridgeable) && to.token(s).is_some_and(|t| t.bridgeable)
+        };
         [token_in, token_out]
             .into_iter()
             .chain(self.fees.bridge_token_preference.iter().map(String::as_str))
@@ -508,7 +533,10 @@ impl<'de> Deserialize<'de> for Dec {
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Dec, E> {
                 let parsed: DecimalString = v.parse().map_err(|e| E::custom(format!("{e}")))?;
-                parsed.to_decimal().map(Dec).map_err(|e| E::custom(format!("{e}")))
+                parsed
+                    .to_decimal()
+                    .map(Dec)
+                    .map_err(|e| E::custom(format!("{e}")))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dec, E> {
                 Ok(Dec(Decimal::from(v)))
@@ -673,7 +701,10 @@ struct RawChain {
 fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), CatalogueError> {
     let err = |m: String| CatalogueError::new(m);
     let percent = |name: &str, v: Option<Dec>| -> Result<Decimal, CatalogueError> {
-        let v = v.ok_or_else(|| err(format!("missing `{name}`")))?.0.normalize();
+        let v = v
+            .ok_or_else(|| err(format!("missing `{name}`")))?
+            .0
+            .normalize();
         if v.is_sign_negative() || v >= Decimal::ONE_HUNDRED || v.scale() > MAX_PERCENT_SCALE {
             return Err(err(format!(
                 "`{name}` = {v}: a percentage must be at least 0, below 100, with at most {MAX_PERCENT_SCALE} decimal places"
@@ -682,7 +713,10 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
         Ok(v)
     };
     let usd = |name: &str, v: Option<Dec>| -> Result<Decimal, CatalogueError> {
-        let v = v.ok_or_else(|| err(format!("missing `{name}`")))?.0.normalize();
+        let v = v
+            .ok_or_else(|| err(format!("missing `{name}`")))?
+            .0
+            .normalize();
         if v.is_sign_negative() {
             return Err(err(format!("`{name}` = {v} must not be negative")));
         }
@@ -713,7 +747,9 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
         .and_then(|o| o.0)
         .map(|d| d.normalize());
     if threshold.is_some_and(|t| t.is_sign_negative()) {
-        return Err(err("`fees.percentage_fee_threshold_usd` must not be negative".into()));
+        return Err(err(
+            "`fees.percentage_fee_threshold_usd` must not be negative".into(),
+        ));
     }
     let fees = FeeSettings {
         platform_fee_usd: usd("fees.platform_fee_usd", file.fees.platform_fee_usd)?,
@@ -733,7 +769,10 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
             })
             .collect(),
         swap_fee_percentage: percent("swap.fee_percentage", file.swap.fee_percentage)?,
-        swap_slippage_percentage: percent("swap.slippage_percentage", file.swap.slippage_percentage)?,
+        swap_slippage_percentage: percent(
+            "swap.slippage_percentage",
+            file.swap.slippage_percentage,
+        )?,
         aggregator: file
             .swap
             .aggregator
@@ -751,11 +790,14 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
         let family = raw.family.ok_or_else(|| missing("family"))?;
         let native_symbol = raw.native_symbol.ok_or_else(|| missing("native_symbol"))?;
         let native = file.symbols.get(&native_symbol);
-        let native_decimals = raw.native_decimals.or(native.and_then(|n| n.decimals)).ok_or_else(|| {
-            err(format!(
-                "{here}: missing `native_decimals` (or `symbols.{native_symbol}.decimals`)"
-            ))
-        })?;
+        let native_decimals = raw
+            .native_decimals
+            .or(native.and_then(|n| n.decimals))
+            .ok_or_else(|| {
+                err(format!(
+                    "{here}: missing `native_decimals` (or `symbols.{native_symbol}.decimals`)"
+                ))
+            })?;
         let native_usd_price = native
             .and_then(|n| n.usd_price)
             .ok_or_else(|| {
@@ -765,9 +807,14 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
             })?
             .0
             .normalize();
-        check_price(&format!("symbols.{native_symbol}.usd_price"), native_usd_price)?;
+        check_price(
+            &format!("symbols.{native_symbol}.usd_price"),
+            native_usd_price,
+        )?;
         if native_decimals > MAX_TOKEN_DECIMALS {
-            return Err(err(format!("{here}: native decimals above {MAX_TOKEN_DECIMALS}")));
+            return Err(err(format!(
+                "{here}: native decimals above {MAX_TOKEN_DECIMALS}"
+            )));
         }
         let mut tokens = BTreeMap::new();
         for (symbol, t) in raw.tokens {
@@ -777,13 +824,14 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
             let at = format!("{here}.tokens.{symbol}");
             let sym = file.symbols.get(&symbol).cloned().unwrap_or_default();
             let f = &t.fields();
-            let need = |name: &str, a: Option<Dec>, b: Option<Dec>| -> Result<Decimal, CatalogueError> {
-                a.or(b).map(|d| d.0.normalize()).ok_or_else(|| {
-                    err(format!(
-                        "{at}: missing `{name}` (set it on the token or in [symbols.{symbol}])"
-                    ))
-                })
-            };
+            let need =
+                |name: &str, a: Option<Dec>, b: Option<Dec>| -> Result<Decimal, CatalogueError> {
+                    a.or(b).map(|d| d.0.normalize()).ok_or_else(|| {
+                        err(format!(
+                            "{at}: missing `{name}` (set it on the token or in [symbols.{symbol}])"
+                        ))
+                    })
+                };
             let address = t
                 .address
                 .clone()
@@ -812,10 +860,17 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
                 max_withdraw: need("max_withdraw", f.max_withdraw, sym.max_withdraw)?,
             };
             check_price(&format!("{at}.usd_price"), token.usd_price)?;
-            if token.min_deposit_usd.is_sign_negative() || token.min_deposit_usd > token.max_deposit_usd {
-                return Err(err(format!("{at}: need 0 <= min_deposit_usd <= max_deposit_usd")));
+            if token.min_deposit_usd.is_sign_negative()
+                || token.min_deposit_usd > token.max_deposit_usd
+            {
+                return Err(err(format!(
+                    "{at}: need 0 <= min_deposit_usd <= max_deposit_usd"
+                )));
             }
-            for (name, v) in [("max_deposit", token.max_deposit), ("max_withdraw", token.max_withdraw)] {
+            for (name, v) in [
+                ("max_deposit", token.max_deposit),
+                ("max_withdraw", token.max_withdraw),
+            ] {
                 if v <= Decimal::ZERO {
                     return Err(err(format!("{at}: `{name}` must be positive")));
                 }
@@ -877,13 +932,18 @@ fn check_price(name: &str, price: Decimal) -> Result<(), CatalogueError> {
 pub fn address_is_valid(family: Family, address: &str) -> bool {
     match family {
         Family::Evm => is_evm(address),
-        Family::Solana => (32..=44).contains(&address.len()) && base58_decode(address).is_some_and(|b| b.len() == 32),
+        Family::Solana => {
+            (32..=44).contains(&address.len())
+                && base58_decode(address).is_some_and(|b| b.len() == 32)
+        }
         Family::Tron => is_tron(address),
         Family::Ton => is_ton(address),
         Family::Starknet => is_starknet(address),
         Family::Stellar => {
-            (address.len() == 56 && strkey_decode(address, STRKEY_ACCOUNT).is_some_and(|p| p.len() == 32))
-                || (address.len() == 69 && strkey_decode(address, STRKEY_MUXED).is_some_and(|p| p.len() == 40))
+            (address.len() == 56
+                && strkey_decode(address, STRKEY_ACCOUNT).is_some_and(|p| p.len() == 32))
+                || (address.len() == 69
+                    && strkey_decode(address, STRKEY_MUXED).is_some_and(|p| p.len() == 40))
         }
     }
 }
@@ -926,7 +986,9 @@ fn is_tron(a: &str) -> bool {
     if a.len() != 34 || !a.starts_with('T') {
         return false;
     }
-    let Some(bytes) = base58_decode(a) else { return false };
+    let Some(bytes) = base58_decode(a) else {
+        return false;
+    };
     if bytes.len() != 25 || bytes[0] != 0x41 {
         return false;
     }
@@ -1081,7 +1143,8 @@ const BASE64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvw
 fn base64url_encode(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b)) << (8 * (3 - chunk.len()));
+        let n =
+            chunk.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b)) << (8 * (3 - chunk.len()));
         for i in 0..=chunk.len() {
             out.push(BASE64URL[((n >> (18 - 6 * i)) & 63) as usize] as char);
         }
@@ -1130,17 +1193,20 @@ fn crc16_xmodem(data: &[u8]) -> u16 {
 /// SHA-256 (FIPS 180-4).
 pub(crate) fn sha256(data: &[u8]) -> [u8; 32] {
     const K: [u32; 64] = [
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
-        0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
-        0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
-        0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-        0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
-        0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
-        0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
         0xc67178f2,
     ];
     let mut h: [u32; 8] = [
-        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
     ];
     let mut msg = data.to_vec();
     msg.push(0x80);
@@ -1156,7 +1222,10 @@ pub(crate) fn sha256(data: &[u8]) -> [u8; 32] {
         for i in 16..64 {
             let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
             let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
-            w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
+            w[i] = w[i - 16]
+                .wrapping_add(s0)
+                .wrapping_add(w[i - 7])
+                .wrapping_add(s1);
         }
         let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
         for i in 0..64 {
@@ -1220,14 +1289,23 @@ mod tests {
             vec![255; 32],
             (0..32).collect::<Vec<u8>>(),
         ] {
-            assert_eq!(base58_decode(&base58_encode(&bytes)).unwrap_or_default(), bytes);
+            assert_eq!(
+                base58_decode(&base58_encode(&bytes)).unwrap_or_default(),
+                bytes
+            );
         }
     }
 
     #[test]
     fn real_addresses_validate() {
-        assert!(address_is_valid(Family::Tron, "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"));
-        assert!(!address_is_valid(Family::Tron, "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6u"));
+        assert!(address_is_valid(
+            Family::Tron,
+            "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
+        ));
+        assert!(!address_is_valid(
+            Family::Tron,
+            "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6u"
+        ));
         assert!(address_is_valid(
             Family::Solana,
             "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

@@ -129,17 +129,20 @@
 
 use bridge_contract::operations::{QuoteBridgeError, QuoteBridgeSwapError};
 use bridge_contract::{
-    BridgeQuote, BridgeQuoteRequest, BridgeSwapQuote, BridgeSwapQuoteRequest, DateString, DecimalNumber, DecimalString,
-    DepositAddressBridgeQuote, DepositLimitReached, GasBoost, GasBoostGreaterThanReceiveAmount, InvalidRequest,
-    IsSdaFlag, NegativeReceiveAmount, NoBridgeTokenFoundError, NoRouteFoundError, PostBridgeData, Promotion,
-    QuoteBridgeSwapUnprocessable, QuoteBridgeUnprocessable, QuoteFees, QuoteMode, QuoteResponse, RejectReason,
-    SameChainSwapNotAvailable, SdaDepositBelowMinimum, SdaDepositLimitExceeded, Speed, SponsoredFees, SwapQuote,
-    WithdrawLimitReached,
+    BridgeQuote, BridgeQuoteRequest, BridgeSwapQuote, BridgeSwapQuoteRequest, DateString,
+    DecimalNumber, DecimalString, DepositAddressBridgeQuote, DepositLimitReached, GasBoost,
+    GasBoostGreaterThanReceiveAmount, InvalidRequest, IsSdaFlag, NegativeReceiveAmount,
+    NoBridgeTokenFoundError, NoRouteFoundError, PostBridgeData, Promotion,
+    QuoteBridgeSwapUnprocessable, QuoteBridgeUnprocessable, QuoteFees, QuoteMode, QuoteResponse,
+    RejectReason, SameChainSwapNotAvailable, SdaDepositBelowMinimum, SdaDepositLimitExceeded,
+    Speed, SponsoredFees, SwapQuote, WithdrawLimitReached,
 };
 use rust_decimal::{Decimal, RoundingStrategy};
 
 pub use crate::catalogue::usd_number;
-use crate::catalogue::{Catalogue, Chain, Family, FeeSettings, PromotionSetting, Sponsorship, Token};
+use crate::catalogue::{
+    Catalogue, Chain, Family, FeeSettings, PromotionSetting, Sponsorship, Token,
+};
 
 /// The quote lifetime (expiresAt = now + this): 5 minutes.
 pub const QUOTE_LIFETIME_MS: i64 = 5 * 60 * 1000;
@@ -155,7 +158,10 @@ pub struct QuoteContext<'a> {
 
 /// POST /bridge/quote/user. Never panics; every refusal is a documented error (422 InvalidRequest for an
 /// unsupported chain/token, limits, NegativeReceiveAmount, GasBoostGreaterThanReceiveAmount, Sda* limits).
-pub fn quote_bridge(ctx: &QuoteContext, req: &BridgeQuoteRequest) -> Result<BridgeQuote, QuoteBridgeError> {
+pub fn quote_bridge(
+    ctx: &QuoteContext,
+    req: &BridgeQuoteRequest,
+) -> Result<BridgeQuote, QuoteBridgeError> {
     bridge_quote(ctx, req).map_err(Failure::into_bridge_error)
 }
 
@@ -199,12 +205,16 @@ pub fn quote_deposit(
         Ok(_) => {}
         Err(e) => {
             return Err(match e.kind() {
-                bridge_contract::scalars::DecimalRangeErrorKind::TooManyDigits { .. } => RejectReason::OverMax,
+                bridge_contract::scalars::DecimalRangeErrorKind::TooManyDigits { .. } => {
+                    RejectReason::OverMax
+                }
                 _ => RejectReason::TerminalProcessingIssue,
             })
         }
     }
-    let (Some(chain_in), Some(chain_out)) = (cat.chain(deposit_chain), cat.chain(destination_chain)) else {
+    let (Some(chain_in), Some(chain_out)) =
+        (cat.chain(deposit_chain), cat.chain(destination_chain))
+    else {
         return Err(RejectReason::UnsupportedToken);
     };
     let token_out = token_out.unwrap_or(token);
@@ -233,7 +243,9 @@ pub fn quote_deposit(
         Ok(if route.is_swap() {
             QuoteResponse::BridgeSwap(priced.bridge_swap_quote(ctx, &route, &request)?)
         } else {
-            QuoteResponse::DepositAddressBridge(priced.deposit_address_quote(ctx, &route, &request)?)
+            QuoteResponse::DepositAddressBridge(
+                priced.deposit_address_quote(ctx, &route, &request)?,
+            )
         })
     })();
     answer.map_err(|f| f.reject_reason())
@@ -242,7 +254,10 @@ pub fn quote_deposit(
 /// The swaps of a bridge-swap quote as the `SwapQuote` objects of events (`preSwap`, `postSwap`): `None`
 /// for a side without a swap (or chains/tokens no longer in the catalogue). The pre-swap's `minAmountOut`
 /// applies the slippage to `bridgePayAmount`; the post-swap's is `minReceiveAmount`.
-pub fn swap_legs(catalogue: &Catalogue, quote: &BridgeSwapQuote) -> (Option<SwapQuote>, Option<SwapQuote>) {
+pub fn swap_legs(
+    catalogue: &Catalogue,
+    quote: &BridgeSwapQuote,
+) -> (Option<SwapQuote>, Option<SwapQuote>) {
     let fees = catalogue.fees();
     let price = |chain: &str, symbol: &str| {
         catalogue
@@ -261,7 +276,10 @@ pub fn swap_legs(catalogue: &Catalogue, quote: &BridgeSwapQuote) -> (Option<Swap
     let pre = (quote.token_in != quote.bridge_token).then(|| {
         let p_in = price(&quote.chain_in, &quote.token_in)?;
         let p_b = price(&quote.chain_in, &quote.bridge_token)?;
-        let dp = catalogue.chain(&quote.chain_in)?.token(&quote.bridge_token)?.decimals;
+        let dp = catalogue
+            .chain(&quote.chain_in)?
+            .token(&quote.bridge_token)?
+            .decimals;
         let out = quote.bridge_pay_amount.to_decimal().ok()?;
         let min = mul(out, Decimal::ONE_HUNDRED - fees.swap_slippage_percentage)
             .and_then(|n| floor_div(n, Decimal::ONE_HUNDRED, dp))
@@ -365,9 +383,9 @@ impl Failure {
             Failure::SdaDepositLimitExceeded(_)
             | Failure::DepositLimitReached(_)
             | Failure::WithdrawLimitReached(_) => RejectReason::OverMax,
-            Failure::NoRouteFound(_) | Failure::NoBridgeTokenFound(_) | Failure::SameChainSwapNotAvailable(_) => {
-                RejectReason::NoRouteFound
-            }
+            Failure::NoRouteFound(_)
+            | Failure::NoBridgeTokenFound(_)
+            | Failure::SameChainSwapNotAvailable(_) => RejectReason::NoRouteFound,
             Failure::InvalidRequest(_) => RejectReason::TerminalProcessingIssue,
         }
     }
@@ -389,16 +407,25 @@ fn range_error() -> Failure {
 }
 
 /// Why a decimal string cannot be priced, without echoing all of it.
-fn out_of_range(member: &str, value: &DecimalString, e: &bridge_contract::scalars::DecimalRangeError) -> String {
+fn out_of_range(
+    member: &str,
+    value: &DecimalString,
+    e: &bridge_contract::scalars::DecimalRangeError,
+) -> String {
     use bridge_contract::scalars::DecimalRangeErrorKind as K;
     let why = match e.kind() {
-        K::TooManyDecimalPlaces { needed } => format!("it has {needed} decimal places and at most 28 are supported"),
+        K::TooManyDecimalPlaces { needed } => {
+            format!("it has {needed} decimal places and at most 28 are supported")
+        }
         K::TooManyDigits { needed } => {
             format!("its {needed} digits exceed exact decimal arithmetic (at most 79228162514264337593543950335)")
         }
         _ => "it has no exact rust_decimal value".to_owned(),
     };
-    format!("`{member}` {} is out of range: {why}", shown(&value.to_string()))
+    format!(
+        "`{member}` {} is out of range: {why}",
+        shown(&value.to_string())
+    )
 }
 
 /// `text`, cut to 64 characters for error messages.
@@ -516,14 +543,26 @@ fn usd_of(amount: Decimal, price: Decimal) -> R<DecimalNumber> {
 }
 
 /// `floor(x × priceIn × (100 − f) / (priceOut × 100))` at `dp`: the output of a swap.
-fn swap_out(x: Decimal, price_in: Decimal, price_out: Decimal, fee: Decimal, dp: u32) -> R<Decimal> {
+fn swap_out(
+    x: Decimal,
+    price_in: Decimal,
+    price_out: Decimal,
+    fee: Decimal,
+    dp: u32,
+) -> R<Decimal> {
     let num = mul(mul(x, price_in)?, Decimal::ONE_HUNDRED - fee)?;
     let den = mul(price_out, Decimal::ONE_HUNDRED)?;
     floor_div(num, den, dp)
 }
 
 /// The smallest input (at `dp`) whose [`swap_out`] is at least `out`.
-fn swap_in_for(out: Decimal, price_in: Decimal, price_out: Decimal, fee: Decimal, dp: u32) -> R<Decimal> {
+fn swap_in_for(
+    out: Decimal,
+    price_in: Decimal,
+    price_out: Decimal,
+    fee: Decimal,
+    dp: u32,
+) -> R<Decimal> {
     let num = mul(mul(out, price_out)?, Decimal::ONE_HUNDRED)?;
     let den = mul(price_in, Decimal::ONE_HUNDRED - fee)?;
     ceil_div(num, den, dp)
@@ -613,9 +652,13 @@ fn check_address(cat: &Catalogue, chain: &Chain, member: &str, address: &str) ->
 /// A plain route of `symbol` (bridgeable on both chains), or InvalidRequest.
 fn plain_route<'a>(chain_in: &'a Chain, chain_out: &'a Chain, symbol: &str) -> R<Route<'a>> {
     let on = |chain: &'a Chain| -> R<&'a Token> {
-        let token = chain
-            .token(symbol)
-            .ok_or_else(|| invalid(format!("token {:?} is not supported on {}", shown(symbol), chain.id)))?;
+        let token = chain.token(symbol).ok_or_else(|| {
+            invalid(format!(
+                "token {:?} is not supported on {}",
+                shown(symbol),
+                chain.id
+            ))
+        })?;
         if !token.bridgeable {
             return Err(invalid(format!(
                 "token {symbol:?} is not bridged from or to {}; use a bridge-swap quote",
@@ -653,10 +696,14 @@ fn route_between<'a>(
         .ok_or_else(|| {
             Failure::NoBridgeTokenFound(NoBridgeTokenFoundError {
                 tag: Default::default(),
-                message: format!("no token is bridged between {} and {}", chain_in.id, chain_out.id),
+                message: format!(
+                    "no token is bridged between {} and {}",
+                    chain_in.id, chain_out.id
+                ),
             })
         })?;
-    let (Some(bridge_in), Some(bridge_out)) = (chain_in.token(&symbol), chain_out.token(&symbol)) else {
+    let (Some(bridge_in), Some(bridge_out)) = (chain_in.token(&symbol), chain_out.token(&symbol))
+    else {
         return Err(invalid(format!("bridge token {symbol} is missing")));
     };
     Ok(Route {
@@ -677,7 +724,9 @@ fn requested_amount(value: &DecimalString, dp: u32, round_down: bool, what: &str
         .map_err(|e| invalid(out_of_range("amount", value, &e)))?
         .normalize();
     if round_down {
-        let rounded = d.round_dp_with_strategy(dp, RoundingStrategy::ToZero).normalize();
+        let rounded = d
+            .round_dp_with_strategy(dp, RoundingStrategy::ToZero)
+            .normalize();
         if rounded <= Decimal::ZERO {
             // a deposit smaller than one unit of the route: nothing would arrive (UNDER_MIN)
             return Err(negative(Decimal::ZERO));
@@ -711,7 +760,12 @@ struct Boost {
 }
 
 /// The gas boost of `amountNative` on `chain_out`, paid in a token of `price` at `dp`.
-fn gas_boost(value: Option<&DecimalString>, chain_out: &Chain, price: Decimal, dp: u32) -> R<Option<Boost>> {
+fn gas_boost(
+    value: Option<&DecimalString>,
+    chain_out: &Chain,
+    price: Decimal,
+    dp: u32,
+) -> R<Option<Boost>> {
     let Some(value) = value else { return Ok(None) };
     let n = value
         .to_decimal()
@@ -794,7 +848,10 @@ impl<'a> LegPricing<'a> {
             gas: ceil_div(route.chain_out.gas_fee_usd, price, dp)?,
             source,
             platform: ceil_div(fees.platform_fee_usd, price, dp)?,
-            promotion: fees.promotions.iter().find(|p| p.covers(&route.chain_out.id)),
+            promotion: fees
+                .promotions
+                .iter()
+                .find(|p| p.covers(&route.chain_out.id)),
             sponsorship: ctx.catalogue.sponsorship(ctx.project_id),
             boost,
         })
@@ -810,16 +867,28 @@ impl<'a> LegPricing<'a> {
     }
 
     fn percentage_applies(&self, pay_usd: Decimal) -> bool {
-        self.fees.percentage_fee > Decimal::ZERO && self.fees.percentage_fee_threshold_usd.is_none_or(|t| pay_usd > t)
+        self.fees.percentage_fee > Decimal::ZERO
+            && self
+                .fees
+                .percentage_fee_threshold_usd
+                .is_none_or(|t| pay_usd > t)
     }
 
     fn percentage_fee(&self, pay: Decimal) -> R<Decimal> {
-        ceil_div(mul(pay, self.fees.percentage_fee)?, Decimal::ONE_HUNDRED, self.dp)
+        ceil_div(
+            mul(pay, self.fees.percentage_fee)?,
+            Decimal::ONE_HUNDRED,
+            self.dp,
+        )
     }
 
     /// (charged gas, source, platform), (sponsored gas, source, platform).
     fn fixed(&self, promotion: bool) -> ([Decimal; 3], [Decimal; 3]) {
-        let platform = if promotion { Decimal::ZERO } else { self.platform };
+        let platform = if promotion {
+            Decimal::ZERO
+        } else {
+            self.platform
+        };
         let split = |value: Decimal, sponsored: bool| {
             if sponsored {
                 (Decimal::ZERO, value)
@@ -852,7 +921,11 @@ impl<'a> LegPricing<'a> {
             sponsored_source_gas_fee: s_source,
             sponsored_platform_fee: s_platform,
             sponsored_fee,
-            promotion: if promotion { self.promotion.cloned() } else { None },
+            promotion: if promotion {
+                self.promotion.cloned()
+            } else {
+                None
+            },
             boost: self.boost,
         })
     }
@@ -876,7 +949,11 @@ impl<'a> LegPricing<'a> {
         for _ in 0..4 {
             let [g, s, p] = self.fixed(promotion).0;
             let base = add(add(add(target, g)?, s)?, p)?;
-            let pay = if percentage { self.solve_percentage(base)? } else { base };
+            let pay = if percentage {
+                self.solve_percentage(base)?
+            } else {
+                base
+            };
             let pay_usd = mul(pay, self.price)?;
             if promotion && !self.promotion_applies(pay_usd) {
                 promotion = false;
@@ -893,11 +970,15 @@ impl<'a> LegPricing<'a> {
             };
             let leg = self.leg(pay, promotion, fee)?;
             if leg.receive != receive {
-                return Err(invalid("internal error: receive-mode pricing is inconsistent"));
+                return Err(invalid(
+                    "internal error: receive-mode pricing is inconsistent",
+                ));
             }
             return Ok(leg);
         }
-        Err(invalid("internal error: receive-mode pricing did not converge"))
+        Err(invalid(
+            "internal error: receive-mode pricing did not converge",
+        ))
     }
 
     /// The smallest `P` (at `dp`) with `P − ceil(P × r / 100) = base`.
@@ -924,7 +1005,9 @@ impl<'a> LegPricing<'a> {
             }
         }
         if net(p)? != base {
-            return Err(invalid("internal error: no exact pay amount for the percentage fee"));
+            return Err(invalid(
+                "internal error: no exact pay amount for the percentage fee",
+            ));
         }
         Ok(p.normalize())
     }
@@ -1021,13 +1104,19 @@ fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> R<Priced> {
             req.amount,
             pay_dp,
             req.round_amount_down,
-            &format!("{} on this route from {}", route.token_in.symbol, route.chain_in.id),
+            &format!(
+                "{} on this route from {}",
+                route.token_in.symbol, route.chain_in.id
+            ),
         )?,
         QuoteMode::Receive => requested_amount(
             req.amount,
             receive_dp,
             req.round_amount_down,
-            &format!("{} on this route to {}", route.token_out.symbol, route.chain_out.id),
+            &format!(
+                "{} on this route to {}",
+                route.token_out.symbol, route.chain_out.id
+            ),
         )?,
     };
     let boost = gas_boost(req.amount_native, route.chain_out, p_b_in, bridge_dp)?;
@@ -1092,7 +1181,10 @@ fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> R<Priced> {
         }
     };
     let min_receive = floor_div(
-        mul(receive, Decimal::ONE_HUNDRED - fees.swap_slippage_percentage)?,
+        mul(
+            receive,
+            Decimal::ONE_HUNDRED - fees.swap_slippage_percentage,
+        )?,
         Decimal::ONE_HUNDRED,
         receive_dp,
     )?;
@@ -1173,9 +1265,12 @@ impl Priced {
         let (speed, duration) = ctx
             .catalogue
             .route_timing(&route.chain_in.id, &route.chain_out.id)
-            .map_or((None, None), |(s, d)| (Some(s), DecimalNumber::try_from(d as f64).ok()));
+            .map_or((None, None), |(s, d)| {
+                (Some(s), DecimalNumber::try_from(d as f64).ok())
+            });
         let expires_at =
-            DateString::from_millis(ctx.now.millis().saturating_add(QUOTE_LIFETIME_MS)).unwrap_or(DateString::MAX);
+            DateString::from_millis(ctx.now.millis().saturating_add(QUOTE_LIFETIME_MS))
+                .unwrap_or(DateString::MAX);
         Ok(Common {
             chain_in: route.chain_in.id.clone(),
             chain_out: route.chain_out.id.clone(),
@@ -1202,15 +1297,31 @@ impl Priced {
 
     fn bridge_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<BridgeQuote> {
         let c = self.common(ctx, route, req)?;
-        quote_variant(c, serde_json::json!({"_tag": "bridge", "token": route.token_in.symbol}))
+        quote_variant(
+            c,
+            serde_json::json!({"_tag": "bridge", "token": route.token_in.symbol}),
+        )
     }
 
-    fn deposit_address_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<DepositAddressBridgeQuote> {
+    fn deposit_address_quote(
+        &self,
+        ctx: &QuoteContext,
+        route: &Route,
+        req: &Request,
+    ) -> R<DepositAddressBridgeQuote> {
         let c = self.common(ctx, route, req)?;
-        quote_variant(c, serde_json::json!({"_tag": "depositAddressBridge", "token": route.token_in.symbol}))
+        quote_variant(
+            c,
+            serde_json::json!({"_tag": "depositAddressBridge", "token": route.token_in.symbol}),
+        )
     }
 
-    fn bridge_swap_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<BridgeSwapQuote> {
+    fn bridge_swap_quote(
+        &self,
+        ctx: &QuoteContext,
+        route: &Route,
+        req: &Request,
+    ) -> R<BridgeSwapQuote> {
         let c = self.common(ctx, route, req)?;
         let swap = BridgeSwapMembers {
             token_in: route.token_in.symbol.clone(),
@@ -1225,7 +1336,8 @@ impl Priced {
             usd_price_token_out: usd_number(route.token_out.usd_price),
             is_atomic_swap: Some(route.chain_in.family == Family::Evm),
         };
-        let mut extra = serde_json::to_value(&swap).map_err(|e| invalid(format!("encoding a quote: {e}")))?;
+        let mut extra =
+            serde_json::to_value(&swap).map_err(|e| invalid(format!("encoding a quote: {e}")))?;
         extra["_tag"] = serde_json::json!("bridgeSwap");
         quote_variant(c, extra)
     }
@@ -1252,7 +1364,8 @@ struct BridgeSwapMembers {
 /// One quote variant: the members every quote has, the variant's own members, decoded (and so checked) through
 /// the contract's type of that variant.
 fn quote_variant<T: serde::de::DeserializeOwned>(common: Common, own: serde_json::Value) -> R<T> {
-    let mut value = serde_json::to_value(&common).map_err(|e| invalid(format!("encoding a quote: {e}")))?;
+    let mut value =
+        serde_json::to_value(&common).map_err(|e| invalid(format!("encoding a quote: {e}")))?;
     if let (Some(map), serde_json::Value::Object(own)) = (value.as_object_mut(), own) {
         map.extend(own);
     }
@@ -1291,13 +1404,15 @@ fn bridge_swap_quote(ctx: &QuoteContext, req: &BridgeSwapQuoteRequest) -> R<Quot
     let chain_in = known_chain(cat, "chainIn", &req.chain_in)?;
     let chain_out = known_chain(cat, "chainOut", &req.chain_out)?;
     if chain_in.id == chain_out.id {
-        return Err(Failure::SameChainSwapNotAvailable(SameChainSwapNotAvailable {
-            tag: Default::default(),
-            message: format!(
-                "chainIn and chainOut are both {}: same-chain swaps are not available",
-                chain_in.id
-            ),
-        }));
+        return Err(Failure::SameChainSwapNotAvailable(
+            SameChainSwapNotAvailable {
+                tag: Default::default(),
+                message: format!(
+                    "chainIn and chainOut are both {}: same-chain swaps are not available",
+                    chain_in.id
+                ),
+            },
+        ));
     }
     let t_in = chain_in
         .token(&req.token_in)
@@ -1351,8 +1466,14 @@ mod tests {
 
     #[test]
     fn ceil_and_floor_division() {
-        assert_eq!(ceil_div(d("2"), d("3000"), 18).unwrap(), d("0.000666666666666667"));
-        assert_eq!(floor_div(d("2"), d("3000"), 18).unwrap(), d("0.000666666666666666"));
+        assert_eq!(
+            ceil_div(d("2"), d("3000"), 18).unwrap(),
+            d("0.000666666666666667")
+        );
+        assert_eq!(
+            floor_div(d("2"), d("3000"), 18).unwrap(),
+            d("0.000666666666666666")
+        );
         assert_eq!(ceil_div(d("1"), d("1"), 6).unwrap(), d("1"));
         assert_eq!(floor_div(d("0.0000009"), d("1"), 6).unwrap(), d("0"));
         assert_eq!(ceil_div(d("0.0000001"), d("1"), 6).unwrap(), d("0.000001"));

@@ -17,43 +17,147 @@ type CreateError = SandboxCreateRoutingDepositAddressError;
 /// the store, so the two kinds never share an address on a chain).
 const SEED_SPACE: u64 = 0x7007_0000_0000_0000;
 
-/// The route a deposit of `amount_usd` in `token` follows: by ascending `priority`, routes without one after
-/// all that have one, ties in the order given; the first whose matcher matches. `None`: no route matches.
-pub fn choose_route<'r>(routes: &'r [RoutingRoute], token: &str, amount_usd: DecimalNumber) -> Option<&'r RoutingRoute> {
+/// What a route's matcher looks at in a deposit.
+pub struct Deposit<'a> {
+    token_symbol: &'a str,
+    token_address: &'a str,
+    sender: &'a str,
+    chain: &'a str,
+    amount_usd: f64,
+}
+
+impl<'a> Deposit<'a> {
+    pub fn new(
+        token_symbol: &'a str,
+        token_address: &'a str,
+        sender: &'a str,
+        chain: &'a str,
+        amount_usd: DecimalNumber,
+    ) -> Self {
+        Deposit {
+            token_symbol,
+            token_address,
+            sender,
+            chain,
+            amount_usd: amount_usd.as_f64(),
+        }
+    }
+}
+
+/// Whether `matcher` matches the deposit (the rules stated on each `RoutingMatcher*` component of the schema).
+fn matches(matcher: &RoutingMatcher, d: &Deposit) -> bool {
+    let within = |bound: f64, inclusive: Option<bool>, above: bool| match (
+        above,
+        inclusive.unwrap_or(false),
+    ) {
+        (true, true) => d.amount_usd >= bound,
+        (true, false) => d.amount_usd > bound,
+        (false, true) => d.amount_usd <= bound,
+        (false, false) => d.amount_usd < bound,
+    };
+    match matcher {
+        RoutingMatcher::SentToken(m) => m
+            .symbols_or_addresses
+            .iter()
+            .any(|s| s == d.token_symbol || s.eq_ignore_ascii_case(d.token_address)),
+        RoutingMatcher::Sender(m) => m.addresses.iter().any(|a| a.eq_ignore_ascii_case(d.sender)),
+        RoutingMatcher::DepositChain(m) => m.deposit_chains.iter().any(|c| c == d.chain),
+        RoutingMatcher::SentAmountUsdLowerThan(m) => within(m.value.as_f64(), m.inclusive, false),
+        RoutingMatcher::SentAmountUsdGreaterThan(m) => within(m.value.as_f64(), m.inclusive, true),
+        RoutingMatcher::SentAmountUsdBetween(m) => {
+            within(m.from.as_f64(), m.inclusive, true) && within(m.to.as_f64(), m.inclusive, false)
+        }
+    }
+}
+
+/// The route a deposit follows: by ascending `priority`, routes without one after all that have one, ties in the
+/// order given; the first whose matcher matches (a route without a matcher matches every deposit). `None`: no
+/// route matches.
+pub fn choose_route<'r>(routes: &'r [RoutingRoute], deposit: &Deposit) -> Option<&'r RoutingRoute> {
     let mut ordered: Vec<&RoutingRoute> = routes.iter().collect();
     // A stable sort keeps the given order among equal priorities.
     ordered.sort_by_key(|r| (r.priority.is_none(), r.priority));
-    ordered.into_iter().find(|r| match &r.matcher {
-        None => true,
-        Some(m) => {
-            m.token_symbol.as_deref().is_none_or(|s| s == token)
-                && m.min_amount_usd.is_none_or(|min| amount_usd >= min)
-                && m.max_amount_usd.is_none_or(|max| amount_usd <= max)
-        }
-    })
+    ordered
+        .into_iter()
+        .find(|r| r.matcher.as_ref().is_none_or(|m| matches(m, deposit)))
 }
 
-/// Checks every route against the catalogue: the first problem, in the words of a 422 answer.
-fn route_problem(sb: &Sandbox, routes: &[RoutingRoute]) -> Option<String> {
+/// Where an action sends a deposit.
+pub struct Destination<'a> {
+    pub destination_chain: &'a str,
+    pub destination_address: &'a str,
+    pub token_out: Option<&'a str>,
+}
+
+/// The transfer an action makes: its own, or the first step of a composite action (whose order
+/// [`route_problem`] checked when the route was created).
+pub fn destination(action: &RoutingAction) -> Destination<'_> {
+    fn transfer(step: &RoutingCompositeStep) -> Option<Destination<'_>> {
+        match step {
+            RoutingCompositeStep::Bridge(b) => Some(bridge_destination(b)),
+            RoutingCompositeStep::BridgeSwap(s) => Some(swap_destination(s)),
+            RoutingCompositeStep::PostBridgeAction(_) => None,
+        }
+    }
+    match action {
+        RoutingAction::Bridge(b) => bridge_destination(b),
+        RoutingAction::BridgeSwap(s) => swap_destination(s),
+        RoutingAction::Composite(c) => {
+            c.actions.first().and_then(transfer).unwrap_or(Destination {
+                destination_chain: "",
+                destination_address: "",
+                token_out: None,
+            })
+        }
+    }
+}
+
+fn bridge_destination(b: &RoutingActionBridge) -> Destination<'_> {
+    Destination {
+        destination_chain: &b.destination_chain,
+        destination_address: &b.destination_address,
+        token_out: None,
+    }
+}
+
+fn swap_destination(s: &RoutingActionBridgeSwap) -> Destination<'_> {
+    Destination {
+        destination_chain: &s.destination_chain,
+        destination_address: &s.destination_address,
+        token_out: Some(&s.token_out),
+    }
+}
+
+/// Checks every route against the catalogue and the composite-action order: the first problem, in the words of
+/// a 422 answer.
+fn route_problem(sb: &Sandbox, caller: &Caller, routes: &[RoutingRoute]) -> Option<String> {
     let cat = sb.catalogue();
     routes.iter().enumerate().find_map(|(i, route)| {
-        let action = &route.action;
-        let Some(chain) = cat.chain(&action.destination_chain) else {
-            return Some(format!("routes[{i}]: unsupported destination chain {}", action.destination_chain));
-        };
-        if let Some(reason) = cat.invalid_address(&action.destination_chain, &action.destination_address) {
-            return Some(format!("routes[{i}]: invalid destination address {}: {reason}", action.destination_address));
-        }
-        if let Some(token_out) = &action.token_out {
-            if !chain.tokens.contains_key(token_out) {
-                return Some(format!("routes[{i}]: tokenOut {token_out} is not a token of {}", action.destination_chain));
+        if let RoutingAction::Composite(c) = &route.action {
+            let transfer_first = matches!(c.actions.first(), Some(RoutingCompositeStep::Bridge(_) | RoutingCompositeStep::BridgeSwap(_)));
+            let then_post = c.actions.get(1).is_none_or(|s| matches!(s, RoutingCompositeStep::PostBridgeAction(_)));
+            if !transfer_first || !then_post {
+                return Some(format!("routes[{i}].action: a composite action is a bridge or bridgeSwap step, optionally followed by a postBridgeAction step"));
+            }
+            if c.actions.len() > 1 && !caller.has_post_bridge_data() {
+                return Some(format!("routes[{i}].action: postBridgeAction needs the project's post-bridge feature"));
             }
         }
-        if let Some(m) = &route.matcher {
-            if let (Some(min), Some(max)) = (m.min_amount_usd, m.max_amount_usd) {
-                if min > max {
-                    return Some(format!("routes[{i}]: minAmountUsd {min} is above maxAmountUsd {max}"));
-                }
+        let to = destination(&route.action);
+        let Some(chain) = cat.chain(to.destination_chain) else {
+            return Some(format!("routes[{i}]: unsupported destination chain {}", to.destination_chain));
+        };
+        if let Some(reason) = cat.invalid_address(to.destination_chain, to.destination_address) {
+            return Some(format!("routes[{i}]: invalid destination address {}: {reason}", to.destination_address));
+        }
+        if let Some(token_out) = to.token_out {
+            if !chain.tokens.contains_key(token_out) {
+                return Some(format!("routes[{i}]: tokenOut {token_out} is not a token of {}", to.destination_chain));
+            }
+        }
+        if let Some(RoutingMatcher::SentAmountUsdBetween(m)) = &route.matcher {
+            if m.from > m.to {
+                return Some(format!("routes[{i}].matcher: from {} is above to {}", m.from, m.to));
             }
         }
         None
@@ -68,16 +172,28 @@ pub async fn create(
     if sb.catalogue().chain(&body.deposit_chain).is_none() {
         return Err(invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into());
     }
-    if let Some(problem) = route_problem(sb, &body.routes) {
+    if let Some(problem) = route_problem(sb, caller, &body.routes) {
         return Err(invalid(problem).into());
     }
     let deposit_address = loop {
-        let seed = sb.next("routing-address").await.map_err(storage::<CreateError>)?;
-        let Some((address, _)) = sb.catalogue().deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
-            return Err(invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into());
+        let seed = sb
+            .next("routing-address")
+            .await
+            .map_err(storage::<CreateError>)?;
+        let Some((address, _)) = sb
+            .catalogue()
+            .deposit_address(&body.deposit_chain, seed ^ SEED_SPACE)
+        else {
+            return Err(
+                invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into(),
+            );
         };
         let (c, a) = (body.deposit_chain.clone(), address.clone());
-        if !sb.store_call(move |s| s.address_taken(&c, &a)).await.map_err(storage::<CreateError>)? {
+        if !sb
+            .store_call(move |s| s.address_taken(&c, &a))
+            .await
+            .map_err(storage::<CreateError>)?
+        {
             break address;
         }
     };
@@ -94,9 +210,19 @@ pub async fn create(
         routes: address.routes.clone(),
         address_note: address.address_note.clone(),
     });
-    let event = sb.make_event(&caller.project_id, created, body.webhook_url.clone()).await.map_err(storage::<CreateError>)?;
-    let stored = StoredRoutingAddress { project: caller.project_id.clone(), address: address.clone(), webhook_url: body.webhook_url, created_ms: sb.now_ms() };
-    sb.store_call(move |s| s.insert_routing_address(&stored, &[event])).await.map_err(storage::<CreateError>)?;
+    let event = sb
+        .make_event(&caller.project_id, created, body.webhook_url.clone())
+        .await
+        .map_err(storage::<CreateError>)?;
+    let stored = StoredRoutingAddress {
+        project: caller.project_id.clone(),
+        address: address.clone(),
+        webhook_url: body.webhook_url,
+        created_ms: sb.now_ms(),
+    };
+    sb.store_call(move |s| s.insert_routing_address(&stored, &[event]))
+        .await
+        .map_err(storage::<CreateError>)?;
     tracing::info!(project = %caller.project_id, chain = %address.deposit_chain, address = %address.deposit_address, routes = address.routes.len(), "routing deposit address");
     Ok(address)
 }
@@ -105,47 +231,148 @@ pub async fn create(
 mod tests {
     use super::*;
 
-    fn route(priority: Option<i64>, token: Option<&str>, min: Option<i32>, max: Option<i32>, to: &str) -> RoutingRoute {
+    fn bridge_to(to: &str) -> RoutingAction {
+        RoutingAction::Bridge(RoutingActionBridge {
+            tag: Default::default(),
+            destination_chain: "BASE".into(),
+            destination_address: to.into(),
+        })
+    }
+
+    fn route(priority: Option<i64>, matcher: Option<RoutingMatcher>, to: &str) -> RoutingRoute {
         RoutingRoute {
-            matcher: Some(RoutingMatcher {
-                token_symbol: token.map(str::to_owned),
-                min_amount_usd: min.map(DecimalNumber::from),
-                max_amount_usd: max.map(DecimalNumber::from),
-            }),
-            action: RoutingAction { destination_chain: "base".into(), destination_address: to.into(), token_out: None },
+            matcher,
+            action: bridge_to(to),
             priority,
         }
     }
 
+    fn tokens(list: &[&str]) -> Option<RoutingMatcher> {
+        Some(RoutingMatcher::SentToken(RoutingMatcherSentToken {
+            tag: Default::default(),
+            symbols_or_addresses: list.iter().map(|s| s.to_string()).collect(),
+        }))
+    }
+
+    fn lower(value: i32, inclusive: Option<bool>) -> Option<RoutingMatcher> {
+        Some(RoutingMatcher::SentAmountUsdLowerThan(
+            RoutingMatcherSentAmountUsdLowerThan {
+                tag: Default::default(),
+                value: value.into(),
+                inclusive,
+            },
+        ))
+    }
+
+    fn between(from: i32, to: i32, inclusive: Option<bool>) -> Option<RoutingMatcher> {
+        Some(RoutingMatcher::SentAmountUsdBetween(
+            RoutingMatcherSentAmountUsdBetween {
+                tag: Default::default(),
+                from: from.into(),
+                to: to.into(),
+                inclusive,
+            },
+        ))
+    }
+
     fn chosen<'r>(routes: &'r [RoutingRoute], token: &str, usd: i32) -> Option<&'r str> {
-        choose_route(routes, token, DecimalNumber::from(usd)).map(|r| r.action.destination_address.as_str())
+        let deposit = Deposit::new(
+            token,
+            "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+            "0xSender",
+            "ETHEREUM",
+            DecimalNumber::from(usd),
+        );
+        choose_route(routes, &deposit).map(|r| destination(&r.action).destination_address)
     }
 
     #[test]
     fn lower_priority_first_then_unprioritised_in_given_order() {
-        let routes = [route(None, None, None, None, "a"), route(Some(5), None, None, None, "b"), route(Some(1), None, None, None, "c"), route(None, None, None, None, "d")];
+        let routes = [
+            route(None, None, "a"),
+            route(Some(5), None, "b"),
+            route(Some(1), None, "c"),
+            route(None, None, "d"),
+        ];
         assert_eq!(chosen(&routes, "USDC", 10), Some("c"));
-        let routes = [route(None, None, None, None, "a"), route(None, None, None, None, "d")];
+        let routes = [route(None, None, "a"), route(None, None, "d")];
         assert_eq!(chosen(&routes, "USDC", 10), Some("a"));
-        let routes = [route(Some(2), None, None, None, "x"), route(Some(2), None, None, None, "y")];
+        let routes = [route(Some(2), None, "x"), route(Some(2), None, "y")];
         assert_eq!(chosen(&routes, "USDC", 10), Some("x"));
     }
 
     #[test]
-    fn matcher_bounds_are_inclusive_and_token_exact() {
-        let routes = [route(Some(1), Some("USDC"), Some(10), Some(100), "usdc"), route(Some(2), None, Some(500), None, "big")];
-        assert_eq!(chosen(&routes, "USDC", 10), Some("usdc"));
-        assert_eq!(chosen(&routes, "USDC", 100), Some("usdc"));
-        assert_eq!(chosen(&routes, "USDC", 101), None);
-        assert_eq!(chosen(&routes, "usdc", 50), None);
-        assert_eq!(chosen(&routes, "ETH", 500), Some("big"));
-        assert_eq!(chosen(&routes, "ETH", 9), None);
+    fn token_matches_by_exact_symbol_or_any_case_address() {
+        let routes = [
+            route(Some(1), tokens(&["USDC"]), "by-symbol"),
+            route(
+                Some(2),
+                tokens(&["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]),
+                "by-address",
+            ),
+        ];
+        assert_eq!(chosen(&routes, "USDC", 10), Some("by-symbol"));
+        assert_eq!(chosen(&routes, "usdc", 10), Some("by-address"));
+        assert_eq!(chosen(&routes[..1], "usdc", 10), None);
+    }
+
+    #[test]
+    fn amount_bounds_are_strict_unless_inclusive() {
+        assert_eq!(
+            chosen(&[route(None, lower(100, None), "x")], "USDC", 100),
+            None
+        );
+        assert_eq!(
+            chosen(&[route(None, lower(100, Some(true)), "x")], "USDC", 100),
+            Some("x")
+        );
+        assert_eq!(
+            chosen(&[route(None, lower(100, None), "x")], "USDC", 99),
+            Some("x")
+        );
+        assert_eq!(
+            chosen(&[route(None, between(10, 100, None), "x")], "USDC", 10),
+            None
+        );
+        assert_eq!(
+            chosen(
+                &[route(None, between(10, 100, Some(true)), "x")],
+                "USDC",
+                10
+            ),
+            Some("x")
+        );
+        assert_eq!(
+            chosen(
+                &[route(None, between(10, 100, Some(true)), "x")],
+                "USDC",
+                101
+            ),
+            None
+        );
     }
 
     #[test]
     fn a_route_without_matcher_takes_everything() {
-        let mut open = route(None, None, None, None, "all");
-        open.matcher = None;
-        assert_eq!(chosen(&[open], "ANY", 0), Some("all"));
+        assert_eq!(chosen(&[route(None, None, "all")], "ANY", 0), Some("all"));
+    }
+
+    #[test]
+    fn a_composite_action_sends_the_deposit_where_its_first_step_does() {
+        let swap = RoutingCompositeStep::BridgeSwap(RoutingActionBridgeSwap {
+            tag: Default::default(),
+            destination_chain: "ARBITRUM".into(),
+            destination_address: "0xdest".into(),
+            token_out: "USDT".into(),
+        });
+        let action = RoutingAction::Composite(RoutingActionComposite {
+            tag: Default::default(),
+            actions: vec![swap],
+        });
+        let to = destination(&action);
+        assert_eq!(
+            (to.destination_chain, to.destination_address, to.token_out),
+            ("ARBITRUM", "0xdest", Some("USDT"))
+        );
     }
 }

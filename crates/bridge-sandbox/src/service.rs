@@ -13,7 +13,9 @@ use serde_json::{json, Value};
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
 use crate::lifecycle::{self, iso};
-use crate::store::{AddressSearch, HistoryQuery, NewEvent, StoredBridge, StoredDeposit, StoredQuote, Store};
+use crate::store::{
+    AddressSearch, HistoryQuery, NewEvent, Store, StoredBridge, StoredDeposit, StoredQuote,
+};
 use crate::{ids, pricing};
 
 /// How many of an address's deposits the public status lists.
@@ -28,9 +30,19 @@ fn events_page_limits() -> (f64, f64) {
     static LIMITS: std::sync::OnceLock<(f64, f64)> = std::sync::OnceLock::new();
     *LIMITS.get_or_init(|| {
         let doc = bridge_contract::openapi::document();
-        let parameters = doc["paths"]["/webhook/user-events-cursor"]["get"]["parameters"].as_array().cloned().unwrap_or_default();
-        let schema = parameters.iter().find(|p| p["name"] == "pageSize").map(|p| p["schema"].clone()).unwrap_or_default();
-        (schema["default"].as_f64().unwrap_or(1.0), schema["maximum"].as_f64().unwrap_or(1.0))
+        let parameters = doc["paths"]["/webhook/user-events-cursor"]["get"]["parameters"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let schema = parameters
+            .iter()
+            .find(|p| p["name"] == "pageSize")
+            .map(|p| p["schema"].clone())
+            .unwrap_or_default();
+        (
+            schema["default"].as_f64().unwrap_or(1.0),
+            schema["maximum"].as_f64().unwrap_or(1.0),
+        )
     })
 }
 
@@ -48,27 +60,45 @@ struct Inner {
 pub struct Sandbox(Arc<Inner>);
 
 pub(crate) fn invalid(message: impl Into<String>) -> InvalidRequest {
-    InvalidRequest { tag: Default::default(), message: message.into() }
+    InvalidRequest {
+        tag: Default::default(),
+        message: message.into(),
+    }
 }
 
 /// A failure of the store (or of the sandbox's own consistency checks), logged; answered 503
 /// `ServiceUnavailable`. Nothing was changed: every write is one transaction.
 pub(crate) fn storage<E: From<ServiceUnavailable>>(e: anyhow::Error) -> E {
     tracing::error!(error = %format!("{e:#}"), "storage failure");
-    ServiceUnavailable { tag: Default::default(), message: format!("the sandbox store failed: {e:#}") }.into()
+    ServiceUnavailable {
+        tag: Default::default(),
+        message: format!("the sandbox store failed: {e:#}"),
+    }
+    .into()
 }
 
-fn extension_not_enabled() -> ExtensionNotEnabled {
-    ExtensionNotEnabled {
-        tag: Default::default(),
-        message: "postBridgeData is not enabled for this project".into(),
-        extension: bridge_server::auth::POST_BRIDGE_DATA.into(),
-    }
+/// `postBridgeData` on a quote from a project without the feature: 422 (production documents no 403 on quotes).
+fn post_bridge_data_not_enabled() -> InvalidRequest {
+    invalid(format!(
+        "postBridgeData is not enabled for this project (feature `{}`)",
+        bridge_server::auth::POST_BRIDGE_DATA
+    ))
 }
 
 impl Sandbox {
-    pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock, served_key: String) -> Self {
-        Self(Arc::new(Inner { store, catalogue, clock, served_key, tick: tokio::sync::Mutex::new(()) }))
+    pub fn new(
+        store: Arc<dyn Store>,
+        catalogue: Catalogue,
+        clock: Clock,
+        served_key: String,
+    ) -> Self {
+        Self(Arc::new(Inner {
+            store,
+            catalogue,
+            clock,
+            served_key,
+            tick: tokio::sync::Mutex::new(()),
+        }))
     }
 
     pub fn now_ms(&self) -> i64 {
@@ -80,18 +110,34 @@ impl Sandbox {
     }
 
     /// Runs a store operation off the async workers.
-    async fn db<T: Send + 'static>(&self, f: impl FnOnce(&dyn Store) -> anyhow::Result<T> + Send + 'static) -> anyhow::Result<T> {
+    async fn db<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store) -> anyhow::Result<T> + Send + 'static,
+    ) -> anyhow::Result<T> {
         let store = self.0.store.clone();
-        tokio::task::spawn_blocking(move || f(&*store)).await.context("store task")?
+        tokio::task::spawn_blocking(move || f(&*store))
+            .await
+            .context("store task")?
     }
 
     async fn counter(&self, name: &'static str) -> anyhow::Result<u64> {
         self.db(move |s| s.next_counter(name)).await
     }
 
-    async fn event(&self, project: &str, event: WebhookEvent, webhook_url: Option<String>) -> anyhow::Result<NewEvent> {
+    async fn event(
+        &self,
+        project: &str,
+        event: WebhookEvent,
+        webhook_url: Option<String>,
+    ) -> anyhow::Result<NewEvent> {
         let n = self.counter("event").await?;
-        Ok(lifecycle::new_event(project, self.now_ms(), n, event, webhook_url))
+        Ok(lifecycle::new_event(
+            project,
+            self.now_ms(),
+            n,
+            event,
+            webhook_url,
+        ))
     }
 
     /// Moves every bridge whose time has come; returns how many steps were taken.
@@ -117,10 +163,18 @@ impl Sandbox {
                     }
                 };
                 let record = serde_json::to_value(&bridge.record)?;
+                let extra = self.address_note_of(&record).await?;
                 let mut events = Vec::new();
                 for kind in kinds {
                     let n = self.counter("event").await?;
-                    events.push(lifecycle::new_event(&bridge.project, at, n, lifecycle::step_event(kind, &record)?, bridge.webhook_url.clone()));
+                    let event = lifecycle::bridge_event_with(kind, &record, extra.clone())?;
+                    events.push(lifecycle::new_event(
+                        &bridge.project,
+                        at,
+                        n,
+                        event,
+                        bridge.webhook_url.clone(),
+                    ));
                 }
                 tracing::info!(bridge = %bridge.id, state = %bridge.state, "bridge advanced");
                 self.db(move |s| s.save_bridge(&bridge, &events)).await?;
@@ -129,12 +183,51 @@ impl Sandbox {
         }
     }
 
+    /// The `addressNote` a deposit-address bridge's events carry: the note of the (routing) deposit address that
+    /// received the deposit, when it has one.
+    async fn address_note_of(
+        &self,
+        record: &Value,
+    ) -> anyhow::Result<serde_json::Map<String, Value>> {
+        let mut extra = serde_json::Map::new();
+        let (Some(chain), Some(address)) = (
+            record["chainIn"].as_str(),
+            record["depositAddress"].as_str(),
+        ) else {
+            return Ok(extra);
+        };
+        let (chain, address) = (chain.to_owned(), address.to_owned());
+        let note = self
+            .db(move |s| {
+                Ok(match s.address(&chain, &address)? {
+                    Some(a) => a.address.address_note,
+                    None => s
+                        .routing_address(&chain, &address)?
+                        .and_then(|a| a.address.address_note),
+                })
+            })
+            .await?;
+        if let Some(note) = note {
+            extra.insert("addressNote".into(), json!(note));
+        }
+        Ok(extra)
+    }
+
     fn usd_price(&self, chain: &str, token: &str) -> Option<rust_decimal::Decimal> {
-        self.0.catalogue.chain(chain).and_then(|c| c.tokens.get(token)).map(|t| t.usd_price)
+        self.0
+            .catalogue
+            .chain(chain)
+            .and_then(|c| c.tokens.get(token))
+            .map(|t| t.usd_price)
     }
 
     /// The bridge record a committed quote becomes.
-    fn record_from_quote(&self, quote: &StoredQuote, now_ms: i64, deposit_address: Option<&str>) -> anyhow::Result<Value> {
+    fn record_from_quote(
+        &self,
+        quote: &StoredQuote,
+        now_ms: i64,
+        deposit_address: Option<&str>,
+    ) -> anyhow::Result<Value> {
         let q = serde_json::to_value(&quote.response)?;
         let fees = &q["fees"];
         let zero_sponsored = json!({"fee": "0", "gasFee": "0", "platformFee": "0", "percentageFee": "0", "sourceGasFee": "0",
@@ -148,7 +241,18 @@ impl Sandbox {
             "recipient": q["recipient"], "depositor": q["depositor"],
             "createdAt": iso(quote.created_ms), "commitmentDate": iso(now_ms), "state": "PENDING",
         });
-        for key in ["fee", "feeUsd", "gasFee", "gasFeeUsd", "platformFee", "platformFeeUsd", "percentageFee", "percentageFeeUsd", "sourceGasFee", "sourceGasFeeUsd"] {
+        for key in [
+            "fee",
+            "feeUsd",
+            "gasFee",
+            "gasFeeUsd",
+            "platformFee",
+            "platformFeeUsd",
+            "percentageFee",
+            "percentageFeeUsd",
+            "sourceGasFee",
+            "sourceGasFeeUsd",
+        ] {
             r[key] = fees[key].clone();
         }
         for key in ["speed", "estimatedDuration", "postBridgeData"] {
@@ -158,7 +262,9 @@ impl Sandbox {
         }
         let chain_in = q["chainIn"].as_str().unwrap_or_default();
         let price = |token: &Value| {
-            let p = self.usd_price(chain_in, token.as_str().unwrap_or_default()).unwrap_or_default();
+            let p = self
+                .usd_price(chain_in, token.as_str().unwrap_or_default())
+                .unwrap_or_default();
             DecimalNumber::try_from(p.to_string().parse::<f64>().unwrap_or(0.0)).unwrap_or_default()
         };
         match q["_tag"].as_str() {
@@ -189,11 +295,20 @@ impl Sandbox {
                 r["usdPrice"] = json!(price(&q["token"]));
             }
         }
-        serde_json::from_value::<BridgeRecord>(r.clone()).context("a committed quote makes a valid record")?;
+        serde_json::from_value::<BridgeRecord>(r.clone())
+            .context("a committed quote makes a valid record")?;
         Ok(r)
     }
 
-    fn stored_bridge(&self, project: &str, id: &str, record: Value, now_ms: i64, next_ms: Option<i64>, webhook_url: Option<String>) -> anyhow::Result<StoredBridge> {
+    fn stored_bridge(
+        &self,
+        project: &str,
+        id: &str,
+        record: Value,
+        now_ms: i64,
+        next_ms: Option<i64>,
+        webhook_url: Option<String>,
+    ) -> anyhow::Result<StoredBridge> {
         let state = record["state"].as_str().unwrap_or("PENDING").to_owned();
         Ok(StoredBridge {
             id: id.to_owned(),
@@ -209,7 +324,12 @@ impl Sandbox {
         })
     }
 
-    async fn new_quote(&self, caller: &Caller, response: QuoteResponse, mode: &QuoteMode) -> anyhow::Result<()> {
+    async fn new_quote(
+        &self,
+        caller: &Caller,
+        response: QuoteResponse,
+        mode: &QuoteMode,
+    ) -> anyhow::Result<()> {
         let id = match &response {
             QuoteResponse::Bridge(q) => q.quote_id.clone(),
             QuoteResponse::BridgeSwap(q) => q.quote_id.clone(),
@@ -235,20 +355,43 @@ impl Sandbox {
     /// The status a deposit shows in `lastBridges`: its own when rejected, else its bridge's.
     fn live_status(deposit: &StoredDeposit, bridge: Option<&StoredBridge>) -> LastBridge {
         let mut last = deposit.last_bridge.clone();
-        if let Some(bridge) = bridge.filter(|b| b.plan.as_deref() != Some(lifecycle::PLAN_DELAYED)) {
+        if let Some(bridge) = bridge.filter(|b| b.state == "FAILED") {
+            let _ = bridge;
+            last.status = LastBridgeStatus::Rejected(LastBridgeRejected {
+                tag: Default::default(),
+                reason: RejectReason::TerminalProcessingIssue,
+            });
+            return last;
+        }
+        if let Some(bridge) = bridge.filter(|b| {
+            !b.plan
+                .as_deref()
+                .is_some_and(|p| lifecycle::delayed_deposit(p).is_some())
+        }) {
             let record = serde_json::to_value(&bridge.record).unwrap_or_default();
-            let amount_out: Option<DecimalString> = serde_json::from_value(record["amountOut"].clone()).ok();
+            let amount_out: Option<DecimalString> =
+                serde_json::from_value(record["amountOut"].clone()).ok();
             let fee: Option<DecimalString> = serde_json::from_value(record["fee"].clone()).ok();
             if let (Some(amount_out), Some(fee)) = (amount_out, fee) {
                 last.status = match bridge.state.as_str() {
                     "EXECUTED" => LastBridgeStatus::Executed(LastBridgeExecuted {
                         tag: Default::default(),
-                        withdraw_tx_hash: record["withdrawTxHash"].as_str().unwrap_or_default().to_owned(),
-                        withdraw_tx_timestamp: serde_json::from_value(record["withdrawCommittedAt"].clone()).unwrap_or(last.deposit_tx_timestamp),
+                        withdraw_tx_hash: record["withdrawTxHash"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned(),
+                        withdraw_tx_timestamp: serde_json::from_value(
+                            record["withdrawCommittedAt"].clone(),
+                        )
+                        .unwrap_or(last.deposit_tx_timestamp),
                         amount_out,
                         fee,
                     }),
-                    _ => LastBridgeStatus::Accepted(LastBridgeAccepted { tag: Default::default(), amount_out, fee }),
+                    _ => LastBridgeStatus::Accepted(LastBridgeAccepted {
+                        tag: Default::default(),
+                        amount_out,
+                        fee,
+                    }),
                 };
             }
         }
@@ -257,32 +400,72 @@ impl Sandbox {
 }
 
 impl BridgeApi for Sandbox {
-    async fn quote_bridge(&self, caller: Caller, body: BridgeQuoteRequest) -> Result<BridgeQuote, QuoteBridgeError> {
+    async fn quote_bridge(
+        &self,
+        caller: Caller,
+        body: BridgeQuoteRequest,
+    ) -> Result<QuoteResponse, QuoteBridgeError> {
         if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
-            return Err(extension_not_enabled().into());
+            return Err(post_bridge_data_not_enabled().into());
         }
-        let quote_id = self.quote_context_id().await.map_err(storage::<QuoteBridgeError>)?;
-        let ctx = pricing::QuoteContext { catalogue: &self.0.catalogue, project_id: &caller.project_id, now: now_date(self.now_ms()), quote_id };
+        let quote_id = self
+            .quote_context_id()
+            .await
+            .map_err(storage::<QuoteBridgeError>)?;
+        let ctx = pricing::QuoteContext {
+            catalogue: &self.0.catalogue,
+            project_id: &caller.project_id,
+            now: now_date(self.now_ms()),
+            quote_id,
+        };
         let quote = pricing::quote_bridge(&ctx, &body)?;
-        self.new_quote(&caller, QuoteResponse::Bridge(quote.clone()), &body.mode).await.map_err(storage::<QuoteBridgeError>)?;
+        let quote = QuoteResponse::Bridge(quote);
+        self.new_quote(&caller, quote.clone(), &body.mode)
+            .await
+            .map_err(storage::<QuoteBridgeError>)?;
         Ok(quote)
     }
 
-    async fn quote_bridge_swap(&self, caller: Caller, body: BridgeSwapQuoteRequest) -> Result<QuoteResponse, QuoteBridgeSwapError> {
+    async fn quote_bridge_swap(
+        &self,
+        caller: Caller,
+        body: BridgeSwapQuoteRequest,
+    ) -> Result<QuoteResponse, QuoteBridgeSwapError> {
         if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
-            return Err(extension_not_enabled().into());
+            return Err(post_bridge_data_not_enabled().into());
         }
-        let quote_id = self.quote_context_id().await.map_err(storage::<QuoteBridgeSwapError>)?;
-        let ctx = pricing::QuoteContext { catalogue: &self.0.catalogue, project_id: &caller.project_id, now: now_date(self.now_ms()), quote_id };
+        let quote_id = self
+            .quote_context_id()
+            .await
+            .map_err(storage::<QuoteBridgeSwapError>)?;
+        let ctx = pricing::QuoteContext {
+            catalogue: &self.0.catalogue,
+            project_id: &caller.project_id,
+            now: now_date(self.now_ms()),
+            quote_id,
+        };
         let quote = pricing::quote_bridge_swap(&ctx, &body)?;
-        self.new_quote(&caller, quote.clone(), &body.mode).await.map_err(storage::<QuoteBridgeSwapError>)?;
+        self.new_quote(&caller, quote.clone(), &body.mode)
+            .await
+            .map_err(storage::<QuoteBridgeSwapError>)?;
         Ok(quote)
     }
 
-    async fn commit_quote(&self, caller: Caller, path: CommitQuotePath) -> Result<QuoteCommitted, CommitQuoteError> {
+    async fn commit_quote(
+        &self,
+        caller: Caller,
+        path: CommitQuotePath,
+    ) -> Result<QuoteCommitted, CommitQuoteError> {
         let (project, id) = (caller.project_id.clone(), path.quote_id.clone());
-        let not_found = || QuoteNotFound { tag: Default::default(), message: format!("no quote {} (unknown or expired)", path.quote_id) };
-        let quote = self.db(move |s| s.quote(&project, &id)).await.map_err(storage::<CommitQuoteError>)?.ok_or_else(not_found)?;
+        let not_found = || QuoteNotFound {
+            tag: Default::default(),
+            message: format!("no quote {} (unknown or expired)", path.quote_id),
+        };
+        let quote = self
+            .db(move |s| s.quote(&project, &id))
+            .await
+            .map_err(storage::<CommitQuoteError>)?
+            .ok_or_else(not_found)?;
         let now = self.now_ms();
         if quote.committed {
             return Err(invalid(format!("quote {} is already committed", quote.id)).into());
@@ -295,14 +478,30 @@ impl BridgeApi for Sandbox {
             QuoteResponse::BridgeSwap(q) => q.webhook_url.clone(),
             QuoteResponse::DepositAddressBridge(q) => q.webhook_url.clone(),
         };
-        let record = self.record_from_quote(&quote, now, None).map_err(storage::<CommitQuoteError>)?;
-        let event = lifecycle::bridge_event("BRIDGE_PENDING", &record).map_err(storage::<CommitQuoteError>)?;
-        let event = self.event(&caller.project_id, event, webhook_url.clone()).await.map_err(storage::<CommitQuoteError>)?;
+        let record = self
+            .record_from_quote(&quote, now, None)
+            .map_err(storage::<CommitQuoteError>)?;
+        let event = lifecycle::bridge_event("BRIDGE_PENDING", &record)
+            .map_err(storage::<CommitQuoteError>)?;
+        let event = self
+            .event(&caller.project_id, event, webhook_url.clone())
+            .await
+            .map_err(storage::<CommitQuoteError>)?;
         let bridge = self
-            .stored_bridge(&caller.project_id, &quote.id, record, now, Some(quote.expires_ms), webhook_url)
+            .stored_bridge(
+                &caller.project_id,
+                &quote.id,
+                record,
+                now,
+                Some(quote.expires_ms),
+                webhook_url,
+            )
             .map_err(storage::<CommitQuoteError>)?;
         let quote_id = quote.id.clone();
-        let committed = self.db(move |s| s.commit_quote(&quote_id, &bridge, &[event])).await.map_err(storage::<CommitQuoteError>)?;
+        let committed = self
+            .db(move |s| s.commit_quote(&quote_id, &bridge, &[event]))
+            .await
+            .map_err(storage::<CommitQuoteError>)?;
         if !committed {
             return Err(invalid(format!("quote {} is already committed", quote.id)).into());
         }
@@ -310,13 +509,22 @@ impl BridgeApi for Sandbox {
         Ok(QuoteCommitted { quote_id: quote.id })
     }
 
-    async fn list_bridge_history(&self, caller: Caller, query: ListBridgeHistoryQuery) -> Result<HistoryPage, ListBridgeHistoryError> {
+    async fn list_bridge_history(
+        &self,
+        caller: Caller,
+        query: ListBridgeHistoryQuery,
+    ) -> Result<HistoryPage, ListBridgeHistoryError> {
         let (page, limit) = (query.page.as_f64(), query.limit.as_f64());
         if page < 1.0 || page.fract() != 0.0 {
-            return Err(invalid("page must be a whole number, 1 or more (pages are 1-based)").into());
+            return Err(
+                invalid("page must be a whole number, 1 or more (pages are 1-based)").into(),
+            );
         }
         if limit < 1.0 || limit.fract() != 0.0 || limit > MAX_HISTORY_LIMIT as f64 {
-            return Err(invalid(format!("limit must be a whole number from 1 to {MAX_HISTORY_LIMIT}")).into());
+            return Err(invalid(format!(
+                "limit must be a whole number from 1 to {MAX_HISTORY_LIMIT}"
+            ))
+            .into());
         }
         let q = HistoryQuery {
             state: query.state.map(|s| s.as_str().to_owned()),
@@ -326,26 +534,51 @@ impl BridgeApi for Sandbox {
             limit: limit as u64,
         };
         let project = caller.project_id.clone();
-        let (total, bridges) = self.db(move |s| s.history(&project, &q)).await.map_err(storage::<ListBridgeHistoryError>)?;
+        let (total, bridges) = self
+            .db(move |s| s.history(&project, &q))
+            .await
+            .map_err(storage::<ListBridgeHistoryError>)?;
         Ok(HistoryPage {
             total_items: total,
-            items: bridges.into_iter().map(|b| HistoryItem { bridge: b.record, rejections: b.rejections }).collect(),
+            items: bridges
+                .into_iter()
+                .map(|b| HistoryItem {
+                    bridge: b.record,
+                    rejections: b.rejections,
+                })
+                .collect(),
         })
     }
 
-    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> {
+    async fn get_bridge(
+        &self,
+        caller: Caller,
+        path: GetBridgePath,
+    ) -> Result<BridgeRecord, GetBridgeError> {
         let (project, id) = (caller.project_id.clone(), path.bridge_id.clone());
-        match self.db(move |s| s.bridge(&project, &id)).await.map_err(storage::<GetBridgeError>)? {
+        match self
+            .db(move |s| s.bridge(&project, &id))
+            .await
+            .map_err(storage::<GetBridgeError>)?
+        {
             Some(b) => Ok(b.record),
-            None => Err(BridgeNotFound { tag: Default::default(), message: format!("no bridge {}", path.bridge_id) }.into()),
+            None => Err(invalid(format!("no bridge {}", path.bridge_id)).into()),
         }
     }
 
-    async fn create_deposit_addresses(&self, caller: Caller, body: DepositAddressCreateRequest) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> {
+    async fn create_deposit_addresses(
+        &self,
+        caller: Caller,
+        body: DepositAddressCreateRequest,
+    ) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> {
         crate::addresses::create(self, &caller, body).await
     }
 
-    async fn search_deposit_addresses(&self, caller: Caller, query: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> {
+    async fn search_deposit_addresses(
+        &self,
+        caller: Caller,
+        query: SearchDepositAddressesQuery,
+    ) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> {
         let after = match &query.page_token {
             None => 0,
             Some(token) => token
@@ -353,9 +586,15 @@ impl BridgeApi for Sandbox {
                 .and_then(|hex| i64::from_str_radix(hex, 16).ok())
                 .ok_or_else(|| invalid("pageToken is not a token this sandbox gave out"))?,
         };
-        let size = query.page_size.map(|n| n.as_f64()).unwrap_or(DEFAULT_SEARCH_PAGE as f64);
+        let size = query
+            .page_size
+            .map(|n| n.as_f64())
+            .unwrap_or(DEFAULT_SEARCH_PAGE as f64);
         if size < 1.0 || size.fract() != 0.0 || size > MAX_SEARCH_PAGE as f64 {
-            return Err(invalid(format!("pageSize must be a whole number from 1 to {MAX_SEARCH_PAGE}")).into());
+            return Err(invalid(format!(
+                "pageSize must be a whole number from 1 to {MAX_SEARCH_PAGE}"
+            ))
+            .into());
         }
         let search = AddressSearch {
             address_note: query.address_note,
@@ -366,11 +605,21 @@ impl BridgeApi for Sandbox {
             limit: size as u64 + 1,
         };
         let project = caller.project_id.clone();
-        let mut found = self.db(move |s| s.search_addresses(&project, &search)).await.map_err(storage::<SearchDepositAddressesError>)?;
+        let mut found = self
+            .db(move |s| s.search_addresses(&project, &search))
+            .await
+            .map_err(storage::<SearchDepositAddressesError>)?;
         let more = found.len() > size as usize;
         found.truncate(size as usize);
-        let next_page_token = if more { found.last().map(|(seq, _)| format!("p{seq:x}")) } else { None };
-        Ok(DepositAddressSearchPage { next_page_token, items: found.into_iter().map(|(_, a)| a.search_item).collect() })
+        let next_page_token = if more {
+            found.last().map(|(seq, _)| format!("p{seq:x}"))
+        } else {
+            None
+        };
+        Ok(DepositAddressSearchPage {
+            next_page_token,
+            items: found.into_iter().map(|(_, a)| a.search_item).collect(),
+        })
     }
 
     async fn get_deposit_address_public_status(
@@ -380,12 +629,30 @@ impl BridgeApi for Sandbox {
         query: GetDepositAddressPublicStatusQuery,
     ) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> {
         let (chain, address) = (path.deposit_chain.clone(), path.deposit_address.clone());
-        let found = self.db(move |s| s.address(&chain, &address)).await.map_err(storage::<GetDepositAddressPublicStatusError>)?;
+        let found = self
+            .db(move |s| s.address(&chain, &address))
+            .await
+            .map_err(storage::<GetDepositAddressPublicStatusError>)?;
         let stored = match found {
-            Some(a) if a.project == caller.project_id && a.address.destination_address.as_deref() == Some(query.destination_address.as_str()) => a,
-            _ => return Err(PublicStatusUnprocessable::from(address_not_found(&path.deposit_address)).into()),
+            Some(a)
+                if a.project == caller.project_id
+                    && a.address.destination_address.as_deref()
+                        == Some(query.destination_address.as_str()) =>
+            {
+                a
+            }
+            _ => {
+                return Err(PublicStatusUnprocessable::from(address_not_found(
+                    &path.deposit_address,
+                ))
+                .into())
+            }
         };
-        let (chain, address, project) = (path.deposit_chain.clone(), path.deposit_address.clone(), caller.project_id.clone());
+        let (chain, address, project) = (
+            path.deposit_chain.clone(),
+            path.deposit_address.clone(),
+            caller.project_id.clone(),
+        );
         let deposits = self
             .db(move |s| {
                 let deposits = s.deposits(&chain, &address, LAST_BRIDGES)?;
@@ -407,7 +674,11 @@ impl BridgeApi for Sandbox {
             deposit_chain: stored.address.deposit_chain.clone(),
             destination_chain: stored.address.destination_chain.clone(),
             destination_address: query.destination_address,
-            last_bridges: deposits.iter().map(|(d, b)| Self::live_status(d, b.as_ref())).collect(),
+            last_bridges: deposits
+                .iter()
+                .map(|(d, b)| Self::live_status(d, b.as_ref()))
+                .collect(),
+            chain_metadata: stored.address.chain_metadata.clone(),
         })
     }
 
@@ -415,42 +686,100 @@ impl BridgeApi for Sandbox {
         Ok(self.0.served_key.clone())
     }
 
-    async fn list_user_events(&self, caller: Caller, query: ListUserEventsQuery) -> Result<UserEventsPage, ListUserEventsError> {
+    async fn list_user_events(
+        &self,
+        caller: Caller,
+        query: ListUserEventsQuery,
+    ) -> Result<UserEventsPage, ListUserEventsError> {
         // The feed documents no 422: out-of-range values are brought into range (see the schema).
-        let since = query.since_timestamp.as_f64().floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
-        let after = query.page_token.as_deref().and_then(|t| i64::from_str_radix(t, 16).ok()).unwrap_or(0);
+        let since = query
+            .since_timestamp
+            .as_f64()
+            .floor()
+            .clamp(i64::MIN as f64, i64::MAX as f64) as i64;
+        let after = query
+            .page_token
+            .as_deref()
+            .and_then(|t| i64::from_str_radix(t, 16).ok())
+            .unwrap_or(0);
         let (default_size, max_size) = events_page_limits();
-        let size = query.page_size.map(|n| n.as_f64()).unwrap_or(default_size).floor().clamp(1.0, max_size) as u64;
+        let size = query
+            .page_size
+            .map(|n| n.as_f64())
+            .unwrap_or(default_size)
+            .floor()
+            .clamp(1.0, max_size) as u64;
         let project = caller.project_id.clone();
-        let mut page = self.db(move |s| s.events(&project, since, after, size + 1)).await.map_err(storage::<ListUserEventsError>)?;
+        let mut page = self
+            .db(move |s| s.events(&project, since, after, size + 1))
+            .await
+            .map_err(storage::<ListUserEventsError>)?;
         let more = page.len() as u64 > size;
         page.truncate(size as usize);
-        let next_page_token = if more { page.last().map(|(seq, _)| format!("{seq:024x}")) } else { None };
-        Ok(UserEventsPage { items: page.into_iter().map(|(_, e)| e).collect(), next_page_token })
+        let next_page_token = if more {
+            page.last().map(|(seq, _)| format!("{seq:024x}"))
+        } else {
+            None
+        };
+        Ok(UserEventsPage {
+            items: page.into_iter().map(|(_, e)| e).collect(),
+            next_page_token,
+        })
     }
 
-    async fn sandbox_deposit_bridge(&self, caller: Caller, path: SandboxDepositBridgePath, body: SandboxBridgeDepositRequest) -> Result<BridgeRecord, SandboxDepositBridgeError> {
+    async fn sandbox_deposit_bridge(
+        &self,
+        caller: Caller,
+        path: SandboxDepositBridgePath,
+        body: SandboxBridgeDepositRequest,
+    ) -> Result<BridgeRecord, SandboxDepositBridgeError> {
         let (project, id) = (caller.project_id.clone(), path.bridge_id.clone());
         let mut bridge = self
             .db(move |s| s.bridge(&project, &id))
             .await
             .map_err(storage::<SandboxDepositBridgeError>)?
-            .ok_or_else(|| BridgeNotFound { tag: Default::default(), message: format!("no bridge {}", path.bridge_id) })?;
-        if bridge.state != "PENDING" {
-            return Err(invalid(format!("bridge {} is {}, not PENDING", bridge.id, bridge.state)).into());
+            .ok_or_else(|| BridgeNotFound {
+                tag: Default::default(),
+                message: format!("no bridge {}", path.bridge_id),
+            })?;
+        let swap = matches!(bridge.record, BridgeRecord::BridgeSwap(_));
+        let late = bridge.state == "CANCELLED" && swap;
+        if bridge.state != "PENDING" && !late {
+            return Err(invalid(format!(
+                "bridge {} is {}, not PENDING",
+                bridge.id, bridge.state
+            ))
+            .into());
         }
-        if body.outcome == Some(SandboxBridgeOutcome::SwapFailed) {
-            if !matches!(bridge.record, BridgeRecord::BridgeSwap(_)) {
-                return Err(invalid("outcome swapFailed needs a bridgeSwap record").into());
+        match body.outcome {
+            Some(SandboxBridgeOutcome::SwapFailed) if !swap => return Err(invalid("outcome swapFailed needs a bridgeSwap record").into()),
+            Some(SandboxBridgeOutcome::Failed) if !matches!(bridge.record, BridgeRecord::Bridge(_)) => {
+                return Err(invalid("outcome failed needs a single-token bridge record (a bridgeSwap record fails with swapFailed)").into())
             }
-            bridge.plan = Some(lifecycle::PLAN_SWAP_FAILED.to_owned());
+            Some(outcome) if late && outcome != SandboxBridgeOutcome::Executed => {
+                return Err(invalid(format!("bridge {} is CANCELLED: a late deposit is refunded, whatever the outcome", bridge.id)).into())
+            }
+            Some(SandboxBridgeOutcome::SwapFailed) => bridge.plan = Some(lifecycle::PLAN_SWAP_FAILED.to_owned()),
+            Some(SandboxBridgeOutcome::Failed) => bridge.plan = Some(lifecycle::PLAN_FAILED.to_owned()),
+            Some(SandboxBridgeOutcome::Executed) | None => {}
         }
-        let seed = self.counter("tx").await.map_err(storage::<SandboxDepositBridgeError>)?;
+        let seed = self
+            .counter("tx")
+            .await
+            .map_err(storage::<SandboxDepositBridgeError>)?;
         let tx_hash = body.tx_hash.unwrap_or_else(|| ids::tx_hash(seed));
         let now = self.now_ms();
-        lifecycle::deposit_seen(&mut bridge, now, &tx_hash, 1_000_000 + seed as i64).map_err(storage::<SandboxDepositBridgeError>)?;
+        if late {
+            lifecycle::late_deposit(&mut bridge, now, &tx_hash)
+                .map_err(storage::<SandboxDepositBridgeError>)?;
+        } else {
+            lifecycle::deposit_seen(&mut bridge, now, &tx_hash, 1_000_000 + seed as i64)
+                .map_err(storage::<SandboxDepositBridgeError>)?;
+        }
         let record = bridge.record.clone();
-        self.db(move |s| s.save_bridge(&bridge, &[])).await.map_err(storage::<SandboxDepositBridgeError>)?;
+        self.db(move |s| s.save_bridge(&bridge, &[]))
+            .await
+            .map_err(storage::<SandboxDepositBridgeError>)?;
         tracing::info!(project = %caller.project_id, bridge = %path.bridge_id, "deposit seen");
         Ok(record)
     }
@@ -472,22 +801,39 @@ impl BridgeApi for Sandbox {
         crate::routing::create(self, &caller, body).await
     }
 
-    async fn sandbox_advance_clock(&self, _caller: Caller, body: SandboxAdvanceClockRequest) -> Result<SandboxClock, SandboxAdvanceClockError> {
+    async fn sandbox_advance_clock(
+        &self,
+        _caller: Caller,
+        body: SandboxAdvanceClockRequest,
+    ) -> Result<SandboxClock, SandboxAdvanceClockError> {
         let ms = i64::try_from(body.ms).map_err(|_| invalid("ms is too large"))?;
-        let now = self.0.clock.try_advance(ms).ok_or_else(|| invalid("the sandbox clock cannot be advanced past 9999-01-01T00:00:00.000Z"))?;
-        self.tick().await.map_err(storage::<SandboxAdvanceClockError>)?;
+        let now = self.0.clock.try_advance(ms).ok_or_else(|| {
+            invalid("the sandbox clock cannot be advanced past 9999-01-01T00:00:00.000Z")
+        })?;
+        self.tick()
+            .await
+            .map_err(storage::<SandboxAdvanceClockError>)?;
         Ok(SandboxClock { now: now_date(now) })
     }
 
-    async fn sandbox_send_webhook_test(&self, caller: Caller, body: SandboxWebhookTestRequest) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
+    async fn sandbox_send_webhook_test(
+        &self,
+        caller: Caller,
+        body: SandboxWebhookTestRequest,
+    ) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
         let event = WebhookEvent::WebhookTest(WebhookTestEvent {
             tag: Default::default(),
             r#type: Default::default(),
             message: body.message.unwrap_or_else(|| "test".into()),
         });
-        let event = self.event(&caller.project_id, event, Some(body.webhook_url)).await.map_err(storage::<SandboxSendWebhookTestError>)?;
+        let event = self
+            .event(&caller.project_id, event, Some(body.webhook_url))
+            .await
+            .map_err(storage::<SandboxSendWebhookTestError>)?;
         let event_id = event.id.clone();
-        self.db(move |s| s.append_events(&[event])).await.map_err(storage::<SandboxSendWebhookTestError>)?;
+        self.db(move |s| s.append_events(&[event]))
+            .await
+            .map_err(storage::<SandboxSendWebhookTestError>)?;
         Ok(SandboxWebhookTest { event_id })
     }
 
@@ -510,7 +856,11 @@ pub fn now_date(ms: i64) -> DateString {
 }
 
 pub fn address_not_found(address: &str) -> DepositAddressNotFound {
-    DepositAddressNotFound { tag: Default::default(), message: format!("no deposit address {address} with that destination"), addresses: vec![address.to_owned()] }
+    DepositAddressNotFound {
+        tag: Default::default(),
+        message: format!("no deposit address {address} with that destination"),
+        addresses: vec![address.to_owned()],
+    }
 }
 
 /// What the deposit-address module needs of the service.
@@ -518,19 +868,40 @@ impl Sandbox {
     pub(crate) fn catalogue(&self) -> &Catalogue {
         &self.0.catalogue
     }
-    pub(crate) async fn store_call<T: Send + 'static>(&self, f: impl FnOnce(&dyn Store) -> anyhow::Result<T> + Send + 'static) -> anyhow::Result<T> {
+    pub(crate) async fn store_call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store) -> anyhow::Result<T> + Send + 'static,
+    ) -> anyhow::Result<T> {
         self.db(f).await
     }
     pub(crate) async fn next(&self, name: &'static str) -> anyhow::Result<u64> {
         self.counter(name).await
     }
-    pub(crate) async fn make_event(&self, project: &str, event: WebhookEvent, webhook_url: Option<String>) -> anyhow::Result<NewEvent> {
+    pub(crate) async fn make_event(
+        &self,
+        project: &str,
+        event: WebhookEvent,
+        webhook_url: Option<String>,
+    ) -> anyhow::Result<NewEvent> {
         self.event(project, event, webhook_url).await
     }
-    pub(crate) fn bridge_from_deposit_quote(&self, quote: &StoredQuote, now_ms: i64, deposit_address: &str) -> anyhow::Result<Value> {
+    pub(crate) fn bridge_from_deposit_quote(
+        &self,
+        quote: &StoredQuote,
+        now_ms: i64,
+        deposit_address: &str,
+    ) -> anyhow::Result<Value> {
         self.record_from_quote(quote, now_ms, Some(deposit_address))
     }
-    pub(crate) fn new_stored_bridge(&self, project: &str, id: &str, record: Value, now_ms: i64, next_ms: Option<i64>, webhook_url: Option<String>) -> anyhow::Result<StoredBridge> {
+    pub(crate) fn new_stored_bridge(
+        &self,
+        project: &str,
+        id: &str,
+        record: Value,
+        now_ms: i64,
+        next_ms: Option<i64>,
+        webhook_url: Option<String>,
+    ) -> anyhow::Result<StoredBridge> {
         self.stored_bridge(project, id, record, now_ms, next_ms, webhook_url)
     }
 }

@@ -12,7 +12,10 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use anyhow::Context;
-use bridge_contract::{BridgeRecord, DepositAddress, DepositAddressSearchItem, LastBridge, QuoteResponse, Rejection, RoutingDepositAddress, WebhookEvent};
+use bridge_contract::{
+    BridgeRecord, DepositAddress, DepositAddressSearchItem, LastBridge, QuoteResponse, Rejection,
+    RoutingDepositAddress, WebhookEvent,
+};
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
 use serde::{de::DeserializeOwned, Serialize};
@@ -120,7 +123,12 @@ pub trait Store: Send + Sync + 'static {
     fn insert_quote(&self, quote: &StoredQuote) -> Result<()>;
     fn quote(&self, project: &str, id: &str) -> Result<Option<StoredQuote>>;
     /// Marks the quote committed and inserts its bridge with its events; `false` if it was already committed.
-    fn commit_quote(&self, quote_id: &str, bridge: &StoredBridge, events: &[NewEvent]) -> Result<bool>;
+    fn commit_quote(
+        &self,
+        quote_id: &str,
+        bridge: &StoredBridge,
+        events: &[NewEvent],
+    ) -> Result<bool>;
 
     fn bridge(&self, project: &str, id: &str) -> Result<Option<StoredBridge>>;
     /// Inserts or replaces a bridge, with the events its change emits.
@@ -130,26 +138,61 @@ pub trait Store: Send + Sync + 'static {
     /// Quotes that expired uncommitted are simply dropped here (they can no longer be committed).
     fn history(&self, project: &str, query: &HistoryQuery) -> Result<(u64, Vec<StoredBridge>)>;
 
-    fn reusable_address(&self, project: &str, deposit_chain: &str, reuse_key: &str) -> Result<Option<StoredAddress>>;
+    fn reusable_address(
+        &self,
+        project: &str,
+        deposit_chain: &str,
+        reuse_key: &str,
+    ) -> Result<Option<StoredAddress>>;
     /// Inserts the addresses of one request and their events, all or nothing.
     fn insert_addresses(&self, addresses: &[StoredAddress], events: &[NewEvent]) -> Result<()>;
     fn address(&self, deposit_chain: &str, deposit_address: &str) -> Result<Option<StoredAddress>>;
     /// One page of a project's addresses in insertion order: (position, address).
-    fn search_addresses(&self, project: &str, search: &AddressSearch) -> Result<Vec<(i64, StoredAddress)>>;
+    fn search_addresses(
+        &self,
+        project: &str,
+        search: &AddressSearch,
+    ) -> Result<Vec<(i64, StoredAddress)>>;
     /// Inserts a routing deposit address and its event, atomically.
-    fn insert_routing_address(&self, address: &StoredRoutingAddress, events: &[NewEvent]) -> Result<()>;
-    fn routing_address(&self, deposit_chain: &str, deposit_address: &str) -> Result<Option<StoredRoutingAddress>>;
+    fn insert_routing_address(
+        &self,
+        address: &StoredRoutingAddress,
+        events: &[NewEvent],
+    ) -> Result<()>;
+    fn routing_address(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+    ) -> Result<Option<StoredRoutingAddress>>;
     /// Whether an address on a chain is taken, by a deposit address or a routing deposit address.
     fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> Result<bool>;
     /// Records a deposit into an address, with the bridge it started (if any) and the events, atomically.
-    fn add_deposit(&self, deposit_chain: &str, deposit_address: &str, deposit: &StoredDeposit, bridge: Option<&StoredBridge>, events: &[NewEvent]) -> Result<()>;
+    fn add_deposit(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+        deposit: &StoredDeposit,
+        bridge: Option<&StoredBridge>,
+        events: &[NewEvent],
+    ) -> Result<()>;
     /// The most recent deposits into an address, newest first.
-    fn deposits(&self, deposit_chain: &str, deposit_address: &str, limit: u64) -> Result<Vec<StoredDeposit>>;
+    fn deposits(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+        limit: u64,
+    ) -> Result<Vec<StoredDeposit>>;
 
     /// Appends events on their own.
     fn append_events(&self, events: &[NewEvent]) -> Result<()>;
     /// A project's events at or after `since_ms` with a sequence number above `after_seq`, in sequence order.
-    fn events(&self, project: &str, since_ms: i64, after_seq: i64, limit: u64) -> Result<Vec<(i64, WebhookEvent)>>;
+    fn events(
+        &self,
+        project: &str,
+        since_ms: i64,
+        after_seq: i64,
+        limit: u64,
+    ) -> Result<Vec<(i64, WebhookEvent)>>;
 
     /// Deliveries due at `now_ms` (sandbox clock) that no worker holds, oldest first; each is leased until
     /// `lease_until_wall_ms`. Leases are on the wall clock: they measure real time in flight, which moving the
@@ -158,18 +201,32 @@ pub trait Store: Send + Sync + 'static {
     ///
     /// Fair to receivers: at most `per_url` rows of one URL, less the `busy` ones of that URL already in flight,
     /// so one slow or dead receiver cannot take every slot from the others.
-    fn take_due_deliveries(&self, now_ms: i64, wall_ms: i64, lease_until_wall_ms: i64, limit: u64, per_url: usize, busy: &HashMap<String, usize>) -> Result<Vec<DueDelivery>>;
+    fn take_due_deliveries(
+        &self,
+        now_ms: i64,
+        wall_ms: i64,
+        lease_until_wall_ms: i64,
+        limit: u64,
+        per_url: usize,
+        busy: &HashMap<String, usize>,
+    ) -> Result<Vec<DueDelivery>>;
     /// Releases every lease: a deliverer that starts (one per data directory) has nothing in flight yet.
     fn release_leases(&self) -> Result<()>;
     /// Records an attempt and schedules the next one (or closes the delivery).
     fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> Result<()>;
     /// A project's delivery attempts, newest first, optionally of one event.
-    fn delivery_attempts(&self, project: &str, event_id: Option<&str>, limit: u64) -> Result<Vec<bridge_contract::WebhookDeliveryAttempt>>;
+    fn delivery_attempts(
+        &self,
+        project: &str,
+        event_id: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<bridge_contract::WebhookDeliveryAttempt>>;
 }
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(
-        r#"
+    Migrations::new(vec![
+        M::up(
+            r#"
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE quotes (
             id TEXT PRIMARY KEY, project TEXT NOT NULL, body TEXT NOT NULL, mode TEXT NOT NULL,
@@ -202,9 +259,9 @@ fn migrations() -> Migrations<'static> {
         CREATE INDEX events_by_project ON events (project, seq);
         CREATE INDEX events_by_time ON events (project, created_ms, seq);
         "#,
-    ),
-    M::up(
-        r#"
+        ),
+        M::up(
+            r#"
         CREATE TABLE outbox (
             id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, project TEXT NOT NULL, url TEXT NOT NULL,
             attempts INTEGER NOT NULL DEFAULT 0, next_ms INTEGER, delivered INTEGER NOT NULL DEFAULT 0
@@ -217,12 +274,12 @@ fn migrations() -> Migrations<'static> {
         );
         CREATE INDEX attempts_by_project ON delivery_attempts (project, id);
         "#,
-    ),
-    // What the lifecycle does at its next step when it leaves the usual path (sandbox `outcome`s).
-    M::up("ALTER TABLE bridges ADD COLUMN plan TEXT;"),
-    // Routing deposit addresses; their deposits go to `deposits` like those of deposit addresses.
-    M::up(
-        r#"
+        ),
+        // What the lifecycle does at its next step when it leaves the usual path (sandbox `outcome`s).
+        M::up("ALTER TABLE bridges ADD COLUMN plan TEXT;"),
+        // Routing deposit addresses; their deposits go to `deposits` like those of deposit addresses.
+        M::up(
+            r#"
         CREATE TABLE routing_addresses (
             seq INTEGER PRIMARY KEY AUTOINCREMENT, project TEXT NOT NULL,
             deposit_chain TEXT NOT NULL, deposit_address TEXT NOT NULL,
@@ -230,9 +287,9 @@ fn migrations() -> Migrations<'static> {
             UNIQUE (deposit_chain, deposit_address)
         );
         "#,
-    ),
-    // Delivery leases on the wall clock, apart from `next_ms` (when an attempt is due, on the sandbox clock).
-    M::up("ALTER TABLE outbox ADD COLUMN leased_until INTEGER;"),
+        ),
+        // Delivery leases on the wall clock, apart from `next_ms` (when an attempt is due, on the sandbox clock).
+        M::up("ALTER TABLE outbox ADD COLUMN leased_until INTEGER;"),
     ])
 }
 
@@ -269,7 +326,12 @@ fn to_json<T: Serialize>(value: &T) -> Result<String> {
 }
 
 fn from_json<T: DeserializeOwned>(text: &str) -> Result<T> {
-    serde_json::from_str(text).with_context(|| format!("stored JSON does not decode: {}", text.chars().take(200).collect::<String>()))
+    serde_json::from_str(text).with_context(|| {
+        format!(
+            "stored JSON does not decode: {}",
+            text.chars().take(200).collect::<String>()
+        )
+    })
 }
 
 impl SqliteStore {
@@ -277,13 +339,18 @@ impl SqliteStore {
     pub fn open(dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join("sandbox.db");
-        let mut conn = Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
+        let mut conn =
+            Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        migrations().to_latest(&mut conn).context("migrating the sandbox database")?;
-        Ok(Self { conn: Mutex::new(conn) })
+        migrations()
+            .to_latest(&mut conn)
+            .context("migrating the sandbox database")?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
@@ -295,9 +362,17 @@ impl SqliteStore {
 /// Appends events, and an outbox row for each that has a `webhookUrl`, in the caller's transaction.
 fn insert_events(tx: &rusqlite::Transaction<'_>, events: &[NewEvent]) -> Result<()> {
     let mut stmt = tx.prepare_cached("INSERT INTO events (id, project, created_ms, body, webhook_url) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-    let mut outbox = tx.prepare_cached("INSERT INTO outbox (event_id, project, url, next_ms) VALUES (?1, ?2, ?3, ?4)")?;
+    let mut outbox = tx.prepare_cached(
+        "INSERT INTO outbox (event_id, project, url, next_ms) VALUES (?1, ?2, ?3, ?4)",
+    )?;
     for e in events {
-        stmt.execute(params![e.id, e.project, e.created_ms, to_json(&e.event)?, e.webhook_url])?;
+        stmt.execute(params![
+            e.id,
+            e.project,
+            e.created_ms,
+            to_json(&e.event)?,
+            e.webhook_url
+        ])?;
         if let Some(url) = &e.webhook_url {
             outbox.execute(params![e.id, e.project, url, e.created_ms])?;
         }
@@ -316,12 +391,35 @@ fn upsert_bridge(tx: &rusqlite::Transaction<'_>, b: &StoredBridge) -> Result<()>
     Ok(())
 }
 
-const BRIDGE_COLUMNS: &str = "id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan";
+const BRIDGE_COLUMNS: &str =
+    "id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan";
 
-type BridgeRow = (String, String, String, String, String, i64, i64, Option<i64>, Option<String>, Option<String>);
+type BridgeRow = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+);
 
 fn read_bridge(row: &rusqlite::Row<'_>) -> rusqlite::Result<BridgeRow> {
-    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?, row.get(7)?, row.get(8)?, row.get(9)?))
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(8)?,
+        row.get(9)?,
+    ))
 }
 
 fn bridge_from_row(r: BridgeRow) -> Result<StoredBridge> {
@@ -341,21 +439,44 @@ fn bridge_from_row(r: BridgeRow) -> Result<StoredBridge> {
 
 const ADDRESS_COLUMNS: &str = "seq, project, reuse_key, body, search_item, webhook_url, created_ms";
 
-fn address_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, String, String, String, Option<String>, i64)> {
-    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?))
+fn address_from_row(
+    row: &rusqlite::Row<'_>,
+) -> rusqlite::Result<(i64, String, String, String, String, Option<String>, i64)> {
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+    ))
 }
 
-fn address_decode(r: (i64, String, String, String, String, Option<String>, i64)) -> Result<(i64, StoredAddress)> {
+fn address_decode(
+    r: (i64, String, String, String, String, Option<String>, i64),
+) -> Result<(i64, StoredAddress)> {
     Ok((
         r.0,
-        StoredAddress { project: r.1, reuse_key: r.2, address: from_json(&r.3)?, search_item: from_json(&r.4)?, webhook_url: r.5, created_ms: r.6 },
+        StoredAddress {
+            project: r.1,
+            reuse_key: r.2,
+            address: from_json(&r.3)?,
+            search_item: from_json(&r.4)?,
+            webhook_url: r.5,
+            created_ms: r.6,
+        },
     ))
 }
 
 impl Store for SqliteStore {
     fn clock(&self) -> Result<Option<(i64, i64)>> {
         self.with(|c| {
-            let v: Option<String> = c.query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| r.get(0)).optional()?;
+            let v: Option<String> = c
+                .query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| {
+                    r.get(0)
+                })
+                .optional()?;
             Ok(match v {
                 Some(text) => Some(from_json(&text)?),
                 None => None,
@@ -406,10 +527,18 @@ impl Store for SqliteStore {
         })
     }
 
-    fn commit_quote(&self, quote_id: &str, bridge: &StoredBridge, events: &[NewEvent]) -> Result<bool> {
+    fn commit_quote(
+        &self,
+        quote_id: &str,
+        bridge: &StoredBridge,
+        events: &[NewEvent],
+    ) -> Result<bool> {
         self.with(|c| {
             let tx = c.transaction()?;
-            let changed = tx.execute("UPDATE quotes SET committed = 1 WHERE id = ?1 AND committed = 0", params![quote_id])?;
+            let changed = tx.execute(
+                "UPDATE quotes SET committed = 1 WHERE id = ?1 AND committed = 0",
+                params![quote_id],
+            )?;
             if changed == 0 {
                 return Ok(false);
             }
@@ -423,7 +552,11 @@ impl Store for SqliteStore {
     fn bridge(&self, project: &str, id: &str) -> Result<Option<StoredBridge>> {
         self.with(|c| {
             let row = c
-                .query_row(&format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = ?1 AND project = ?2"), params![id, project], read_bridge)
+                .query_row(
+                    &format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = ?1 AND project = ?2"),
+                    params![id, project],
+                    read_bridge,
+                )
                 .optional()?;
             row.map(bridge_from_row).transpose()
         })
@@ -464,7 +597,12 @@ impl Store for SqliteStore {
         })
     }
 
-    fn reusable_address(&self, project: &str, deposit_chain: &str, reuse_key: &str) -> Result<Option<StoredAddress>> {
+    fn reusable_address(
+        &self,
+        project: &str,
+        deposit_chain: &str,
+        reuse_key: &str,
+    ) -> Result<Option<StoredAddress>> {
         self.with(|c| {
             let row = c
                 .query_row(
@@ -506,7 +644,11 @@ impl Store for SqliteStore {
         })
     }
 
-    fn search_addresses(&self, project: &str, s: &AddressSearch) -> Result<Vec<(i64, StoredAddress)>> {
+    fn search_addresses(
+        &self,
+        project: &str,
+        s: &AddressSearch,
+    ) -> Result<Vec<(i64, StoredAddress)>> {
         self.with(|c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = ?1 AND seq > ?2
@@ -517,7 +659,15 @@ impl Store for SqliteStore {
                  ORDER BY seq LIMIT ?7"
             ))?;
             let rows = stmt.query_map(
-                params![project, s.after, s.address_note, s.deposit_chain, s.destination_chain, s.destination_address, s.limit as i64],
+                params![
+                    project,
+                    s.after,
+                    s.address_note,
+                    s.deposit_chain,
+                    s.destination_chain,
+                    s.destination_address,
+                    s.limit as i64
+                ],
                 address_from_row,
             )?;
             rows.map(|r| address_decode(r?)).collect()
@@ -537,7 +687,11 @@ impl Store for SqliteStore {
         })
     }
 
-    fn routing_address(&self, deposit_chain: &str, deposit_address: &str) -> Result<Option<StoredRoutingAddress>> {
+    fn routing_address(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+    ) -> Result<Option<StoredRoutingAddress>> {
         self.with(|c| {
             let row = c
                 .query_row(
@@ -561,7 +715,14 @@ impl Store for SqliteStore {
         })
     }
 
-    fn add_deposit(&self, deposit_chain: &str, deposit_address: &str, deposit: &StoredDeposit, bridge: Option<&StoredBridge>, events: &[NewEvent]) -> Result<()> {
+    fn add_deposit(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+        deposit: &StoredDeposit,
+        bridge: Option<&StoredBridge>,
+        events: &[NewEvent],
+    ) -> Result<()> {
         self.with(|c| {
             let tx = c.transaction()?;
             tx.execute(
@@ -577,7 +738,12 @@ impl Store for SqliteStore {
         })
     }
 
-    fn deposits(&self, deposit_chain: &str, deposit_address: &str, limit: u64) -> Result<Vec<StoredDeposit>> {
+    fn deposits(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+        limit: u64,
+    ) -> Result<Vec<StoredDeposit>> {
         self.with(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT last_bridge, bridge_id FROM deposits WHERE deposit_chain = ?1 AND deposit_address = ?2 ORDER BY seq DESC LIMIT ?3",
@@ -600,7 +766,15 @@ impl Store for SqliteStore {
         })
     }
 
-    fn take_due_deliveries(&self, now_ms: i64, wall_ms: i64, lease_until_wall_ms: i64, limit: u64, per_url: usize, busy: &HashMap<String, usize>) -> Result<Vec<DueDelivery>> {
+    fn take_due_deliveries(
+        &self,
+        now_ms: i64,
+        wall_ms: i64,
+        lease_until_wall_ms: i64,
+        limit: u64,
+        per_url: usize,
+        busy: &HashMap<String, usize>,
+    ) -> Result<Vec<DueDelivery>> {
         self.with(|c| {
             let tx = c.transaction()?;
             // The oldest due rows of each URL, at most `per_url` of each (so a backlog of one receiver cannot
@@ -640,7 +814,10 @@ impl Store for SqliteStore {
 
     fn release_leases(&self) -> Result<()> {
         self.with(|c| {
-            c.execute("UPDATE outbox SET leased_until = NULL WHERE leased_until IS NOT NULL", [])?;
+            c.execute(
+                "UPDATE outbox SET leased_until = NULL WHERE leased_until IS NOT NULL",
+                [],
+            )?;
             Ok(())
         })
     }
@@ -662,7 +839,12 @@ impl Store for SqliteStore {
         })
     }
 
-    fn delivery_attempts(&self, project: &str, event_id: Option<&str>, limit: u64) -> Result<Vec<bridge_contract::WebhookDeliveryAttempt>> {
+    fn delivery_attempts(
+        &self,
+        project: &str,
+        event_id: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<bridge_contract::WebhookDeliveryAttempt>> {
         self.with(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT event_id, url, attempt, at_ms, status, error, delivered, next_ms FROM delivery_attempts
@@ -697,7 +879,13 @@ impl Store for SqliteStore {
         })
     }
 
-    fn events(&self, project: &str, since_ms: i64, after_seq: i64, limit: u64) -> Result<Vec<(i64, WebhookEvent)>> {
+    fn events(
+        &self,
+        project: &str,
+        since_ms: i64,
+        after_seq: i64,
+        limit: u64,
+    ) -> Result<Vec<(i64, WebhookEvent)>> {
         self.with(|c| {
             // The sandbox clock never goes backwards, so sequence order is time order: find the first event at or
             // after `since_ms` through the time index, then page by sequence. Each page costs O(page size).

@@ -26,7 +26,12 @@ const INVALID: &[u8] = br#"{"token":"USDC","chainIn":"ETHEREUM","chainOut":"BASE
 
 /// What the server does with a JSON body: parse keeping JavaScript's key order, walk the shape, then serde.
 fn engine_decode(bytes: &[u8], mode: ErrorsMode) -> Result<BridgeQuoteRequest, usize> {
-    let body = &shapes::by_operation_id("quoteBridge").expect("quoteBridge has tables").body.as_ref().expect("quoteBridge has a body").shape;
+    let body = &shapes::by_operation_id("quoteBridge")
+        .expect("quoteBridge has tables")
+        .body
+        .as_ref()
+        .expect("quoteBridge has a body")
+        .shape;
     let value = parts::json(bytes).map_err(|_| 1usize)?;
     let decoded = engine::decode(body, &value, mode).map_err(|issues| issues.len())?;
     serde_json::from_value(decoded).map_err(|_| 1)
@@ -50,7 +55,10 @@ fn validator() -> jsonschema::Validator {
     let mut doc: Value = serde_json::from_str(bridge_contract::OPENAPI_JSON).unwrap();
     nullable(&mut doc);
     let schema = json!({"$ref": "#/components/schemas/BridgeQuoteRequest", "components": doc["components"].clone()});
-    jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&schema).expect("the schema compiles")
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft7)
+        .build(&schema)
+        .expect("the schema compiles")
 }
 
 fn bench(c: &mut Criterion) {
@@ -59,16 +67,35 @@ fn bench(c: &mut Criterion) {
     assert!(engine_decode(VALID, ErrorsMode::First).is_ok());
     assert!(serde_json::from_slice::<BridgeQuoteRequest>(VALID).is_ok());
     assert!(validator.is_valid(&serde_json::from_slice::<Value>(VALID).unwrap()));
-    assert_eq!(engine_decode(INVALID, ErrorsMode::First).unwrap_err(), 2, "one issue per literal of `mode` (pay, receive)");
-    assert_eq!(engine_decode(INVALID, ErrorsMode::All).unwrap_err(), 3, "`mode` (2) and `recipient` (1)");
+    assert_eq!(
+        engine_decode(INVALID, ErrorsMode::First).unwrap_err(),
+        2,
+        "one issue per literal of `mode` (pay, receive)"
+    );
+    assert_eq!(
+        engine_decode(INVALID, ErrorsMode::All).unwrap_err(),
+        3,
+        "`mode` (2) and `recipient` (1)"
+    );
     assert!(serde_json::from_slice::<BridgeQuoteRequest>(INVALID).is_err());
-    assert_eq!(validator.iter_errors(&serde_json::from_slice::<Value>(INVALID).unwrap()).count(), 2);
+    assert_eq!(
+        validator
+            .iter_errors(&serde_json::from_slice::<Value>(INVALID).unwrap())
+            .count(),
+        2
+    );
 
     for (name, bytes) in [("valid", VALID), ("invalid", INVALID)] {
         let mut group = c.benchmark_group(format!("quote-request-{name}"));
-        group.bench_function("engine-first", |b| b.iter(|| engine_decode(black_box(bytes), ErrorsMode::First)));
-        group.bench_function("engine-all", |b| b.iter(|| engine_decode(black_box(bytes), ErrorsMode::All)));
-        group.bench_function("serde", |b| b.iter(|| serde_json::from_slice::<BridgeQuoteRequest>(black_box(bytes)).is_ok()));
+        group.bench_function("engine-first", |b| {
+            b.iter(|| engine_decode(black_box(bytes), ErrorsMode::First))
+        });
+        group.bench_function("engine-all", |b| {
+            b.iter(|| engine_decode(black_box(bytes), ErrorsMode::All))
+        });
+        group.bench_function("serde", |b| {
+            b.iter(|| serde_json::from_slice::<BridgeQuoteRequest>(black_box(bytes)).is_ok())
+        });
         group.bench_function("jsonschema", |b| {
             b.iter(|| {
                 let value: Value = serde_json::from_slice(black_box(bytes)).unwrap();

@@ -120,12 +120,32 @@ async fn decode_error_snapshots() {
 
 #[tokio::test]
 async fn all_mode_reports_every_failing_property() {
-    let (app, _) = app(ServerConfig { errors: ErrorsMode::All, ..ServerConfig::default() });
-    let body = json!({"chainIn": 5, "mode": "both", "amount": "x", "depositor": "a", "recipient": "b"}).to_string();
+    let (app, _) = app(ServerConfig {
+        errors: ErrorsMode::All,
+        ..ServerConfig::default()
+    });
+    let body =
+        json!({"chainIn": 5, "mode": "both", "amount": "x", "depositor": "a", "recipient": "b"})
+            .to_string();
     let answer = Send::json("POST", QUOTE, &body).to(&app).await;
     insta::assert_json_snapshot!("all_mode_quote", answer);
-    let paths: Vec<&Value> = answer.body["issues"].as_array().unwrap().iter().map(|i| &i["path"]).collect();
-    assert_eq!(paths, [&json!(["token"]), &json!(["chainIn"]), &json!(["chainOut"]), &json!(["amount"]), &json!(["mode"]), &json!(["mode"])]);
+    let paths: Vec<&Value> = answer.body["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["path"])
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            &json!(["token"]),
+            &json!(["chainIn"]),
+            &json!(["chainOut"]),
+            &json!(["amount"]),
+            &json!(["mode"]),
+            &json!(["mode"])
+        ]
+    );
 }
 
 /// The doc's own examples, asserted word for word.
@@ -134,7 +154,9 @@ async fn the_documented_examples_hold() {
     let (app, _) = app(ServerConfig::default());
     let issues = |a: &Answer| a.body["issues"].as_array().cloned().unwrap_or_default();
 
-    let a = Send::json("POST", QUOTE, &with(quote_body(), "mode", json!("both"))).to(&app).await;
+    let a = Send::json("POST", QUOTE, &with(quote_body(), "mode", json!("both")))
+        .to(&app)
+        .await;
     assert_eq!(a.status, 400);
     assert_eq!(a.body["_tag"], "HttpApiDecodeError");
     assert_eq!(
@@ -145,28 +167,89 @@ async fn the_documented_examples_hold() {
         ]
     );
 
-    let a = Send::json("POST", QUOTE, &with(quote_body(), "isSda", json!("yes"))).to(&app).await;
+    let a = Send::json("POST", QUOTE, &with(quote_body(), "isSda", json!("yes")))
+        .to(&app)
+        .await;
     let messages: Vec<Value> = issues(&a).iter().map(|i| i["message"].clone()).collect();
-    assert_eq!(messages, [json!("Expected \"true\", actual \"yes\""), json!("Expected \"false\", actual \"yes\""), json!("Expected undefined, actual \"yes\"")]);
+    assert_eq!(
+        messages,
+        [
+            json!("Expected \"true\", actual \"yes\""),
+            json!("Expected \"false\", actual \"yes\""),
+            json!("Expected undefined, actual \"yes\"")
+        ]
+    );
 
-    let a = Send::json("POST", SDA, &with(sda_body(), "depositChains", json!("ETHEREUM"))).to(&app).await;
-    assert_eq!(issues(&a), [json!({"_tag": "Type", "path": ["depositChains"], "message": "Expected ReadonlyArray<NonEmptyString>, actual \"ETHEREUM\""})]);
+    let a = Send::json(
+        "POST",
+        SDA,
+        &with(sda_body(), "depositChains", json!("ETHEREUM")),
+    )
+    .to(&app)
+    .await;
+    assert_eq!(
+        issues(&a),
+        [
+            json!({"_tag": "Type", "path": ["depositChains"], "message": "Expected ReadonlyArray<NonEmptyString>, actual \"ETHEREUM\""})
+        ]
+    );
 
-    let a = Send::json("POST", SDA, &with(sda_body(), "depositChains", json!(["A", ""]))).to(&app).await;
-    assert_eq!(issues(&a), [json!({"_tag": "Refinement", "path": ["depositChains", 1], "message": "Expected a non empty string, actual \"\""})]);
+    let a = Send::json(
+        "POST",
+        SDA,
+        &with(sda_body(), "depositChains", json!(["A", ""])),
+    )
+    .to(&app)
+    .await;
+    assert_eq!(
+        issues(&a),
+        [
+            json!({"_tag": "Refinement", "path": ["depositChains", 1], "message": "Expected a non empty string, actual \"\""})
+        ]
+    );
 
-    let a = Send::get("/webhook/user-events-cursor?sinceTimestamp=0&pageSize=51").to(&app).await;
-    assert_eq!(issues(&a)[0], json!({"_tag": "Refinement", "path": ["pageSize"], "message": "Expected a number less than or equal to 50, actual 51"}));
+    let a = Send::get("/webhook/user-events-cursor?sinceTimestamp=0&pageSize=51")
+        .to(&app)
+        .await;
+    assert_eq!(
+        issues(&a)[0],
+        json!({"_tag": "Refinement", "path": ["pageSize"], "message": "Expected a number less than or equal to 50, actual 51"})
+    );
 
-    let a = Send::json("POST", QUOTE, &with(quote_body(), "amount", json!("abc"))).to(&app).await;
-    assert_eq!(issues(&a), [json!({"_tag": "Transformation", "path": ["amount"], "message": "Unable to decode \"abc\" into a BigDecimal"})]);
+    let a = Send::json("POST", QUOTE, &with(quote_body(), "amount", json!("abc")))
+        .to(&app)
+        .await;
+    assert_eq!(
+        issues(&a),
+        [
+            json!({"_tag": "Transformation", "path": ["amount"], "message": "Unable to decode \"abc\" into a BigDecimal"})
+        ]
+    );
 
-    let a = Send::json("POST", QUOTE, &with(quote_body(), "postBridgeData", json!({"_tag": "foo"}))).to(&app).await;
+    let a = Send::json(
+        "POST",
+        QUOTE,
+        &with(quote_body(), "postBridgeData", json!({"_tag": "foo"})),
+    )
+    .to(&app)
+    .await;
     let first = &issues(&a)[0];
     assert_eq!(first["path"], json!(["postBridgeData", "_tag"]));
-    assert!(first["message"].as_str().unwrap().starts_with("Expected \"extended\" | \"partnerbtcfi\" | "));
-    assert_eq!(issues(&a)[1], json!({"_tag": "Type", "path": ["postBridgeData"], "message": "Expected undefined, actual {\"_tag\":\"foo\"}"}));
+    assert!(first["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Expected \"extended\" | \"partnerbtcfi\" | "));
+    assert_eq!(
+        issues(&a)[1],
+        json!({"_tag": "Type", "path": ["postBridgeData"], "message": "Expected undefined, actual {\"_tag\":\"foo\"}"})
+    );
 
-    let a = Send::json("POST", "/sandbox/clock/advance", "{\"ms\":-1.5}").to(&app).await;
-    assert_eq!(issues(&a)[0]["message"], "Expected a non-negative number, actual -1.5", "non-negative is checked before integer");
+    let a = Send::json("POST", "/sandbox/clock/advance", "{\"ms\":-1.5}")
+        .to(&app)
+        .await;
+    assert_eq!(
+        issues(&a)[0]["message"],
+        "Expected a non-negative number, actual -1.5",
+        "non-negative is checked before integer"
+    );
 }

@@ -260,8 +260,8 @@ Arguments:
     }
     /**Read one bridge record
 
-The bridge record with this id. A bridge of another project is answered exactly like an id that does
-not exist: 404 `BridgeNotFound`.
+The bridge record with this id. An id that does not exist, or a bridge of another project, answers 422
+`InvalidRequest` (production documents no 404 here: 422 is its answer for an unknown id).
 
 
 Sends a `GET` request to `/bridge/history/bridge/{bridgeId}`
@@ -304,7 +304,6 @@ Arguments:
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
-            404u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
@@ -371,7 +370,8 @@ Arguments:
 
 Quotes depositing `tokenIn` on `chainIn` and receiving `tokenOut` on `chainOut`. The answer is a
 `bridge` quote when no swap is needed, a `bridgeSwap` quote otherwise, and a `depositAddressBridge`
-quote when `isSda` is `"true"`.
+quote when `isSda` is `"true"`. `postBridgeData` from a project without the post-bridge feature answers 422
+`InvalidRequest` (production documents no 403 on quotes).
 
 
 Sends a `POST` request to `/bridge/quote/bridge-swap/user`
@@ -410,7 +410,6 @@ Sends a `POST` request to `/bridge/quote/bridge-swap/user`
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
-            403u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             404u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
@@ -477,6 +476,12 @@ Arguments:
 Quotes moving `token` from `chainIn` to `chainOut`. In `pay` mode `amount` is the exact amount paid,
 fees included; in `receive` mode it is the exact amount received.
 
+Production marks this path deprecated in favour of `POST /bridge/quote/bridge-swap/user` with `tokenIn` and
+`tokenOut` both set to the token (what its SDK's `getUserQuote` does). The spec's answer is a `bridge` quote
+(spec 2.4), which is what this contract's servers send; the answer's type is production's, the three-variant
+`QuoteResponse`, so that a client decodes whatever production sends here too. `postBridgeData` from a project
+without the post-bridge feature answers 422 `InvalidRequest` (production documents no 403 on quotes).
+
 
 Sends a `POST` request to `/bridge/quote/user`
 
@@ -484,7 +489,7 @@ Sends a `POST` request to `/bridge/quote/user`
     pub async fn quote_bridge<'a>(
         &'a self,
         body: &'a ::bridge_contract::BridgeQuoteRequest,
-    ) -> Result<ResponseValue<::bridge_contract::BridgeQuote>, Error<ByteStream>> {
+    ) -> Result<ResponseValue<::bridge_contract::QuoteResponse>, Error<ByteStream>> {
         let url = format!("{}/bridge/quote/user", self.baseurl,);
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
@@ -514,7 +519,6 @@ Sends a `POST` request to `/bridge/quote/user`
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
-            403u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
@@ -524,8 +528,13 @@ Sends a `POST` request to `/bridge/quote/user`
     /**Pay the deposit of a committed bridge (sandbox only)
 
 Simulates the depositor paying a PENDING bridge: the bridge moves to PENDING_CONFIRMATION at once and then
-through DEPOSIT_ACCEPTED and ACCEPTED to EXECUTED as the sandbox clock advances, emitting the bridge events.
-A bridge that is not PENDING answers 422 `InvalidRequest`.
+through DEPOSIT_ACCEPTED and ACCEPTED to EXECUTED as the sandbox clock advances, emitting the bridge events
+(`outcome` leaves that path: `failed`, `swapFailed`).
+
+A deposit into a CANCELLED `bridgeSwap` bridge arrived after its grace period: the bridge moves to
+DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD (with the rejection) and, 10 % of its `estimatedDuration` later, to
+DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD_REFUNDED with a BRIDGE_REFUNDED event (production has the late-deposit
+states for swap records only). Any other bridge that is not PENDING answers 422 `InvalidRequest`.
 
 
 Sends a `POST` request to `/sandbox/bridges/{bridgeId}/deposit`

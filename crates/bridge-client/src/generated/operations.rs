@@ -13,11 +13,18 @@ impl crate::Client {
     ///
     /// Quotes moving `token` from `chainIn` to `chainOut`. In `pay` mode `amount` is the exact amount paid,
     /// fees included; in `receive` mode it is the exact amount received.
+    ///
+    /// Production marks this path deprecated in favour of `POST /bridge/quote/bridge-swap/user` with `tokenIn` and
+    /// `tokenOut` both set to the token (what its SDK's `getUserQuote` does). The spec's answer is a `bridge` quote
+    /// (spec 2.4), which is what this contract's servers send; the answer's type is production's, the three-variant
+    /// `QuoteResponse`, so that a client decodes whatever production sends here too. `postBridgeData` from a project
+    /// without the post-bridge feature answers 422 `InvalidRequest` (production documents no 403 on quotes).
+    #[deprecated(note = "kept for backward compatibility")]
     pub async fn quote_bridge<'a>(
         &'a self,
         body: &'a ::bridge_contract::BridgeQuoteRequest,
     ) -> Result<
-        ::bridge_contract::BridgeQuote,
+        ::bridge_contract::QuoteResponse,
         crate::Error<::bridge_contract::operations::QuoteBridgeError>,
     > {
         crate::error::lift(self.raw.quote_bridge(body).await).await
@@ -28,7 +35,8 @@ impl crate::Client {
     ///
     /// Quotes depositing `tokenIn` on `chainIn` and receiving `tokenOut` on `chainOut`. The answer is a
     /// `bridge` quote when no swap is needed, a `bridgeSwap` quote otherwise, and a `depositAddressBridge`
-    /// quote when `isSda` is `"true"`.
+    /// quote when `isSda` is `"true"`. `postBridgeData` from a project without the post-bridge feature answers 422
+    /// `InvalidRequest` (production documents no 403 on quotes).
     pub async fn quote_bridge_swap<'a>(
         &'a self,
         body: &'a ::bridge_contract::BridgeSwapQuoteRequest,
@@ -82,8 +90,8 @@ impl crate::Client {
     ///
     /// `GET /bridge/history/bridge/{bridgeId}` (`getBridge`); documented errors: [`GetBridgeError`](bridge_contract::operations::GetBridgeError).
     ///
-    /// The bridge record with this id. A bridge of another project is answered exactly like an id that does
-    /// not exist: 404 `BridgeNotFound`.
+    /// The bridge record with this id. An id that does not exist, or a bridge of another project, answers 422
+    /// `InvalidRequest` (production documents no 404 here: 422 is its answer for an unknown id).
     pub async fn get_bridge<'a>(
         &'a self,
         bridge_id: &'a str,
@@ -254,8 +262,13 @@ impl crate::Client {
     /// `POST /sandbox/bridges/{bridgeId}/deposit` (`sandboxDepositBridge`); documented errors: [`SandboxDepositBridgeError`](bridge_contract::operations::SandboxDepositBridgeError).
     ///
     /// Simulates the depositor paying a PENDING bridge: the bridge moves to PENDING_CONFIRMATION at once and then
-    /// through DEPOSIT_ACCEPTED and ACCEPTED to EXECUTED as the sandbox clock advances, emitting the bridge events.
-    /// A bridge that is not PENDING answers 422 `InvalidRequest`.
+    /// through DEPOSIT_ACCEPTED and ACCEPTED to EXECUTED as the sandbox clock advances, emitting the bridge events
+    /// (`outcome` leaves that path: `failed`, `swapFailed`).
+    ///
+    /// A deposit into a CANCELLED `bridgeSwap` bridge arrived after its grace period: the bridge moves to
+    /// DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD (with the rejection) and, 10 % of its `estimatedDuration` later, to
+    /// DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD_REFUNDED with a BRIDGE_REFUNDED event (production has the late-deposit
+    /// states for swap records only). Any other bridge that is not PENDING answers 422 `InvalidRequest`.
     ///
     /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
     /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).

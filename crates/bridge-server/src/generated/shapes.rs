@@ -907,7 +907,7 @@ pub static STRUCT_SANDBOX_BRIDGE_DEPOSIT_REQUEST: StructShape = StructShape {
             name: "outcome",
             required: false,
             default: Some("\"executed\""),
-            shape: Shape::Literals(&["executed", "swapFailed"]),
+            shape: Shape::Literals(&["executed", "swapFailed", "failed"]),
         },
     ],
 };
@@ -973,55 +973,215 @@ pub static STRUCT_SANDBOX_ADDRESS_DEPOSIT_REQUEST: StructShape = StructShape {
             name: "outcome",
             required: false,
             default: Some("\"processed\""),
-            shape: Shape::Literals(&["processed", "delayed"]),
+            shape: Shape::Literals(&["processed", "delayed", "failed"]),
         },
     ],
 };
-pub static STRUCT_ROUTING_MATCHER: StructShape = StructShape {
+pub static STRUCT_ROUTING_MATCHER_SENT_TOKEN: StructShape = StructShape {
+    name: "RoutingMatcherSentToken",
+    fields: &[
+        Field {
+            name: "_tag",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["sentToken"]),
+        },
+        Field {
+            name: "symbolsOrAddresses",
+            required: true,
+            default: None,
+            shape: Shape::Array(
+                &ArrayShape {
+                    items: Shape::String(StringRules {
+                        min_length: Some(1),
+                        max_length: None,
+                        pattern: None,
+                        trim: false,
+                    }),
+                    min_items: None,
+                    max_items: Some(10),
+                },
+            ),
+        },
+    ],
+};
+pub static STRUCT_ROUTING_MATCHER_SENDER: StructShape = StructShape {
+    name: "RoutingMatcherSender",
+    fields: &[
+        Field {
+            name: "_tag",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["sender"]),
+        },
+        Field {
+            name: "addresses",
+            required: true,
+            default: None,
+            shape: Shape::Array(
+                &ArrayShape {
+                    items: Shape::String(StringRules {
+                        min_length: Some(1),
+                        max_length: None,
+                        pattern: None,
+                        trim: false,
+                    }),
+                    min_items: None,
+                    max_items: Some(10),
+                },
+            ),
+        },
+    ],
+};
+pub static STRUCT_ROUTING_MATCHER_DEPOSIT_CHAIN: StructShape = StructShape {
+    name: "RoutingMatcherDepositChain",
+    fields: &[
+        Field {
+            name: "_tag",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["depositChain"]),
+        },
+        Field {
+            name: "depositChains",
+            required: true,
+            default: None,
+            shape: Shape::Array(
+                &ArrayShape {
+                    items: Shape::String(StringRules {
+                        min_length: Some(1),
+                        max_length: None,
+                        pattern: None,
+                        trim: false,
+                    }),
+                    min_items: None,
+                    max_items: Some(10),
+                },
+            ),
+        },
+    ],
+};
+pub static STRUCT_ROUTING_MATCHER_SENT_AMOUNT_USD_LOWER_THAN: StructShape = StructShape {
+    name: "RoutingMatcherSentAmountUsdLowerThan",
+    fields: &[
+        Field {
+            name: "_tag",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["sentAmountUsdLowerThan"]),
+        },
+        Field {
+            name: "value",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: None,
+                maximum: None,
+                integer: false,
+            }),
+        },
+        Field {
+            name: "inclusive",
+            required: false,
+            default: None,
+            shape: Shape::Boolean,
+        },
+    ],
+};
+pub static STRUCT_ROUTING_MATCHER_SENT_AMOUNT_USD_GREATER_THAN: StructShape = StructShape {
+    name: "RoutingMatcherSentAmountUsdGreaterThan",
+    fields: &[
+        Field {
+            name: "_tag",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["sentAmountUsdGreaterThan"]),
+        },
+        Field {
+            name: "value",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: None,
+                maximum: None,
+                integer: false,
+            }),
+        },
+        Field {
+            name: "inclusive",
+            required: false,
+            default: None,
+            shape: Shape::Boolean,
+        },
+    ],
+};
+pub static STRUCT_ROUTING_MATCHER_SENT_AMOUNT_USD_BETWEEN: StructShape = StructShape {
+    name: "RoutingMatcherSentAmountUsdBetween",
+    fields: &[
+        Field {
+            name: "_tag",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["sentAmountUsdBetween"]),
+        },
+        Field {
+            name: "from",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(0.0),
+                maximum: None,
+                integer: false,
+            }),
+        },
+        Field {
+            name: "to",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(0.0),
+                maximum: None,
+                integer: false,
+            }),
+        },
+        Field {
+            name: "inclusive",
+            required: false,
+            default: None,
+            shape: Shape::Boolean,
+        },
+    ],
+};
+pub static UNION_ROUTING_MATCHER: UnionShape = UnionShape {
     name: "RoutingMatcher",
-    fields: &[
-        Field {
-            name: "tokenSymbol",
-            required: false,
-            default: None,
-            shape: Shape::String(StringRules {
-                min_length: None,
-                max_length: None,
-                pattern: None,
-                trim: false,
-            }),
-        },
-        Field {
-            name: "minAmountUsd",
-            required: false,
-            default: None,
-            shape: Shape::Number(NumberRules {
-                minimum: None,
-                maximum: None,
-                integer: false,
-            }),
-        },
-        Field {
-            name: "maxAmountUsd",
-            required: false,
-            default: None,
-            shape: Shape::Number(NumberRules {
-                minimum: None,
-                maximum: None,
-                integer: false,
-            }),
-        },
+    tag: "_tag",
+    variants: &[
+        ("sentToken", &STRUCT_ROUTING_MATCHER_SENT_TOKEN),
+        ("sender", &STRUCT_ROUTING_MATCHER_SENDER),
+        ("depositChain", &STRUCT_ROUTING_MATCHER_DEPOSIT_CHAIN),
+        ("sentAmountUsdLowerThan", &STRUCT_ROUTING_MATCHER_SENT_AMOUNT_USD_LOWER_THAN),
+        (
+            "sentAmountUsdGreaterThan",
+            &STRUCT_ROUTING_MATCHER_SENT_AMOUNT_USD_GREATER_THAN,
+        ),
+        ("sentAmountUsdBetween", &STRUCT_ROUTING_MATCHER_SENT_AMOUNT_USD_BETWEEN),
     ],
 };
-pub static STRUCT_ROUTING_ACTION: StructShape = StructShape {
-    name: "RoutingAction",
+pub static STRUCT_ROUTING_ACTION_BRIDGE: StructShape = StructShape {
+    name: "RoutingActionBridge",
     fields: &[
+        Field {
+            name: "_tag",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["bridge"]),
+        },
         Field {
             name: "destinationChain",
             required: true,
             default: None,
             shape: Shape::String(StringRules {
-                min_length: None,
+                min_length: Some(1),
                 max_length: None,
                 pattern: None,
                 trim: false,
@@ -1032,7 +1192,40 @@ pub static STRUCT_ROUTING_ACTION: StructShape = StructShape {
             required: true,
             default: None,
             shape: Shape::String(StringRules {
-                min_length: None,
+                min_length: Some(1),
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_ROUTING_ACTION_BRIDGE_SWAP: StructShape = StructShape {
+    name: "RoutingActionBridgeSwap",
+    fields: &[
+        Field {
+            name: "_tag",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["bridgeSwap"]),
+        },
+        Field {
+            name: "destinationChain",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: Some(1),
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "destinationAddress",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: Some(1),
                 max_length: None,
                 pattern: None,
                 trim: false,
@@ -1040,15 +1233,73 @@ pub static STRUCT_ROUTING_ACTION: StructShape = StructShape {
         },
         Field {
             name: "tokenOut",
-            required: false,
+            required: true,
             default: None,
             shape: Shape::String(StringRules {
-                min_length: None,
+                min_length: Some(1),
                 max_length: None,
                 pattern: None,
                 trim: false,
             }),
         },
+    ],
+};
+pub static STRUCT_ROUTING_POST_BRIDGE_ACTION: StructShape = StructShape {
+    name: "RoutingPostBridgeAction",
+    fields: &[
+        Field {
+            name: "_tag",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["postBridgeAction"]),
+        },
+        Field {
+            name: "data",
+            required: true,
+            default: None,
+            shape: Shape::Union(&UNION_POST_BRIDGE_DATA),
+        },
+    ],
+};
+pub static UNION_ROUTING_COMPOSITE_STEP: UnionShape = UnionShape {
+    name: "RoutingCompositeStep",
+    tag: "_tag",
+    variants: &[
+        ("bridge", &STRUCT_ROUTING_ACTION_BRIDGE),
+        ("bridgeSwap", &STRUCT_ROUTING_ACTION_BRIDGE_SWAP),
+        ("postBridgeAction", &STRUCT_ROUTING_POST_BRIDGE_ACTION),
+    ],
+};
+pub static STRUCT_ROUTING_ACTION_COMPOSITE: StructShape = StructShape {
+    name: "RoutingActionComposite",
+    fields: &[
+        Field {
+            name: "_tag",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["composite"]),
+        },
+        Field {
+            name: "actions",
+            required: true,
+            default: None,
+            shape: Shape::Array(
+                &ArrayShape {
+                    items: Shape::Union(&UNION_ROUTING_COMPOSITE_STEP),
+                    min_items: Some(1),
+                    max_items: Some(2),
+                },
+            ),
+        },
+    ],
+};
+pub static UNION_ROUTING_ACTION: UnionShape = UnionShape {
+    name: "RoutingAction",
+    tag: "_tag",
+    variants: &[
+        ("bridge", &STRUCT_ROUTING_ACTION_BRIDGE),
+        ("bridgeSwap", &STRUCT_ROUTING_ACTION_BRIDGE_SWAP),
+        ("composite", &STRUCT_ROUTING_ACTION_COMPOSITE),
     ],
 };
 pub static STRUCT_ROUTING_ROUTE: StructShape = StructShape {
@@ -1058,13 +1309,13 @@ pub static STRUCT_ROUTING_ROUTE: StructShape = StructShape {
             name: "matcher",
             required: false,
             default: None,
-            shape: Shape::Struct(&STRUCT_ROUTING_MATCHER),
+            shape: Shape::Union(&UNION_ROUTING_MATCHER),
         },
         Field {
             name: "action",
             required: true,
             default: None,
-            shape: Shape::Struct(&STRUCT_ROUTING_ACTION),
+            shape: Shape::Union(&UNION_ROUTING_ACTION),
         },
         Field {
             name: "priority",

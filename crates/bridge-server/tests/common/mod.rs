@@ -37,7 +37,11 @@ pub struct Recorder {
 impl Recorder {
     fn record(&self, operation: &'static str, caller: &Caller, input: impl Serialize) {
         let input = serde_json::to_value(input).expect("inputs encode");
-        self.calls.lock().unwrap().push(Call { operation, project: caller.project_id.clone(), input });
+        self.calls.lock().unwrap().push(Call {
+            operation,
+            project: caller.project_id.clone(),
+            input,
+        });
         if self.panics {
             panic!("the recorder was told to panic in {operation}");
         }
@@ -49,31 +53,58 @@ impl Recorder {
 }
 
 fn invalid(op: &str) -> InvalidRequest {
-    InvalidRequest { tag: Default::default(), message: format!("recorded {op}") }
+    InvalidRequest {
+        tag: Default::default(),
+        message: format!("recorded {op}"),
+    }
 }
 
 impl BridgeApi for Recorder {
-    async fn quote_bridge(&self, caller: Caller, body: BridgeQuoteRequest) -> Result<BridgeQuote, QuoteBridgeError> {
+    async fn quote_bridge(
+        &self,
+        caller: Caller,
+        body: BridgeQuoteRequest,
+    ) -> Result<QuoteResponse, QuoteBridgeError> {
         self.record(QuoteBridge::ID, &caller, &body);
         Err(QuoteBridgeUnprocessable::from(invalid(QuoteBridge::ID)).into())
     }
-    async fn quote_bridge_swap(&self, caller: Caller, body: BridgeSwapQuoteRequest) -> Result<QuoteResponse, QuoteBridgeSwapError> {
+    async fn quote_bridge_swap(
+        &self,
+        caller: Caller,
+        body: BridgeSwapQuoteRequest,
+    ) -> Result<QuoteResponse, QuoteBridgeSwapError> {
         self.record(QuoteBridgeSwap::ID, &caller, &body);
         Err(QuoteBridgeSwapUnprocessable::from(invalid(QuoteBridgeSwap::ID)).into())
     }
-    async fn commit_quote(&self, caller: Caller, path: CommitQuotePath) -> Result<QuoteCommitted, CommitQuoteError> {
+    async fn commit_quote(
+        &self,
+        caller: Caller,
+        path: CommitQuotePath,
+    ) -> Result<QuoteCommitted, CommitQuoteError> {
         self.record(CommitQuote::ID, &caller, &path);
         Err(invalid(CommitQuote::ID).into())
     }
-    async fn list_bridge_history(&self, caller: Caller, query: ListBridgeHistoryQuery) -> Result<HistoryPage, ListBridgeHistoryError> {
+    async fn list_bridge_history(
+        &self,
+        caller: Caller,
+        query: ListBridgeHistoryQuery,
+    ) -> Result<HistoryPage, ListBridgeHistoryError> {
         self.record(ListBridgeHistory::ID, &caller, &query);
         Err(invalid(ListBridgeHistory::ID).into())
     }
-    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> {
+    async fn get_bridge(
+        &self,
+        caller: Caller,
+        path: GetBridgePath,
+    ) -> Result<BridgeRecord, GetBridgeError> {
         self.record(GetBridge::ID, &caller, &path);
-        Err(BridgeNotFound { tag: Default::default(), message: path.bridge_id }.into())
+        Err(invalid(GetBridge::ID).into())
     }
-    async fn create_deposit_addresses(&self, caller: Caller, body: DepositAddressCreateRequest) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> {
+    async fn create_deposit_addresses(
+        &self,
+        caller: Caller,
+        body: DepositAddressCreateRequest,
+    ) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> {
         self.record(CreateDepositAddresses::ID, &caller, &body);
         Ok(vec![DepositAddress {
             deposit_chain: body.deposit_chains[0].clone(),
@@ -94,7 +125,11 @@ impl BridgeApi for Recorder {
             })),
         }])
     }
-    async fn search_deposit_addresses(&self, caller: Caller, query: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> {
+    async fn search_deposit_addresses(
+        &self,
+        caller: Caller,
+        query: SearchDepositAddressesQuery,
+    ) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> {
         self.record(SearchDepositAddresses::ID, &caller, &query);
         Err(invalid(SearchDepositAddresses::ID).into())
     }
@@ -104,19 +139,39 @@ impl BridgeApi for Recorder {
         path: GetDepositAddressPublicStatusPath,
         query: GetDepositAddressPublicStatusQuery,
     ) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> {
-        self.record(GetDepositAddressPublicStatus::ID, &caller, json!({"path": path, "query": query}));
+        self.record(
+            GetDepositAddressPublicStatus::ID,
+            &caller,
+            json!({"path": path, "query": query}),
+        );
         Err(PublicStatusUnprocessable::from(invalid(GetDepositAddressPublicStatus::ID)).into())
     }
     async fn get_webhook_public_key(&self) -> Result<WebhookPublicKey, GetWebhookPublicKeyError> {
         self.record(GetWebhookPublicKey::ID, &Caller::default(), ());
         Ok("public-key".into())
     }
-    async fn list_user_events(&self, caller: Caller, query: ListUserEventsQuery) -> Result<UserEventsPage, ListUserEventsError> {
+    async fn list_user_events(
+        &self,
+        caller: Caller,
+        query: ListUserEventsQuery,
+    ) -> Result<UserEventsPage, ListUserEventsError> {
         self.record(ListUserEvents::ID, &caller, &query);
-        Ok(UserEventsPage { items: vec![], next_page_token: None })
+        Ok(UserEventsPage {
+            items: vec![],
+            next_page_token: None,
+        })
     }
-    async fn sandbox_deposit_bridge(&self, caller: Caller, path: SandboxDepositBridgePath, body: SandboxBridgeDepositRequest) -> Result<BridgeRecord, SandboxDepositBridgeError> {
-        self.record(SandboxDepositBridge::ID, &caller, json!({"path": path, "body": body}));
+    async fn sandbox_deposit_bridge(
+        &self,
+        caller: Caller,
+        path: SandboxDepositBridgePath,
+        body: SandboxBridgeDepositRequest,
+    ) -> Result<BridgeRecord, SandboxDepositBridgeError> {
+        self.record(
+            SandboxDepositBridge::ID,
+            &caller,
+            json!({"path": path, "body": body}),
+        );
         Err(invalid(SandboxDepositBridge::ID).into())
     }
     async fn sandbox_deposit_into_address(
@@ -125,10 +180,18 @@ impl BridgeApi for Recorder {
         path: SandboxDepositIntoAddressPath,
         body: SandboxAddressDepositRequest,
     ) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> {
-        self.record(SandboxDepositIntoAddress::ID, &caller, json!({"path": path, "body": body}));
+        self.record(
+            SandboxDepositIntoAddress::ID,
+            &caller,
+            json!({"path": path, "body": body}),
+        );
         Err(PublicStatusUnprocessable::from(invalid(SandboxDepositIntoAddress::ID)).into())
     }
-    async fn sandbox_advance_clock(&self, caller: Caller, body: SandboxAdvanceClockRequest) -> Result<SandboxClock, SandboxAdvanceClockError> {
+    async fn sandbox_advance_clock(
+        &self,
+        caller: Caller,
+        body: SandboxAdvanceClockRequest,
+    ) -> Result<SandboxClock, SandboxAdvanceClockError> {
         self.record(SandboxAdvanceClock::ID, &caller, &body);
         Err(invalid(SandboxAdvanceClock::ID).into())
     }
@@ -140,7 +203,11 @@ impl BridgeApi for Recorder {
         self.record(SandboxCreateRoutingDepositAddress::ID, &caller, &body);
         Err(invalid(SandboxCreateRoutingDepositAddress::ID).into())
     }
-    async fn sandbox_send_webhook_test(&self, caller: Caller, body: SandboxWebhookTestRequest) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
+    async fn sandbox_send_webhook_test(
+        &self,
+        caller: Caller,
+        body: SandboxWebhookTestRequest,
+    ) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
         self.record(SandboxSendWebhookTest::ID, &caller, &body);
         Err(invalid(SandboxSendWebhookTest::ID).into())
     }
@@ -169,12 +236,21 @@ pub fn app_over(recorder: Recorder, config: ServerConfig) -> (axum::Router, Reco
 
 /// A valid HS256 token for `project`.
 pub fn token(project: &str) -> String {
-    let claims = Claims { sub: project.into(), exp: now() + 3600, iat: Some(now()), features: vec![] };
-    bridge_server::auth::sign_token(&claims, Algorithm::HS256, &EncodingKey::from_secret(SECRET)).unwrap()
+    let claims = Claims {
+        sub: project.into(),
+        exp: now() + 3600,
+        iat: Some(now()),
+        features: vec![],
+    };
+    bridge_server::auth::sign_token(&claims, Algorithm::HS256, &EncodingKey::from_secret(SECRET))
+        .unwrap()
 }
 
 pub fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }
 
 /// An answer: status, and the body as JSON (or as a string when it is not JSON; `null` when empty).
@@ -205,7 +281,13 @@ impl<'a> Send<'a> {
     }
 
     pub fn get(uri: &'a str) -> Self {
-        Self { method: "GET", uri, content_type: None, body: vec![], headers: vec![("authorization", format!("Bearer {}", token("project-a")))] }
+        Self {
+            method: "GET",
+            uri,
+            content_type: None,
+            body: vec![],
+            headers: vec![("authorization", format!("Bearer {}", token("project-a")))],
+        }
     }
 
     pub fn content_type(mut self, ct: Option<&'a str>) -> Self {
@@ -232,16 +314,28 @@ impl<'a> Send<'a> {
         for (k, v) in &self.headers {
             request = request.header(*k, v.as_str());
         }
-        let response = app.clone().oneshot(request.body(Body::from(self.body)).unwrap()).await.unwrap();
+        let response = app
+            .clone()
+            .oneshot(request.body(Body::from(self.body)).unwrap())
+            .await
+            .unwrap();
         let status = response.status();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let body = if bytes.is_empty() {
             Value::Null
         } else {
-            serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
         };
-        assert_ne!(status, StatusCode::INTERNAL_SERVER_ERROR, "never a 500: {body}");
-        Answer { status: status.as_u16(), body }
+        assert_ne!(
+            status,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "never a 500: {body}"
+        );
+        Answer {
+            status: status.as_u16(),
+            body,
+        }
     }
 }
 
