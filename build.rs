@@ -15,10 +15,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/generated/types.rs");
     let expected = schema_fingerprint(&schema_dir).expect("schema/ is readable");
     let text = std::fs::read_to_string(&generated).unwrap_or_default();
-    let recorded = text
-        .lines()
-        .find_map(|line| line.strip_prefix("// schema-fingerprint: "))
-        .unwrap_or("none");
+    let recorded = text.lines().find_map(|line| line.strip_prefix("// schema-fingerprint: ")).unwrap_or("none");
     if recorded.trim() != expected {
         eprintln!(
             "\nerror: the generated code in src/generated/ is stale: schema/ changed since it was generated \

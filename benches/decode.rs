@@ -26,26 +26,19 @@ const HISTORY_PAGE: &[u8] = include_bytes!("fixtures/history-page-50.json");
 
 fn pair<T: DeserializeOwned + Serialize>(c: &mut Criterion, name: &str, bytes: &'static [u8]) {
     // The fixture must decode (a bench of an error path would be meaningless).
-    let typed = serde_json::from_slice::<T>(bytes)
-        .unwrap_or_else(|e| panic!("{name}: the fixture does not decode: {e}"));
+    let typed =
+        serde_json::from_slice::<T>(bytes).unwrap_or_else(|e| panic!("{name}: the fixture does not decode: {e}"));
     let value = serde_json::from_slice::<serde_json::Value>(bytes).expect("the fixture is JSON");
     let mut group = c.benchmark_group(format!("decode-{name}"));
     group.throughput(Throughput::Bytes(bytes.len() as u64));
-    group.bench_function("typed", |b| {
-        b.iter(|| serde_json::from_slice::<T>(black_box(bytes)).unwrap())
-    });
-    group.bench_function("value", |b| {
-        b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(bytes)).unwrap())
-    });
+    group.bench_function("typed", |b| b.iter(|| serde_json::from_slice::<T>(black_box(bytes)).unwrap()));
+    group
+        .bench_function("value", |b| b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(bytes)).unwrap()));
     group.finish();
     let mut group = c.benchmark_group(format!("encode-{name}"));
     group.throughput(Throughput::Bytes(bytes.len() as u64));
-    group.bench_function("typed", |b| {
-        b.iter(|| serde_json::to_vec(black_box(&typed)).unwrap())
-    });
-    group.bench_function("value", |b| {
-        b.iter(|| serde_json::to_vec(black_box(&value)).unwrap())
-    });
+    group.bench_function("typed", |b| b.iter(|| serde_json::to_vec(black_box(&typed)).unwrap()));
+    group.bench_function("value", |b| b.iter(|| serde_json::to_vec(black_box(&value)).unwrap()));
     group.finish();
 }
 

@@ -34,68 +34,34 @@ pub fn union_index(
     tags: &[&str],
     default: Option<usize>,
 ) -> Result<usize, String> {
-    let expected = || {
-        tags.iter()
-            .map(|t| format!("{t:?}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let expected = || tags.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ");
     let Value::Object(map) = value else {
-        return Err(format!(
-            "expected an object ({union}), got a JSON {}",
-            json_kind(value)
-        ));
+        return Err(format!("expected an object ({union}), got a JSON {}", json_kind(value)));
     };
     match map.get(property) {
-        None => default.ok_or_else(|| {
-            format!(
-                "missing `{property}` of {union}; expected one of {}",
-                expected()
-            )
-        }),
-        Some(Value::String(tag)) => tags.iter().position(|t| t == tag).ok_or_else(|| {
-            format!(
-                "unknown `{property}` {tag:?} of {union}; expected one of {}",
-                expected()
-            )
-        }),
-        Some(other) => Err(format!(
-            "`{property}` of {union} must be a string, got {other}; expected one of {}",
-            expected()
-        )),
+        None => default.ok_or_else(|| format!("missing `{property}` of {union}; expected one of {}", expected())),
+        Some(Value::String(tag)) => tags
+            .iter()
+            .position(|t| t == tag)
+            .ok_or_else(|| format!("unknown `{property}` {tag:?} of {union}; expected one of {}", expected())),
+        Some(other) => {
+            Err(format!("`{property}` of {union} must be a string, got {other}; expected one of {}", expected()))
+        }
     }
 }
 
 /// The variant of a union told apart by which member is present (`x-presence-discriminator`): the index of the one
 /// member of `members` that `value` has. None of them, or more than one, is an error naming them.
 pub fn presence_index(value: &Value, union: &str, members: &[&str]) -> Result<usize, String> {
-    let expected = || {
-        members
-            .iter()
-            .map(|m| format!("`{m}`"))
-            .collect::<Vec<_>>()
-            .join(" or ")
-    };
+    let expected = || members.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(" or ");
     let Value::Object(map) = value else {
-        return Err(format!(
-            "expected an object ({union}), got a JSON {}",
-            json_kind(value)
-        ));
+        return Err(format!("expected an object ({union}), got a JSON {}", json_kind(value)));
     };
-    let mut present = members
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| map.contains_key(**m));
+    let mut present = members.iter().enumerate().filter(|(_, m)| map.contains_key(**m));
     match (present.next(), present.next()) {
         (Some((index, _)), None) => Ok(index),
-        (None, _) => Err(format!(
-            "{union} has neither {}; one of them tells its shape",
-            expected()
-        )),
-        (Some(_), Some(_)) => Err(format!(
-            "{union} has both {}; exactly one of them tells its shape",
-            expected()
-        )),
+        (None, _) => Err(format!("{union} has neither {}; one of them tells its shape", expected())),
+        (Some(_), Some(_)) => Err(format!("{union} has both {}; exactly one of them tells its shape", expected())),
     }
 }
 

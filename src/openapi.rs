@@ -48,14 +48,8 @@ pub fn convert_discriminators(value: &mut Value) {
             }
             let mut checks = Vec::new();
             if let Some(discriminator) = map.get("discriminator").cloned() {
-                let property = discriminator["propertyName"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                let mapping = discriminator["mapping"]
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default();
+                let property = discriminator["propertyName"].as_str().unwrap_or_default().to_owned();
+                let mapping = discriminator["mapping"].as_object().cloned().unwrap_or_default();
                 let tags: Vec<&String> = mapping.keys().collect();
                 checks.push(json!({"properties": {&property: {"enum": tags}}}));
                 match map.get("x-discriminator-default").and_then(Value::as_str) {
@@ -71,15 +65,8 @@ pub fn convert_discriminators(value: &mut Value) {
                         "then": {"$ref": target},
                     }));
                 }
-            } else if let Some(presence) = map
-                .get("x-presence-discriminator")
-                .and_then(Value::as_object)
-                .cloned()
-            {
-                let one_of: Vec<Value> = presence
-                    .keys()
-                    .map(|member| json!({"required": [member]}))
-                    .collect();
+            } else if let Some(presence) = map.get("x-presence-discriminator").and_then(Value::as_object).cloned() {
+                let one_of: Vec<Value> = presence.keys().map(|member| json!({"required": [member]})).collect();
                 checks.push(json!({"oneOf": one_of}));
                 for (member, target) in &presence {
                     checks.push(json!({"if": {"required": [member]}, "then": {"$ref": target}}));

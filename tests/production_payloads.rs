@@ -11,8 +11,7 @@ use serde::{de::DeserializeOwned, Serialize};
 
 /// Decodes `payload` into `T`, encodes it again and compares the two JSON values.
 fn round_trip<T: DeserializeOwned + Serialize>(payload: &serde_json::Value) -> Result<(), String> {
-    let typed: T =
-        serde_json::from_value(payload.clone()).map_err(|e| format!("does not decode: {e}"))?;
+    let typed: T = serde_json::from_value(payload.clone()).map_err(|e| format!("does not decode: {e}"))?;
     let back = serde_json::to_value(&typed).map_err(|e| format!("does not encode: {e}"))?;
     if &back != payload {
         return Err(format!(
@@ -52,23 +51,14 @@ fn production_payloads_round_trip_through_the_contract_types() {
     files.sort();
     let mut failures = Vec::new();
     for file in &files {
-        let fixture: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        let fixture: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
         let type_name = fixture["type"].as_str().expect("a fixture names its type");
         if let Err(e) = check(type_name, &fixture["payload"]) {
-            failures.push(format!(
-                "{} ({type_name}): {e}",
-                file.file_name().unwrap().to_string_lossy()
-            ));
+            failures.push(format!("{} ({type_name}): {e}", file.file_name().unwrap().to_string_lossy()));
         }
     }
     // Every kind of payload is there: the fixtures cover the fifteen-kind union as production sends it.
-    assert!(
-        files.len() >= 100,
-        "only {} fixtures in {}",
-        files.len(),
-        dir.display()
-    );
+    assert!(files.len() >= 100, "only {} fixtures in {}", files.len(), dir.display());
     assert!(
         failures.is_empty(),
         "{} of {} production payloads fail:\n{}",

@@ -17,29 +17,18 @@ where
     T: Arbitrary + Serialize + DeserializeOwned + PartialEq + Debug,
 {
     let validator = support::validator(doc, component);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     let result = runner.run(&any::<T>(), |value| {
-        let json = serde_json::to_value(&value)
-            .map_err(|e| TestCaseError::fail(format!("encode: {e}")))?;
-        let errors: Vec<String> = validator
-            .iter_errors(&json)
-            .map(|e| format!("{} at {}", e, e.instance_path()))
-            .collect();
-        prop_assert!(
-            errors.is_empty(),
-            "encoded value does not validate: {errors:?}\n{json:#}"
-        );
-        let back: T = serde_json::from_value(json.clone())
-            .map_err(|e| TestCaseError::fail(format!("decode: {e}\n{json:#}")))?;
+        let json = serde_json::to_value(&value).map_err(|e| TestCaseError::fail(format!("encode: {e}")))?;
+        let errors: Vec<String> =
+            validator.iter_errors(&json).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        prop_assert!(errors.is_empty(), "encoded value does not validate: {errors:?}\n{json:#}");
+        let back: T =
+            serde_json::from_value(json.clone()).map_err(|e| TestCaseError::fail(format!("decode: {e}\n{json:#}")))?;
         prop_assert_eq!(&back, &value);
-        let text = serde_json::to_string(&value)
-            .map_err(|e| TestCaseError::fail(format!("encode text: {e}")))?;
-        let back: T = serde_json::from_str(&text)
-            .map_err(|e| TestCaseError::fail(format!("decode text: {e}\n{text}")))?;
+        let text = serde_json::to_string(&value).map_err(|e| TestCaseError::fail(format!("encode text: {e}")))?;
+        let back: T =
+            serde_json::from_str(&text).map_err(|e| TestCaseError::fail(format!("decode text: {e}\n{text}")))?;
         prop_assert_eq!(&back, &value);
         Ok(())
     });
@@ -51,10 +40,7 @@ where
 #[test]
 fn every_component_round_trips_and_validates() {
     let doc = support::json_schema_document();
-    let cases = std::env::var("ROUNDTRIP_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(48);
+    let cases = std::env::var("ROUNDTRIP_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(48);
     let mut failures = Vec::new();
     let mut checked = 0;
     macro_rules! each {
@@ -65,12 +51,7 @@ fn every_component_round_trips_and_validates() {
     }
     bridge_contract::every_component!(each);
     assert!(checked > 100, "every component is covered ({checked})");
-    assert!(
-        failures.is_empty(),
-        "{} of {checked} types failed:\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+    assert!(failures.is_empty(), "{} of {checked} types failed:\n{}", failures.len(), failures.join("\n\n"));
 }
 
 /// The validator is not vacuous: values that break the schema are rejected.
@@ -78,28 +59,19 @@ fn every_component_round_trips_and_validates() {
 fn validator_rejects_what_the_schema_forbids() {
     let doc = support::json_schema_document();
     let events = support::validator(&doc, "WebhookEvent");
+    assert!(events.validate(&serde_json::json!({"_tag": "WEBHOOK_TEST", "type": "test", "message": "hi"})).is_ok());
     assert!(events
-        .validate(&serde_json::json!({"_tag": "WEBHOOK_TEST", "type": "test", "message": "hi"}))
-        .is_ok());
-    assert!(events.validate(&serde_json::json!({"_tag": "WEBHOOK_TEST", "type": "test", "message": "hi", "extra": 1})).is_err());
+        .validate(&serde_json::json!({"_tag": "WEBHOOK_TEST", "type": "test", "message": "hi", "extra": 1}))
+        .is_err());
     let pbd = support::validator(&doc, "PostBridgeData");
-    assert!(pbd
-        .validate(&serde_json::json!({"_tag": "partnerbtcfiv2", "spans": vec!["a"; 70]}))
-        .is_ok());
-    assert!(pbd
-        .validate(&serde_json::json!({"_tag": "partnerbtcfiv2", "spans": vec!["a"; 71]}))
-        .is_err());
-    assert!(pbd
-        .validate(&serde_json::json!({"_tag": "extended", "vaultId": -1}))
-        .is_err());
+    assert!(pbd.validate(&serde_json::json!({"_tag": "partnerbtcfiv2", "spans": vec!["a"; 70]})).is_ok());
+    assert!(pbd.validate(&serde_json::json!({"_tag": "partnerbtcfiv2", "spans": vec!["a"; 71]})).is_err());
+    assert!(pbd.validate(&serde_json::json!({"_tag": "extended", "vaultId": -1})).is_err());
     let fees = support::validator(&doc, "QuoteFees");
     let mut f = serde_json::json!({"fee":"1","gasFee":"1","sourceGasFee":"0","platformFee":"0","percentageFee":"0",
         "feeUsd":1,"gasFeeUsd":1,"sourceGasFeeUsd":0,"platformFeeUsd":0,"percentageFeeUsd":0,
         "percentageFeeAmount":null,"percentageFeeThreshold":null});
     assert!(fees.validate(&f).is_ok());
     f["fee"] = serde_json::json!("0x10");
-    assert!(
-        fees.validate(&f).is_err(),
-        "a bad decimal string is rejected through the decimal-string format"
-    );
+    assert!(fees.validate(&f).is_err(), "a bad decimal string is rejected through the decimal-string format");
 }

@@ -7,8 +7,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use bridge_contract::scalars::{
-    js_number_to_string, DateString, DecimalNumber, DecimalRangeErrorKind, DecimalString,
-    DECIMAL_STRING_PATTERN,
+    js_number_to_string, DateString, DecimalNumber, DecimalRangeErrorKind, DecimalString, DECIMAL_STRING_PATTERN,
 };
 use proptest::prelude::*;
 use rust_decimal::Decimal;
@@ -16,10 +15,7 @@ use rust_decimal::Decimal;
 /// Property-test settings: failures are reported with their minimal input instead of being written
 /// to a regressions file next to this one.
 fn config() -> ProptestConfig {
-    ProptestConfig {
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+    ProptestConfig { failure_persistence: None, ..ProptestConfig::default() }
 }
 
 /// JSON string literal, for unambiguous table rows.
@@ -68,7 +64,10 @@ const DECIMAL_ACCEPTED: &[(&str, &str)] = &[
     ("12345678901234567890.12345678901234567890", "12345678901234567890.12345678901234567890"),
     ("1e100", "10000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"),
     ("1e101", "1e+101"),
-    ("1e-100", "0.0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001"),
+    (
+        "1e-100",
+        "0.0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001",
+    ),
     ("1e-101", "1e-101"),
     ("1.23e-200", "1.23e-200"),
     ("-4.50e300", "-4.50e+300"),
@@ -122,13 +121,8 @@ const DECIMAL_REJECTED: &[&str] = &[
 ];
 
 /// Inputs where the published `pattern` and Effect's parser disagree (see `DECIMAL_STRING_PATTERN`).
-const PATTERN_DISAGREES: &[&str] = &[
-    ".+5",
-    ".-5",
-    "1e9007199254740992",
-    "1e99999999999999999999",
-    "1.5e-9007199254740991",
-];
+const PATTERN_DISAGREES: &[&str] =
+    &[".+5", ".-5", "1e9007199254740992", "1e99999999999999999999", "1.5e-9007199254740991"];
 
 /// Values around `rust_decimal::Decimal`'s limits (96-bit mantissa, scale 28).
 const TO_DECIMAL_CASES: &[&str] = &[
@@ -160,38 +154,21 @@ const TO_DECIMAL_CASES: &[&str] = &[
 #[test]
 fn decimal_string_table() {
     let mut out = String::new();
-    writeln!(
-        out,
-        "# accepted: input -> (sign, digits, scale) -> encoding"
-    )
-    .unwrap();
+    writeln!(out, "# accepted: input -> (sign, digits, scale) -> encoding").unwrap();
     for (input, encoding) in DECIMAL_ACCEPTED {
-        let x: DecimalString = input
-            .parse()
-            .unwrap_or_else(|e| panic!("{input:?} must be accepted: {e}"));
+        let x: DecimalString = input.parse().unwrap_or_else(|e| panic!("{input:?} must be accepted: {e}"));
         assert_eq!(x.to_string(), *encoding, "encoding of {input:?}");
         // Encoding is stable and decodes to the same value.
         let again: DecimalString = encoding.parse().unwrap();
         assert_eq!(again.cmp_numeric(&x), Ordering::Equal, "{input:?}");
         assert_eq!(again.to_string(), *encoding);
         let sign = if x.is_negative() { "-" } else { "+" };
-        writeln!(
-            out,
-            "{} -> ({sign}, {}, {}) -> {}",
-            q(input),
-            x.digits(),
-            x.scale(),
-            q(&x.to_string())
-        )
-        .unwrap();
+        writeln!(out, "{} -> ({sign}, {}, {}) -> {}", q(input), x.digits(), x.scale(), q(&x.to_string())).unwrap();
     }
     writeln!(out, "\n# rejected: input -> error").unwrap();
     for input in DECIMAL_REJECTED {
         let err = input.parse::<DecimalString>().expect_err(input);
-        assert_eq!(
-            err.to_string(),
-            format!("Unable to decode {} into a BigDecimal", q(input))
-        );
+        assert_eq!(err.to_string(), format!("Unable to decode {} into a BigDecimal", q(input)));
         assert_eq!(err.input(), *input);
         writeln!(out, "{} -> {err}", q(input)).unwrap();
     }
@@ -200,11 +177,7 @@ fn decimal_string_table() {
         let x: DecimalString = input.parse().unwrap();
         match x.to_decimal() {
             Ok(d) => {
-                assert_eq!(
-                    DecimalString::from(d).cmp_numeric(&x),
-                    Ordering::Equal,
-                    "{input}"
-                );
+                assert_eq!(DecimalString::from(d).cmp_numeric(&x), Ordering::Equal, "{input}");
                 writeln!(out, "{} -> {d} (scale {})", q(input), d.scale()).unwrap();
             }
             Err(e) => writeln!(out, "{} -> error: {e}", q(input)).unwrap(),
@@ -238,14 +211,8 @@ fn decimal_string_table() {
 
 #[test]
 fn decimal_string_byte_identical_round_trips() {
-    for s in [
-        "1000000000000.123456789012345678",
-        "1000000000000000000000000000000000",
-        "1.50",
-        "-0.001",
-        "0.00",
-        "123",
-    ] {
+    for s in ["1000000000000.123456789012345678", "1000000000000000000000000000000000", "1.50", "-0.001", "0.00", "123"]
+    {
         let x: DecimalString = s.parse().unwrap();
         assert_eq!(x.to_string(), s);
         assert_eq!(serde_json::to_string(&x).unwrap(), format!("\"{s}\""));
@@ -290,32 +257,19 @@ fn decimal_string_structure_and_order() {
 fn decimal_string_rust_decimal_interop() {
     let dec = |s: &str| Decimal::from_str_exact(s).unwrap();
     // From<Decimal> keeps the scale.
-    for s in [
-        "1.50",
-        "-0.001",
-        "0",
-        "0.000",
-        "79228162514264337593543950335",
-        "0.0000000000000000000000000001",
-    ] {
+    for s in ["1.50", "-0.001", "0", "0.000", "79228162514264337593543950335", "0.0000000000000000000000000001"] {
         let x = DecimalString::from(dec(s));
         assert_eq!(x.to_string(), s);
         assert_eq!(Decimal::try_from(&x).unwrap().to_string(), s);
     }
     let x: DecimalString = "1e29".parse().unwrap();
     let err = x.to_decimal().unwrap_err();
-    assert_eq!(
-        err.kind(),
-        DecimalRangeErrorKind::TooManyDigits { needed: 30 }
-    );
+    assert_eq!(err.kind(), DecimalRangeErrorKind::TooManyDigits { needed: 30 });
     assert_eq!(err.value(), "100000000000000000000000000000");
     assert!(err.to_string().contains("96-bit"), "{err}");
     let x: DecimalString = "1.00000000000000000000000000001".parse().unwrap();
     let err = Decimal::try_from(x).unwrap_err();
-    assert_eq!(
-        err.kind(),
-        DecimalRangeErrorKind::TooManyDecimalPlaces { needed: 29 }
-    );
+    assert_eq!(err.kind(), DecimalRangeErrorKind::TooManyDecimalPlaces { needed: 29 });
     assert!(err.to_string().contains("29 decimal places"), "{err}");
     // Trailing zeros go only as far as needed.
     let x: DecimalString = "2.500000000000000000000000000000".parse().unwrap();
@@ -327,10 +281,7 @@ fn decimal_string_pattern_agrees_with_parser() {
     let schema = serde_json::json!({"type": "string", "pattern": DECIMAL_STRING_PATTERN});
     let validator = jsonschema::validator_for(&schema).unwrap();
     let mut disagreements = BTreeSet::new();
-    let inputs = DECIMAL_ACCEPTED
-        .iter()
-        .map(|(i, _)| *i)
-        .chain(DECIMAL_REJECTED.iter().copied());
+    let inputs = DECIMAL_ACCEPTED.iter().map(|(i, _)| *i).chain(DECIMAL_REJECTED.iter().copied());
     for input in inputs {
         let by_pattern = validator.is_valid(&serde_json::Value::from(input));
         let by_parser = input.parse::<DecimalString>().is_ok();
@@ -338,10 +289,7 @@ fn decimal_string_pattern_agrees_with_parser() {
             disagreements.insert(input);
         }
     }
-    assert_eq!(
-        disagreements,
-        PATTERN_DISAGREES.iter().copied().collect::<BTreeSet<_>>()
-    );
+    assert_eq!(disagreements, PATTERN_DISAGREES.iter().copied().collect::<BTreeSet<_>>());
 }
 
 #[test]
@@ -374,33 +322,20 @@ struct Amounts {
 
 /// Decimal strings of any digits and exponent, through the parser.
 fn decimal_strings_any_exponent() -> impl Strategy<Value = DecimalString> {
-    (
-        any::<bool>(),
-        "[0-9]{1,45}",
-        prop_oneof![-150i64..150, -9_000_000_000_000i64..9_000_000_000_000],
+    (any::<bool>(), "[0-9]{1,45}", prop_oneof![-150i64..150, -9_000_000_000_000i64..9_000_000_000_000]).prop_map(
+        |(negative, digits, exponent)| {
+            format!("{}{digits}e{exponent}", if negative { "-" } else { "" }).parse().unwrap()
+        },
     )
-        .prop_map(|(negative, digits, exponent)| {
-            format!("{}{digits}e{exponent}", if negative { "-" } else { "" })
-                .parse()
-                .unwrap()
-        })
 }
 
 /// Decimal strings near `rust_decimal::Decimal`'s limits.
 fn decimal_strings_near_limits() -> impl Strategy<Value = DecimalString> {
     prop_oneof![
         any::<DecimalString>(),
-        (any::<bool>(), "[1-9][0-9]{0,31}", "0{0,6}", -35i64..=45).prop_map(
-            |(negative, digits, zeros, scale)| {
-                format!(
-                    "{}{digits}{zeros}e{}",
-                    if negative { "-" } else { "" },
-                    -scale
-                )
-                .parse()
-                .unwrap()
-            }
-        ),
+        (any::<bool>(), "[1-9][0-9]{0,31}", "0{0,6}", -35i64..=45).prop_map(|(negative, digits, zeros, scale)| {
+            format!("{}{digits}{zeros}e{}", if negative { "-" } else { "" }, -scale).parse().unwrap()
+        }),
     ]
 }
 
@@ -410,11 +345,7 @@ fn normalized_positional(x: &DecimalString) -> Option<String> {
     if text.contains('e') {
         return None;
     }
-    Some(if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        text
-    })
+    Some(if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_owned() } else { text })
 }
 
 proptest! {
@@ -533,11 +464,7 @@ const JS_NUMBER_TO_STRING: &[(&str, &str)] = &[
 #[test]
 fn decimal_number_table() {
     let mut out = String::new();
-    writeln!(
-        out,
-        "# js_number_to_string: number -> String(number) in JavaScript"
-    )
-    .unwrap();
+    writeln!(out, "# js_number_to_string: number -> String(number) in JavaScript").unwrap();
     for (text, js) in JS_NUMBER_TO_STRING {
         let x: f64 = text.parse().unwrap();
         assert_eq!(js_number_to_string(x), *js, "String({text})");
@@ -587,42 +514,21 @@ fn decimal_number_behaviour() {
     assert_eq!(serde_json::to_string(&n(1.0)).unwrap(), "1");
     assert_eq!(serde_json::to_string(&n(-0.0)).unwrap(), "0");
     assert_eq!(serde_json::to_string(&n(1.5)).unwrap(), "1.5");
-    assert_eq!(
-        serde_json::to_string(&n(9_007_199_254_740_992.0)).unwrap(),
-        "9007199254740992"
-    );
+    assert_eq!(serde_json::to_string(&n(9_007_199_254_740_992.0)).unwrap(), "9007199254740992");
     assert_eq!(n(-0.0), n(0.0));
     assert_eq!(n(-0.0).as_f64().to_bits(), 0.0f64.to_bits());
     assert!(n(-1.0) < n(0.0) && n(0.0) < n(f64::MIN_POSITIVE));
     assert_eq!(DecimalNumber::from(7i32), n(7.0));
     assert_eq!(DecimalNumber::from(u32::MAX), n(4_294_967_295.0));
-    assert_eq!(
-        n(0.1).to_decimal().unwrap(),
-        Decimal::from_str_exact("0.1").unwrap()
-    );
-    assert_eq!(
-        n(1e30).to_decimal().unwrap_err().kind(),
-        DecimalRangeErrorKind::TooManyDigits { needed: 31 }
-    );
-    assert_eq!(
-        n(1e-30).to_decimal().unwrap_err().kind(),
-        DecimalRangeErrorKind::TooManyDecimalPlaces { needed: 30 }
-    );
-    let err = serde_json::from_str::<DecimalNumber>(r#""1""#)
-        .unwrap_err()
-        .to_string();
+    assert_eq!(n(0.1).to_decimal().unwrap(), Decimal::from_str_exact("0.1").unwrap());
+    assert_eq!(n(1e30).to_decimal().unwrap_err().kind(), DecimalRangeErrorKind::TooManyDigits { needed: 31 });
+    assert_eq!(n(1e-30).to_decimal().unwrap_err().kind(), DecimalRangeErrorKind::TooManyDecimalPlaces { needed: 30 });
+    let err = serde_json::from_str::<DecimalNumber>(r#""1""#).unwrap_err().to_string();
     assert!(err.starts_with(r#"Expected number, actual "1""#), "{err}");
-    let err = serde_json::from_str::<DecimalString>("1.50")
-        .unwrap_err()
-        .to_string();
+    let err = serde_json::from_str::<DecimalString>("1.50").unwrap_err().to_string();
     assert!(err.starts_with("Expected string, actual 1.5"), "{err}");
-    let err = serde_json::from_str::<DecimalString>(r#"{"b":1,"2":[1e21],"1":null}"#)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with(r#"Expected string, actual {"1":null,"2":[1e+21],"b":1}"#),
-        "{err}"
-    );
+    let err = serde_json::from_str::<DecimalString>(r#"{"b":1,"2":[1e21],"1":null}"#).unwrap_err().to_string();
+    assert!(err.starts_with(r#"Expected string, actual {"1":null,"2":[1e+21],"b":1}"#), "{err}");
 }
 
 proptest! {
@@ -674,31 +580,13 @@ const NODE_DATES: &[(&str, Option<&str>)] = &[
     ("2026-01-02T03:04:05.678Z", Some("2026-01-02T03:04:05.678Z")),
     ("2026-01-02T03:04:05.6Z", Some("2026-01-02T03:04:05.600Z")),
     ("2026-01-02T03:04:05.67Z", Some("2026-01-02T03:04:05.670Z")),
-    (
-        "2026-01-02T03:04:05.6789Z",
-        Some("2026-01-02T03:04:05.678Z"),
-    ),
-    (
-        "2026-01-02T03:04:05.123456789Z",
-        Some("2026-01-02T03:04:05.123Z"),
-    ),
-    (
-        "2026-01-02T03:04:05.0123456789Z",
-        Some("2026-01-02T03:04:05.123Z"),
-    ),
-    (
-        "2026-01-02T03:04:05.000000001Z",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
+    ("2026-01-02T03:04:05.6789Z", Some("2026-01-02T03:04:05.678Z")),
+    ("2026-01-02T03:04:05.123456789Z", Some("2026-01-02T03:04:05.123Z")),
+    ("2026-01-02T03:04:05.0123456789Z", Some("2026-01-02T03:04:05.123Z")),
+    ("2026-01-02T03:04:05.000000001Z", Some("2026-01-02T03:04:05.000Z")),
     ("2026-01-02T03:04:05.Z", None),
-    (
-        "2026-01-02T03:04:05+01:00",
-        Some("2026-01-02T02:04:05.000Z"),
-    ),
-    (
-        "2026-01-02T03:04:05-05:30",
-        Some("2026-01-02T08:34:05.000Z"),
-    ),
+    ("2026-01-02T03:04:05+01:00", Some("2026-01-02T02:04:05.000Z")),
+    ("2026-01-02T03:04:05-05:30", Some("2026-01-02T08:34:05.000Z")),
     ("2026-01-02T03:04:05+0100", Some("2026-01-02T02:04:05.000Z")),
     ("2026-01-02T03:04+23:59", Some("2026-01-01T03:05:00.000Z")),
     ("2026-01-02T03:04+24:00", None),
@@ -726,34 +614,19 @@ const NODE_DATES: &[(&str, Option<&str>)] = &[
     ("2026-13-01", None),
     ("2026-00-01", None),
     ("2026-01-00", None),
-    (
-        "+275760-09-13T00:00:00.000Z",
-        Some("+275760-09-13T00:00:00.000Z"),
-    ),
+    ("+275760-09-13T00:00:00.000Z", Some("+275760-09-13T00:00:00.000Z")),
     ("+275760-09-13T00:00:00.001Z", None),
-    (
-        "+275760-09-13T00:00:00.001+01:00",
-        Some("+275760-09-12T23:00:00.001Z"),
-    ),
-    (
-        "-271821-04-20T00:00:00.000Z",
-        Some("-271821-04-20T00:00:00.000Z"),
-    ),
+    ("+275760-09-13T00:00:00.001+01:00", Some("+275760-09-12T23:00:00.001Z")),
+    ("-271821-04-20T00:00:00.000Z", Some("-271821-04-20T00:00:00.000Z")),
     ("-271821-04-19T23:59:59.999Z", None),
-    (
-        "-271821-04-19T23:59:59.999-01:00",
-        Some("-271821-04-20T00:59:59.999Z"),
-    ),
+    ("-271821-04-19T23:59:59.999-01:00", Some("-271821-04-20T00:59:59.999Z")),
     ("+275760-09-13T00:00:00.001", None),
     ("10000-01-01", Some("+010000-01-01T00:00:00.000Z")),
     ("+10000-01-01", Some("+010000-01-01T00:00:00.000Z")),
     ("2026-01-02 03:04", Some("2026-01-02T03:04:00.000Z")),
     ("2026-01-02 03:04:05Z", Some("2026-01-02T03:04:05.000Z")),
     ("2026-01-02 03:04:05.678Z", Some("2026-01-02T03:04:05.678Z")),
-    (
-        "2026-01-02 03:04:05.678+01:00",
-        Some("2026-01-02T02:04:05.678Z"),
-    ),
+    ("2026-01-02 03:04:05.678+01:00", Some("2026-01-02T02:04:05.678Z")),
     ("2026-01-02 03:04:05+0100", Some("2026-01-02T02:04:05.000Z")),
     ("2026-01-02 24:00", Some("2026-01-03T00:00:00.000Z")),
     ("2026-01-02 24:00:00.000Z", Some("2026-01-03T00:00:00.000Z")),
@@ -779,36 +652,15 @@ const NODE_DATES: &[(&str, Option<&str>)] = &[
     ("2026/01/02", Some("2026-01-02T00:00:00.000Z")),
     ("01/02/2026", Some("2026-01-02T00:00:00.000Z")),
     ("2026-01-02T03:04:05.678Zjunk", None),
-    (
-        "Fri, 02 Jan 2026 03:04:05 GMT",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
-    (
-        "Fri, 2 Jan 2026 03:04:05 GMT",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
-    (
-        "Sat, 02 Jan 2026 03:04:05 GMT",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
-    (
-        "Friday, 02 Jan 2026 03:04:05 GMT",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
+    ("Fri, 02 Jan 2026 03:04:05 GMT", Some("2026-01-02T03:04:05.000Z")),
+    ("Fri, 2 Jan 2026 03:04:05 GMT", Some("2026-01-02T03:04:05.000Z")),
+    ("Sat, 02 Jan 2026 03:04:05 GMT", Some("2026-01-02T03:04:05.000Z")),
+    ("Friday, 02 Jan 2026 03:04:05 GMT", Some("2026-01-02T03:04:05.000Z")),
     ("02 Jan 2026 03:04:05 GMT", Some("2026-01-02T03:04:05.000Z")),
     ("02 Jan 2026 03:04 GMT", Some("2026-01-02T03:04:00.000Z")),
-    (
-        "02 Jan 2026 03:04:05 +0100",
-        Some("2026-01-02T02:04:05.000Z"),
-    ),
-    (
-        "02 Jan 2026 03:04:05 -0800",
-        Some("2026-01-02T11:04:05.000Z"),
-    ),
-    (
-        "02 Jan 2026 03:04:05 +01:00",
-        Some("2026-01-02T02:04:05.000Z"),
-    ),
+    ("02 Jan 2026 03:04:05 +0100", Some("2026-01-02T02:04:05.000Z")),
+    ("02 Jan 2026 03:04:05 -0800", Some("2026-01-02T11:04:05.000Z")),
+    ("02 Jan 2026 03:04:05 +01:00", Some("2026-01-02T02:04:05.000Z")),
     ("02 Jan 2026 03:04:05 UT", Some("2026-01-02T03:04:05.000Z")),
     ("02 Jan 2026 03:04:05 UTC", Some("2026-01-02T03:04:05.000Z")),
     ("02 Jan 2026 03:04:05 Z", Some("2026-01-02T03:04:05.000Z")),
@@ -822,94 +674,37 @@ const NODE_DATES: &[(&str, Option<&str>)] = &[
     ("02 Jan 2026 03:04:05 PDT", Some("2026-01-02T10:04:05.000Z")),
     ("02 Jan 2026 03:04:05", Some("2026-01-02T03:04:05.000Z")),
     ("02 Jan 2026", Some("2026-01-02T00:00:00.000Z")),
-    (
-        "02 January 2026 03:04:05 GMT",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
-    (
-        "02 Sept 2026 03:04:05 GMT",
-        Some("2026-09-02T03:04:05.000Z"),
-    ),
+    ("02 January 2026 03:04:05 GMT", Some("2026-01-02T03:04:05.000Z")),
+    ("02 Sept 2026 03:04:05 GMT", Some("2026-09-02T03:04:05.000Z")),
     ("02 jan 2026 03:04:05 gmt", Some("2026-01-02T03:04:05.000Z")),
     ("02 Jan 0049 03:04:05 GMT", Some("2049-01-02T03:04:05.000Z")),
-    (
-        "02 Jan 10000 03:04:05 GMT",
-        Some("+010000-01-02T03:04:05.000Z"),
-    ),
+    ("02 Jan 10000 03:04:05 GMT", Some("+010000-01-02T03:04:05.000Z")),
     ("Fri, 02 Jan -0001 03:04:05 GMT", None),
-    (
-        "Foo, 02 Jan 2026 03:04:05 GMT",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
-    (
-        "Fri, 02 Jan 2026 3:04:05 GMT",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
-    (
-        "Fri, 02 Jan 2026 03:04:05 +2400",
-        Some("2026-01-01T03:04:05.000Z"),
-    ),
+    ("Foo, 02 Jan 2026 03:04:05 GMT", Some("2026-01-02T03:04:05.000Z")),
+    ("Fri, 02 Jan 2026 3:04:05 GMT", Some("2026-01-02T03:04:05.000Z")),
+    ("Fri, 02 Jan 2026 03:04:05 +2400", Some("2026-01-01T03:04:05.000Z")),
     ("Fri, 32 Jan 2026 03:04:05 GMT", None),
-    (
-        "Fri, 30 Feb 2026 03:04:05 GMT",
-        Some("2026-03-02T03:04:05.000Z"),
-    ),
-    (
-        "Fri, 02 Jan 2026 24:00:00 GMT",
-        Some("2026-01-03T00:00:00.000Z"),
-    ),
+    ("Fri, 30 Feb 2026 03:04:05 GMT", Some("2026-03-02T03:04:05.000Z")),
+    ("Fri, 02 Jan 2026 24:00:00 GMT", Some("2026-01-03T00:00:00.000Z")),
     ("Fri, 02 Jan 2026 24:00:01 GMT", None),
-    (
-        "Fri Jan 02 2026 03:04:05 GMT+0000 (Coordinated Universal Time)",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
-    (
-        "Fri Jan 02 2026 03:04:05 GMT+0100 (Central European Standard Time)",
-        Some("2026-01-02T02:04:05.000Z"),
-    ),
-    (
-        "Fri Jan 02 2026 03:04:05 GMT-0500 (Eastern Standard Time)",
-        Some("2026-01-02T08:04:05.000Z"),
-    ),
-    (
-        "Fri Jan 02 2026 03:04:05 GMT+0530",
-        Some("2026-01-01T21:34:05.000Z"),
-    ),
-    (
-        "Fri Jan 02 2026 03:04:05 GMT",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
+    ("Fri Jan 02 2026 03:04:05 GMT+0000 (Coordinated Universal Time)", Some("2026-01-02T03:04:05.000Z")),
+    ("Fri Jan 02 2026 03:04:05 GMT+0100 (Central European Standard Time)", Some("2026-01-02T02:04:05.000Z")),
+    ("Fri Jan 02 2026 03:04:05 GMT-0500 (Eastern Standard Time)", Some("2026-01-02T08:04:05.000Z")),
+    ("Fri Jan 02 2026 03:04:05 GMT+0530", Some("2026-01-01T21:34:05.000Z")),
+    ("Fri Jan 02 2026 03:04:05 GMT", Some("2026-01-02T03:04:05.000Z")),
     ("Fri Jan 02 2026 03:04:05", Some("2026-01-02T03:04:05.000Z")),
     ("Fri Jan 02 2026 03:04", Some("2026-01-02T03:04:00.000Z")),
     ("Fri Jan 02 2026", Some("2026-01-02T00:00:00.000Z")),
     ("Jan 02 2026", Some("2026-01-02T00:00:00.000Z")),
     ("Jan 2 2026 03:04:05 UTC", Some("2026-01-02T03:04:05.000Z")),
-    (
-        "January 02 2026 03:04:05 GMT+0100 (CET)",
-        Some("2026-01-02T02:04:05.000Z"),
-    ),
-    (
-        "Fri Jan 02 0049 03:04:05 GMT+0000",
-        Some("2049-01-02T03:04:05.000Z"),
-    ),
-    (
-        "Sat Sep 13 275760 00:00:00 GMT+0000 (Coordinated Universal Time)",
-        Some("+275760-09-13T00:00:00.000Z"),
-    ),
-    (
-        "Sat Sep 13 275760 00:00:01 GMT+0000 (Coordinated Universal Time)",
-        None,
-    ),
-    (
-        "Fri, Jan 02 2026 03:04:05 GMT",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
+    ("January 02 2026 03:04:05 GMT+0100 (CET)", Some("2026-01-02T02:04:05.000Z")),
+    ("Fri Jan 02 0049 03:04:05 GMT+0000", Some("2049-01-02T03:04:05.000Z")),
+    ("Sat Sep 13 275760 00:00:00 GMT+0000 (Coordinated Universal Time)", Some("+275760-09-13T00:00:00.000Z")),
+    ("Sat Sep 13 275760 00:00:01 GMT+0000 (Coordinated Universal Time)", None),
+    ("Fri, Jan 02 2026 03:04:05 GMT", Some("2026-01-02T03:04:05.000Z")),
     ("Fri Jan 02, 2026", Some("2026-01-02T00:00:00.000Z")),
     ("Jan 2, 2026", Some("2026-01-02T00:00:00.000Z")),
-    (
-        "Fri Jan 02 2026 03:04:05 GMT+0000 (a (nested) comment)",
-        Some("2026-01-02T03:04:05.000Z"),
-    ),
+    ("Fri Jan 02 2026 03:04:05 GMT+0000 (a (nested) comment)", Some("2026-01-02T03:04:05.000Z")),
     ("", None),
     ("NaN", None),
     ("Invalid Date", None),
@@ -917,30 +712,18 @@ const NODE_DATES: &[(&str, Option<&str>)] = &[
     ("1767323045678", None),
     ("2026-01-02T03:04:05.678Z ", None),
     ("2026-01-02T24:00:00.0000000001Z", None),
-    (
-        "2026-01-02 24:00:00.0000000001Z",
-        Some("2026-01-03T00:00:00.000Z"),
-    ),
+    ("2026-01-02 24:00:00.0000000001Z", Some("2026-01-03T00:00:00.000Z")),
     ("0000-01-02 03:04Z", Some("2000-01-02T03:04:00.000Z")),
     ("-000049-01-02 03:04Z", Some("-000049-01-02T03:04:00.000Z")),
     ("0012-13-02 03:04Z", Some("2002-12-13T03:04:00.000Z")),
-    (
-        "2026-01-02T03:04:05.0099999999Z",
-        Some("2026-01-02T03:04:05.099Z"),
-    ),
+    ("2026-01-02T03:04:05.0099999999Z", Some("2026-01-02T03:04:05.099Z")),
 ];
 
 /// Strings V8 accepts with its implementation-defined fallback parser that are outside the documented
 /// forms and deliberately rejected (see the `date_string` module documentation).
 const DATE_DIVERGENCES: &[(&str, &str)] = &[
-    (
-        "-000000-01-01",
-        "-000000 is not a valid expanded year (V8 reads it as 2001-01-01)",
-    ),
-    (
-        "10000-01-01",
-        "five-digit years need the expanded form +010000",
-    ),
+    ("-000000-01-01", "-000000 is not a valid expanded year (V8 reads it as 2001-01-01)"),
+    ("10000-01-01", "five-digit years need the expanded form +010000"),
     ("+10000-01-01", "expanded years have six digits"),
     ("2026-01-02 03:04+01", "offsets need minutes"),
     ("2026-01-02 03:04:05 GMT", "a zone name after an ISO date"),
@@ -954,16 +737,10 @@ const DATE_DIVERGENCES: &[(&str, &str)] = &[
     ("Foo, 02 Jan 2026 03:04:05 GMT", "not a weekday name"),
     ("Fri, 02 Jan 2026 3:04:05 GMT", "one-digit hour"),
     ("Fri, 02 Jan 2026 03:04:05 +2400", "offset beyond 23:59"),
-    (
-        "Fri, Jan 02 2026 03:04:05 GMT",
-        "weekday with comma before a month-first date",
-    ),
+    ("Fri, Jan 02 2026 03:04:05 GMT", "weekday with comma before a month-first date"),
     ("Fri Jan 02, 2026", "comma after the day"),
     ("Jan 2, 2026", "comma after the day"),
-    (
-        "Fri Jan 02 2026 03:04:05 GMT+0000 (a (nested) comment)",
-        "nested parentheses",
-    ),
+    ("Fri Jan 02 2026 03:04:05 GMT+0000 (a (nested) comment)", "nested parentheses"),
     ("0012-13-02 03:04Z", "month 13 (V8 reads it as 2002-12-13)"),
 ];
 
@@ -994,39 +771,23 @@ const NODE_ISO_STRINGS: &[(i64, &str)] = &[
 fn date_string_table() {
     let divergent: BTreeSet<&str> = DATE_DIVERGENCES.iter().map(|(input, _)| *input).collect();
     let mut out = String::new();
-    writeln!(
-        out,
-        "# input -> toISOString() | rejected (node: what V8 gives)"
-    )
-    .unwrap();
+    writeln!(out, "# input -> toISOString() | rejected (node: what V8 gives)").unwrap();
     for (input, node) in NODE_DATES {
         let ours = input.parse::<DateString>();
         if divergent.contains(input) {
-            assert!(
-                node.is_some(),
-                "{input:?} is listed as a divergence but node rejects it too"
-            );
+            assert!(node.is_some(), "{input:?} is listed as a divergence but node rejects it too");
             assert!(ours.is_err(), "{input:?} must be rejected");
         } else {
-            assert_eq!(
-                ours.as_ref().ok().map(ToString::to_string).as_deref(),
-                *node,
-                "new Date({input:?})"
-            );
+            assert_eq!(ours.as_ref().ok().map(ToString::to_string).as_deref(), *node, "new Date({input:?})");
         }
         match ours {
             Ok(d) => writeln!(out, "{} -> {d}", q(input)).unwrap(),
-            Err(e) if node.is_some() => {
-                writeln!(out, "{} -> {e} (node: {})", q(input), node.unwrap()).unwrap()
-            }
+            Err(e) if node.is_some() => writeln!(out, "{} -> {e} (node: {})", q(input), node.unwrap()).unwrap(),
             Err(e) => writeln!(out, "{} -> {e}", q(input)).unwrap(),
         }
     }
     for (input, _) in DATE_DIVERGENCES {
-        assert!(
-            NODE_DATES.iter().any(|(i, _)| i == input),
-            "{input:?} missing from the node table"
-        );
+        assert!(NODE_DATES.iter().any(|(i, _)| i == input), "{input:?} missing from the node table");
     }
     writeln!(out, "\n# millis -> toISOString()").unwrap();
     for (millis, iso) in NODE_ISO_STRINGS {
@@ -1063,31 +824,19 @@ fn date_string_api() {
     let d: DateString = "2026-01-02T03:04:05.678Z".parse().unwrap();
     assert_eq!(d.millis(), 1_767_323_045_678);
     let c = d.to_chrono().unwrap();
-    assert_eq!(
-        c.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        "2026-01-02T03:04:05.678Z"
-    );
+    assert_eq!(c.to_rfc3339_opts(chrono::SecondsFormat::Millis, true), "2026-01-02T03:04:05.678Z");
     // chrono keeps microseconds; the conversion drops them.
-    let precise = chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05.678999Z")
-        .unwrap()
-        .to_utc();
+    let precise = chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05.678999Z").unwrap().to_utc();
     assert_eq!(DateString::from(precise), d);
-    let before_epoch = chrono::DateTime::parse_from_rfc3339("1969-12-31T23:59:59.9999Z")
-        .unwrap()
-        .to_utc();
-    assert_eq!(
-        DateString::from(before_epoch).to_string(),
-        "1969-12-31T23:59:59.999Z"
-    );
+    let before_epoch = chrono::DateTime::parse_from_rfc3339("1969-12-31T23:59:59.9999Z").unwrap().to_utc();
+    assert_eq!(DateString::from(before_epoch).to_string(), "1969-12-31T23:59:59.999Z");
     // JavaScript's range exceeds chrono's.
     assert!(DateString::MAX.to_chrono().is_none());
     assert!(DateString::MIN.to_chrono().is_none());
     let err = "nope".parse::<DateString>().unwrap_err();
     assert_eq!(err.to_string(), r#"invalid date string "nope""#);
     assert_eq!(err.input(), "nope");
-    let err = serde_json::from_str::<DateString>("1")
-        .unwrap_err()
-        .to_string();
+    let err = serde_json::from_str::<DateString>("1").unwrap_err().to_string();
     assert!(err.starts_with("Expected string, actual 1"), "{err}");
     assert!("2026-01-02".parse::<DateString>().unwrap() < d);
 }
@@ -1095,21 +844,14 @@ fn date_string_api() {
 /// `YYYY-MM-DDTHH:mm:ss.sssZ` for years 0000–9999, `±YYYYYY-MM-DDTHH:mm:ss.sssZ` for the others.
 fn looks_like_iso_string(s: &str) -> bool {
     let expanded = s.starts_with(['+', '-']);
-    let shape = if expanded {
-        "+000000-00-00T00:00:00.000Z"
-    } else {
-        "0000-00-00T00:00:00.000Z"
-    };
+    let shape = if expanded { "+000000-00-00T00:00:00.000Z" } else { "0000-00-00T00:00:00.000Z" };
     let shaped = s.len() == shape.len()
         && s.bytes().zip(shape.bytes()).all(|(c, p)| match p {
             b'0' => c.is_ascii_digit(),
             b'+' => c == b'+' || c == b'-',
             _ => c == p,
         });
-    let year: i64 = s
-        .get(..if expanded { 7 } else { 4 })
-        .and_then(|y| y.parse().ok())
-        .unwrap_or(-1);
+    let year: i64 = s.get(..if expanded { 7 } else { 4 }).and_then(|y| y.parse().ok()).unwrap_or(-1);
     shaped && (expanded != (0..=9999).contains(&year))
 }
 
@@ -1158,35 +900,19 @@ fn js_parse_reads_numbers_exactly() {
         "9007199254740993",
     ] {
         let parsed = from_json_slice(text.as_bytes()).unwrap();
-        assert_eq!(
-            parsed,
-            JsValue::Number(text.parse::<f64>().unwrap()),
-            "{text}"
-        );
+        assert_eq!(parsed, JsValue::Number(text.parse::<f64>().unwrap()), "{text}");
         let once = parsed.to_string();
-        assert_eq!(
-            from_json_slice(once.as_bytes()).unwrap().to_string(),
-            once,
-            "{text}: a fixed point"
-        );
+        assert_eq!(from_json_slice(once.as_bytes()).unwrap().to_string(), once, "{text}: a fixed point");
     }
     // Numbers inside strings and escaped quotes are not numbers; repeated keys keep their first position and
     // last value; index-like keys come first.
-    let v = from_json_slice(
-        br#"{"b":"1\"2 3","a":[1.5,{"x":-2e3}],"b":7,"10":0.30000000000000004,"2":true}"#,
-    )
-    .unwrap();
-    assert_eq!(
-        v.to_string(),
-        r#"{"2":true,"10":0.30000000000000004,"b":7,"a":[1.5,{"x":-2000}]}"#
-    );
+    let v = from_json_slice(br#"{"b":"1\"2 3","a":[1.5,{"x":-2e3}],"b":7,"10":0.30000000000000004,"2":true}"#).unwrap();
+    assert_eq!(v.to_string(), r#"{"2":true,"10":0.30000000000000004,"b":7,"a":[1.5,{"x":-2000}]}"#);
     // Same errors as serde_json, trailing characters refused.
     assert!(from_json_slice(b"{\"a\":1} x").is_err());
     assert!(from_json_slice(b"1e400").is_err());
     assert_eq!(
         from_json_slice(b"[1,").unwrap_err().to_string(),
-        serde_json::from_slice::<JsValue>(b"[1,")
-            .unwrap_err()
-            .to_string()
+        serde_json::from_slice::<JsValue>(b"[1,").unwrap_err().to_string()
     );
 }

@@ -20,15 +20,7 @@ struct Shape {
     items: Option<Box<Shape>>,
 }
 
-const CONSTRAINTS: [&str; 7] = [
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minItems",
-    "maxItems",
-    "minimum",
-    "maximum",
-];
+const CONSTRAINTS: [&str; 7] = ["minLength", "maxLength", "pattern", "minItems", "maxItems", "minimum", "maximum"];
 
 struct Resolver<'a> {
     components: &'a Value,
@@ -66,11 +58,7 @@ impl Resolver<'_> {
                     continue;
                 }
             }
-            if let Some([only]) = schema
-                .get("allOf")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-            {
+            if let Some([only]) = schema.get("allOf").and_then(Value::as_array).map(Vec::as_slice) {
                 schema = self.follow(only).0;
                 continue;
             }
@@ -88,10 +76,7 @@ impl Resolver<'_> {
             }
         }
         let mut shape = Shape {
-            kind: schema
-                .get("type")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            kind: schema.get("type").and_then(Value::as_str).map(str::to_owned),
             nullable,
             enumeration,
             constraints,
@@ -103,9 +88,7 @@ impl Resolver<'_> {
         if depth == 0 {
             self.collect_object(schema, &mut shape);
             if let Some(one_of) = schema.get("oneOf").and_then(Value::as_array) {
-                shape
-                    .variants
-                    .extend(one_of.iter().map(|v| self.variant_name(v)));
+                shape.variants.extend(one_of.iter().map(|v| self.variant_name(v)));
             }
             shape.variants.sort();
         }
@@ -117,18 +100,11 @@ impl Resolver<'_> {
 
     fn collect_object(&self, schema: &Value, shape: &mut Shape) {
         let (schema, _) = self.follow(schema);
-        for member in schema
-            .get("allOf")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for member in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
             let target = self.follow(member).0;
             match target.get("oneOf").and_then(Value::as_array) {
                 // A flattened union (a record's `state`): compare its variants.
-                Some(one_of) => shape
-                    .variants
-                    .extend(one_of.iter().map(|v| self.variant_name(v))),
+                Some(one_of) => shape.variants.extend(one_of.iter().map(|v| self.variant_name(v))),
                 None => self.collect_object(member, shape),
             }
         }
@@ -138,11 +114,7 @@ impl Resolver<'_> {
             }
         }
         if let Some(required) = schema.get("required").and_then(Value::as_array) {
-            shape.required.extend(
-                required
-                    .iter()
-                    .filter_map(|r| r.as_str().map(str::to_owned)),
-            );
+            shape.required.extend(required.iter().filter_map(|r| r.as_str().map(str::to_owned)));
         }
         if schema.get("properties").is_some() && shape.kind.is_none() {
             shape.kind = Some("object".into());
@@ -175,25 +147,15 @@ fn normalise_number(v: &Value) -> Value {
 /// The members that differ, one line each.
 fn difference(expected: &Shape, actual: &Shape) -> String {
     let mut lines = Vec::new();
-    let names: BTreeSet<&String> = expected
-        .properties
-        .keys()
-        .chain(actual.properties.keys())
-        .collect();
+    let names: BTreeSet<&String> = expected.properties.keys().chain(actual.properties.keys()).collect();
     for name in names {
         let (e, a) = (expected.properties.get(name), actual.properties.get(name));
         if e != a {
-            lines.push(format!(
-                "  .{name}: source {e:?}\n  {}  generated {a:?}",
-                " ".repeat(name.len())
-            ));
+            lines.push(format!("  .{name}: source {e:?}\n  {}  generated {a:?}", " ".repeat(name.len())));
         }
     }
     if expected.required != actual.required {
-        lines.push(format!(
-            "  required: source {:?}, generated {:?}",
-            expected.required, actual.required
-        ));
+        lines.push(format!("  required: source {:?}, generated {:?}", expected.required, actual.required));
     }
     if lines.is_empty() {
         lines.push(format!("  source {expected:?}\n  generated {actual:?}"));
@@ -204,9 +166,7 @@ fn difference(expected: &Shape, actual: &Shape) -> String {
 #[test]
 fn every_type_agrees_with_its_source_component() {
     let doc: Value = serde_json::from_str(OPENAPI_JSON).unwrap();
-    let source = Resolver {
-        components: &doc["components"]["schemas"],
-    };
+    let source = Resolver { components: &doc["components"]["schemas"] };
     let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
     let mut failures = Vec::new();
     let mut checked = 0;
@@ -227,12 +187,7 @@ fn every_type_agrees_with_its_source_component() {
     }
     every_component!(each);
     assert!(checked > 100);
-    assert!(
-        failures.is_empty(),
-        "{} of {checked} types disagree:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {checked} types disagree:\n{}", failures.len(), failures.join("\n"));
 }
 
 /// The comparison is not vacuous: a schema with one constraint changed is told apart.
@@ -240,17 +195,10 @@ fn every_type_agrees_with_its_source_component() {
 fn a_changed_constraint_is_noticed() {
     let doc: Value = serde_json::from_str(OPENAPI_JSON).unwrap();
     let mut changed = doc.clone();
-    changed["components"]["schemas"]["DepositAddressCreateRequest"]["properties"]["addressNote"]
-        ["maxLength"] = json!(81);
-    let a = Resolver {
-        components: &doc["components"]["schemas"],
-    };
-    let b = Resolver {
-        components: &changed["components"]["schemas"],
-    };
+    changed["components"]["schemas"]["DepositAddressCreateRequest"]["properties"]["addressNote"]["maxLength"] =
+        json!(81);
+    let a = Resolver { components: &doc["components"]["schemas"] };
+    let b = Resolver { components: &changed["components"]["schemas"] };
     let name = "DepositAddressCreateRequest";
-    assert_ne!(
-        a.shape(&doc["components"]["schemas"][name], 0),
-        b.shape(&changed["components"]["schemas"][name], 0)
-    );
+    assert_ne!(a.shape(&doc["components"]["schemas"][name], 0), b.shape(&changed["components"]["schemas"][name], 0));
 }

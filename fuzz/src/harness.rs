@@ -13,9 +13,7 @@
 
 use bridge_contract::js::JsValue;
 use bridge_contract::operations::*;
-use bridge_contract::{
-    HttpApiDecodeError, Issue, Operation, UserEventsPage, WebhookEnvelope, WebhookEvent,
-};
+use bridge_contract::{HttpApiDecodeError, Issue, Operation, UserEventsPage, WebhookEnvelope, WebhookEvent};
 use bridge_server::decode::shape::{Shape, StructShape};
 use bridge_server::decode::{engine, parts, ErrorsMode};
 use serde::de::DeserializeOwned;
@@ -34,11 +32,7 @@ pub const CONTENT_TYPES: [Option<&str>; 7] = [
 
 fn split3(data: &[u8]) -> (&[u8], &[u8], &[u8]) {
     let mut it = data.splitn(3, |&b| b == b'\n');
-    (
-        it.next().unwrap_or_default(),
-        it.next().unwrap_or_default(),
-        it.next().unwrap_or_default(),
-    )
+    (it.next().unwrap_or_default(), it.next().unwrap_or_default(), it.next().unwrap_or_default())
 }
 
 /// What the server's pipeline does with one part: the engine, then serde into the operation's type. When the
@@ -62,28 +56,19 @@ fn part<T: DeserializeOwned>(shape: &Shape, value: &JsValue) {
 
 fn render(issues: Vec<Issue>) {
     let message = bridge_server::serve::summary(&issues);
-    let body = HttpApiDecodeError {
-        tag: Default::default(),
-        message,
-        issues,
-    };
+    let body = HttpApiDecodeError { tag: Default::default(), message, issues };
     serde_json::to_vec(&body).expect("a decode error encodes");
 }
 
 fn path_value(shape: &'static StructShape, path: &[u8]) -> JsValue {
     let text = String::from_utf8_lossy(path);
     let mut values = text.split('/');
-    let pairs: Vec<(&str, &str)> = shape
-        .fields
-        .iter()
-        .map(|f| (f.name, values.next().unwrap_or_default()))
-        .collect();
+    let pairs: Vec<(&str, &str)> = shape.fields.iter().map(|f| (f.name, values.next().unwrap_or_default())).collect();
     parts::path_params(pairs)
 }
 
 fn operation<O: Operation>(content_type: Option<&str>, path: &[u8], query: &[u8], body: &[u8]) {
-    let shapes =
-        bridge_server::shapes::by_operation_id(O::ID).expect("every operation has decoder tables");
+    let shapes = bridge_server::shapes::by_operation_id(O::ID).expect("every operation has decoder tables");
     if let Some(shape) = shapes.path {
         part::<O::Path>(&Shape::Struct(shape), &path_value(shape, path));
     }
@@ -128,15 +113,11 @@ pub fn request(data: &[u8]) {
 fn round_trip<T: DeserializeOwned + Serialize>(data: &[u8]) -> Option<T> {
     let value: T = serde_json::from_slice(data).ok()?;
     let once = serde_json::to_string(&value).expect("a decoded value encodes");
-    let again: T = serde_json::from_str(&once)
-        .unwrap_or_else(|e| panic!("its own encoding does not decode ({e}): {once}"));
+    let again: T =
+        serde_json::from_str(&once).unwrap_or_else(|e| panic!("its own encoding does not decode ({e}): {once}"));
     let twice = serde_json::to_string(&again).expect("encodes");
     let third: T = serde_json::from_str(&twice).expect("decodes");
-    assert_eq!(
-        serde_json::to_string(&third).unwrap(),
-        twice,
-        "encoding is not stable"
-    );
+    assert_eq!(serde_json::to_string(&third).unwrap(), twice, "encoding is not stable");
     Some(value)
 }
 
@@ -158,8 +139,7 @@ pub fn event(data: &[u8]) {
 }
 
 fn verifier() -> &'static bridge_client::webhook::WebhookVerifier {
-    static VERIFIER: std::sync::OnceLock<bridge_client::webhook::WebhookVerifier> =
-        std::sync::OnceLock::new();
+    static VERIFIER: std::sync::OnceLock<bridge_client::webhook::WebhookVerifier> = std::sync::OnceLock::new();
     VERIFIER.get_or_init(|| {
         bridge_client::webhook::WebhookVerifier::from_pem(include_str!(
             "../../crates/bridge-client/tests/fixtures/signer_a.pub.pem"
@@ -178,8 +158,7 @@ pub fn webhook(data: &[u8]) -> bool {
     let header = String::from_utf8_lossy(header);
     // The signed text is JSON.stringify(JSON.parse(body)): doing it twice changes nothing.
     if let Ok(canonical) = bridge_client::webhook::canonical_json(body) {
-        let again = bridge_client::webhook::canonical_json(canonical.as_bytes())
-            .expect("canonical JSON parses");
+        let again = bridge_client::webhook::canonical_json(canonical.as_bytes()).expect("canonical JSON parses");
         assert_eq!(again, canonical, "canonical JSON is not a fixed point");
     }
     match verifier().verify(body, &header) {

@@ -87,18 +87,14 @@ impl std::error::Error for ParseDateStringError {}
 
 impl DateString {
     /// The earliest instant JavaScript can represent: `-271821-04-20T00:00:00.000Z`.
-    pub const MIN: Self = Self {
-        millis: -MAX_MILLIS,
-    };
+    pub const MIN: Self = Self { millis: -MAX_MILLIS };
     /// The latest instant JavaScript can represent: `+275760-09-13T00:00:00.000Z`.
     pub const MAX: Self = Self { millis: MAX_MILLIS };
 
     /// The instant `millis` milliseconds after 1970-01-01T00:00:00Z, or `None` outside JavaScript's
     /// date range (±8.64e15 ms).
     pub fn from_millis(millis: i64) -> Option<Self> {
-        (-MAX_MILLIS..=MAX_MILLIS)
-            .contains(&millis)
-            .then_some(Self { millis })
+        (-MAX_MILLIS..=MAX_MILLIS).contains(&millis).then_some(Self { millis })
     }
 
     /// Milliseconds since 1970-01-01T00:00:00Z (JavaScript's `getTime()`).
@@ -117,9 +113,7 @@ impl From<DateTime<Utc>> for DateString {
     /// Drops the sub-millisecond part (rounding toward the past, like `timestamp_millis`). chrono's range
     /// lies inside JavaScript's, so every `DateTime<Utc>` converts.
     fn from(value: DateTime<Utc>) -> Self {
-        Self {
-            millis: value.timestamp_millis(),
-        }
+        Self { millis: value.timestamp_millis() }
     }
 }
 
@@ -127,11 +121,7 @@ impl FromStr for DateString {
     type Err = ParseDateStringError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse(s)
-            .and_then(Self::from_millis)
-            .ok_or_else(|| ParseDateStringError {
-                input: s.to_owned(),
-            })
+        parse(s).and_then(Self::from_millis).ok_or_else(|| ParseDateStringError { input: s.to_owned() })
     }
 }
 
@@ -144,12 +134,7 @@ impl fmt::Display for DateString {
         if (0..=9999).contains(&year) {
             write!(f, "{year:04}")?;
         } else {
-            write!(
-                f,
-                "{}{:06}",
-                if year < 0 { '-' } else { '+' },
-                year.unsigned_abs()
-            )?;
+            write!(f, "{}{:06}", if year < 0 { '-' } else { '+' }, year.unsigned_abs())?;
         }
         write!(
             f,
@@ -164,9 +149,7 @@ impl fmt::Display for DateString {
 
 impl fmt::Debug for DateString {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("DateString")
-            .field(&format_args!("{self}"))
-            .finish()
+        f.debug_tuple("DateString").field(&format_args!("{self}")).finish()
     }
 }
 
@@ -273,16 +256,7 @@ struct Fields {
 
 impl Fields {
     fn date(year: i64, month: i64, day: i64) -> Self {
-        Self {
-            year,
-            month,
-            day,
-            hour: 0,
-            minute: 0,
-            second: 0,
-            millis: 0,
-            offset_minutes: None,
-        }
+        Self { year, month, day, hour: 0, minute: 0, second: 0, millis: 0, offset_minutes: None }
     }
 
     /// V8's legacy parser reads years 0–49 as 2000–2049 and 50–99 as 1950–1999.
@@ -298,9 +272,7 @@ impl Fields {
         let days = days_from_civil(self.year, self.month, self.day);
         let time = ((self.hour * 60 + self.minute) * 60 + self.second) * 1000 + self.millis;
         let millis = days * MILLIS_PER_DAY + time - self.offset_minutes.unwrap_or(0) * 60_000;
-        (-MAX_MILLIS..=MAX_MILLIS)
-            .contains(&millis)
-            .then_some(millis)
+        (-MAX_MILLIS..=MAX_MILLIS).contains(&millis).then_some(millis)
     }
 }
 
@@ -312,10 +284,7 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn new(s: &'a str) -> Self {
-        Self {
-            bytes: s.as_bytes(),
-            at: 0,
-        }
+        Self { bytes: s.as_bytes(), at: 0 }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -366,10 +335,7 @@ impl<'a> Cursor<'a> {
         while self.peek().is_some_and(|b| b.is_ascii_alphabetic()) {
             self.at += 1;
         }
-        self.bytes[start..self.at]
-            .iter()
-            .map(|b| b.to_ascii_lowercase() as char)
-            .collect()
+        self.bytes[start..self.at].iter().map(|b| b.to_ascii_lowercase() as char).collect()
     }
 }
 
@@ -377,10 +343,7 @@ impl<'a> Cursor<'a> {
 /// significant digits; its length (leading zeros included) is capped at nine before scaling to three.
 fn v8_milliseconds(fraction: &[u8]) -> i64 {
     let significant = &fraction[fraction.iter().take_while(|d| **d == b'0').count()..];
-    let mut n = significant
-        .iter()
-        .take(9)
-        .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+    let mut n = significant.iter().take(9).fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
     match fraction.len() {
         1 => n *= 100,
         2 => n *= 10,
@@ -446,11 +409,7 @@ fn parse_iso(s: &str) -> Option<Fields> {
     }
     // 24:00 only with zero minutes, seconds and fraction. V8's ISO parser tests the fraction's digits,
     // its legacy parser (space form) the resulting milliseconds.
-    let fraction_ok = if legacy {
-        fields.millis == 0
-    } else {
-        fraction_zero
-    };
+    let fraction_ok = if legacy { fields.millis == 0 } else { fraction_zero };
     if fields.hour == 24 && (fields.minute != 0 || fields.second != 0 || !fraction_ok) {
         return None;
     }
@@ -497,15 +456,7 @@ fn two_digits(tens: u8, ones: u8) -> i64 {
     i64::from(tens - b'0') * 10 + i64::from(ones - b'0')
 }
 
-const WEEKDAYS: [&str; 7] = [
-    "sunday",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-];
+const WEEKDAYS: [&str; 7] = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
 const MONTHS: [&str; 12] = [
     "january",
     "february",
@@ -530,10 +481,7 @@ fn is_weekday(word: &str) -> bool {
 /// `Sept`, any case), as 1–12.
 fn month_number(word: &str) -> Option<i64> {
     let prefix = word.get(..3)?;
-    MONTHS
-        .iter()
-        .position(|m| prefix == &m[..3])
-        .map(|i| i as i64 + 1)
+    MONTHS.iter().position(|m| prefix == &m[..3]).map(|i| i as i64 + 1)
 }
 
 /// Forms 3 and 4: RFC 2822 / `toUTCString()` and `toString()` / `toDateString()`.

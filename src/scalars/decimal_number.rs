@@ -36,9 +36,7 @@ pub fn js_number_to_string(x: f64) -> String {
     }
     // Rust's `{:e}` without precision prints the shortest round-trip digits: `d[.ddd]e<exp>`.
     let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific
-        .split_once('e')
-        .expect("`{:e}` always has an exponent");
+    let (mantissa, exponent) = scientific.split_once('e').expect("`{:e}` always has an exponent");
     let exponent: i32 = exponent.parse().expect("`{:e}` exponent is an integer");
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     // ECMAScript: value = 0.digits × 10^n, k = number of digits.
@@ -100,11 +98,7 @@ impl NonFiniteNumberError {
 
 impl fmt::Display for NonFiniteNumberError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} is not a finite number",
-            js_number_to_string(self.value)
-        )
+        write!(f, "{} is not a finite number", js_number_to_string(self.value))
     }
 }
 
@@ -122,9 +116,7 @@ impl DecimalNumber {
     /// The shortest decimal that reads back as this number (the digits of [`js_number_to_string`]),
     /// exactly: `0.1` is `0.1`, `1e21` is digits `1`, scale -21.
     pub fn to_decimal_string(self) -> DecimalString {
-        format!("{:e}", self.0)
-            .parse()
-            .expect("`{:e}` output of a finite f64 is a decimal string")
+        format!("{:e}", self.0).parse().expect("`{:e}` output of a finite f64 is a decimal string")
     }
 
     /// The shortest decimal that reads back as this number, as an exact `rust_decimal::Decimal`, or a
@@ -213,9 +205,7 @@ impl fmt::Display for DecimalNumber {
 
 impl fmt::Debug for DecimalNumber {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("DecimalNumber")
-            .field(&format_args!("{self}"))
-            .finish()
+        f.debug_tuple("DecimalNumber").field(&format_args!("{self}")).finish()
     }
 }
 
@@ -269,8 +259,7 @@ impl proptest::arbitrary::Arbitrary for DecimalNumber {
         let small_integers = (-1000i64..=1000).prop_map(|n| n as f64);
         let everyday = -1.0e6f64..1.0e6;
         let cents = (-10_000_000i64..10_000_000).prop_map(|n| n as f64 / 100.0);
-        let any_finite =
-            float::POSITIVE | float::NEGATIVE | float::NORMAL | float::SUBNORMAL | float::ZERO;
+        let any_finite = float::POSITIVE | float::NEGATIVE | float::NORMAL | float::SUBNORMAL | float::ZERO;
         prop_oneof![integers, small_integers, everyday, cents, any_finite]
             .prop_map(|x| Self::try_from(x).expect("strategies produce finite values"))
             .boxed()

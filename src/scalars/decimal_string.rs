@@ -74,11 +74,7 @@ impl ParseDecimalStringError {
 
 impl fmt::Display for ParseDecimalStringError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Unable to decode {} into a BigDecimal",
-            json_quote(&self.input)
-        )
+        write!(f, "Unable to decode {} into a BigDecimal", json_quote(&self.input))
     }
 }
 
@@ -128,16 +124,11 @@ impl DecimalRangeError {
 
 impl fmt::Display for DecimalRangeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} cannot be represented exactly as a rust_decimal::Decimal: ",
-            self.value
-        )?;
+        write!(f, "{} cannot be represented exactly as a rust_decimal::Decimal: ", self.value)?;
         match self.kind {
-            DecimalRangeErrorKind::TooManyDecimalPlaces { needed } => write!(
-                f,
-                "it needs {needed} decimal places and at most {DECIMAL_MAX_SCALE} are supported"
-            ),
+            DecimalRangeErrorKind::TooManyDecimalPlaces { needed } => {
+                write!(f, "it needs {needed} decimal places and at most {DECIMAL_MAX_SCALE} are supported")
+            }
             DecimalRangeErrorKind::TooManyDigits { needed } => write!(
                 f,
                 "its unscaled integer needs {needed} digits and exceeds the 96-bit mantissa \
@@ -152,11 +143,7 @@ impl std::error::Error for DecimalRangeError {}
 impl DecimalString {
     /// Zero with scale 0 (what `""` and `"0"` decode to).
     pub fn zero() -> Self {
-        Self {
-            negative: false,
-            digits: "0".into(),
-            scale: 0,
-        }
+        Self { negative: false, digits: "0".into(), scale: 0 }
     }
 
     /// Builds a value from its canonical parts: `digits` are ASCII digits without leading zeros
@@ -165,11 +152,7 @@ impl DecimalString {
         debug_assert!(!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
         debug_assert!(digits == "0" || !digits.starts_with('0'));
         debug_assert!(scale.abs() <= MAX_SAFE_INTEGER);
-        Self {
-            negative: negative && digits != "0",
-            digits: digits.into(),
-            scale,
-        }
+        Self { negative: negative && digits != "0", digits: digits.into(), scale }
     }
 
     /// Builds a value from a sign, any ASCII digit string (leading zeros allowed) and a scale.
@@ -206,11 +189,8 @@ impl DecimalString {
             b'-' => (true, !lead.is_empty(), 1),
             _ => (false, true, 0),
         };
-        let (lead_digits, trail_digits) = if sign_in_lead {
-            (&lead[sign_len..], trail)
-        } else {
-            (lead, &trail[sign_len..])
-        };
+        let (lead_digits, trail_digits) =
+            if sign_in_lead { (&lead[sign_len..], trail) } else { (lead, &trail[sign_len..]) };
         if lead_digits.len() + trail_digits.len() == 0
             || !lead_digits.bytes().all(|b| b.is_ascii_digit())
             || !trail_digits.bytes().all(|b| b.is_ascii_digit())
@@ -312,17 +292,13 @@ impl DecimalString {
         let exponent = trailing_zeros - self.scale as i128;
         let error = |kind| DecimalRangeError::new(self.to_string(), kind);
         if exponent < -DECIMAL_MAX_SCALE {
-            return Err(error(DecimalRangeErrorKind::TooManyDecimalPlaces {
-                needed: (-exponent) as u64,
-            }));
+            return Err(error(DecimalRangeErrorKind::TooManyDecimalPlaces { needed: (-exponent) as u64 }));
         }
         // Keep `zeros` of the trailing zeros (more when the scale is negative): scale = zeros - exponent.
         let fewest_zeros = exponent.max(0);
         let most_zeros = DECIMAL_MAX_SCALE + exponent;
         let too_many_digits = || {
-            error(DecimalRangeErrorKind::TooManyDigits {
-                needed: (significant.len() as i128 + fewest_zeros) as u64,
-            })
+            error(DecimalRangeErrorKind::TooManyDigits { needed: (significant.len() as i128 + fewest_zeros) as u64 })
         };
         if significant.len() > 29 || fewest_zeros > 29 {
             return Err(too_many_digits());
@@ -335,15 +311,8 @@ impl DecimalString {
                 .and_then(|p| p.checked_mul(significant_value))
                 .filter(|m| *m <= DECIMAL_MAX_MANTISSA);
             if let Some(mantissa) = mantissa {
-                let signed = if self.negative {
-                    -(mantissa as i128)
-                } else {
-                    mantissa as i128
-                };
-                return Ok(Decimal::from_i128_with_scale(
-                    signed,
-                    (zeros - exponent) as u32,
-                ));
+                let signed = if self.negative { -(mantissa as i128) } else { mantissa as i128 };
+                return Ok(Decimal::from_i128_with_scale(signed, (zeros - exponent) as u32));
             }
             if zeros == fewest_zeros {
                 return Err(too_many_digits());
@@ -367,11 +336,7 @@ fn parse_safe_integer(text: &str) -> Option<i64> {
     if significant.len() > 16 {
         return None;
     }
-    let value: i64 = if significant.is_empty() {
-        0
-    } else {
-        significant.parse().ok()?
-    };
+    let value: i64 = if significant.is_empty() { 0 } else { significant.parse().ok()? };
     if value > MAX_SAFE_INTEGER {
         return None;
     }
@@ -394,9 +359,7 @@ impl FromStr for DecimalString {
     type Err = ParseDecimalStringError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::parse(s).ok_or_else(|| ParseDecimalStringError {
-            input: s.to_owned(),
-        })
+        Self::parse(s).ok_or_else(|| ParseDecimalStringError { input: s.to_owned() })
     }
 }
 
@@ -419,8 +382,7 @@ impl fmt::Display for DecimalString {
         } else {
             0
         };
-        let zeros =
-            |f: &mut fmt::Formatter<'_>, n: i128| (0..n).try_for_each(|_| f.write_char('0'));
+        let zeros = |f: &mut fmt::Formatter<'_>, n: i128| (0..n).try_for_each(|_| f.write_char('0'));
         if padding > MAX_POSITIONAL_PADDING {
             // d[.ddd]e±x, which decodes to the same digits and scale.
             let exponent = len - 1 - scale;
@@ -429,12 +391,7 @@ impl fmt::Display for DecimalString {
                 f.write_char('.')?;
                 f.write_str(&digits[1..])?;
             }
-            return write!(
-                f,
-                "e{}{}",
-                if exponent < 0 { '-' } else { '+' },
-                exponent.unsigned_abs()
-            );
+            return write!(f, "e{}{}", if exponent < 0 { '-' } else { '+' }, exponent.unsigned_abs());
         }
         if scale <= 0 {
             f.write_str(digits)?;
@@ -454,9 +411,7 @@ impl fmt::Display for DecimalString {
 
 impl fmt::Debug for DecimalString {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("DecimalString")
-            .field(&format_args!("{self}"))
-            .finish()
+        f.debug_tuple("DecimalString").field(&format_args!("{self}")).finish()
     }
 }
 
@@ -464,11 +419,7 @@ impl From<Decimal> for DecimalString {
     /// Exact, keeping the decimal's scale (`Decimal` `1.50` becomes `"1.50"`).
     fn from(value: Decimal) -> Self {
         let mantissa = value.mantissa();
-        Self::from_canonical_parts(
-            mantissa < 0,
-            &mantissa.unsigned_abs().to_string(),
-            i64::from(value.scale()),
-        )
+        Self::from_canonical_parts(mantissa < 0, &mantissa.unsigned_abs().to_string(), i64::from(value.scale()))
     }
 }
 
@@ -535,25 +486,13 @@ impl proptest::arbitrary::Arbitrary for DecimalString {
         use proptest::prelude::*;
         let sign = any::<bool>();
         let zero = (0i64..=40).prop_map(|scale| Self::from_canonical_parts(false, "0", scale));
-        let small = (sign, 1u64..100_000, 0i64..=6).prop_map(|(negative, n, scale)| {
-            Self::from_canonical_parts(negative, &n.to_string(), scale)
-        });
-        let precise = (
-            sign,
-            proptest::string::string_regex("[1-9][0-9]{0,30}").unwrap(),
-            0i64..=40,
-        )
-            .prop_map(|(negative, digits, scale)| {
-                Self::from_canonical_parts(negative, &digits, scale)
-            });
-        let wei = (
-            sign,
-            proptest::string::string_regex("[1-9][0-9]{0,39}").unwrap(),
-            prop_oneof![Just(0i64), Just(18)],
-        )
-            .prop_map(|(negative, digits, scale)| {
-                Self::from_canonical_parts(negative, &digits, scale)
-            });
+        let small = (sign, 1u64..100_000, 0i64..=6)
+            .prop_map(|(negative, n, scale)| Self::from_canonical_parts(negative, &n.to_string(), scale));
+        let precise = (sign, proptest::string::string_regex("[1-9][0-9]{0,30}").unwrap(), 0i64..=40)
+            .prop_map(|(negative, digits, scale)| Self::from_canonical_parts(negative, &digits, scale));
+        let wei =
+            (sign, proptest::string::string_regex("[1-9][0-9]{0,39}").unwrap(), prop_oneof![Just(0i64), Just(18)])
+                .prop_map(|(negative, digits, scale)| Self::from_canonical_parts(negative, &digits, scale));
         prop_oneof![1 => zero, 3 => small, 3 => precise, 3 => wei].boxed()
     }
 }

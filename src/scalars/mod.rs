@@ -26,8 +26,7 @@ mod decimal_string;
 pub use date_string::{DateString, ParseDateStringError};
 pub use decimal_number::{js_number_to_string, DecimalNumber, NonFiniteNumberError};
 pub use decimal_string::{
-    DecimalRangeError, DecimalRangeErrorKind, DecimalString, ParseDecimalStringError,
-    DECIMAL_STRING_PATTERN,
+    DecimalRangeError, DecimalRangeErrorKind, DecimalString, ParseDecimalStringError, DECIMAL_STRING_PATTERN,
 };
 
 /// Any JSON value as JavaScript's `JSON.parse` holds it (public as `bridge_contract::js`), used to write `actual <value>` in decode errors
@@ -55,10 +54,7 @@ pub mod js {
 
     /// `true` for keys JavaScript orders as array indices: canonical integers below 2^32 - 1.
     fn is_array_index(key: &str) -> Option<u32> {
-        if key.is_empty()
-            || (key.len() > 1 && key.starts_with('0'))
-            || !key.bytes().all(|b| b.is_ascii_digit())
-        {
+        if key.is_empty() || (key.len() > 1 && key.starts_with('0')) || !key.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
         key.parse::<u32>().ok().filter(|n| *n != u32::MAX)
@@ -128,9 +124,8 @@ pub mod js {
 
     /// The object with JavaScript's key order: array-index keys first, ascending, then the others.
     fn js_object(entries: Vec<(String, JsValue)>) -> JsValue {
-        let (mut indices, others): (Vec<_>, Vec<_>) = entries
-            .into_iter()
-            .partition(|(k, _)| is_array_index(k).is_some());
+        let (mut indices, others): (Vec<_>, Vec<_>) =
+            entries.into_iter().partition(|(k, _)| is_array_index(k).is_some());
         indices.sort_by_key(|(k, _)| is_array_index(k));
         indices.extend(others);
         JsValue::Object(indices)
@@ -148,11 +143,7 @@ pub mod js {
         let numbers = number_tokens(bytes);
         let next = std::cell::Cell::new(0usize);
         let mut de = serde_json::Deserializer::from_slice(bytes);
-        let value = Exact {
-            numbers: &numbers,
-            next: &next,
-        }
-        .deserialize(&mut de)?;
+        let value = Exact { numbers: &numbers, next: &next }.deserialize(&mut de)?;
         de.end()?;
         Ok(value)
     }
@@ -180,9 +171,7 @@ pub mod js {
                 b'-' | b'0'..=b'9' => {
                     let start = i;
                     i += 1;
-                    while i < bytes.len()
-                        && matches!(bytes[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
-                    {
+                    while i < bytes.len() && matches!(bytes[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
                         i += 1;
                     }
                     out.push(std::str::from_utf8(&bytes[start..i]).unwrap_or_default());
@@ -203,10 +192,7 @@ pub mod js {
         fn number(&self, parsed: f64) -> JsValue {
             let k = self.next.get();
             self.next.set(k + 1);
-            let exact = self
-                .numbers
-                .get(k)
-                .and_then(|text| text.parse::<f64>().ok());
+            let exact = self.numbers.get(k).and_then(|text| text.parse::<f64>().ok());
             JsValue::Number(exact.unwrap_or(parsed))
         }
     }
@@ -246,10 +232,7 @@ pub mod js {
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsValue, A::Error> {
             let mut items = Vec::new();
-            while let Some(item) = seq.next_element_seed(Exact {
-                numbers: self.numbers,
-                next: self.next,
-            })? {
+            while let Some(item) = seq.next_element_seed(Exact { numbers: self.numbers, next: self.next })? {
                 items.push(item);
             }
             Ok(JsValue::Array(items))
@@ -257,10 +240,7 @@ pub mod js {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
             let mut entries: Vec<(String, JsValue)> = Vec::new();
             while let Some(key) = map.next_key::<String>()? {
-                let value = map.next_value_seed(Exact {
-                    numbers: self.numbers,
-                    next: self.next,
-                })?;
+                let value = map.next_value_seed(Exact { numbers: self.numbers, next: self.next })?;
                 insert_entry(&mut entries, key, value);
             }
             Ok(js_object(entries))
@@ -301,33 +281,25 @@ pub mod js {
     }
 
     /// Reads a JSON string; any other JSON value fails with `Expected string, actual <value>`.
-    pub(crate) fn expect_string<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<String, D::Error> {
+    pub(crate) fn expect_string<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
         if !deserializer.is_human_readable() {
             return String::deserialize(deserializer);
         }
         match JsValue::deserialize(deserializer)? {
             JsValue::String(s) => Ok(s),
-            other => Err(D::Error::custom(format_args!(
-                "Expected string, actual {other}"
-            ))),
+            other => Err(D::Error::custom(format_args!("Expected string, actual {other}"))),
         }
     }
 
     /// Reads a JSON number as JavaScript does (a 64-bit float); any other JSON value fails with
     /// `Expected number, actual <value>`.
-    pub(crate) fn expect_number<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<f64, D::Error> {
+    pub(crate) fn expect_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
         if !deserializer.is_human_readable() {
             return f64::deserialize(deserializer);
         }
         match JsValue::deserialize(deserializer)? {
             JsValue::Number(n) => Ok(n),
-            other => Err(D::Error::custom(format_args!(
-                "Expected number, actual {other}"
-            ))),
+            other => Err(D::Error::custom(format_args!("Expected number, actual {other}"))),
         }
     }
 }

@@ -18,9 +18,7 @@ pub fn validator(doc: &Value, component: &str) -> jsonschema::Validator {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft7)
         .should_validate_formats(true)
-        .with_format("decimal-string", |s: &str| {
-            s.parse::<bridge_contract::DecimalString>().is_ok()
-        })
+        .with_format("decimal-string", |s: &str| s.parse::<bridge_contract::DecimalString>().is_ok())
         .build(&schema)
         .unwrap_or_else(|e| panic!("schema of {component} compiles: {e}"))
 }

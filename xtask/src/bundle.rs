@@ -10,10 +10,8 @@ use serde_norway::{Mapping, Value};
 pub type Yaml = Value;
 
 pub fn load(path: &Path) -> anyhow::Result<Yaml> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut doc: Yaml =
-        serde_norway::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut doc: Yaml = serde_norway::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
     expand_merges(&mut doc)?;
     match &mut doc {
         Value::Mapping(m) => {
@@ -31,11 +29,7 @@ fn expand_merges(value: &mut Yaml) -> anyhow::Result<()> {
                 expand_merges(child)?;
             }
             if map.contains_key("<<") {
-                let own: Vec<Value> = map
-                    .keys()
-                    .filter(|k| k.as_str() != Some("<<"))
-                    .cloned()
-                    .collect();
+                let own: Vec<Value> = map.keys().filter(|k| k.as_str() != Some("<<")).cloned().collect();
                 let mut out = Mapping::new();
                 for (key, val) in std::mem::take(map) {
                     if key.as_str() != Some("<<") {
@@ -47,9 +41,7 @@ fn expand_merges(value: &mut Yaml) -> anyhow::Result<()> {
                         other => vec![other],
                     };
                     for source in sources {
-                        let Value::Mapping(source) = source else {
-                            bail!("a merge key (`<<`) must refer to mappings")
-                        };
+                        let Value::Mapping(source) = source else { bail!("a merge key (`<<`) must refer to mappings") };
                         for (k, v) in source {
                             if !own.contains(&k) && !out.contains_key(&k) {
                                 out.insert(k, v);

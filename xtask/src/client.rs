@@ -36,8 +36,8 @@ const CLIENT_TYPES: &[(&str, &str)] = &[("UserEventsPage", "crate::EventPage")];
 
 pub fn generate(doc: &Yaml, json: &Value) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let spec_json = progenitor_document(json)?;
-    let spec: openapiv3::OpenAPI = serde_json::from_value(spec_json)
-        .context("the document transformed for progenitor does not parse")?;
+    let spec: openapiv3::OpenAPI =
+        serde_json::from_value(spec_json).context("the document transformed for progenitor does not parse")?;
 
     let mut settings = GenerationSettings::new();
     settings
@@ -45,10 +45,8 @@ pub fn generate(doc: &Yaml, json: &Value) -> anyhow::Result<Vec<(PathBuf, String
         .with_tag(TagStyle::Merged)
         .with_inner_type(quote::quote!(crate::auth::Credentials))
         .with_hooks(HooksMode::Expected);
-    let schemas = json
-        .pointer("/components/schemas")
-        .and_then(Value::as_object)
-        .ok_or_else(|| anyhow!("no schemas"))?;
+    let schemas =
+        json.pointer("/components/schemas").and_then(Value::as_object).ok_or_else(|| anyhow!("no schemas"))?;
     for name in schemas.keys() {
         let target = CLIENT_TYPES
             .iter()
@@ -58,9 +56,7 @@ pub fn generate(doc: &Yaml, json: &Value) -> anyhow::Result<Vec<(PathBuf, String
         settings.with_replacement(name, target, std::iter::empty());
     }
     let mut generator = Generator::new(&settings);
-    let tokens = generator
-        .generate_tokens(&spec)
-        .map_err(|e| anyhow!("progenitor: {e}"))?;
+    let tokens = generator.generate_tokens(&spec).map_err(|e| anyhow!("progenitor: {e}"))?;
     let raw = format_rust(&tokens.to_string())?;
     let raw_file = format!(
         "{HEADER}\n//! progenitor's client (positional style) for `schema/openapi.yaml`, every schema replaced by the\n//! `bridge_contract` type of the same name. Use [`crate::Client`], which wraps it.\n#![allow(clippy::all, unused_imports, missing_docs)]\n\n{raw}"
@@ -85,14 +81,9 @@ pub fn generate(doc: &Yaml, json: &Value) -> anyhow::Result<Vec<(PathBuf, String
 /// * callbacks (the webhook deliveries) are removed: they are the `webhook` module's business.
 pub fn progenitor_document(json: &Value) -> anyhow::Result<Value> {
     let mut doc = json.clone();
-    let paths = doc
-        .get_mut("paths")
-        .and_then(Value::as_object_mut)
-        .ok_or_else(|| anyhow!("no paths"))?;
+    let paths = doc.get_mut("paths").and_then(Value::as_object_mut).ok_or_else(|| anyhow!("no paths"))?;
     for (path, item) in paths.iter_mut() {
-        let item = item
-            .as_object_mut()
-            .ok_or_else(|| anyhow!("path {path} is not an object"))?;
+        let item = item.as_object_mut().ok_or_else(|| anyhow!("path {path} is not an object"))?;
         if item.contains_key("parameters") {
             bail!("path {path}: path-level parameters are not supported by the client generator");
         }
@@ -100,9 +91,7 @@ pub fn progenitor_document(json: &Value) -> anyhow::Result<Value> {
             if !crate::operations::METHODS.contains(&method.as_str()) {
                 continue;
             }
-            let op = op
-                .as_object_mut()
-                .ok_or_else(|| anyhow!("{method} {path} is not an object"))?;
+            let op = op.as_object_mut().ok_or_else(|| anyhow!("{method} {path} is not an object"))?;
             op.remove("callbacks");
             if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
                 for param in params {
@@ -119,10 +108,8 @@ pub fn progenitor_document(json: &Value) -> anyhow::Result<Value> {
                             schema.remove(k);
                         }
                         if schema.get("type").and_then(Value::as_str) == Some("number") {
-                            *schema = json!({ "$ref": "#/components/schemas/DecimalNumber" })
-                                .as_object()
-                                .unwrap()
-                                .clone();
+                            *schema =
+                                json!({ "$ref": "#/components/schemas/DecimalNumber" }).as_object().unwrap().clone();
                         }
                     }
                 }
@@ -132,17 +119,12 @@ pub fn progenitor_document(json: &Value) -> anyhow::Result<Value> {
                 .and_then(Value::as_object_mut)
                 .ok_or_else(|| anyhow!("{method} {path} has no responses"))?;
             for (status, response) in responses.iter_mut() {
-                let code: u16 = status
-                    .parse()
-                    .with_context(|| format!("{method} {path}: status {status}"))?;
+                let code: u16 = status.parse().with_context(|| format!("{method} {path}: status {status}"))?;
                 if code < 400 {
                     continue;
                 }
                 let description = match response.get("$ref").and_then(Value::as_str) {
-                    Some(r) => json
-                        .pointer(r.trim_start_matches('#'))
-                        .and_then(|r| r.get("description"))
-                        .cloned(),
+                    Some(r) => json.pointer(r.trim_start_matches('#')).and_then(|r| r.get("description")).cloned(),
                     None => response.get("description").cloned(),
                 };
                 *response = json!({
@@ -179,40 +161,16 @@ fn op_infos(doc: &Yaml) -> anyhow::Result<BTreeMap<String, OpInfo>> {
     use serde_norway::Value as Y;
     let mut out = BTreeMap::new();
     for (order, op) in crate::operations::all(doc)?.into_iter().enumerate() {
-        let text = |k: &str| {
-            op.op
-                .get(k)
-                .and_then(Y::as_str)
-                .unwrap_or_default()
-                .trim()
-                .to_owned()
-        };
+        let text = |k: &str| op.op.get(k).and_then(Y::as_str).unwrap_or_default().trim().to_owned();
         let mut query_params = Vec::new();
-        for p in op
-            .op
-            .get("parameters")
-            .and_then(Y::as_sequence)
-            .into_iter()
-            .flatten()
-        {
+        for p in op.op.get("parameters").and_then(Y::as_sequence).into_iter().flatten() {
             let p = crate::rust_types::resolve_parameter(doc, p);
             if p.get("in").and_then(Y::as_str) == Some("query") {
-                query_params.push(
-                    p.get("name")
-                        .and_then(Y::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                );
+                query_params.push(p.get("name").and_then(Y::as_str).unwrap_or_default().to_owned());
             }
         }
-        let tags: Vec<&str> = op
-            .op
-            .get("tags")
-            .and_then(Y::as_sequence)
-            .into_iter()
-            .flatten()
-            .filter_map(Y::as_str)
-            .collect();
+        let tags: Vec<&str> =
+            op.op.get("tags").and_then(Y::as_sequence).into_iter().flatten().filter_map(Y::as_str).collect();
         out.insert(
             op.id.to_snake_case(),
             OpInfo {
@@ -226,8 +184,7 @@ fn op_infos(doc: &Yaml) -> anyhow::Result<BTreeMap<String, OpInfo>> {
                 deprecated: op.op.get("deprecated").and_then(Y::as_bool) == Some(true),
                 alias_of: op.alias_of.clone(),
                 sandbox: tags.contains(&"sandbox"),
-                query: (!query_params.is_empty())
-                    .then(|| format!("{}Query", op.params_of.to_upper_camel_case())),
+                query: (!query_params.is_empty()).then(|| format!("{}Query", op.params_of.to_upper_camel_case())),
                 query_params,
             },
         );
@@ -243,10 +200,7 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
         .items
         .iter()
         .filter_map(|item| match item {
-            syn::Item::Impl(imp)
-                if imp.trait_.is_none()
-                    && imp.self_ty.to_token_stream().to_string() == "Client" =>
-            {
+            syn::Item::Impl(imp) if imp.trait_.is_none() && imp.self_ty.to_token_stream().to_string() == "Client" => {
                 Some(imp)
             }
             _ => None,
@@ -257,22 +211,16 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
             _ => None,
         })
         .collect();
-    methods.sort_by_key(|m| {
-        ops.get(&m.sig.ident.to_string())
-            .map_or(usize::MAX, |op| op.order)
-    });
+    methods.sort_by_key(|m| ops.get(&m.sig.ident.to_string()).map_or(usize::MAX, |op| op.order));
 
     let mut out = String::new();
     let mut security = String::new();
     let mut seen = Vec::new();
     for m in &methods {
         let fn_name = m.sig.ident.to_string();
-        let op = ops
-            .get(&fn_name)
-            .ok_or_else(|| anyhow!("progenitor method {fn_name} matches no operationId"))?;
+        let op = ops.get(&fn_name).ok_or_else(|| anyhow!("progenitor method {fn_name} matches no operationId"))?;
         seen.push(fn_name.clone());
-        let success =
-            success_type(&m.sig.output).with_context(|| format!("return type of {fn_name}"))?;
+        let success = success_type(&m.sig.output).with_context(|| format!("return type of {fn_name}"))?;
 
         // Parameters: path parameters as progenitor has them, then the query struct, then the body.
         let mut params = Vec::new();
@@ -288,15 +236,15 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
             match api_name {
                 Some(_) => {
                     if !query_done {
-                        let q = op.query.as_ref().ok_or_else(|| {
-                            anyhow!("{fn_name} has query parameters but no query struct")
-                        })?;
+                        let q = op
+                            .query
+                            .as_ref()
+                            .ok_or_else(|| anyhow!("{fn_name} has query parameters but no query struct"))?;
                         params.push(format!("query: &'a ::bridge_contract::{q}"));
                         query_done = true;
                     }
                     args.push(
-                        query_arg(&name, &ty)
-                            .with_context(|| format!("{fn_name}: query parameter {name}: {ty}"))?,
+                        query_arg(&name, &ty).with_context(|| format!("{fn_name}: query parameter {name}: {ty}"))?,
                     );
                 }
                 None => {
@@ -306,11 +254,7 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
             }
         }
         let generics = m.sig.generics.to_token_stream().to_string();
-        let generics = if generics.is_empty() {
-            "<'a>".to_owned()
-        } else {
-            generics
-        };
+        let generics = if generics.is_empty() { "<'a>".to_owned() } else { generics };
 
         let mut docs = String::new();
         let mut line = |s: &str| {
@@ -334,13 +278,10 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
             line("[`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).");
         }
         let deprecated = match (&op.deprecated, &op.alias_of) {
-            (true, Some(of)) => format!(
-                "#[deprecated(note = \"kept for backward compatibility; use `{}`\")]\n",
-                of.to_snake_case()
-            ),
-            (true, None) => {
-                "#[deprecated(note = \"kept for backward compatibility\")]\n".to_owned()
+            (true, Some(of)) => {
+                format!("#[deprecated(note = \"kept for backward compatibility; use `{}`\")]\n", of.to_snake_case())
             }
+            (true, None) => "#[deprecated(note = \"kept for backward compatibility\")]\n".to_owned(),
             _ => String::new(),
         };
         writeln!(
@@ -376,24 +317,14 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
 
 /// `T` of `Result<ResponseValue<T>, Error<..>>`.
 fn success_type(output: &syn::ReturnType) -> anyhow::Result<String> {
-    let syn::ReturnType::Type(_, ty) = output else {
-        bail!("no return type")
-    };
+    let syn::ReturnType::Type(_, ty) = output else { bail!("no return type") };
     fn arg<'t>(ty: &'t syn::Type, expect: &str) -> anyhow::Result<&'t syn::Type> {
-        let syn::Type::Path(p) = ty else {
-            bail!("not a path")
-        };
-        let last = p
-            .path
-            .segments
-            .last()
-            .ok_or_else(|| anyhow!("empty path"))?;
+        let syn::Type::Path(p) = ty else { bail!("not a path") };
+        let last = p.path.segments.last().ok_or_else(|| anyhow!("empty path"))?;
         if last.ident != expect {
             bail!("expected {expect}, found {}", last.ident);
         }
-        let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
-            bail!("{expect} without arguments")
-        };
+        let syn::PathArguments::AngleBracketed(a) = &last.arguments else { bail!("{expect} without arguments") };
         match a.args.first() {
             Some(syn::GenericArgument::Type(t)) => Ok(t),
             _ => bail!("{expect} without a type argument"),

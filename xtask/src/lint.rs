@@ -24,21 +24,11 @@ pub const SERVICE_UNAVAILABLE: &str = "#/components/responses/ServiceUnavailable
 const SERVICE_UNAVAILABLE_SCHEMA: &str = "#/components/schemas/ServiceUnavailable";
 
 pub fn problems(doc: &Value, _ordered: &Yaml) -> Vec<String> {
-    let mut lint = Lint {
-        doc,
-        problems: Vec::new(),
-    };
+    let mut lint = Lint { doc, problems: Vec::new() };
     lint.operations();
-    if let Some(schemas) = doc
-        .pointer("/components/schemas")
-        .and_then(Value::as_object)
-    {
+    if let Some(schemas) = doc.pointer("/components/schemas").and_then(Value::as_object) {
         for (name, schema) in schemas {
-            lint.schema(
-                schema,
-                &format!("components.schemas.{name}"),
-                Place::Component,
-            );
+            lint.schema(schema, &format!("components.schemas.{name}"), Place::Component);
         }
     }
     lint.problems
@@ -71,13 +61,10 @@ impl<'a> Lint<'a> {
                 match op.get("operationId").and_then(Value::as_str) {
                     Some(id) => {
                         if !ids.insert(id.to_owned()) {
-                            self.problems
-                                .push(format!("{at}: operationId `{id}` is used twice"));
+                            self.problems.push(format!("{at}: operationId `{id}` is used twice"));
                         }
                     }
-                    None => self
-                        .problems
-                        .push(format!("{at}: operation without operationId")),
+                    None => self.problems.push(format!("{at}: operation without operationId")),
                 }
                 if let Some(target) = op.get("x-alias-of").and_then(Value::as_str) {
                     aliases.push((at.clone(), target.to_owned()));
@@ -86,18 +73,12 @@ impl<'a> Lint<'a> {
                 let successes = responses
                     .into_iter()
                     .flatten()
-                    .filter(|(status, r)| {
-                        status.starts_with('2') && self.resolve(r).get("content").is_some()
-                    })
+                    .filter(|(status, r)| status.starts_with('2') && self.resolve(r).get("content").is_some())
                     .count();
                 if successes > 1 {
-                    self.problems
-                        .push(format!("{at}: more than one success schema ({successes})"));
+                    self.problems.push(format!("{at}: more than one success schema ({successes})"));
                 }
-                if !responses
-                    .and_then(|r| r.get("503"))
-                    .is_some_and(|r| self.answers_service_unavailable(r))
-                {
+                if !responses.and_then(|r| r.get("503")).is_some_and(|r| self.answers_service_unavailable(r)) {
                     self.problems.push(format!(
                         "{at}: 503 must be `$ref: '{SERVICE_UNAVAILABLE}'` or a response whose schema is a union with `{SERVICE_UNAVAILABLE_SCHEMA}` \
                          (the server answers it for any operation)"
@@ -107,8 +88,7 @@ impl<'a> Lint<'a> {
                     let response = self.resolve(response);
                     if let Some(content) = response.get("content").and_then(Value::as_object) {
                         if content.len() > 1 {
-                            self.problems
-                                .push(format!("{at} {status}: more than one content type"));
+                            self.problems.push(format!("{at} {status}: more than one content type"));
                         }
                         for (ct, media) in content {
                             if let Some(schema) = media.get("schema") {
@@ -117,22 +97,14 @@ impl<'a> Lint<'a> {
                         }
                     }
                 }
-                if let Some(body) = op
-                    .pointer("/requestBody/content")
-                    .and_then(Value::as_object)
-                {
+                if let Some(body) = op.pointer("/requestBody/content").and_then(Value::as_object) {
                     for (ct, media) in body {
                         if let Some(schema) = media.get("schema") {
                             self.schema(schema, &format!("{at} request {ct}"), Place::Inline);
                         }
                     }
                 }
-                for param in op
-                    .get("parameters")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for param in op.get("parameters").and_then(Value::as_array).into_iter().flatten() {
                     let param = self.resolve(param);
                     if let Some(schema) = param.get("schema") {
                         let name = param.get("name").and_then(Value::as_str).unwrap_or("?");
@@ -143,9 +115,7 @@ impl<'a> Lint<'a> {
         }
         for (at, target) in aliases {
             if !ids.contains(&target) {
-                self.problems.push(format!(
-                    "{at}: x-alias-of names unknown operation `{target}`"
-                ));
+                self.problems.push(format!("{at}: x-alias-of names unknown operation `{target}`"));
             }
         }
     }
@@ -155,11 +125,7 @@ impl<'a> Lint<'a> {
     where
         'a: 'v,
     {
-        match value
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-        {
+        match value.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
             Some(pointer) => self.doc.pointer(pointer).unwrap_or(value),
             None => value,
         }
@@ -172,72 +138,52 @@ impl<'a> Lint<'a> {
         if response.get("$ref").and_then(Value::as_str) == Some(SERVICE_UNAVAILABLE) {
             return true;
         }
-        let schema = self
-            .resolve(response)
-            .pointer("/content/application~1json/schema")
-            .map(|s| self.resolve(s));
-        schema
-            .and_then(|s| s.get("oneOf"))
-            .and_then(Value::as_array)
-            .is_some_and(|variants| {
-                variants.iter().any(|v| {
-                    v.get("$ref").and_then(Value::as_str) == Some(SERVICE_UNAVAILABLE_SCHEMA)
-                })
-            })
+        let schema = self.resolve(response).pointer("/content/application~1json/schema").map(|s| self.resolve(s));
+        schema.and_then(|s| s.get("oneOf")).and_then(Value::as_array).is_some_and(|variants| {
+            variants.iter().any(|v| v.get("$ref").and_then(Value::as_str) == Some(SERVICE_UNAVAILABLE_SCHEMA))
+        })
     }
 
     fn deref(&self, reference: &str) -> Option<&'a Value> {
         let doc: &'a Value = self.doc;
-        reference
-            .strip_prefix('#')
-            .and_then(|pointer| doc.pointer(pointer))
+        reference.strip_prefix('#').and_then(|pointer| doc.pointer(pointer))
     }
 
     fn schema(&mut self, schema: &Value, at: &str, place: Place) {
         let Some(obj) = schema.as_object() else {
-            self.problems
-                .push(format!("{at}: a schema must be an object"));
+            self.problems.push(format!("{at}: a schema must be an object"));
             return;
         };
         if let Some(reference) = obj.get("$ref").and_then(Value::as_str) {
             if self.deref(reference).is_none() {
-                self.problems
-                    .push(format!("{at}: `$ref` {reference} does not resolve"));
+                self.problems.push(format!("{at}: `$ref` {reference} does not resolve"));
             }
             return;
         }
         for banned in ["anyOf", "not"] {
             if obj.contains_key(banned) {
-                self.problems.push(format!(
-                    "{at}: `{banned}` is not used in this schema (untagged)"
-                ));
+                self.problems.push(format!("{at}: `{banned}` is not used in this schema (untagged)"));
             }
         }
         if let Some(values) = obj.get("enum").and_then(Value::as_array) {
             if values.len() > 1 && place != Place::Component {
-                self.problems.push(format!(
-                    "{at}: inline enum with several values; make it a named component"
-                ));
+                self.problems.push(format!("{at}: inline enum with several values; make it a named component"));
             }
         }
         let is_object = obj.get("type").and_then(Value::as_str) == Some("object");
         if is_object && obj.contains_key("properties") && place == Place::Inline {
-            self.problems
-                .push(format!("{at}: inline object; make it a named component"));
+            self.problems.push(format!("{at}: inline object; make it a named component"));
         }
         if let Some(variants) = obj.get("oneOf").and_then(Value::as_array) {
             if place != Place::Component {
-                self.problems
-                    .push(format!("{at}: inline union; make it a named component"));
+                self.problems.push(format!("{at}: inline union; make it a named component"));
             }
             self.union(obj, variants, at);
         }
         if let Some(members) = obj.get("allOf").and_then(Value::as_array) {
             let nullable_wrapper = members.len() == 1 && members[0].get("$ref").is_some();
             if !nullable_wrapper && place != Place::Component {
-                self.problems.push(format!(
-                    "{at}: `allOf` composition is only used at the top of a component"
-                ));
+                self.problems.push(format!("{at}: `allOf` composition is only used at the top of a component"));
             }
             for (i, member) in members.iter().enumerate() {
                 self.schema(member, &format!("{at}.allOf[{i}]"), Place::AllOfMember);
@@ -261,18 +207,12 @@ impl<'a> Lint<'a> {
             let mut kinds = BTreeSet::new();
             for variant in variants {
                 let kind = match variant.get("$ref").and_then(Value::as_str) {
-                    Some(r) => self
-                        .deref(r)
-                        .and_then(|s| s.get("type"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("?"),
+                    Some(r) => self.deref(r).and_then(|s| s.get("type")).and_then(Value::as_str).unwrap_or("?"),
                     None => variant.get("type").and_then(Value::as_str).unwrap_or("?"),
                 };
                 let kind = if kind == "integer" { "number" } else { kind };
                 if !kinds.insert(kind.to_owned()) {
-                    self.problems.push(format!(
-                        "{at}: two variants of a kind union are both `{kind}`"
-                    ));
+                    self.problems.push(format!("{at}: two variants of a kind union are both `{kind}`"));
                 }
             }
             return;
@@ -282,39 +222,21 @@ impl<'a> Lint<'a> {
             return;
         }
         let Some(discriminator) = obj.get("discriminator") else {
-            self.problems.push(format!(
-                "{at}: `oneOf` without `discriminator` is an untagged union"
-            ));
+            self.problems.push(format!("{at}: `oneOf` without `discriminator` is an untagged union"));
             return;
         };
         let Some(property) = discriminator.get("propertyName").and_then(Value::as_str) else {
-            self.problems
-                .push(format!("{at}: discriminator without propertyName"));
+            self.problems.push(format!("{at}: discriminator without propertyName"));
             return;
         };
-        let mapping = discriminator
-            .get("mapping")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
+        let mapping = discriminator.get("mapping").and_then(Value::as_object).cloned().unwrap_or_default();
         let default = obj.get("x-discriminator-default").and_then(Value::as_str);
-        let refs: Vec<&str> = variants
-            .iter()
-            .filter_map(|v| v.get("$ref").and_then(Value::as_str))
-            .collect();
+        let refs: Vec<&str> = variants.iter().filter_map(|v| v.get("$ref").and_then(Value::as_str)).collect();
         if refs.len() != variants.len() {
-            self.problems.push(format!(
-                "{at}: every variant of a discriminated union is a `$ref`"
-            ));
+            self.problems.push(format!("{at}: every variant of a discriminated union is a `$ref`"));
         }
-        if mapping.len() != refs.len()
-            || !mapping
-                .values()
-                .all(|v| v.as_str().is_some_and(|v| refs.contains(&v)))
-        {
-            self.problems.push(format!(
-                "{at}: discriminator mapping must name exactly the `oneOf` variants"
-            ));
+        if mapping.len() != refs.len() || !mapping.values().all(|v| v.as_str().is_some_and(|v| refs.contains(&v))) {
+            self.problems.push(format!("{at}: discriminator mapping must name exactly the `oneOf` variants"));
         }
         for (tag, target) in &mapping {
             let Some(variant) = target.as_str().and_then(|t| self.deref(t)) else {
@@ -330,22 +252,16 @@ impl<'a> Lint<'a> {
     /// value, and it names the variant.
     fn presence_union(&mut self, presence: &Value, variants: &[Value], at: &str) {
         let Some(mapping) = presence.as_object() else {
-            self.problems.push(format!(
-                "{at}: x-presence-discriminator must map member names to variants"
-            ));
+            self.problems.push(format!("{at}: x-presence-discriminator must map member names to variants"));
             return;
         };
-        let refs: Vec<&str> = variants
-            .iter()
-            .filter_map(|v| v.get("$ref").and_then(Value::as_str))
-            .collect();
+        let refs: Vec<&str> = variants.iter().filter_map(|v| v.get("$ref").and_then(Value::as_str)).collect();
         if refs.len() != variants.len()
             || mapping.len() != refs.len()
-            || !mapping
-                .values()
-                .all(|v| v.as_str().is_some_and(|v| refs.contains(&v)))
+            || !mapping.values().all(|v| v.as_str().is_some_and(|v| refs.contains(&v)))
         {
-            self.problems.push(format!("{at}: x-presence-discriminator must name exactly the `oneOf` variants, each a `$ref`"));
+            self.problems
+                .push(format!("{at}: x-presence-discriminator must name exactly the `oneOf` variants, each a `$ref`"));
             return;
         }
         for (member, target) in mapping {
@@ -353,26 +269,22 @@ impl<'a> Lint<'a> {
                 continue;
             };
             if variant.get("additionalProperties").and_then(Value::as_bool) != Some(false) {
-                self.problems.push(format!("{at}: variant {target} of a presence union must be closed (`additionalProperties: false`)"));
+                self.problems.push(format!(
+                    "{at}: variant {target} of a presence union must be closed (`additionalProperties: false`)"
+                ));
             }
             let required = variant.get("required").and_then(Value::as_array);
             if !required.is_some_and(|r| r.iter().any(|m| m.as_str() == Some(member.as_str()))) {
-                self.problems.push(format!(
-                    "{at}: variant {target} must require its discriminating member `{member}`"
-                ));
+                self.problems.push(format!("{at}: variant {target} must require its discriminating member `{member}`"));
             }
             for (other_member, other) in mapping {
                 let Some(other_variant) = other.as_str().and_then(|t| self.deref(t)) else {
                     continue;
                 };
                 if other_member != member
-                    && collect_properties(self.doc, other_variant)
-                        .iter()
-                        .any(|(name, _)| name == member)
+                    && collect_properties(self.doc, other_variant).iter().any(|(name, _)| name == member)
                 {
-                    self.problems.push(format!(
-                        "{at}: `{member}` tells {target} apart, so {other} must not allow it"
-                    ));
+                    self.problems.push(format!("{at}: `{member}` tells {target} apart, so {other} must not allow it"));
                 }
             }
         }
@@ -380,21 +292,10 @@ impl<'a> Lint<'a> {
 
     /// A variant declares the union's tag as `[tag]`; a variant that is itself a union (events: `_tag`, then
     /// `type`) passes the rule on to each of its own variants.
-    fn variant_declares_tag(
-        &mut self,
-        at: &str,
-        tag: &str,
-        property: &str,
-        variant: &'a Value,
-        default: Option<&str>,
-    ) {
+    fn variant_declares_tag(&mut self, at: &str, tag: &str, property: &str, variant: &'a Value, default: Option<&str>) {
         if let Some(inner) = variant.get("oneOf").and_then(Value::as_array) {
             for member in inner {
-                if let Some(target) = member
-                    .get("$ref")
-                    .and_then(Value::as_str)
-                    .and_then(|r| self.deref(r))
-                {
+                if let Some(target) = member.get("$ref").and_then(Value::as_str).and_then(|r| self.deref(r)) {
                     self.variant_declares_tag(at, tag, property, target, default);
                 }
             }
@@ -408,12 +309,12 @@ impl<'a> Lint<'a> {
                 .and_then(|(_, s)| s.get("enum"))
                 .and_then(Value::as_array);
             if declared.map(|v| v.as_slice()) != Some(&[Value::String(tag.to_owned())][..]) {
-                self.problems.push(format!("{at}: variant `{tag}` must declare `{property}` as the single-value enum [{tag}]"));
+                self.problems
+                    .push(format!("{at}: variant `{tag}` must declare `{property}` as the single-value enum [{tag}]"));
             }
             let required = collect_required(self.doc, variant);
             if !required.contains(property) && default != Some(tag) {
-                self.problems
-                    .push(format!("{at}: variant `{tag}` must require `{property}`"));
+                self.problems.push(format!("{at}: variant `{tag}` must require `{property}`"));
             }
         }
     }
@@ -426,12 +327,7 @@ pub fn collect_properties(doc: &Value, schema: &Value) -> Vec<(String, Value)> {
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         out.extend(props.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    for member in schema
-        .get("allOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for member in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
         out.extend(collect_properties(doc, member));
     }
     out
@@ -446,23 +342,14 @@ fn collect_required(doc: &Value, schema: &Value) -> BTreeSet<String> {
         .flatten()
         .filter_map(|v| v.as_str().map(str::to_owned))
         .collect();
-    for member in schema
-        .get("allOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for member in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
         out.extend(collect_required(doc, member));
     }
     out
 }
 
 fn follow<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
-    match schema
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix('#'))
-    {
+    match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
         Some(pointer) => doc.pointer(pointer).unwrap_or(schema),
         None => schema,
     }

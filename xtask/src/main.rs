@@ -24,10 +24,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(
-    name = "cargo xtask",
-    about = "Generate and check everything derived from schema/openapi.yaml"
-)]
+#[command(name = "cargo xtask", about = "Generate and check everything derived from schema/openapi.yaml")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -47,14 +44,7 @@ fn main() -> ExitCode {
     let check = matches!(cli.command, Command::Check);
     match run(&root, check) {
         Ok(problems) if problems.is_empty() => {
-            eprintln!(
-                "xtask: {}",
-                if check {
-                    "everything generated is current"
-                } else {
-                    "regenerated"
-                }
-            );
+            eprintln!("xtask: {}", if check { "everything generated is current" } else { "regenerated" });
             ExitCode::SUCCESS
         }
         Ok(problems) => {
@@ -82,10 +72,7 @@ fn run(root: &Path, check: bool) -> anyhow::Result<Vec<String>> {
         return Ok(problems);
     }
     let fingerprint = schema_hash::schema_fingerprint(&root.join("schema"))?;
-    let mut files = vec![(
-        PathBuf::from("src/generated/openapi.json"),
-        bundle::to_json_text(&doc)?,
-    )];
+    let mut files = vec![(PathBuf::from("src/generated/openapi.json"), bundle::to_json_text(&doc)?)];
     files.extend(rust_types::generate(&doc, &fingerprint)?);
     files.extend(operations::generate(&doc)?);
     files.extend(server::generate(&doc)?);
@@ -99,8 +86,5 @@ fn run(root: &Path, check: bool) -> anyhow::Result<Vec<String>> {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives in the workspace")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
 }

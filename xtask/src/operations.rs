@@ -26,22 +26,13 @@ pub struct Op<'a> {
 }
 
 pub fn all(doc: &Yaml) -> anyhow::Result<Vec<Op<'_>>> {
-    let paths = doc
-        .get("paths")
-        .and_then(Value::as_mapping)
-        .ok_or_else(|| anyhow!("no paths"))?;
+    let paths = doc.get("paths").and_then(Value::as_mapping).ok_or_else(|| anyhow!("no paths"))?;
     let mut ops = Vec::new();
     for (path, item) in paths {
         for method in METHODS {
             let Some(op) = item.get(method) else { continue };
-            let id = op
-                .get("operationId")
-                .and_then(Value::as_str)
-                .ok_or_else(|| anyhow!("operation without id"))?;
-            let alias_of = op
-                .get("x-alias-of")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+            let id = op.get("operationId").and_then(Value::as_str).ok_or_else(|| anyhow!("operation without id"))?;
+            let alias_of = op.get("x-alias-of").and_then(Value::as_str).map(str::to_owned);
             ops.push(Op {
                 id: id.to_owned(),
                 method,
@@ -63,9 +54,7 @@ pub fn schema_type(doc: &Yaml, schema: &Yaml) -> anyhow::Result<String> {
         return Ok(scalar.unwrap_or(name).to_owned());
     }
     if schema.get("type").and_then(Value::as_str) == Some("array") {
-        let items = schema
-            .get("items")
-            .ok_or_else(|| anyhow!("array without items"))?;
+        let items = schema.get("items").ok_or_else(|| anyhow!("array without items"))?;
         return Ok(format!("Vec<{}>", schema_type(doc, items)?));
     }
     bail!("answers and bodies refer to named components")
@@ -73,49 +62,30 @@ pub fn schema_type(doc: &Yaml, schema: &Yaml) -> anyhow::Result<String> {
 
 /// Follows a `$ref` to `components/responses`.
 pub fn response<'a>(doc: &'a Yaml, response: &'a Yaml) -> &'a Yaml {
-    match response
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix("#/components/responses/"))
-    {
-        Some(name) => doc
-            .get("components")
-            .and_then(|c| c.get("responses"))
-            .and_then(|r| r.get(name))
-            .unwrap_or(response),
+    match response.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/responses/")) {
+        Some(name) => {
+            doc.get("components").and_then(|c| c.get("responses")).and_then(|r| r.get(name)).unwrap_or(response)
+        }
         None => response,
     }
 }
 
 pub fn content_schema(doc: &Yaml, response_or_body: &Yaml) -> Option<Yaml> {
     let r = response(doc, response_or_body);
-    r.get("content")
-        .and_then(|c| c.get("application/json"))
-        .and_then(|m| m.get("schema"))
-        .cloned()
+    r.get("content").and_then(|c| c.get("application/json")).and_then(|m| m.get("schema")).cloned()
 }
 
 /// Error answers of an operation: (status, variant/type name, description).
 pub fn errors(doc: &Yaml, op: &Yaml) -> anyhow::Result<Vec<(u16, String, String)>> {
     let mut out = Vec::new();
-    for (status, r) in op
-        .get("responses")
-        .and_then(Value::as_mapping)
-        .into_iter()
-        .flatten()
-    {
+    for (status, r) in op.get("responses").and_then(Value::as_mapping).into_iter().flatten() {
         let status: u16 = status.as_str().unwrap_or_default().parse()?;
         if status < 400 {
             continue;
         }
-        let schema =
-            content_schema(doc, r).ok_or_else(|| anyhow!("error {status} without a JSON body"))?;
+        let schema = content_schema(doc, r).ok_or_else(|| anyhow!("error {status} without a JSON body"))?;
         let ty = schema_type(doc, &schema)?;
-        let description = response(doc, r)
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let description = response(doc, r).get("description").and_then(Value::as_str).unwrap_or_default().to_owned();
         out.push((status, ty, description));
     }
     Ok(out)
@@ -127,11 +97,7 @@ pub fn security(doc: &Yaml, op: &Yaml) -> &'static str {
         .and_then(Value::as_sequence)
         .into_iter()
         .flatten()
-        .filter_map(|req| {
-            req.as_mapping()
-                .and_then(|m| m.keys().next())
-                .and_then(Value::as_str)
-        })
+        .filter_map(|req| req.as_mapping().and_then(|m| m.keys().next()).and_then(Value::as_str))
         .collect();
     match names.as_slice() {
         [] => "None",
@@ -142,10 +108,7 @@ pub fn security(doc: &Yaml, op: &Yaml) -> &'static str {
 
 /// The variant types of the discriminated union component `name` (empty when it is not one).
 fn union_variants(doc: &Yaml, name: &str) -> Vec<String> {
-    let schema = doc
-        .get("components")
-        .and_then(|c| c.get("schemas"))
-        .and_then(|s| s.get(name));
+    let schema = doc.get("components").and_then(|c| c.get("schemas")).and_then(|s| s.get(name));
     schema
         .filter(|s| s.get("discriminator").is_some())
         .and_then(|s| s.get("oneOf"))
@@ -165,48 +128,23 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         let name = op.id.to_upper_camel_case();
         let params = op.params_of.to_upper_camel_case();
         let has = |loc: &str| {
-            op.op
-                .get("parameters")
-                .and_then(Value::as_sequence)
-                .into_iter()
-                .flatten()
-                .any(|p| {
-                    let p = crate::rust_types::resolve_parameter(doc, p);
-                    p.get("in").and_then(Value::as_str) == Some(loc)
-                })
+            op.op.get("parameters").and_then(Value::as_sequence).into_iter().flatten().any(|p| {
+                let p = crate::rust_types::resolve_parameter(doc, p);
+                p.get("in").and_then(Value::as_str) == Some(loc)
+            })
         };
-        let path_ty = if has("path") {
-            format!("{params}Path")
-        } else {
-            "()".into()
-        };
-        let query_ty = if has("query") {
-            format!("{params}Query")
-        } else {
-            "()".into()
-        };
-        let body_ty = match op
-            .op
-            .get("requestBody")
-            .and_then(|b| content_schema(doc, b))
-        {
+        let path_ty = if has("path") { format!("{params}Path") } else { "()".into() };
+        let query_ty = if has("query") { format!("{params}Query") } else { "()".into() };
+        let body_ty = match op.op.get("requestBody").and_then(|b| content_schema(doc, b)) {
             Some(schema) => schema_type(doc, &schema)?,
             None => "()".into(),
         };
-        let ok = op
-            .op
-            .get("responses")
-            .and_then(|r| r.get("200"))
-            .and_then(|r| content_schema(doc, r));
+        let ok = op.op.get("responses").and_then(|r| r.get("200")).and_then(|r| content_schema(doc, r));
         let ok_ty = match ok {
             Some(schema) => schema_type(doc, &schema)?,
             None => "()".into(),
         };
-        let summary = op
-            .op
-            .get("summary")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let summary = op.op.get("summary").and_then(Value::as_str).unwrap_or_default();
         let errors = errors(doc, op.op)?;
         let method = op.method.to_uppercase();
         let deprecated = op.op.get("deprecated").and_then(Value::as_bool) == Some(true);
@@ -216,35 +154,25 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         };
         writeln!(out, "/// `{method} {}` (`{}`): {summary}.", op.path, op.id)?;
         if deprecated {
-            writeln!(
-                out,
-                "///\n/// Deprecated: kept for backward compatibility and to be removed."
-            )?;
+            writeln!(out, "///\n/// Deprecated: kept for backward compatibility and to be removed.")?;
         }
-        writeln!(
-            out,
-            "#[derive(Debug, Clone, Copy, Default)]\npub struct {name};\n"
-        )?;
+        writeln!(out, "#[derive(Debug, Clone, Copy, Default)]\npub struct {name};\n")?;
         writeln!(out, "impl Operation for {name} {{")?;
         writeln!(out, "    const ID: &'static str = {:?};\n    const METHOD: &'static str = {method:?};\n    const PATH: &'static str = {:?};", op.id, op.path)?;
         writeln!(out, "    const SECURITY: Security = Security::{};\n    const DEPRECATED: bool = {deprecated};\n    const ALIAS_OF: Option<&'static str> = {alias};", security(doc, op.op))?;
         writeln!(out, "    type Path = {path_ty};\n    type Query = {query_ty};\n    type Body = {body_ty};\n    type Response = {ok_ty};\n    type Error = {name}Error;\n}}\n")?;
-        writeln!(out, "/// Every documented error answer of `{}`.\n#[derive(Debug, Clone, PartialEq)]\npub enum {name}Error {{", op.id)?;
+        writeln!(
+            out,
+            "/// Every documented error answer of `{}`.\n#[derive(Debug, Clone, PartialEq)]\npub enum {name}Error {{",
+            op.id
+        )?;
         for (status, ty, description) in &errors {
-            writeln!(
-                out,
-                "    /// {status}: {}\n    {ty}({ty}),",
-                description.lines().next().unwrap_or_default()
-            )?;
+            writeln!(out, "    /// {status}: {}\n    {ty}({ty}),", description.lines().next().unwrap_or_default())?;
         }
         writeln!(out, "}}\n")?;
         writeln!(out, "impl ErrorResponse for {name}Error {{")?;
         let statuses: Vec<String> = errors.iter().map(|e| e.0.to_string()).collect();
-        writeln!(
-            out,
-            "    const STATUSES: &'static [u16] = &[{}];",
-            statuses.join(", ")
-        )?;
+        writeln!(out, "    const STATUSES: &'static [u16] = &[{}];", statuses.join(", "))?;
         writeln!(out, "    fn status(&self) -> u16 {{ match self {{")?;
         for (status, ty, _) in &errors {
             writeln!(out, "        Self::{ty}(_) => {status},")?;
@@ -252,10 +180,7 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         writeln!(out, "    }} }}")?;
         writeln!(out, "    fn from_response(status: u16, body: &[u8]) -> Option<Result<Self, serde_json::Error>> {{ match status {{")?;
         for (status, ty, _) in &errors {
-            writeln!(
-                out,
-                "        {status} => Some(serde_json::from_slice(body).map(Self::{ty})),"
-            )?;
+            writeln!(out, "        {status} => Some(serde_json::from_slice(body).map(Self::{ty})),")?;
         }
         writeln!(out, "        _ => None,\n    }} }}\n}}\n")?;
         writeln!(out, "impl Serialize for {name}Error {{\n    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {{ match self {{")?;
@@ -268,8 +193,7 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         }
         // A variant of an error union converts too (`InvalidRequest` into the 422 union of a quote), when it belongs
         // to exactly one of the operation's error answers and is not one itself.
-        let mut owners: std::collections::BTreeMap<String, Vec<&str>> =
-            std::collections::BTreeMap::new();
+        let mut owners: std::collections::BTreeMap<String, Vec<&str>> = std::collections::BTreeMap::new();
         for (_, ty, _) in &errors {
             for variant in union_variants(doc, ty) {
                 owners.entry(variant).or_default().push(ty);
@@ -297,11 +221,7 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         .filter_map(|op| op.op.get("callbacks").and_then(Value::as_mapping))
         .flat_map(|callbacks| callbacks.values())
         .filter_map(|cb| cb.as_mapping().and_then(|m| m.values().next()))
-        .filter_map(|item| {
-            item.get("post")
-                .and_then(|p| p.get("parameters"))
-                .and_then(Value::as_sequence)
-        })
+        .filter_map(|item| item.get("post").and_then(|p| p.get("parameters")).and_then(Value::as_sequence))
         .flatten()
         .find(|p| p.get("in").and_then(Value::as_str) == Some("header"))
         .and_then(|p| p.get("name").and_then(Value::as_str))

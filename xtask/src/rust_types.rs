@@ -47,14 +47,11 @@ pub fn generate(doc: &Yaml, fingerprint: &str) -> anyhow::Result<Vec<(PathBuf, S
         unions: Vec::new(),
     };
     for (name, schema) in schemas {
-        let name = name
-            .as_str()
-            .ok_or_else(|| anyhow!("schema names are strings"))?;
+        let name = name.as_str().ok_or_else(|| anyhow!("schema names are strings"))?;
         if SCALARS.iter().any(|(s, _)| *s == name) {
             continue;
         }
-        gen.component(name, schema)
-            .with_context(|| format!("component {name}"))?;
+        gen.component(name, schema).with_context(|| format!("component {name}"))?;
     }
     gen.operations()?;
     gen.shared_member_accessors()?;
@@ -71,10 +68,7 @@ pub fn generate(doc: &Yaml, fingerprint: &str) -> anyhow::Result<Vec<(PathBuf, S
         "{HEADER}\n//! proptest strategies that produce schema-valid values of every generated type (feature `proptest`).\n\n{}",
         format_rust(&format!("use proptest::prelude::*;\nuse crate::types::*;\n\n{}", gen.arb))?
     );
-    Ok(vec![
-        (PathBuf::from("src/generated/types.rs"), types),
-        (PathBuf::from("src/generated/arbitrary.rs"), arb),
-    ])
+    Ok(vec![(PathBuf::from("src/generated/types.rs"), types), (PathBuf::from("src/generated/arbitrary.rs"), arb)])
 }
 
 struct Gen<'a> {
@@ -108,15 +102,9 @@ struct Field {
 
 impl<'a> Gen<'a> {
     fn deref(&self, reference: &str) -> anyhow::Result<(&'a str, &'a Yaml)> {
-        let name = reference
-            .strip_prefix("#/components/schemas/")
-            .ok_or_else(|| anyhow!("unsupported $ref {reference}"))?;
-        let schemas = self
-            .doc
-            .get("components")
-            .and_then(|c| c.get("schemas"))
-            .and_then(Value::as_mapping)
-            .unwrap();
+        let name =
+            reference.strip_prefix("#/components/schemas/").ok_or_else(|| anyhow!("unsupported $ref {reference}"))?;
+        let schemas = self.doc.get("components").and_then(|c| c.get("schemas")).and_then(Value::as_mapping).unwrap();
         let (key, value) = schemas
             .iter()
             .find(|(k, _)| k.as_str() == Some(name))
@@ -135,10 +123,7 @@ impl<'a> Gen<'a> {
                 self.union(name, schema, description)?;
             }
         } else if let Some(values) = schema.get("enum").and_then(Value::as_sequence) {
-            let values: Vec<String> = values
-                .iter()
-                .map(|v| v.as_str().unwrap_or_default().to_owned())
-                .collect();
+            let values: Vec<String> = values.iter().map(|v| v.as_str().unwrap_or_default().to_owned()).collect();
             self.string_enum(name, &values, description, str_of(schema, "default"))?;
         } else if schema.get("allOf").is_some() || str_of(schema, "type") == Some("object") {
             self.structure(name, schema, description)?;
@@ -153,20 +138,12 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    fn fields_of(
-        &mut self,
-        owner: &str,
-        schema: &'a Yaml,
-        out: &mut Vec<Field>,
-    ) -> anyhow::Result<()> {
+    fn fields_of(&mut self, owner: &str, schema: &'a Yaml, out: &mut Vec<Field>) -> anyhow::Result<()> {
         if let Some(members) = schema.get("allOf").and_then(Value::as_sequence) {
             for member in members {
                 if let Some(reference) = str_of(member, "$ref") {
                     let (target, target_schema) = self.deref(reference)?;
-                    let rust = match target_schema
-                        .get("discriminator")
-                        .and_then(|d| str_of(d, "propertyName"))
-                    {
+                    let rust = match target_schema.get("discriminator").and_then(|d| str_of(d, "propertyName")) {
                         Some(tag) => tag.to_snake_case(),
                         None if target.ends_with("Common") => "common".to_owned(),
                         None => target.to_snake_case(),
@@ -198,12 +175,8 @@ impl<'a> Gen<'a> {
             .collect();
         if let Some(props) = schema.get("properties").and_then(Value::as_mapping) {
             for (key, prop) in props {
-                let json = key
-                    .as_str()
-                    .ok_or_else(|| anyhow!("property names are strings"))?;
-                let ty = self
-                    .field_type(prop, owner, json)
-                    .with_context(|| format!("property {json}"))?;
+                let json = key.as_str().ok_or_else(|| anyhow!("property names are strings"))?;
+                let ty = self.field_type(prop, owner, json).with_context(|| format!("property {json}"))?;
                 let doc = str_of(prop, "description").map(str::to_owned).or_else(|| {
                     str_of(prop, "$ref")
                         .and_then(|r| self.deref(r).ok())
@@ -223,12 +196,7 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    fn structure(
-        &mut self,
-        name: &str,
-        schema: &'a Yaml,
-        description: Option<&str>,
-    ) -> anyhow::Result<()> {
+    fn structure(&mut self, name: &str, schema: &'a Yaml, description: Option<&str>) -> anyhow::Result<()> {
         let mut fields = Vec::new();
         self.fields_of(name, schema, &mut fields)?;
         let deny = schema.get("additionalProperties").and_then(Value::as_bool) == Some(false);
@@ -244,14 +212,8 @@ impl<'a> Gen<'a> {
     ) -> anyhow::Result<()> {
         let t = &mut self.types;
         doc_comment(t, description, "");
-        writeln!(
-            t,
-            "#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]"
-        )?;
-        writeln!(
-            t,
-            "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]"
-        )?;
+        writeln!(t, "#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]")?;
+        writeln!(t, "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]")?;
         if deny {
             writeln!(t, "#[serde(deny_unknown_fields)]")?;
         }
@@ -260,11 +222,7 @@ impl<'a> Gen<'a> {
         for f in fields {
             doc_comment(t, f.doc.as_deref(), "    ");
             if f.flatten {
-                writeln!(
-                    t,
-                    "    #[serde(flatten)]\n    pub {}: {},",
-                    f.rust, f.ty.rust
-                )?;
+                writeln!(t, "    #[serde(flatten)]\n    pub {}: {},", f.rust, f.ty.rust)?;
                 recorded.push((f.rust.clone(), f.ty.rust.clone()));
                 continue;
             }
@@ -291,19 +249,11 @@ impl<'a> Gen<'a> {
             if !f.required {
                 schemars.push(format!("with = {:?}", f.ty.rust));
             } else if f.ty.nullable {
-                let inner =
-                    f.ty.rust
-                        .strip_prefix("Option<")
-                        .and_then(|r| r.strip_suffix('>'))
-                        .unwrap_or(&f.ty.rust);
+                let inner = f.ty.rust.strip_prefix("Option<").and_then(|r| r.strip_suffix('>')).unwrap_or(&f.ty.rust);
                 schemars.push(format!("with = \"crate::codec::Nullable<{inner}>\""));
             }
             if !schemars.is_empty() {
-                writeln!(
-                    t,
-                    "    #[cfg_attr(feature = \"schemars\", schemars({}))]",
-                    schemars.join(", ")
-                )?;
+                writeln!(t, "    #[cfg_attr(feature = \"schemars\", schemars({}))]", schemars.join(", "))?;
             }
             writeln!(t, "    pub {}: {rust_ty},", f.rust)?;
             recorded.push((f.rust.clone(), rust_ty));
@@ -323,20 +273,11 @@ impl<'a> Gen<'a> {
             })
             .collect();
         let names: Vec<String> = fields.iter().map(|f| f.rust.clone()).collect();
-        let chunks_s: Vec<String> = strategies
-            .chunks(8)
-            .map(|c| format!("({},)", c.join(", ")))
-            .collect();
-        let chunks_n: Vec<String> = names
-            .chunks(8)
-            .map(|c| format!("({},)", c.join(", ")))
-            .collect();
+        let chunks_s: Vec<String> = strategies.chunks(8).map(|c| format!("({},)", c.join(", "))).collect();
+        let chunks_n: Vec<String> = names.chunks(8).map(|c| format!("({},)", c.join(", "))).collect();
         let a = &mut self.arb;
         writeln!(a, "impl Arbitrary for {name} {{")?;
-        writeln!(
-            a,
-            "    type Parameters = ();\n    type Strategy = BoxedStrategy<Self>;"
-        )?;
+        writeln!(a, "    type Parameters = ();\n    type Strategy = BoxedStrategy<Self>;")?;
         writeln!(a, "    fn arbitrary_with(_: ()) -> Self::Strategy {{")?;
         if fields.is_empty() {
             writeln!(a, "        Just({name} {{}}).boxed()")?;
@@ -362,16 +303,9 @@ impl<'a> Gen<'a> {
     ) -> anyhow::Result<()> {
         let t = &mut self.types;
         doc_comment(t, description, "");
-        let derive_default = if default.is_some() || values.len() == 1 {
-            ", Default"
-        } else {
-            ""
-        };
+        let derive_default = if default.is_some() || values.len() == 1 { ", Default" } else { "" };
         writeln!(t, "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord{derive_default}, Serialize, Deserialize)]")?;
-        writeln!(
-            t,
-            "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]"
-        )?;
+        writeln!(t, "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]")?;
         writeln!(t, "pub enum {name} {{")?;
         for v in values {
             if default == Some(v.as_str()) || (default.is_none() && values.len() == 1) {
@@ -382,20 +316,10 @@ impl<'a> Gen<'a> {
         writeln!(t, "}}\n")?;
         writeln!(t, "impl {name} {{")?;
         writeln!(t, "    /// Every value, in the schema's order.")?;
-        let all: Vec<String> = values
-            .iter()
-            .map(|v| format!("Self::{}", variant_ident(v)))
-            .collect();
-        writeln!(
-            t,
-            "    pub const ALL: &'static [Self] = &[{}];",
-            all.join(", ")
-        )?;
+        let all: Vec<String> = values.iter().map(|v| format!("Self::{}", variant_ident(v))).collect();
+        writeln!(t, "    pub const ALL: &'static [Self] = &[{}];", all.join(", "))?;
         writeln!(t, "    /// The value as it is written in JSON.")?;
-        writeln!(
-            t,
-            "    pub fn as_str(self) -> &'static str {{ match self {{"
-        )?;
+        writeln!(t, "    pub fn as_str(self) -> &'static str {{ match self {{")?;
         for v in values {
             writeln!(t, "        Self::{} => {v:?},", variant_ident(v))?;
         }
@@ -408,21 +332,11 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    fn union(
-        &mut self,
-        name: &str,
-        schema: &'a Yaml,
-        description: Option<&str>,
-    ) -> anyhow::Result<()> {
-        let disc = schema
-            .get("discriminator")
-            .ok_or_else(|| anyhow!("union without discriminator"))?;
-        let property = str_of(disc, "propertyName")
-            .ok_or_else(|| anyhow!("discriminator without propertyName"))?;
-        let mapping = disc
-            .get("mapping")
-            .and_then(Value::as_mapping)
-            .ok_or_else(|| anyhow!("discriminator without mapping"))?;
+    fn union(&mut self, name: &str, schema: &'a Yaml, description: Option<&str>) -> anyhow::Result<()> {
+        let disc = schema.get("discriminator").ok_or_else(|| anyhow!("union without discriminator"))?;
+        let property = str_of(disc, "propertyName").ok_or_else(|| anyhow!("discriminator without propertyName"))?;
+        let mapping =
+            disc.get("mapping").and_then(Value::as_mapping).ok_or_else(|| anyhow!("discriminator without mapping"))?;
         let mut variants = Vec::new(); // (tag, variant ident, type)
         for (tag, target) in mapping {
             let tag = tag.as_str().unwrap().to_owned();
@@ -431,23 +345,14 @@ impl<'a> Gen<'a> {
         }
         let default = str_of(schema, "x-discriminator-default");
         let default_index = match default {
-            Some(d) => format!(
-                "Some({})",
-                variants
-                    .iter()
-                    .position(|v| v.0 == d)
-                    .ok_or_else(|| anyhow!("bad default"))?
-            ),
+            Some(d) => {
+                format!("Some({})", variants.iter().position(|v| v.0 == d).ok_or_else(|| anyhow!("bad default"))?)
+            }
             None => "None".to_owned(),
         };
         let tags: Vec<String> = variants.iter().map(|v| format!("{:?}", v.0)).collect();
-        self.unions.push((
-            name.to_owned(),
-            variants
-                .iter()
-                .map(|(_, ident, ty)| (ident.clone(), ty.clone()))
-                .collect(),
-        ));
+        self.unions
+            .push((name.to_owned(), variants.iter().map(|(_, ident, ty)| (ident.clone(), ty.clone())).collect()));
         let t = &mut self.types;
         doc_comment(t, description, "");
         writeln!(t, "///\n/// Told apart by `{property}`; the serde impls read the tag first and name an unknown one in the error.")?;
@@ -458,7 +363,11 @@ impl<'a> Gen<'a> {
         writeln!(t, "}}\n")?;
         writeln!(t, "impl {name} {{")?;
         writeln!(t, "    /// The property that tells the variants apart.\n    pub const TAG_PROPERTY: &'static str = {property:?};")?;
-        writeln!(t, "    /// Every tag value, in the schema's order.\n    pub const TAGS: &'static [&'static str] = &[{}];", tags.join(", "))?;
+        writeln!(
+            t,
+            "    /// Every tag value, in the schema's order.\n    pub const TAGS: &'static [&'static str] = &[{}];",
+            tags.join(", ")
+        )?;
         writeln!(t, "    /// The tag value of this variant.\n    pub fn tag(&self) -> &'static str {{ match self {{")?;
         for (tag, ident, _) in &variants {
             writeln!(t, "        Self::{ident}(_) => {tag:?},")?;
@@ -471,35 +380,28 @@ impl<'a> Gen<'a> {
         writeln!(t, "    }} }}\n}}\n")?;
         writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
         writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
-        writeln!(
-            t,
-            "        let value = serde_json::Value::deserialize(deserializer)?;"
-        )?;
+        writeln!(t, "        let value = serde_json::Value::deserialize(deserializer)?;")?;
         writeln!(t, "        let index = crate::codec::union_index(&value, {name:?}, Self::TAG_PROPERTY, Self::TAGS, {default_index}).map_err(serde::de::Error::custom)?;")?;
         writeln!(t, "        match index {{")?;
         for (i, (_, ident, _)) in variants.iter().enumerate() {
-            writeln!(
-                t,
-                "            {i} => crate::codec::variant(value).map(Self::{ident}),"
-            )?;
+            writeln!(t, "            {i} => crate::codec::variant(value).map(Self::{ident}),")?;
         }
-        writeln!(t, "            _ => Err(serde::de::Error::custom(\"tag index out of range\")),\n        }}\n    }}\n}}\n")?;
+        writeln!(
+            t,
+            "            _ => Err(serde::de::Error::custom(\"tag index out of range\")),\n        }}\n    }}\n}}\n"
+        )?;
         for (_, ident, ty) in &variants {
             writeln!(t, "impl From<{ty}> for {name} {{ fn from(v: {ty}) -> Self {{ Self::{ident}(v) }} }}\n")?;
         }
-        let subs: Vec<String> = variants
-            .iter()
-            .map(|(_, _, ty)| format!("generator.subschema_for::<{ty}>()"))
-            .collect();
+        let subs: Vec<String> =
+            variants.iter().map(|(_, _, ty)| format!("generator.subschema_for::<{ty}>()")).collect();
         writeln!(
             t,
             "#[cfg(feature = \"schemars\")]\nimpl schemars::JsonSchema for {name} {{\n    fn schema_name() -> std::borrow::Cow<'static, str> {{ {name:?}.into() }}\n    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {{ schemars::json_schema!({{ \"oneOf\": [{}] }}) }}\n}}\n",
             subs.join(", ")
         )?;
-        let arms: Vec<String> = variants
-            .iter()
-            .map(|(_, ident, ty)| format!("any::<{ty}>().prop_map({name}::{ident}).boxed()"))
-            .collect();
+        let arms: Vec<String> =
+            variants.iter().map(|(_, ident, ty)| format!("any::<{ty}>().prop_map({name}::{ident}).boxed()")).collect();
         writeln!(
             self.arb,
             "impl Arbitrary for {name} {{ type Parameters = (); type Strategy = BoxedStrategy<Self>;\n fn arbitrary_with(_: ()) -> Self::Strategy {{ proptest::strategy::Union::new(vec![{}]).boxed() }} }}\n",
@@ -511,40 +413,26 @@ impl<'a> Gen<'a> {
     /// A union told apart by which required member is present (`x-presence-discriminator`: member → variant). The
     /// variant idents are the variant types' names without the union's common prefix and `Event`-style suffix
     /// (`BridgeCancelledBridgeSwapEvent` in `BridgeCancelledEvent` → `BridgeSwap`).
-    fn presence_union(
-        &mut self,
-        name: &str,
-        schema: &'a Yaml,
-        description: Option<&str>,
-    ) -> anyhow::Result<()> {
+    fn presence_union(&mut self, name: &str, schema: &'a Yaml, description: Option<&str>) -> anyhow::Result<()> {
         let mapping = schema
             .get("x-presence-discriminator")
             .and_then(Value::as_mapping)
             .ok_or_else(|| anyhow!("x-presence-discriminator must map members to variants"))?;
         let mut variants = Vec::new(); // (member, variant ident, type)
         for (member, target) in mapping {
-            let member = member
-                .as_str()
-                .ok_or_else(|| anyhow!("member names are strings"))?
-                .to_owned();
-            let (ty, _) = self.deref(
-                target
-                    .as_str()
-                    .ok_or_else(|| anyhow!("variants are $refs"))?,
-            )?;
+            let member = member.as_str().ok_or_else(|| anyhow!("member names are strings"))?.to_owned();
+            let (ty, _) = self.deref(target.as_str().ok_or_else(|| anyhow!("variants are $refs"))?)?;
             variants.push((member, presence_variant_ident(name, ty), ty.to_owned()));
         }
         let members: Vec<String> = variants.iter().map(|v| format!("{:?}", v.0)).collect();
-        self.unions.push((
-            name.to_owned(),
-            variants
-                .iter()
-                .map(|(_, ident, ty)| (ident.clone(), ty.clone()))
-                .collect(),
-        ));
+        self.unions
+            .push((name.to_owned(), variants.iter().map(|(_, ident, ty)| (ident.clone(), ty.clone())).collect()));
         let t = &mut self.types;
         doc_comment(t, description, "");
-        writeln!(t, "///\n/// Told apart by which member is present; the serde impls name the members when none or both are.")?;
+        writeln!(
+            t,
+            "///\n/// Told apart by which member is present; the serde impls name the members when none or both are."
+        )?;
         writeln!(t, "#[derive(Debug, Clone, PartialEq)]\npub enum {name} {{")?;
         for (member, ident, ty) in &variants {
             writeln!(t, "    /// Has `{member}`.\n    {ident}({ty}),")?;
@@ -560,34 +448,27 @@ impl<'a> Gen<'a> {
         writeln!(t, "    }} }}\n}}\n")?;
         writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
         writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
-        writeln!(
-            t,
-            "        let value = serde_json::Value::deserialize(deserializer)?;"
-        )?;
+        writeln!(t, "        let value = serde_json::Value::deserialize(deserializer)?;")?;
         writeln!(t, "        match crate::codec::presence_index(&value, {name:?}, Self::MEMBERS).map_err(serde::de::Error::custom)? {{")?;
         for (i, (_, ident, _)) in variants.iter().enumerate() {
-            writeln!(
-                t,
-                "            {i} => crate::codec::variant(value).map(Self::{ident}),"
-            )?;
+            writeln!(t, "            {i} => crate::codec::variant(value).map(Self::{ident}),")?;
         }
-        writeln!(t, "            _ => Err(serde::de::Error::custom(\"member index out of range\")),\n        }}\n    }}\n}}\n")?;
+        writeln!(
+            t,
+            "            _ => Err(serde::de::Error::custom(\"member index out of range\")),\n        }}\n    }}\n}}\n"
+        )?;
         for (_, ident, ty) in &variants {
             writeln!(t, "impl From<{ty}> for {name} {{ fn from(v: {ty}) -> Self {{ Self::{ident}(v) }} }}\n")?;
         }
-        let subs: Vec<String> = variants
-            .iter()
-            .map(|(_, _, ty)| format!("generator.subschema_for::<{ty}>()"))
-            .collect();
+        let subs: Vec<String> =
+            variants.iter().map(|(_, _, ty)| format!("generator.subschema_for::<{ty}>()")).collect();
         writeln!(
             t,
             "#[cfg(feature = \"schemars\")]\nimpl schemars::JsonSchema for {name} {{\n    fn schema_name() -> std::borrow::Cow<'static, str> {{ {name:?}.into() }}\n    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {{ schemars::json_schema!({{ \"oneOf\": [{}] }}) }}\n}}\n",
             subs.join(", ")
         )?;
-        let arms: Vec<String> = variants
-            .iter()
-            .map(|(_, ident, ty)| format!("any::<{ty}>().prop_map({name}::{ident}).boxed()"))
-            .collect();
+        let arms: Vec<String> =
+            variants.iter().map(|(_, ident, ty)| format!("any::<{ty}>().prop_map({name}::{ident}).boxed()")).collect();
         writeln!(
             self.arb,
             "impl Arbitrary for {name} {{ type Parameters = (); type Strategy = BoxedStrategy<Self>;\n fn arbitrary_with(_: ()) -> Self::Strategy {{ proptest::strategy::Union::new(vec![{}]).boxed() }} }}\n",
@@ -596,12 +477,7 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    fn kind_union(
-        &mut self,
-        name: &str,
-        schema: &'a Yaml,
-        description: Option<&str>,
-    ) -> anyhow::Result<()> {
+    fn kind_union(&mut self, name: &str, schema: &'a Yaml, description: Option<&str>) -> anyhow::Result<()> {
         let mut variants = Vec::new(); // (json kind, ident, rust type, strategy)
         for member in schema.get("oneOf").and_then(Value::as_sequence).unwrap() {
             if let Some(reference) = str_of(member, "$ref") {
@@ -609,15 +485,9 @@ impl<'a> Gen<'a> {
                 let kind = str_of(target, "type").unwrap_or("object").to_owned();
                 variants.push((kind, ty.to_owned(), ty.to_owned(), format!("any::<{ty}>()")));
             } else {
-                let kind = str_of(member, "type")
-                    .ok_or_else(|| anyhow!("kind-union member without type"))?;
+                let kind = str_of(member, "type").ok_or_else(|| anyhow!("kind-union member without type"))?;
                 let ft = self.field_type(member, name, kind)?;
-                variants.push((
-                    kind.to_owned(),
-                    kind.to_upper_camel_case(),
-                    ft.rust,
-                    ft.strategy,
-                ));
+                variants.push((kind.to_owned(), kind.to_upper_camel_case(), ft.rust, ft.strategy));
             }
         }
         let t = &mut self.types;
@@ -635,35 +505,25 @@ impl<'a> Gen<'a> {
         let kinds: Vec<String> = variants.iter().map(|v| format!("{:?}", v.0)).collect();
         writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
         writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
-        writeln!(
-            t,
-            "        let value = serde_json::Value::deserialize(deserializer)?;"
-        )?;
+        writeln!(t, "        let value = serde_json::Value::deserialize(deserializer)?;")?;
         writeln!(t, "        match crate::codec::json_kind(&value) {{")?;
         for (kind, ident, _, _) in &variants {
-            writeln!(
-                t,
-                "            {kind:?} => crate::codec::variant(value).map(Self::{ident}),"
-            )?;
+            writeln!(t, "            {kind:?} => crate::codec::variant(value).map(Self::{ident}),")?;
         }
         writeln!(
             t,
             "            other => Err(serde::de::Error::custom(format_args!(\"expected one of {{}} ({name}), got a JSON {{other}}\", [{}].join(\", \")))),\n        }}\n    }}\n}}\n",
             kinds.join(", ")
         )?;
-        let subs: Vec<String> = variants
-            .iter()
-            .map(|(_, _, ty, _)| format!("generator.subschema_for::<{ty}>()"))
-            .collect();
+        let subs: Vec<String> =
+            variants.iter().map(|(_, _, ty, _)| format!("generator.subschema_for::<{ty}>()")).collect();
         writeln!(
             t,
             "#[cfg(feature = \"schemars\")]\nimpl schemars::JsonSchema for {name} {{\n    fn schema_name() -> std::borrow::Cow<'static, str> {{ {name:?}.into() }}\n    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {{ schemars::json_schema!({{ \"oneOf\": [{}] }}) }}\n}}\n",
             subs.join(", ")
         )?;
-        let arms: Vec<String> = variants
-            .iter()
-            .map(|(_, ident, _, s)| format!("({s}).prop_map({name}::{ident}).boxed()"))
-            .collect();
+        let arms: Vec<String> =
+            variants.iter().map(|(_, ident, _, s)| format!("({s}).prop_map({name}::{ident}).boxed()")).collect();
         writeln!(
             self.arb,
             "impl Arbitrary for {name} {{ type Parameters = (); type Strategy = BoxedStrategy<Self>;\n fn arbitrary_with(_: ()) -> Self::Strategy {{ proptest::strategy::Union::new(vec![{}]).boxed() }} }}\n",
@@ -673,12 +533,7 @@ impl<'a> Gen<'a> {
     }
 
     /// The Rust type, strategy and schemars attributes of one property (or parameter) schema.
-    fn field_type(
-        &mut self,
-        schema: &'a Yaml,
-        owner: &str,
-        prop: &str,
-    ) -> anyhow::Result<FieldType> {
+    fn field_type(&mut self, schema: &'a Yaml, owner: &str, prop: &str) -> anyhow::Result<FieldType> {
         let nullable = schema.get("nullable").and_then(Value::as_bool) == Some(true);
         let mut inner = self.plain_type(schema, owner, prop)?;
         if nullable {
@@ -689,12 +544,7 @@ impl<'a> Gen<'a> {
         Ok(inner)
     }
 
-    fn plain_type(
-        &mut self,
-        schema: &'a Yaml,
-        owner: &str,
-        prop: &str,
-    ) -> anyhow::Result<FieldType> {
+    fn plain_type(&mut self, schema: &'a Yaml, owner: &str, prop: &str) -> anyhow::Result<FieldType> {
         let simple = |rust: &str, strategy: String| FieldType {
             rust: rust.to_owned(),
             strategy,
@@ -720,23 +570,10 @@ impl<'a> Gen<'a> {
         Ok(match ty {
             "string" => {
                 if let Some(values) = schema.get("enum").and_then(Value::as_sequence) {
-                    let [value] = values.as_slice() else {
-                        bail!("inline enum with several values")
-                    };
-                    let value = value
-                        .as_str()
-                        .ok_or_else(|| anyhow!("tag values are strings"))?
-                        .to_owned();
-                    let tag_type = format!(
-                        "{owner}{}",
-                        prop.trim_start_matches('_').to_upper_camel_case()
-                    );
-                    self.string_enum(
-                        &tag_type,
-                        &[value],
-                        Some(&format!("The `{prop}` tag of [`{owner}`].")),
-                        None,
-                    )?;
+                    let [value] = values.as_slice() else { bail!("inline enum with several values") };
+                    let value = value.as_str().ok_or_else(|| anyhow!("tag values are strings"))?.to_owned();
+                    let tag_type = format!("{owner}{}", prop.trim_start_matches('_').to_upper_camel_case());
+                    self.string_enum(&tag_type, &[value], Some(&format!("The `{prop}` tag of [`{owner}`].")), None)?;
                     return Ok(simple(&tag_type, format!("Just({tag_type}::default())")));
                 }
                 let min = u64_of(schema, "minLength");
@@ -757,12 +594,7 @@ impl<'a> Gen<'a> {
                     let (lo, hi) = (min.unwrap_or(0), max.unwrap_or(min.unwrap_or(0) + 24));
                     format!("\"[ -~\\u{{a0}}-\\u{{d7ff}}\\u{{e000}}-\\u{{fffd}}]{{{lo},{hi}}}\"")
                 };
-                FieldType {
-                    rust: "String".into(),
-                    strategy,
-                    nullable: false,
-                    schemars,
-                }
+                FieldType { rust: "String".into(), strategy, nullable: false, schemars }
             }
             "number" => {
                 let (lo, hi) = (f64_of(schema, "minimum"), f64_of(schema, "maximum"));
@@ -781,12 +613,7 @@ impl<'a> Gen<'a> {
                         hi.unwrap_or(1e15)
                     ),
                 };
-                FieldType {
-                    rust: "crate::DecimalNumber".into(),
-                    strategy,
-                    nullable: false,
-                    schemars,
-                }
+                FieldType { rust: "crate::DecimalNumber".into(), strategy, nullable: false, schemars }
             }
             "integer" => {
                 let (lo, hi) = (f64_of(schema, "minimum"), f64_of(schema, "maximum"));
@@ -798,25 +625,16 @@ impl<'a> Gen<'a> {
                     schemars.push(format!("extend(\"maximum\" = {}i64)", hi as i64));
                 }
                 // Values stay within JavaScript's safe integers (2^53 - 1) unless the schema is narrower.
-                let hi = grouped(hi.map_or(9_007_199_254_740_991i64, |h| {
-                    (h as i64).min(9_007_199_254_740_991)
-                }));
+                let hi = grouped(hi.map_or(9_007_199_254_740_991i64, |h| (h as i64).min(9_007_199_254_740_991)));
                 let (rust, strategy) = match lo {
                     Some(lo) if lo >= 0.0 => ("u64", format!("{}u64..={hi}u64", lo as u64)),
                     _ => ("i64", format!("-9_007_199_254_740_991i64..={hi}i64")),
                 };
-                FieldType {
-                    rust: rust.into(),
-                    strategy,
-                    nullable: false,
-                    schemars,
-                }
+                FieldType { rust: rust.into(), strategy, nullable: false, schemars }
             }
             "boolean" => simple("bool", "any::<bool>()".into()),
             "array" => {
-                let items = schema
-                    .get("items")
-                    .ok_or_else(|| anyhow!("array without items"))?;
+                let items = schema.get("items").ok_or_else(|| anyhow!("array without items"))?;
                 let item = self.field_type(items, owner, prop)?;
                 let (min, max) = (u64_of(schema, "minItems"), u64_of(schema, "maxItems"));
                 let mut schemars = Vec::new();
@@ -825,18 +643,10 @@ impl<'a> Gen<'a> {
                 }
                 if !item.schemars.is_empty() {
                     // Item constraints go through schemars' validation attributes, which `inner` understands.
-                    let inner: Vec<String> = item
-                        .schemars
-                        .iter()
-                        .map(|a| extend_to_validation(a))
-                        .collect();
+                    let inner: Vec<String> = item.schemars.iter().map(|a| extend_to_validation(a)).collect();
                     schemars.push(format!("inner({})", inner.join(", ")));
                 }
-                let (lo, hi) = (
-                    min.unwrap_or(0),
-                    max.unwrap_or(min.unwrap_or(0) + 3)
-                        .min(min.unwrap_or(0) + 6),
-                );
+                let (lo, hi) = (min.unwrap_or(0), max.unwrap_or(min.unwrap_or(0) + 3).min(min.unwrap_or(0) + 6));
                 FieldType {
                     rust: format!("Vec<{}>", item.rust),
                     strategy: format!("proptest::collection::vec({}, {lo}..={hi})", item.strategy),
@@ -869,10 +679,7 @@ impl<'a> Gen<'a> {
     /// Tags are left out (each variant's tag has its own type; the union's `tag()` names it).
     fn shared_member_accessors(&mut self) -> anyhow::Result<()> {
         for (union, variants) in &self.unions {
-            let Some(first) = variants
-                .first()
-                .and_then(|(_, ty)| self.struct_fields.get(ty))
-            else {
+            let Some(first) = variants.first().and_then(|(_, ty)| self.struct_fields.get(ty)) else {
                 continue;
             };
             // The tag itself is left out: `tag()` already names it, and each variant's tag has a type of its own.
@@ -881,9 +688,7 @@ impl<'a> Gen<'a> {
                 .filter(|(field, _)| !matches!(field.as_str(), "tag" | "r#type" | "state"))
                 .filter(|(field, ty)| {
                     variants.iter().all(|(_, v)| {
-                        self.struct_fields
-                            .get(v)
-                            .is_some_and(|fs| fs.iter().any(|(f, t)| f == field && t == ty))
+                        self.struct_fields.get(v).is_some_and(|fs| fs.iter().any(|(f, t)| f == field && t == ty))
                     })
                 })
                 .collect();
@@ -891,16 +696,10 @@ impl<'a> Gen<'a> {
                 continue;
             }
             let t = &mut self.types;
-            writeln!(
-                t,
-                "/// The members every variant of [`{union}`] has.\nimpl {union} {{"
-            )?;
+            writeln!(t, "/// The members every variant of [`{union}`] has.\nimpl {union} {{")?;
             for (field, ty) in shared {
                 let method = field.trim_start_matches("r#");
-                let (ret, borrow) = match (
-                    ty.as_str(),
-                    ty.strip_prefix("Option<").and_then(|r| r.strip_suffix('>')),
-                ) {
+                let (ret, borrow) = match (ty.as_str(), ty.strip_prefix("Option<").and_then(|r| r.strip_suffix('>'))) {
                     ("String", _) => ("&str".to_owned(), ".as_str()"),
                     (_, Some("String")) => ("Option<&str>".to_owned(), ".as_deref()"),
                     (_, Some(inner)) => (format!("Option<&{inner}>"), ".as_ref()"),
@@ -923,11 +722,7 @@ impl<'a> Gen<'a> {
 
     /// `{OperationId}Query` and `{OperationId}Path` structs for operations with such parameters.
     fn operations(&mut self) -> anyhow::Result<()> {
-        let paths = self
-            .doc
-            .get("paths")
-            .and_then(Value::as_mapping)
-            .ok_or_else(|| anyhow!("no paths"))?;
+        let paths = self.doc.get("paths").and_then(Value::as_mapping).ok_or_else(|| anyhow!("no paths"))?;
         let mut done = BTreeMap::new();
         for (path, item) in paths {
             for method in ["get", "post", "put", "patch", "delete"] {
@@ -935,33 +730,23 @@ impl<'a> Gen<'a> {
                 if op.get("x-alias-of").is_some() {
                     continue; // an alias shares the parameter structs of the operation it aliases
                 }
-                let id =
-                    str_of(op, "operationId").ok_or_else(|| anyhow!("operation without id"))?;
+                let id = str_of(op, "operationId").ok_or_else(|| anyhow!("operation without id"))?;
                 let base = id.to_upper_camel_case();
                 for location in ["path", "query"] {
                     let mut fields = Vec::new();
-                    for param in op
-                        .get("parameters")
-                        .and_then(Value::as_sequence)
-                        .into_iter()
-                        .flatten()
-                    {
+                    for param in op.get("parameters").and_then(Value::as_sequence).into_iter().flatten() {
                         let param = self.resolve_parameter(param)?;
                         if str_of(param, "in") != Some(location) {
                             continue;
                         }
                         let json = str_of(param, "name").unwrap();
-                        let schema = param
-                            .get("schema")
-                            .ok_or_else(|| anyhow!("parameter without schema"))?;
+                        let schema = param.get("schema").ok_or_else(|| anyhow!("parameter without schema"))?;
                         let mut ty = self.field_type(schema, &base, json)?;
                         let mut doc = str_of(param, "description").map(str::to_owned);
                         if let Some(default) = schema.get("default") {
                             let default = serde_norway::to_string(default)?;
                             doc = Some(
-                                format!("{} Default: {}.", doc.unwrap_or_default(), default.trim())
-                                    .trim()
-                                    .to_owned(),
+                                format!("{} Default: {}.", doc.unwrap_or_default(), default.trim()).trim().to_owned(),
                             );
                         }
                         ty.schemars.clear();
@@ -994,9 +779,8 @@ impl<'a> Gen<'a> {
     fn resolve_parameter(&self, param: &'a Yaml) -> anyhow::Result<&'a Yaml> {
         match str_of(param, "$ref") {
             Some(reference) => {
-                let name = reference
-                    .strip_prefix("#/components/parameters/")
-                    .ok_or_else(|| anyhow!("bad parameter ref"))?;
+                let name =
+                    reference.strip_prefix("#/components/parameters/").ok_or_else(|| anyhow!("bad parameter ref"))?;
                 self.doc
                     .get("components")
                     .and_then(|c| c.get("parameters"))
@@ -1016,11 +800,9 @@ pub fn scalar_type(name: &str) -> Option<&'static str> {
 /// Follows a `$ref` to `components/parameters`.
 pub fn resolve_parameter<'a>(doc: &'a Yaml, param: &'a Yaml) -> &'a Yaml {
     match str_of(param, "$ref").and_then(|r| r.strip_prefix("#/components/parameters/")) {
-        Some(name) => doc
-            .get("components")
-            .and_then(|c| c.get("parameters"))
-            .and_then(|p| p.get(name))
-            .unwrap_or(param),
+        Some(name) => {
+            doc.get("components").and_then(|c| c.get("parameters")).and_then(|p| p.get(name)).unwrap_or(param)
+        }
         None => param,
     }
 }
@@ -1050,13 +832,8 @@ fn f64_of(v: &Yaml, key: &str) -> Option<f64> {
 }
 
 fn length_attr(min: Option<u64>, max: Option<u64>) -> String {
-    let parts: Vec<String> = [
-        min.map(|m| format!("min = {m}")),
-        max.map(|m| format!("max = {m}")),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let parts: Vec<String> =
+        [min.map(|m| format!("min = {m}")), max.map(|m| format!("max = {m}"))].into_iter().flatten().collect();
     format!("length({})", parts.join(", "))
 }
 
@@ -1092,24 +869,15 @@ fn extend_to_validation(attr: &str) -> String {
 
 #[allow(dead_code)]
 fn range_attr(min: Option<f64>, max: Option<f64>) -> String {
-    let parts: Vec<String> = [
-        min.map(|m| format!("min = {m:?}")),
-        max.map(|m| format!("max = {m:?}")),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let parts: Vec<String> =
+        [min.map(|m| format!("min = {m:?}")), max.map(|m| format!("max = {m:?}"))].into_iter().flatten().collect();
     format!("range({})", parts.join(", "))
 }
 
 /// The first sentence of a description (its first paragraph unwrapped, up to the first full stop that ends a
 /// sentence): the doc of a field whose type is a component with a description of its own.
 fn first_sentence(text: &str) -> String {
-    let paragraph: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .take_while(|l| !l.is_empty())
-        .collect();
+    let paragraph: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
     let paragraph = paragraph.join(" ");
     match paragraph.find(". ") {
         Some(end) => paragraph[..=end].to_owned(),
@@ -1120,19 +888,13 @@ fn first_sentence(text: &str) -> String {
 fn doc_comment(out: &mut String, text: Option<&str>, indent: &str) {
     if let Some(text) = text {
         for line in text.trim_end().lines() {
-            let _ = writeln!(
-                out,
-                "{indent}///{}{}",
-                if line.is_empty() { "" } else { " " },
-                line
-            );
+            let _ = writeln!(out, "{indent}///{}{}", if line.is_empty() { "" } else { " " }, line);
         }
     }
 }
 
-const KEYWORDS: [&str; 12] = [
-    "type", "match", "ref", "self", "struct", "enum", "fn", "mod", "trait", "use", "where", "move",
-];
+const KEYWORDS: [&str; 12] =
+    ["type", "match", "ref", "self", "struct", "enum", "fn", "mod", "trait", "use", "where", "move"];
 
 fn field_ident(json: &str) -> String {
     let snake = json.trim_start_matches('_').to_snake_case();
@@ -1146,19 +908,9 @@ fn field_ident(json: &str) -> String {
 /// The variant ident of `variant` in the presence union `union`: the variant's name without the prefix and suffix
 /// it shares with the union's name.
 fn presence_variant_ident(union: &str, variant: &str) -> String {
-    let prefix = union
-        .chars()
-        .zip(variant.chars())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let suffix = union
-        .chars()
-        .rev()
-        .zip(variant.chars().rev())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let core =
-        &variant[prefix.min(variant.len())..variant.len().saturating_sub(suffix).max(prefix)];
+    let prefix = union.chars().zip(variant.chars()).take_while(|(a, b)| a == b).count();
+    let suffix = union.chars().rev().zip(variant.chars().rev()).take_while(|(a, b)| a == b).count();
+    let core = &variant[prefix.min(variant.len())..variant.len().saturating_sub(suffix).max(prefix)];
     if core.is_empty() {
         variant.to_owned()
     } else {

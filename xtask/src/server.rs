@@ -21,11 +21,7 @@ use crate::rust_types::resolve_parameter;
 
 pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let ops = operations::all(doc)?;
-    let mut shapes = Shapes {
-        doc,
-        statics: BTreeMap::new(),
-        order: Vec::new(),
-    };
+    let mut shapes = Shapes { doc, statics: BTreeMap::new(), order: Vec::new() };
     let mut op_tables = String::new();
     for op in &ops {
         let base = op.id.to_shouty_snake_case();
@@ -36,10 +32,7 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
                 let schema = operations::content_schema(doc, body)
                     .ok_or_else(|| anyhow!("{}: body without JSON schema", op.id))?;
                 let required = body.get("required").and_then(Value::as_bool) == Some(true);
-                format!(
-                    "Some(BodyShape {{ shape: {}, required: {required} }})",
-                    shapes.shape(&schema, false)?
-                )
+                format!("Some(BodyShape {{ shape: {}, required: {required} }})", shapes.shape(&schema, false)?)
             }
             None => "None".into(),
         };
@@ -59,12 +52,7 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
     text.push_str(&op_tables);
     text.push_str("/// The decoder tables of an operation, by `operationId`.\npub fn by_operation_id(id: &str) -> Option<&'static OperationShapes> {\n    match id {\n");
     for op in &ops {
-        writeln!(
-            text,
-            "        {:?} => Some(&{}),",
-            op.id,
-            op.id.to_shouty_snake_case()
-        )?;
+        writeln!(text, "        {:?} => Some(&{}),", op.id, op.id.to_shouty_snake_case())?;
     }
     text.push_str("        _ => None,\n    }\n}\n");
     let shapes_rs = format!(
@@ -76,14 +64,8 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         format_rust(&api(doc, &ops)?)?
     );
     Ok(vec![
-        (
-            PathBuf::from("crates/bridge-server/src/generated/shapes.rs"),
-            shapes_rs,
-        ),
-        (
-            PathBuf::from("crates/bridge-server/src/generated/api.rs"),
-            api_rs,
-        ),
+        (PathBuf::from("crates/bridge-server/src/generated/shapes.rs"), shapes_rs),
+        (PathBuf::from("crates/bridge-server/src/generated/api.rs"), api_rs),
     ])
 }
 
@@ -95,15 +77,8 @@ struct Shapes<'a> {
 
 impl<'a> Shapes<'a> {
     fn component(&self, reference: &str) -> anyhow::Result<(&'a str, &'a Yaml)> {
-        let name = reference
-            .strip_prefix("#/components/schemas/")
-            .ok_or_else(|| anyhow!("bad $ref {reference}"))?;
-        let schemas = self
-            .doc
-            .get("components")
-            .and_then(|c| c.get("schemas"))
-            .and_then(Value::as_mapping)
-            .unwrap();
+        let name = reference.strip_prefix("#/components/schemas/").ok_or_else(|| anyhow!("bad $ref {reference}"))?;
+        let schemas = self.doc.get("components").and_then(|c| c.get("schemas")).and_then(Value::as_mapping).unwrap();
         schemas
             .iter()
             .find(|(k, _)| k.as_str() == Some(name))
@@ -114,32 +89,20 @@ impl<'a> Shapes<'a> {
     /// The struct shape of an operation's path or query parameters (`None` when it has none).
     fn parameters(&mut self, op: &Op<'a>, location: &str) -> anyhow::Result<String> {
         let mut fields = Vec::new();
-        for param in op
-            .op
-            .get("parameters")
-            .and_then(Value::as_sequence)
-            .into_iter()
-            .flatten()
-        {
+        for param in op.op.get("parameters").and_then(Value::as_sequence).into_iter().flatten() {
             let param = resolve_parameter(self.doc, param);
             if param.get("in").and_then(Value::as_str) != Some(location) {
                 continue;
             }
             let name = param.get("name").and_then(Value::as_str).unwrap();
-            let schema = param
-                .get("schema")
-                .ok_or_else(|| anyhow!("parameter without schema"))?;
+            let schema = param.get("schema").ok_or_else(|| anyhow!("parameter without schema"))?;
             let required = param.get("required").and_then(Value::as_bool) == Some(true);
             fields.push(self.field(name, schema, required, true)?);
         }
         if fields.is_empty() {
             return Ok("None".into());
         }
-        let name = format!(
-            "{}{}",
-            op.id.to_upper_camel_case(),
-            location.to_upper_camel_case()
-        );
+        let name = format!("{}{}", op.id.to_upper_camel_case(), location.to_upper_camel_case());
         let ident = format!("STRUCT_{}", name.to_shouty_snake_case());
         if !self.statics.contains_key(&name) {
             let text = format!(
@@ -152,13 +115,7 @@ impl<'a> Shapes<'a> {
         Ok(format!("Some(&{ident})"))
     }
 
-    fn field(
-        &mut self,
-        name: &str,
-        schema: &Yaml,
-        required: bool,
-        from_string: bool,
-    ) -> anyhow::Result<String> {
+    fn field(&mut self, name: &str, schema: &Yaml, required: bool, from_string: bool) -> anyhow::Result<String> {
         let default = schema.get("default").or_else(|| {
             schema
                 .get("$ref")
@@ -184,9 +141,7 @@ impl<'a> Shapes<'a> {
                 "DecimalString" => Ok("Shape::Decimal".into()),
                 "DateString" => Ok("Shape::Date".into()),
                 "DecimalNumber" => self.shape(target, from_string),
-                _ if target.get("oneOf").is_some() => {
-                    Ok(format!("Shape::Union(&{})", self.union(name, target)?))
-                }
+                _ if target.get("oneOf").is_some() => Ok(format!("Shape::Union(&{})", self.union(name, target)?)),
                 _ if target.get("enum").is_some() => self.shape(target, from_string),
                 _ if target.get("type").and_then(Value::as_str) == Some("object") => {
                     Ok(format!("Shape::Struct(&{})", self.structure(name, target)?))
@@ -194,42 +149,23 @@ impl<'a> Shapes<'a> {
                 _ => self.shape(target, from_string),
             };
         }
-        if let Some([only]) = schema
-            .get("allOf")
-            .and_then(Value::as_sequence)
-            .map(Vec::as_slice)
-        {
+        if let Some([only]) = schema.get("allOf").and_then(Value::as_sequence).map(Vec::as_slice) {
             return self.shape(only, from_string);
         }
-        let ty = schema
-            .get("type")
-            .and_then(Value::as_str)
-            .ok_or_else(|| anyhow!("schema without type"))?;
-        let num = |key: &str| {
-            schema
-                .get(key)
-                .and_then(Value::as_f64)
-                .map_or("None".to_owned(), |v| format!("Some({v:?})"))
-        };
-        let count = |key: &str| {
-            schema
-                .get(key)
-                .and_then(Value::as_u64)
-                .map_or("None".to_owned(), |v| format!("Some({v})"))
-        };
+        let ty = schema.get("type").and_then(Value::as_str).ok_or_else(|| anyhow!("schema without type"))?;
+        let num =
+            |key: &str| schema.get(key).and_then(Value::as_f64).map_or("None".to_owned(), |v| format!("Some({v:?})"));
+        let count =
+            |key: &str| schema.get(key).and_then(Value::as_u64).map_or("None".to_owned(), |v| format!("Some({v})"));
         Ok(match ty {
             "string" => {
                 if let Some(values) = schema.get("enum").and_then(Value::as_sequence) {
-                    let values: Vec<String> = values
-                        .iter()
-                        .map(|v| format!("{:?}", v.as_str().unwrap_or_default()))
-                        .collect();
+                    let values: Vec<String> =
+                        values.iter().map(|v| format!("{:?}", v.as_str().unwrap_or_default())).collect();
                     return Ok(format!("Shape::Literals(&[{}])", values.join(", ")));
                 }
-                let pattern = schema
-                    .get("pattern")
-                    .and_then(Value::as_str)
-                    .map_or("None".to_owned(), |p| format!("Some({p:?})"));
+                let pattern =
+                    schema.get("pattern").and_then(Value::as_str).map_or("None".to_owned(), |p| format!("Some({p:?})"));
                 let trim = schema.get("x-trim").and_then(Value::as_bool) == Some(true);
                 format!(
                     "Shape::String(StringRules {{ min_length: {}, max_length: {}, pattern: {pattern}, trim: {trim} }})",
@@ -252,9 +188,7 @@ impl<'a> Shapes<'a> {
             }
             "boolean" => "Shape::Boolean".into(),
             "array" => {
-                let items = schema
-                    .get("items")
-                    .ok_or_else(|| anyhow!("array without items"))?;
+                let items = schema.get("items").ok_or_else(|| anyhow!("array without items"))?;
                 format!(
                     "Shape::Array(&ArrayShape {{ items: {}, min_items: {}, max_items: {} }})",
                     self.shape(items, from_string)?,
@@ -280,16 +214,14 @@ impl<'a> Shapes<'a> {
             .filter_map(Value::as_str)
             .collect();
         let mut fields = Vec::new();
-        for (key, prop) in schema
-            .get("properties")
-            .and_then(Value::as_mapping)
-            .into_iter()
-            .flatten()
-        {
+        for (key, prop) in schema.get("properties").and_then(Value::as_mapping).into_iter().flatten() {
             let prop_name = key.as_str().unwrap();
             fields.push(self.field(prop_name, prop, required.contains(&prop_name), false)?);
         }
-        let text = format!("pub static {ident}: StructShape = StructShape {{ name: {name:?}, fields: &[{}] }};\n\n", fields.join(", "));
+        let text = format!(
+            "pub static {ident}: StructShape = StructShape {{ name: {name:?}, fields: &[{}] }};\n\n",
+            fields.join(", ")
+        );
         self.statics.insert(name.to_owned(), text);
         self.order.push(name.to_owned());
         Ok(ident)
@@ -301,17 +233,10 @@ impl<'a> Shapes<'a> {
             return Ok(ident);
         }
         self.statics.insert(name.to_owned(), String::new());
-        let disc = schema
-            .get("discriminator")
-            .ok_or_else(|| anyhow!("{name}: request unions are discriminated"))?;
+        let disc = schema.get("discriminator").ok_or_else(|| anyhow!("{name}: request unions are discriminated"))?;
         let tag = disc.get("propertyName").and_then(Value::as_str).unwrap();
         let mut variants = Vec::new();
-        for (value, target) in disc
-            .get("mapping")
-            .and_then(Value::as_mapping)
-            .into_iter()
-            .flatten()
-        {
+        for (value, target) in disc.get("mapping").and_then(Value::as_mapping).into_iter().flatten() {
             let (variant, variant_schema) = self.component(target.as_str().unwrap())?;
             let s = self.structure(variant, variant_schema)?;
             variants.push(format!("({:?}, &{s})", value.as_str().unwrap()));
@@ -342,10 +267,7 @@ fn api(doc: &Yaml, ops: &[Op<'_>]) -> anyhow::Result<String> {
     let mut path_order: Vec<String> = Vec::new();
     for op in ops {
         let target = op.alias_of.as_deref().unwrap_or(&op.id);
-        let target_op = ops
-            .iter()
-            .find(|o| o.id == target)
-            .ok_or_else(|| anyhow!("unknown alias target {target}"))?;
+        let target_op = ops.iter().find(|o| o.id == target).ok_or_else(|| anyhow!("unknown alias target {target}"))?;
         let struct_name = target.to_upper_camel_case();
         let method_name = target.to_snake_case();
         let secured = operations::security(doc, target_op.op) != "None";
@@ -363,34 +285,17 @@ fn api(doc: &Yaml, ops: &[Op<'_>]) -> anyhow::Result<String> {
             }
         }
         let caller_pattern = if secured { "caller" } else { "_caller" };
-        let input_pattern = if args.iter().any(|a| a.starts_with("input.")) {
-            "input"
-        } else {
-            "_input"
-        };
+        let input_pattern = if args.iter().any(|a| a.starts_with("input.")) { "input" } else { "_input" };
         let closure = format!(
             "|api, {caller_pattern}, {input_pattern}| async move {{ api.{method_name}({}).await }}",
             args.join(", ")
         );
         let handler = match &op.alias_of {
             None => {
-                let summary = op
-                    .op
-                    .get("summary")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let summary = op.op.get("summary").and_then(Value::as_str).unwrap_or_default();
                 let ok_ty = format!("<{struct_name} as Operation>::Response");
-                writeln!(
-                    t,
-                    "    /// `{} {}` (`{}`): {summary}.",
-                    op.method.to_uppercase(),
-                    op.path,
-                    op.id
-                )?;
-                for alias in ops
-                    .iter()
-                    .filter(|o| o.alias_of.as_deref() == Some(op.id.as_str()))
-                {
+                writeln!(t, "    /// `{} {}` (`{}`): {summary}.", op.method.to_uppercase(), op.path, op.id)?;
+                for alias in ops.iter().filter(|o| o.alias_of.as_deref() == Some(op.id.as_str())) {
                     writeln!(
                         t,
                         "    ///\n    /// Also serves the deprecated `{} {}` (`{}`).",
@@ -445,21 +350,9 @@ fn param_types(doc: &Yaml, op: &Op<'_>) -> anyhow::Result<(String, String, Strin
             .flatten()
             .any(|p| resolve_parameter(doc, p).get("in").and_then(Value::as_str) == Some(loc))
     };
-    let path = if has("path") {
-        format!("{base}Path")
-    } else {
-        "()".into()
-    };
-    let query = if has("query") {
-        format!("{base}Query")
-    } else {
-        "()".into()
-    };
-    let body = match op
-        .op
-        .get("requestBody")
-        .and_then(|b| operations::content_schema(doc, b))
-    {
+    let path = if has("path") { format!("{base}Path") } else { "()".into() };
+    let query = if has("query") { format!("{base}Query") } else { "()".into() };
+    let body = match op.op.get("requestBody").and_then(|b| operations::content_schema(doc, b)) {
         Some(schema) => operations::schema_type(doc, &schema)?,
         None => "()".into(),
     };

@@ -5,15 +5,11 @@
 pub fn problems(doc: &serde_json::Value) -> Vec<String> {
     let mut problems = Vec::new();
     let meta: serde_json::Value =
-        serde_json::from_str(include_str!("../meta/openapi-3.0.schema.json"))
-            .expect("vendored meta-schema is JSON");
+        serde_json::from_str(include_str!("../meta/openapi-3.0.schema.json")).expect("vendored meta-schema is JSON");
     match jsonschema::draft4::new(&meta) {
         Ok(validator) => {
             for error in validator.iter_errors(doc) {
-                problems.push(format!(
-                    "not valid OpenAPI 3.0 at {}: {error}",
-                    error.instance_path()
-                ));
+                problems.push(format!("not valid OpenAPI 3.0 at {}: {error}", error.instance_path()));
             }
         }
         Err(e) => problems.push(format!("the OpenAPI 3.0 meta-schema does not compile: {e}")),

@@ -14,8 +14,8 @@ use std::error::Error as StdError;
 
 use bridge_client::{Client, Credentials, Event};
 use bridge_contract::{
-    BridgeRecord, BridgeSwapQuoteRequest, DecimalNumber, ListUserEventsQuery, QuoteMode,
-    SandboxAdvanceClockRequest, SandboxBridgeDepositRequest,
+    BridgeRecord, BridgeSwapQuoteRequest, DecimalNumber, ListUserEventsQuery, QuoteMode, SandboxAdvanceClockRequest,
+    SandboxBridgeDepositRequest,
 };
 use futures_util::TryStreamExt as _;
 
@@ -29,10 +29,8 @@ fn state_of(record: &BridgeRecord) -> &'static str {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn StdError>> {
-    let base_url =
-        std::env::var("BRIDGE_BASE_URL").unwrap_or_else(|_| "http://127.0.0.1:8080".to_owned());
-    let token = std::env::var("BRIDGE_TOKEN")
-        .map_err(|_| "set BRIDGE_TOKEN to a JWT (bridge-sandbox token)")?;
+    let base_url = std::env::var("BRIDGE_BASE_URL").unwrap_or_else(|_| "http://127.0.0.1:8080".to_owned());
+    let token = std::env::var("BRIDGE_TOKEN").map_err(|_| "set BRIDGE_TOKEN to a JWT (bridge-sandbox token)")?;
     let client = Client::new(&base_url, Credentials::bearer(token))?;
 
     // The key that verifies webhook deliveries (public, no credential sent).
@@ -74,13 +72,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
 
     // Sandbox only: pay the deposit, then move the clock until the bridge is done.
     let record = client
-        .sandbox_deposit_bridge(
-            &bridge_id,
-            &SandboxBridgeDepositRequest {
-                tx_hash: None,
-                outcome: None,
-            },
-        )
+        .sandbox_deposit_bridge(&bridge_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
         .await?;
     println!("deposit sent: {}", state_of(&record));
     for _ in 0..20 {
@@ -90,9 +82,7 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         if matches!(state, "EXECUTED" | "CANCELLED" | "FAILED") {
             break;
         }
-        let clock = client
-            .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 60_000 })
-            .await?;
+        let clock = client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 60_000 }).await?;
         println!("  sandbox clock: {}", clock.now);
     }
 

@@ -108,27 +108,20 @@ impl Credentials {
     }
 
     /// Sets the headers `security` calls for on `request`.
-    pub(crate) async fn apply(
-        &self,
-        request: &mut reqwest::Request,
-        security: Security,
-    ) -> Result<(), String> {
+    pub(crate) async fn apply(&self, request: &mut reqwest::Request, security: Security) -> Result<(), String> {
         let headers = request.headers_mut();
         match (security, &self.bearer, &self.api_key) {
             (Security::None, _, _) => {}
             (Security::Bearer | Security::BearerOrApiKey, Some(provider), _) => {
-                let token = provider
-                    .token()
-                    .await
-                    .map_err(|e| format!("the token provider failed: {e}"))?;
+                let token = provider.token().await.map_err(|e| format!("the token provider failed: {e}"))?;
                 let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
                     .map_err(|_| "the bearer token is not a valid header value".to_owned())?;
                 value.set_sensitive(true);
                 headers.insert(AUTHORIZATION, value);
             }
             (Security::BearerOrApiKey, None, Some(key)) => {
-                let mut value = HeaderValue::from_str(key)
-                    .map_err(|_| "the API key is not a valid header value".to_owned())?;
+                let mut value =
+                    HeaderValue::from_str(key).map_err(|_| "the API key is not a valid header value".to_owned())?;
                 value.set_sensitive(true);
                 headers.insert(API_KEY_HEADER, value);
             }
@@ -157,9 +150,6 @@ impl ClientHooks<Credentials> for crate::raw::Client {
         // Every operation of the document is in the table; an unknown name would be a generator bug, and
         // sending the bearer token is the safe default for it.
         let security = crate::operations::security(info.operation_id).unwrap_or(Security::Bearer);
-        self.inner()
-            .apply(request, security)
-            .await
-            .map_err(progenitor_client::Error::Custom)
+        self.inner().apply(request, security).await.map_err(progenitor_client::Error::Custom)
     }
 }

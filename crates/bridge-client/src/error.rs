@@ -154,9 +154,7 @@ pub(crate) async fn lift<T, E: ErrorResponse>(
         Err(P::ErrorResponse(value)) => {
             let status = value.status();
             let headers = value.headers().clone();
-            let body = collect(value.into_inner())
-                .await
-                .map_err(Error::Communication)?;
+            let body = collect(value.into_inner()).await.map_err(Error::Communication)?;
             match E::from_response(status.as_u16(), &body) {
                 Some(Ok(e)) => Err(Error::Api(e)),
                 Some(Err(why)) => Err(unexpected(status, headers, body, Some(why.to_string()))),
@@ -171,31 +169,16 @@ pub(crate) async fn lift<T, E: ErrorResponse>(
         }
         // The generator documents exactly one success status (200) per operation and leaves every error body
         // raw, so a body that fails to decode here is a 200's.
-        Err(P::InvalidResponsePayload(body, why)) => Err(unexpected(
-            StatusCode::OK,
-            HeaderMap::new(),
-            body,
-            Some(why.to_string()),
-        )),
-        Err(P::CommunicationError(e) | P::ResponseBodyError(e) | P::InvalidUpgrade(e)) => {
-            Err(Error::Communication(e))
+        Err(P::InvalidResponsePayload(body, why)) => {
+            Err(unexpected(StatusCode::OK, HeaderMap::new(), body, Some(why.to_string())))
         }
+        Err(P::CommunicationError(e) | P::ResponseBodyError(e) | P::InvalidUpgrade(e)) => Err(Error::Communication(e)),
         Err(P::InvalidRequest(s) | P::Custom(s)) => Err(Error::InvalidRequest(s)),
     }
 }
 
-fn unexpected<E>(
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Bytes,
-    decode_error: Option<String>,
-) -> Error<E> {
-    Error::UnexpectedResponse(Box::new(UnexpectedResponse {
-        status,
-        headers,
-        body,
-        decode_error,
-    }))
+fn unexpected<E>(status: StatusCode, headers: HeaderMap, body: Bytes, decode_error: Option<String>) -> Error<E> {
+    Error::UnexpectedResponse(Box::new(UnexpectedResponse { status, headers, body, decode_error }))
 }
 
 async fn collect(stream: ByteStream) -> Result<Bytes, reqwest::Error> {

@@ -214,18 +214,14 @@ impl Client {
     /// A client of the service at `base_url` (scheme, host, port and path prefix, such as
     /// `https://bridge.example.com` or `http://127.0.0.1:8080`), with [`DEFAULT_TIMEOUT`].
     pub fn new(base_url: &str, credentials: Credentials) -> Result<Self, BuildError> {
-        let http = Self::reqwest_builder()?
-            .build()
-            .map_err(|e| BuildError(Box::new(e)))?;
+        let http = Self::reqwest_builder()?.build().map_err(|e| BuildError(Box::new(e)))?;
         Ok(Self::with_reqwest(base_url, http, credentials))
     }
 
     /// A `reqwest::ClientBuilder` set up as [`Client::new`] sets it up (TLS, timeouts), to adjust and pass to
     /// [`Client::with_reqwest`].
     pub fn reqwest_builder() -> Result<reqwest::ClientBuilder, BuildError> {
-        let builder = reqwest::Client::builder()
-            .connect_timeout(DEFAULT_TIMEOUT)
-            .timeout(DEFAULT_TIMEOUT);
+        let builder = reqwest::Client::builder().connect_timeout(DEFAULT_TIMEOUT).timeout(DEFAULT_TIMEOUT);
         #[cfg(feature = "rustls")]
         let builder = builder.tls_backend_preconfigured(tls_config()?);
         Ok(builder)
@@ -233,9 +229,7 @@ impl Client {
 
     /// A client that sends its requests with `http`.
     pub fn with_reqwest(base_url: &str, http: reqwest::Client, credentials: Credentials) -> Self {
-        Self {
-            raw: raw::Client::new_with_client(base_url.trim_end_matches('/'), http, credentials),
-        }
+        Self { raw: raw::Client::new_with_client(base_url.trim_end_matches('/'), http, credentials) }
     }
 
     /// The base URL requests go to.
@@ -250,9 +244,7 @@ impl Client {
 
     /// Fetches `GET /webhook/public-key` and makes the verifier of webhook deliveries from it. A 200 whose key
     /// cannot be read is an [`Error::UnexpectedResponse`] naming why.
-    pub async fn webhook_verifier(
-        &self,
-    ) -> Result<webhook::WebhookVerifier, Error<GetWebhookPublicKeyError>> {
+    pub async fn webhook_verifier(&self) -> Result<webhook::WebhookVerifier, Error<GetWebhookPublicKeyError>> {
         let served = self.get_webhook_public_key().await?;
         webhook::WebhookVerifier::from_served_key(&served).map_err(|e| {
             Error::UnexpectedResponse(Box::new(UnexpectedResponse {

@@ -13,12 +13,10 @@
 //! The event feed decodes into [`EventPage`]: its items are [`Event`]s, so an event of a kind this build does
 //! not know is an [`Event::Unknown`] and does not stop a replay.
 
-use bridge_contract::operations::{
-    ListBridgeHistoryError, ListUserEventsError, SearchDepositAddressesError,
-};
+use bridge_contract::operations::{ListBridgeHistoryError, ListUserEventsError, SearchDepositAddressesError};
 use bridge_contract::{
-    DecimalNumber, DepositAddressSearchItem, DepositAddressSearchPage, HistoryPage,
-    ListBridgeHistoryQuery, ListUserEventsQuery, SearchDepositAddressesQuery, UserEventsPage,
+    DecimalNumber, DepositAddressSearchItem, DepositAddressSearchPage, HistoryPage, ListBridgeHistoryQuery,
+    ListUserEventsQuery, SearchDepositAddressesQuery, UserEventsPage,
 };
 use futures_util::stream::{self, BoxStream, StreamExt as _, TryStreamExt as _};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -43,10 +41,7 @@ fn required_nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, 
 
 impl From<UserEventsPage> for EventPage {
     fn from(page: UserEventsPage) -> Self {
-        Self {
-            items: page.items.into_iter().map(Event::Known).collect(),
-            next_page_token: page.next_page_token,
-        }
+        Self { items: page.items.into_iter().map(Event::Known).collect(), next_page_token: page.next_page_token }
     }
 }
 
@@ -59,11 +54,7 @@ impl TryFrom<EventPage> for UserEventsPage {
             return Err(page);
         }
         Ok(UserEventsPage {
-            items: page
-                .items
-                .into_iter()
-                .filter_map(Event::into_known)
-                .collect(),
+            items: page.items.into_iter().filter_map(Event::into_known).collect(),
             next_page_token: page.next_page_token,
         })
     }
@@ -105,27 +96,14 @@ impl Client {
     }
 
     /// Every event of the feed from `query.since_timestamp`, across pages.
-    pub fn events(
-        &self,
-        query: ListUserEventsQuery,
-    ) -> BoxStream<'_, Result<Event, Error<ListUserEventsError>>> {
-        self.event_pages(query)
-            .map_ok(|page| stream::iter(page.items.into_iter().map(Ok)))
-            .try_flatten()
-            .boxed()
+    pub fn events(&self, query: ListUserEventsQuery) -> BoxStream<'_, Result<Event, Error<ListUserEventsError>>> {
+        self.event_pages(query).map_ok(|page| stream::iter(page.items.into_iter().map(Ok))).try_flatten().boxed()
     }
 
     /// Every event at or after `since_ms` (milliseconds since the Unix epoch), across pages of the default size.
-    pub fn events_since(
-        &self,
-        since_ms: i64,
-    ) -> BoxStream<'_, Result<Event, Error<ListUserEventsError>>> {
+    pub fn events_since(&self, since_ms: i64) -> BoxStream<'_, Result<Event, Error<ListUserEventsError>>> {
         let since = DecimalNumber::try_from(since_ms as f64).expect("an i64 is a finite number");
-        self.events(ListUserEventsQuery {
-            since_timestamp: since,
-            page_token: None,
-            page_size: None,
-        })
+        self.events(ListUserEventsQuery { since_timestamp: since, page_token: None, page_size: None })
     }
 
     /// The deposit-address search page by page, from `query.page_token` (usually `None`) until `nextPageToken`

@@ -68,9 +68,7 @@ use base64::Engine as _;
 use bridge_contract::{DecimalNumber, WebhookEnvelope, WebhookEvent};
 use rsa::pkcs1::{DecodeRsaPrivateKey, DecodeRsaPublicKey};
 use rsa::pkcs1v15::{Signature, SigningKey, VerifyingKey};
-use rsa::pkcs8::{
-    DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, LineEnding,
-};
+use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, LineEnding};
 use rsa::signature::{SignatureEncoding, Signer, Verifier};
 use rsa::{RsaPrivateKey, RsaPublicKey};
 use serde::de::Error as _;
@@ -137,17 +135,11 @@ impl<'de> Deserialize<'de> for Event {
         let raw = serde_json::Value::deserialize(deserializer)?;
         let tag = match raw.get(WebhookEvent::TAG_PROPERTY) {
             Some(serde_json::Value::String(tag)) => tag.clone(),
-            Some(other) => {
-                return Err(D::Error::custom(format_args!(
-                    "event `_tag` is not a string: {other}"
-                )))
-            }
+            Some(other) => return Err(D::Error::custom(format_args!("event `_tag` is not a string: {other}"))),
             None => return Err(D::Error::custom("event without `_tag`")),
         };
         if WebhookEvent::TAGS.contains(&tag.as_str()) {
-            WebhookEvent::deserialize(raw)
-                .map(Event::Known)
-                .map_err(D::Error::custom)
+            WebhookEvent::deserialize(raw).map(Event::Known).map_err(D::Error::custom)
         } else {
             Ok(Event::Unknown { tag, raw })
         }
@@ -179,11 +171,7 @@ pub struct VerifiedDelivery {
 impl VerifiedDelivery {
     /// The contract's envelope type, when the event's kind is known.
     pub fn into_envelope(self) -> Option<WebhookEnvelope> {
-        Some(WebhookEnvelope {
-            event: self.event.into_known()?,
-            event_id: self.event_id,
-            ts: self.ts,
-        })
+        Some(WebhookEnvelope { event: self.event.into_known()?, event_id: self.event_id, ts: self.ts })
     }
 }
 
@@ -263,16 +251,12 @@ pub struct WebhookVerifier {
 impl WebhookVerifier {
     /// From the value `GET /webhook/public-key` answers (the JSON string's content: base64 of the PEM text).
     pub fn from_served_key(served: &str) -> Result<Self, WebhookError> {
-        let compact: String = served
-            .chars()
-            .filter(|c| !c.is_ascii_whitespace())
-            .collect();
+        let compact: String = served.chars().filter(|c| !c.is_ascii_whitespace()).collect();
         let pem = base64::engine::general_purpose::STANDARD
             .decode(compact.as_bytes())
             .map_err(|e| WebhookError::InvalidKey(format!("the served key is not base64: {e}")))?;
-        let pem = String::from_utf8(pem).map_err(|_| {
-            WebhookError::InvalidKey("the served key does not decode to PEM text".to_owned())
-        })?;
+        let pem = String::from_utf8(pem)
+            .map_err(|_| WebhookError::InvalidKey("the served key does not decode to PEM text".to_owned()))?;
         Self::from_pem(&pem)
     }
 
@@ -281,19 +265,13 @@ impl WebhookVerifier {
     pub fn from_pem(pem: &str) -> Result<Self, WebhookError> {
         let key = RsaPublicKey::from_public_key_pem(pem.trim())
             .or_else(|spki| RsaPublicKey::from_pkcs1_pem(pem.trim()).map_err(|_| spki))
-            .map_err(|e| {
-                WebhookError::InvalidKey(format!(
-                    "not an RSA public key in PEM (SPKI or PKCS#1): {e}"
-                ))
-            })?;
+            .map_err(|e| WebhookError::InvalidKey(format!("not an RSA public key in PEM (SPKI or PKCS#1): {e}")))?;
         Ok(Self::from_public_key(key))
     }
 
     /// From a parsed RSA public key.
     pub fn from_public_key(key: RsaPublicKey) -> Self {
-        Self {
-            key: VerifyingKey::new(key),
-        }
+        Self { key: VerifyingKey::new(key) }
     }
 
     /// The RSA public key.
@@ -304,34 +282,18 @@ impl WebhookVerifier {
     /// Verifies a delivery: `body` is the raw request body, `signature_header` the value of the
     /// [`SIGNATURE_HEADER`] header. On success, the envelope decoded (an event of an unknown kind is
     /// [`Event::Unknown`]).
-    pub fn verify(
-        &self,
-        body: &[u8],
-        signature_header: &str,
-    ) -> Result<VerifiedDelivery, WebhookError> {
+    pub fn verify(&self, body: &[u8], signature_header: &str) -> Result<VerifiedDelivery, WebhookError> {
         let canonical = self.verify_signature(body, signature_header)?;
-        let envelope: Envelope =
-            serde_json::from_slice(body).map_err(WebhookError::InvalidEnvelope)?;
-        Ok(VerifiedDelivery {
-            event: envelope.event,
-            event_id: envelope.event_id,
-            ts: envelope.ts,
-            canonical,
-        })
+        let envelope: Envelope = serde_json::from_slice(body).map_err(WebhookError::InvalidEnvelope)?;
+        Ok(VerifiedDelivery { event: envelope.event, event_id: envelope.event_id, ts: envelope.ts, canonical })
     }
 
     /// Checks the signature only (any JSON body); returns the canonical text that was signed.
-    pub fn verify_signature(
-        &self,
-        body: &[u8],
-        signature_header: &str,
-    ) -> Result<String, WebhookError> {
+    pub fn verify_signature(&self, body: &[u8], signature_header: &str) -> Result<String, WebhookError> {
         let signature = parse_signature(signature_header)?;
         let canonical = canonical_json(body).map_err(WebhookError::MalformedBody)?;
         let digest = digest_hex(&canonical);
-        self.key
-            .verify(digest.as_bytes(), &signature)
-            .map_err(|_| WebhookError::BadSignature)?;
+        self.key.verify(digest.as_bytes(), &signature).map_err(|_| WebhookError::BadSignature)?;
         Ok(canonical)
     }
 }
@@ -341,10 +303,8 @@ fn parse_signature(header: &str) -> Result<Signature, WebhookError> {
     if header.is_empty() {
         return Err(WebhookError::MalformedSignature("empty".to_owned()));
     }
-    let bytes = hex::decode(header)
-        .map_err(|e| WebhookError::MalformedSignature(format!("not hex: {e}")))?;
-    Signature::try_from(bytes.as_slice())
-        .map_err(|e| WebhookError::MalformedSignature(e.to_string()))
+    let bytes = hex::decode(header).map_err(|e| WebhookError::MalformedSignature(format!("not hex: {e}")))?;
+    Signature::try_from(bytes.as_slice()).map_err(|e| WebhookError::MalformedSignature(e.to_string()))
 }
 
 /// A delivery ready to send: POST `body` with the header [`SIGNATURE_HEADER`]: `signature`.
@@ -393,9 +353,7 @@ pub struct WebhookSigner {
 
 impl fmt::Debug for WebhookSigner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WebhookSigner")
-            .field("public_key", &self.public_key_pem())
-            .finish_non_exhaustive()
+        f.debug_struct("WebhookSigner").field("public_key", &self.public_key_pem()).finish_non_exhaustive()
     }
 }
 
@@ -416,19 +374,13 @@ impl WebhookSigner {
     pub fn from_pem(pem: &str) -> Result<Self, WebhookError> {
         let key = RsaPrivateKey::from_pkcs8_pem(pem.trim())
             .or_else(|pkcs8| RsaPrivateKey::from_pkcs1_pem(pem.trim()).map_err(|_| pkcs8))
-            .map_err(|e| {
-                WebhookError::InvalidKey(format!(
-                    "not an RSA private key in PEM (PKCS#8 or PKCS#1): {e}"
-                ))
-            })?;
+            .map_err(|e| WebhookError::InvalidKey(format!("not an RSA private key in PEM (PKCS#8 or PKCS#1): {e}")))?;
         Ok(Self::from_private_key(key))
     }
 
     /// From a parsed RSA private key.
     pub fn from_private_key(key: RsaPrivateKey) -> Self {
-        Self {
-            key: SigningKey::new(key),
-        }
+        Self { key: SigningKey::new(key) }
     }
 
     /// The private key as PKCS#8 PEM text (to store it).
@@ -442,9 +394,7 @@ impl WebhookSigner {
     /// The public key as SPKI PEM text (`-----BEGIN PUBLIC KEY-----`, LF line ends).
     pub fn public_key_pem(&self) -> String {
         let key: &RsaPrivateKey = self.key.as_ref();
-        key.to_public_key()
-            .to_public_key_pem(LineEnding::LF)
-            .expect("an RSA public key always encodes as SPKI PEM")
+        key.to_public_key().to_public_key_pem(LineEnding::LF).expect("an RSA public key always encodes as SPKI PEM")
     }
 
     /// What `GET /webhook/public-key` serves (as a JSON string): base64 of [`Self::public_key_pem`].
@@ -466,14 +416,9 @@ impl WebhookSigner {
 
     /// Serialises `envelope` (normally a [`WebhookEnvelope`]) as JavaScript's `JSON.stringify` would and signs
     /// it: the body and header value of a delivery.
-    pub fn signed_delivery<T: Serialize + ?Sized>(
-        &self,
-        envelope: &T,
-    ) -> Result<SignedDelivery, WebhookError> {
-        let json = serde_json::to_vec(envelope)
-            .map_err(|e| WebhookError::Signing(format!("serialising: {e}")))?;
-        let body =
-            canonical_json(&json).map_err(|e| WebhookError::Signing(format!("re-reading: {e}")))?;
+    pub fn signed_delivery<T: Serialize + ?Sized>(&self, envelope: &T) -> Result<SignedDelivery, WebhookError> {
+        let json = serde_json::to_vec(envelope).map_err(|e| WebhookError::Signing(format!("serialising: {e}")))?;
+        let body = canonical_json(&json).map_err(|e| WebhookError::Signing(format!("re-reading: {e}")))?;
         let signature = self.sign_canonical(&body);
         Ok(SignedDelivery { body, signature })
     }

@@ -11,8 +11,8 @@ use bridge_client::webhook::WebhookSigner;
 use bridge_client::{Client, Credentials, Error, Event, TokenError};
 use bridge_contract::operations::{ListUserEventsError, QuoteBridgeError, QuoteBridgeSwapError};
 use bridge_contract::{
-    BadRequest, DecimalNumber, HistorySortBy, ListBridgeHistoryQuery, ListUserEventsQuery,
-    QuoteBridgeUnprocessable, SearchDepositAddressesQuery, SortDirection, WebhookEvent,
+    BadRequest, DecimalNumber, HistorySortBy, ListBridgeHistoryQuery, ListUserEventsQuery, QuoteBridgeUnprocessable,
+    SearchDepositAddressesQuery, SortDirection, WebhookEvent,
 };
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use serde_json::json;
@@ -41,8 +41,7 @@ fn event_feed(req: &Recorded) -> support::Answer {
         Some(other) => {
             return json(
                 400,
-                json!({ "_tag": "InvalidJwt", "message": format!("unexpected token {other}") })
-                    .to_string(),
+                json!({ "_tag": "InvalidJwt", "message": format!("unexpected token {other}") }).to_string(),
             )
         }
     };
@@ -54,33 +53,12 @@ async fn the_event_feed_follows_next_page_token_until_null() {
     let server = support::serve(event_feed).await;
     let client = Client::new(&server.base_url, Credentials::bearer("jwt-1")).unwrap();
 
-    let events: Vec<Event> = client
-        .events_since(1_767_225_600_000)
-        .try_collect()
-        .await
-        .unwrap();
+    let events: Vec<Event> = client.events_since(1_767_225_600_000).try_collect().await.unwrap();
     let tags: Vec<&str> = events.iter().map(Event::tag).collect();
-    assert_eq!(
-        tags,
-        [
-            "WEBHOOK_TEST",
-            "DEPOSIT_ADDRESS_CREATED",
-            "TELEPORT_COMPLETED",
-            "WEBHOOK_TEST",
-            "WEBHOOK_TEST"
-        ]
-    );
+    assert_eq!(tags, ["WEBHOOK_TEST", "DEPOSIT_ADDRESS_CREATED", "TELEPORT_COMPLETED", "WEBHOOK_TEST", "WEBHOOK_TEST"]);
     // The kind the contract does not know is kept, raw, and does not stop the replay.
-    assert_eq!(
-        events[2],
-        Event::Unknown {
-            tag: "TELEPORT_COMPLETED".into(),
-            raw: support::future_event()
-        }
-    );
-    assert!(
-        matches!(&events[4], Event::Known(WebhookEvent::WebhookTest(e)) if e.message == "four")
-    );
+    assert_eq!(events[2], Event::Unknown { tag: "TELEPORT_COMPLETED".into(), raw: support::future_event() });
+    assert!(matches!(&events[4], Event::Known(WebhookEvent::WebhookTest(e)) if e.message == "four"));
 
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
@@ -110,13 +88,7 @@ async fn event_pages_resume_from_a_stored_cursor_and_keep_the_page_size() {
     assert_eq!(pages[1].next_page_token, None);
     // A page with an unknown kind does not convert to the contract's strict page; one without does.
     assert!(bridge_contract::UserEventsPage::try_from(pages[0].clone()).is_err());
-    assert_eq!(
-        bridge_contract::UserEventsPage::try_from(pages[1].clone())
-            .unwrap()
-            .items
-            .len(),
-        1
-    );
+    assert_eq!(bridge_contract::UserEventsPage::try_from(pages[1].clone()).unwrap().items.len(), 1);
 
     for r in server.requests() {
         assert_eq!(r.param("pageSize"), Some("2"));
@@ -130,14 +102,8 @@ async fn event_pages_resume_from_a_stored_cursor_and_keep_the_page_size() {
 #[tokio::test]
 async fn a_pager_ends_after_the_first_error() {
     let server = support::serve(|req| match req.param("pageToken") {
-        None => json(
-            200,
-            json!({ "items": [support::test_event("one")], "nextPageToken": TOKEN_1 }).to_string(),
-        ),
-        Some(_) => json(
-            401,
-            json!({ "_tag": "Unauthorized", "message": "token expired" }).to_string(),
-        ),
+        None => json(200, json!({ "items": [support::test_event("one")], "nextPageToken": TOKEN_1 }).to_string()),
+        Some(_) => json(401, json!({ "_tag": "Unauthorized", "message": "token expired" }).to_string()),
     })
     .await;
     let client = Client::new(&server.base_url, Credentials::bearer("jwt")).unwrap();
@@ -202,10 +168,7 @@ async fn history_is_read_page_by_page_until_total_items() {
             3 => vec![support::pending_bridge("b5")],
             _ => vec![],
         };
-        let items: Vec<_> = items
-            .into_iter()
-            .map(|b| json!({ "bridge": b, "rejections": [] }))
-            .collect();
+        let items: Vec<_> = items.into_iter().map(|b| json!({ "bridge": b, "rejections": [] })).collect();
         json(200, json!({ "totalItems": 5, "items": items }).to_string())
     })
     .await;
@@ -218,15 +181,9 @@ async fn history_is_read_page_by_page_until_total_items() {
         state: None,
     };
     let pages: Vec<_> = client.history_pages(query).try_collect().await.unwrap();
-    assert_eq!(
-        pages.iter().map(|p| p.items.len()).collect::<Vec<_>>(),
-        [2, 2, 1]
-    );
+    assert_eq!(pages.iter().map(|p| p.items.len()).collect::<Vec<_>>(), [2, 2, 1]);
     let requests = server.requests();
-    let numbers: Vec<_> = requests
-        .iter()
-        .map(|r| r.param("page").unwrap().to_owned())
-        .collect();
+    let numbers: Vec<_> = requests.iter().map(|r| r.param("page").unwrap().to_owned()).collect();
     assert_eq!(numbers, ["1", "2", "3"]);
     for r in &requests {
         assert_eq!(r.param("limit"), Some("2"));
@@ -257,9 +214,9 @@ async fn documented_error_bodies_decode_to_their_types() {
     .await;
     let client = Client::new(&server.base_url, Credentials::bearer("jwt")).unwrap();
     match client.quote_bridge(&bridge_request()).await {
-        Err(Error::Api(QuoteBridgeError::QuoteBridgeUnprocessable(
-            QuoteBridgeUnprocessable::DepositLimitReached(e),
-        ))) => {
+        Err(Error::Api(QuoteBridgeError::QuoteBridgeUnprocessable(QuoteBridgeUnprocessable::DepositLimitReached(
+            e,
+        )))) => {
             assert_eq!(e.max_deposit_amount.to_string(), "50");
             assert_eq!(e.pay_amount_usd, None);
         }
@@ -272,9 +229,7 @@ async fn documented_error_bodies_decode_to_their_types() {
     .unwrap();
     let err = client.quote_bridge_swap(&swap).await.unwrap_err();
     assert_eq!(err.status().map(|s| s.as_u16()), Some(404));
-    assert!(
-        matches!(err, Error::Api(QuoteBridgeSwapError::NoRouteFoundError(ref e)) if e.token_out == "PEPE")
-    );
+    assert!(matches!(err, Error::Api(QuoteBridgeSwapError::NoRouteFoundError(ref e)) if e.token_out == "PEPE"));
 
     let bad = Client::new(&server.base_url, Credentials::bearer("bad")).unwrap();
     match bad.quote_bridge(&bridge_request()).await {
@@ -309,11 +264,7 @@ async fn undocumented_answers_keep_status_and_raw_body() {
     assert_eq!(u.decode_error, None);
 
     for (id, status, body) in [
-        (
-            "q1",
-            422,
-            r#"{"_tag":"Teapot","message":"short and stout"}"#,
-        ),
+        ("q1", 422, r#"{"_tag":"Teapot","message":"short and stout"}"#),
         ("q2", 429, "slow down"),
         ("q3", 200, r#"{"id":"q3"}"#),
     ] {
@@ -321,18 +272,12 @@ async fn undocumented_answers_keep_status_and_raw_body() {
         let u = err.unexpected().unwrap_or_else(|| panic!("{id}: {err:?}"));
         assert_eq!(u.status.as_u16(), status, "{id}");
         assert_eq!(&u.body[..], body.as_bytes(), "{id}");
-        assert!(
-            u.decode_error.is_some(),
-            "{id}: the decode error is reported"
-        );
+        assert!(u.decode_error.is_some(), "{id}: the decode error is reported");
         assert_eq!(err.status().unwrap().as_u16(), status);
     }
     // A connection that cannot be made is a communication error.
     let nowhere = Client::new("http://127.0.0.1:9", Credentials::none()).unwrap();
-    assert!(matches!(
-        nowhere.get_webhook_public_key().await,
-        Err(Error::Communication(_))
-    ));
+    assert!(matches!(nowhere.get_webhook_public_key().await, Err(Error::Communication(_))));
 }
 
 #[tokio::test]
@@ -354,27 +299,15 @@ async fn credentials_follow_each_operations_security() {
         let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
         async move { Ok::<_, TokenError>(format!("jwt-{n}")) }
     };
-    let client = Client::new(
-        &server.base_url,
-        Credentials::token_provider(provider).with_api_key("key"),
-    )
-    .unwrap();
+    let client = Client::new(&server.base_url, Credentials::token_provider(provider).with_api_key("key")).unwrap();
     let verifier = client.webhook_verifier().await.unwrap();
     assert_eq!(client.commit_quote("q1").await.unwrap().quote_id, "q1");
     assert_eq!(client.commit_quote("q1").await.unwrap().quote_id, "q1");
     let _: Vec<Event> = client.events_since(0).try_collect().await.unwrap();
 
     let requests = server.requests();
-    let auth: Vec<_> = requests
-        .iter()
-        .map(|r| {
-            (
-                r.path.as_str(),
-                r.header("authorization"),
-                r.header("x-api-key"),
-            )
-        })
-        .collect();
+    let auth: Vec<_> =
+        requests.iter().map(|r| (r.path.as_str(), r.header("authorization"), r.header("x-api-key"))).collect();
     assert_eq!(
         auth,
         [
@@ -387,26 +320,18 @@ async fn credentials_follow_each_operations_security() {
     );
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     // Every request says which interface version it was written against.
-    assert!(requests
-        .iter()
-        .all(|r| r.header("api-version") == Some("0.0.1")));
+    assert!(requests.iter().all(|r| r.header("api-version") == Some("0.0.1")));
 
     // The fetched key verifies this signer's deliveries.
-    let delivery = signer
-        .signed_delivery(&json!({ "event": support::test_event("k"), "eventId": "e", "ts": 1 }))
-        .unwrap();
-    verifier
-        .verify(delivery.body.as_bytes(), &delivery.signature)
-        .unwrap();
+    let delivery =
+        signer.signed_delivery(&json!({ "event": support::test_event("k"), "eventId": "e", "ts": 1 })).unwrap();
+    verifier.verify(delivery.body.as_bytes(), &delivery.signature).unwrap();
 
     // Without a bearer credential, a bearer-only operation is sent without one (the service answers 401).
     let key_only = Client::new(&server.base_url, Credentials::api_key("key")).unwrap();
     key_only.commit_quote("q1").await.unwrap();
     let last = server.requests().pop().unwrap();
-    assert_eq!(
-        (last.header("authorization"), last.header("x-api-key")),
-        (None, None)
-    );
+    assert_eq!((last.header("authorization"), last.header("x-api-key")), (None, None));
 }
 
 #[tokio::test]
@@ -427,13 +352,8 @@ async fn a_failing_token_provider_fails_the_call_before_sending() {
 async fn sandbox_operations_on_a_server_without_them_are_unexpected_404s() {
     let server = support::serve(|_| text(404, "")).await;
     let client = Client::new(&server.base_url, Credentials::bearer("jwt")).unwrap();
-    let request = bridge_contract::SandboxWebhookTestRequest {
-        webhook_url: "http://127.0.0.1:1/hook".into(),
-        message: None,
-    };
-    let err = client
-        .sandbox_send_webhook_test(&request)
-        .await
-        .unwrap_err();
+    let request =
+        bridge_contract::SandboxWebhookTestRequest { webhook_url: "http://127.0.0.1:1/hook".into(), message: None };
+    let err = client.sandbox_send_webhook_test(&request).await.unwrap_err();
     assert_eq!(err.unexpected().map(|u| u.status.as_u16()), Some(404));
 }

@@ -57,21 +57,12 @@ fn node(script: &str, input: &str) -> std::process::Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run node");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
 }
 
 fn node_available() -> bool {
-    Command::new("node")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+    Command::new("node").arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
 }
 
 #[test]
@@ -81,10 +72,7 @@ fn canonical_text_and_signatures_match_javascript() {
         return;
     }
     let signer = WebhookSigner::from_pem(KEY_A).unwrap();
-    let rust_signatures: Vec<String> = BODIES
-        .iter()
-        .map(|b| signer.sign(b.as_bytes()).unwrap())
-        .collect();
+    let rust_signatures: Vec<String> = BODIES.iter().map(|b| signer.sign(b.as_bytes()).unwrap()).collect();
     let input = serde_json::json!({
         "bodies": BODIES,
         "privateKey": KEY_A,
@@ -93,21 +81,13 @@ fn canonical_text_and_signatures_match_javascript() {
     });
 
     let output = node(NODE_SCRIPT, &input.to_string());
-    assert!(
-        output.status.success(),
-        "node failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "node failed: {}", String::from_utf8_lossy(&output.stderr));
     let js: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
 
     let verifier = WebhookVerifier::from_pem(PUB_A).unwrap();
     for (i, body) in BODIES.iter().enumerate() {
         let ours = canonical_json(body.as_bytes()).unwrap();
-        assert_eq!(
-            ours,
-            js["canonical"][i].as_str().unwrap(),
-            "canonical text of {body}"
-        );
+        assert_eq!(ours, js["canonical"][i].as_str().unwrap(), "canonical text of {body}");
         // JavaScript's signature verifies here, and is byte for byte ours (PKCS#1 v1.5 is deterministic).
         let theirs = js["signatures"][i].as_str().unwrap();
         verifier
@@ -115,10 +95,7 @@ fn canonical_text_and_signatures_match_javascript() {
             .unwrap_or_else(|e| panic!("node's signature of {body}: {e}"));
         assert_eq!(theirs, rust_signatures[i], "signature of {body}");
         // Ours verifies in JavaScript.
-        assert_eq!(
-            js["verified"][i], true,
-            "node rejected our signature of {body}"
-        );
+        assert_eq!(js["verified"][i], true, "node rejected our signature of {body}");
     }
     // Spot checks of what JavaScript does, so a wrong expectation here would show.
     assert_eq!(js["canonical"][0], r#"{"1":2,"b":1,"a":1.5,"x":1e+21}"#);
@@ -143,20 +120,12 @@ process.stdin.on('end', () => {
 });
 "#;
     let output = node(script, KEY_A);
-    assert!(
-        output.status.success(),
-        "node failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "node failed: {}", String::from_utf8_lossy(&output.stderr));
     let js: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let body = js["body"].as_str().unwrap();
-    let verifier = WebhookVerifier::from_served_key(
-        &WebhookSigner::from_pem(KEY_A).unwrap().served_public_key(),
-    )
-    .unwrap();
-    let delivery = verifier
-        .verify(body.as_bytes(), js["signature"].as_str().unwrap())
-        .unwrap();
+    let verifier =
+        WebhookVerifier::from_served_key(&WebhookSigner::from_pem(KEY_A).unwrap().served_public_key()).unwrap();
+    let delivery = verifier.verify(body.as_bytes(), js["signature"].as_str().unwrap()).unwrap();
     assert_eq!(delivery.event.tag(), "TELEPORT_COMPLETED");
     assert_eq!(delivery.event_id, "n1");
     assert_eq!(delivery.ts.as_f64(), 1767225600000.0);

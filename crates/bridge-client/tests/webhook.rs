@@ -4,8 +4,7 @@ mod support;
 
 use base64::Engine as _;
 use bridge_client::webhook::{
-    canonical_json, digest_hex, Event, SignedDelivery, WebhookError, WebhookSigner,
-    WebhookVerifier, SIGNATURE_HEADER,
+    canonical_json, digest_hex, Event, SignedDelivery, WebhookError, WebhookSigner, WebhookVerifier, SIGNATURE_HEADER,
 };
 use bridge_contract::{DecimalNumber, WebhookEnvelope, WebhookEvent};
 use serde_json::json;
@@ -37,20 +36,11 @@ fn signed_delivery_verifies_and_decodes() {
     let delivery = sign(&signer, &envelope(support::test_event("hello")));
     // The header value is lower-case hex of a 2048-bit signature.
     assert_eq!(delivery.signature.len(), 512);
-    assert!(delivery
-        .signature
-        .bytes()
-        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    assert!(delivery.signature.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
 
-    let verified = signer
-        .verifier()
-        .verify(delivery.body.as_bytes(), &delivery.signature)
-        .unwrap();
+    let verified = signer.verifier().verify(delivery.body.as_bytes(), &delivery.signature).unwrap();
     assert_eq!(verified.event_id, "evt_0001");
-    assert_eq!(
-        verified.ts,
-        DecimalNumber::try_from(1767225600123.0).unwrap()
-    );
+    assert_eq!(verified.ts, DecimalNumber::try_from(1767225600123.0).unwrap());
     assert_eq!(verified.canonical, delivery.body);
     match &verified.event {
         Event::Known(WebhookEvent::WebhookTest(e)) => assert_eq!(e.message, "hello"),
@@ -64,16 +54,9 @@ fn signed_delivery_verifies_and_decodes() {
 fn signing_a_typed_envelope_round_trips() {
     let signer = signer_a();
     let event: WebhookEvent = serde_json::from_value(support::created_event("0xabc")).unwrap();
-    let envelope = WebhookEnvelope {
-        event: event.clone(),
-        event_id: "e-9".into(),
-        ts: DecimalNumber::from(5u32),
-    };
+    let envelope = WebhookEnvelope { event: event.clone(), event_id: "e-9".into(), ts: DecimalNumber::from(5u32) };
     let delivery = signer.signed_delivery(&envelope).unwrap();
-    let verified = signer
-        .verifier()
-        .verify(delivery.body.as_bytes(), &delivery.signature)
-        .unwrap();
+    let verified = signer.verifier().verify(delivery.body.as_bytes(), &delivery.signature).unwrap();
     assert_eq!(verified.into_envelope(), Some(envelope));
 }
 
@@ -85,19 +68,13 @@ fn the_signature_covers_the_javascript_text_of_the_body() {
     let spaced = br#"{ "event" : {"_tag":"WEBHOOK_TEST","type":"test","message":"m"},
         "eventId":"e1", "ts": 1.50e3 }"#;
     let compact = br#"{"event":{"_tag":"WEBHOOK_TEST","type":"test","message":"m"},"eventId":"e1","ts":1500}"#;
-    assert_eq!(
-        canonical_json(spaced).unwrap(),
-        String::from_utf8(compact.to_vec()).unwrap()
-    );
+    assert_eq!(canonical_json(spaced).unwrap(), String::from_utf8(compact.to_vec()).unwrap());
     let signature = signer.sign(spaced).unwrap();
     let verifier = signer.verifier();
     verifier.verify(compact, &signature).unwrap();
     verifier.verify(spaced, &signature).unwrap();
     // The signed message is the lower-case hex SHA-256 of that text.
-    assert_eq!(
-        digest_hex("abc"),
-        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-    );
+    assert_eq!(digest_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 #[test]
@@ -124,23 +101,14 @@ fn tampered_bodies_are_rejected() {
     let mut sig = delivery.signature.clone().into_bytes();
     sig[10] = if sig[10] == b'0' { b'1' } else { b'0' };
     let sig = String::from_utf8(sig).unwrap();
-    assert!(matches!(
-        verifier.verify(delivery.body.as_bytes(), &sig),
-        Err(WebhookError::BadSignature)
-    ));
+    assert!(matches!(verifier.verify(delivery.body.as_bytes(), &sig), Err(WebhookError::BadSignature)));
 }
 
 #[test]
 fn another_key_is_rejected() {
-    let delivery = sign(
-        &WebhookSigner::from_pem(KEY_B).unwrap(),
-        &envelope(support::test_event("x")),
-    );
+    let delivery = sign(&WebhookSigner::from_pem(KEY_B).unwrap(), &envelope(support::test_event("x")));
     let verifier = WebhookVerifier::from_pem(PUB_A).unwrap();
-    assert!(matches!(
-        verifier.verify(delivery.body.as_bytes(), &delivery.signature),
-        Err(WebhookError::BadSignature)
-    ));
+    assert!(matches!(verifier.verify(delivery.body.as_bytes(), &delivery.signature), Err(WebhookError::BadSignature)));
 }
 
 #[test]
@@ -159,10 +127,7 @@ fn malformed_input_is_reported_as_such() {
     verifier.verify(delivery.body.as_bytes(), &upper).unwrap();
     // A body that is not JSON.
     let sig = delivery.signature.as_str();
-    assert!(matches!(
-        verifier.verify(b"{\"event\":", sig),
-        Err(WebhookError::MalformedBody(_))
-    ));
+    assert!(matches!(verifier.verify(b"{\"event\":", sig), Err(WebhookError::MalformedBody(_))));
 }
 
 #[test]
@@ -187,9 +152,7 @@ fn signed_bodies_that_are_not_envelopes_are_invalid_envelopes() {
             other => panic!("{body} should be an invalid envelope: {other:?}"),
         }
         // The signature itself is fine.
-        verifier
-            .verify_signature(delivery.body.as_bytes(), &delivery.signature)
-            .unwrap();
+        verifier.verify_signature(delivery.body.as_bytes(), &delivery.signature).unwrap();
     }
 }
 
@@ -197,10 +160,7 @@ fn signed_bodies_that_are_not_envelopes_are_invalid_envelopes() {
 fn unknown_event_kinds_surface_as_unknown() {
     let signer = signer_a();
     let delivery = sign(&signer, &envelope(support::future_event()));
-    let verified = signer
-        .verifier()
-        .verify(delivery.body.as_bytes(), &delivery.signature)
-        .unwrap();
+    let verified = signer.verifier().verify(delivery.body.as_bytes(), &delivery.signature).unwrap();
     assert_eq!(verified.event_id, "evt_0001");
     assert_eq!(verified.event.tag(), "TELEPORT_COMPLETED");
     match &verified.event {
@@ -213,10 +173,7 @@ fn unknown_event_kinds_surface_as_unknown() {
     assert!(verified.event.known().is_none());
     assert_eq!(verified.clone().into_envelope(), None);
     // It serialises back to the same JSON.
-    assert_eq!(
-        serde_json::to_value(&verified.event).unwrap(),
-        support::future_event()
-    );
+    assert_eq!(serde_json::to_value(&verified.event).unwrap(), support::future_event());
 }
 
 #[test]
@@ -225,9 +182,7 @@ fn the_served_key_format_is_base64_of_spki_pem() {
     // Same PEM text as Node's `publicKeyEncoding: { type: 'spki', format: 'pem' }` wrote for this key.
     assert_eq!(signer.public_key_pem(), PUB_A);
     let served = signer.served_public_key();
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(&served)
-        .unwrap();
+    let decoded = base64::engine::general_purpose::STANDARD.decode(&served).unwrap();
     assert_eq!(String::from_utf8(decoded).unwrap(), PUB_A);
 
     let delivery = sign(&signer, &envelope(support::test_event("k")));
@@ -236,14 +191,9 @@ fn the_served_key_format_is_base64_of_spki_pem() {
         WebhookVerifier::from_pem(PUB_A).unwrap(),
         WebhookVerifier::from_pem(&rsa_pkcs1_pem(&signer)).unwrap(),
     ] {
-        verifier
-            .verify(delivery.body.as_bytes(), &delivery.signature)
-            .unwrap();
+        verifier.verify(delivery.body.as_bytes(), &delivery.signature).unwrap();
     }
-    assert!(matches!(
-        WebhookVerifier::from_served_key("***"),
-        Err(WebhookError::InvalidKey(_))
-    ));
+    assert!(matches!(WebhookVerifier::from_served_key("***"), Err(WebhookError::InvalidKey(_))));
     assert!(matches!(
         WebhookVerifier::from_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"),
         Err(WebhookError::InvalidKey(_))
@@ -252,11 +202,7 @@ fn the_served_key_format_is_base64_of_spki_pem() {
 
 fn rsa_pkcs1_pem(signer: &WebhookSigner) -> String {
     use rsa::pkcs1::EncodeRsaPublicKey;
-    let pem = signer
-        .verifier()
-        .public_key()
-        .to_pkcs1_pem(rsa::pkcs8::LineEnding::LF)
-        .unwrap();
+    let pem = signer.verifier().public_key().to_pkcs1_pem(rsa::pkcs8::LineEnding::LF).unwrap();
     assert!(pem.starts_with("-----BEGIN RSA PUBLIC KEY-----"));
     pem
 }
@@ -270,10 +216,7 @@ fn keys_survive_a_store_and_load() {
     let body = serde_json::to_vec(&envelope(support::test_event("k"))).unwrap();
     // PKCS#1 v1.5 signatures are deterministic.
     assert_eq!(again.sign(&body).unwrap(), signer.sign(&body).unwrap());
-    assert!(matches!(
-        WebhookSigner::from_pem(PUB_A),
-        Err(WebhookError::InvalidKey(_))
-    ));
+    assert!(matches!(WebhookSigner::from_pem(PUB_A), Err(WebhookError::InvalidKey(_))));
 }
 
 #[test]
@@ -281,12 +224,7 @@ fn generated_keys_sign_and_verify() {
     // Small key to keep debug builds quick; `WebhookSigner::generate()` uses 2048 bits.
     let signer = WebhookSigner::generate_with_bits(1024).unwrap();
     let delivery = sign(&signer, &envelope(support::test_event("fresh")));
-    signer
-        .verifier()
-        .verify(delivery.body.as_bytes(), &delivery.signature)
-        .unwrap();
+    signer.verifier().verify(delivery.body.as_bytes(), &delivery.signature).unwrap();
     let other = WebhookVerifier::from_pem(PUB_A).unwrap();
-    assert!(other
-        .verify(delivery.body.as_bytes(), &delivery.signature)
-        .is_err());
+    assert!(other.verify(delivery.body.as_bytes(), &delivery.signature).is_err());
 }

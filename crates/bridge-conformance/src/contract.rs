@@ -67,8 +67,7 @@ enum Documented {
 pub fn contract() -> &'static Contract {
     static CONTRACT: OnceLock<Contract> = OnceLock::new();
     CONTRACT.get_or_init(|| {
-        Contract::load()
-            .expect("the bundled OpenAPI document is consistent with the generated operations")
+        Contract::load().expect("the bundled OpenAPI document is consistent with the generated operations")
     })
 }
 
@@ -81,16 +80,8 @@ impl Contract {
                 let method = <$ty as Operation>::METHOD;
                 let path = <$ty as Operation>::PATH;
                 let entry = &doc["paths"][path][method.to_ascii_lowercase()];
-                anyhow::ensure!(
-                    entry["operationId"] == $id,
-                    "{} {} is not {} in the document",
-                    method,
-                    path,
-                    $id
-                );
-                let sandbox_only = entry["tags"]
-                    .as_array()
-                    .is_some_and(|tags| tags.iter().any(|t| t == "sandbox"));
+                anyhow::ensure!(entry["operationId"] == $id, "{} {} is not {} in the document", method, path, $id);
+                let sandbox_only = entry["tags"].as_array().is_some_and(|tags| tags.iter().any(|t| t == "sandbox"));
                 let shapes = bridge_server::shapes::by_operation_id($id)
                     .ok_or_else(|| anyhow::anyhow!("no decoder tables for {}", $id))?;
                 ops.push(OpInfo {
@@ -114,13 +105,7 @@ impl Contract {
             .unwrap_or("x-api-key")
             .to_owned();
         let components = bridge_contract::openapi::json_schema_components();
-        Ok(Self {
-            ops,
-            doc,
-            components,
-            validators: Mutex::new(HashMap::new()),
-            api_key_header,
-        })
+        Ok(Self { ops, doc, components, validators: Mutex::new(HashMap::new()), api_key_header })
     }
 
     /// Every operation, in the document's order.
@@ -130,10 +115,7 @@ impl Contract {
 
     /// The operation with this `operationId`.
     pub fn op(&self, id: &str) -> &OpInfo {
-        self.ops
-            .iter()
-            .find(|o| o.id == id)
-            .unwrap_or_else(|| panic!("no operation {id} in the contract"))
+        self.ops.iter().find(|o| o.id == id).unwrap_or_else(|| panic!("no operation {id} in the contract"))
     }
 
     /// The bundled OpenAPI document.
@@ -155,15 +137,8 @@ impl Contract {
             return Ok(found.clone());
         }
         let responses = &self.doc["paths"][op.path][op.method.to_ascii_lowercase()]["responses"];
-        let mut answer = responses
-            .get(status.to_string())
-            .or_else(|| responses.get("default"))
-            .cloned();
-        if let Some(reference) = answer
-            .as_ref()
-            .and_then(|a| a.get("$ref"))
-            .and_then(Value::as_str)
-        {
+        let mut answer = responses.get(status.to_string()).or_else(|| responses.get("default")).cloned();
+        if let Some(reference) = answer.as_ref().and_then(|a| a.get("$ref")).and_then(Value::as_str) {
             answer = self.doc.pointer(reference.trim_start_matches('#')).cloned();
         }
         let documented = match answer {
@@ -178,33 +153,19 @@ impl Contract {
                         .with_draft(jsonschema::Draft::Draft7)
                         .should_validate_formats(true)
                         .build(&root)
-                        .map_err(|e| {
-                            anyhow::anyhow!(
-                                "the schema of {} {status} does not compile: {e}",
-                                op.id
-                            )
-                        })?;
+                        .map_err(|e| anyhow::anyhow!("the schema of {} {status} does not compile: {e}", op.id))?;
                     Documented::Json(Box::new(validator))
                 }
             },
         };
         let documented = Arc::new(documented);
-        self.validators
-            .lock()
-            .unwrap()
-            .insert(key, documented.clone());
+        self.validators.lock().unwrap().insert(key, documented.clone());
         Ok(documented)
     }
 
     /// Checks one answer against the document: the status is documented for the operation, a documented JSON
     /// body comes as `application/json` and validates against the status's schema. Returns the problems.
-    pub fn check_response(
-        &self,
-        op: &OpInfo,
-        status: u16,
-        content_type: Option<&str>,
-        body: &[u8],
-    ) -> Vec<String> {
+    pub fn check_response(&self, op: &OpInfo, status: u16, content_type: Option<&str>, body: &[u8]) -> Vec<String> {
         let documented = match self.documented(op, status) {
             Ok(d) => d,
             Err(e) => return vec![e.to_string()],
@@ -220,18 +181,11 @@ impl Contract {
             Documented::Empty => Vec::new(),
             Documented::Json(validator) => {
                 let mut problems = Vec::new();
-                let media = content_type
-                    .unwrap_or_default()
-                    .split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase();
+                let media =
+                    content_type.unwrap_or_default().split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
                 if media != "application/json" {
-                    problems.push(format!(
-                        "content type is {:?}, not application/json",
-                        content_type.unwrap_or("(none)")
-                    ));
+                    problems
+                        .push(format!("content type is {:?}, not application/json", content_type.unwrap_or("(none)")));
                 }
                 match serde_json::from_slice::<Value>(body) {
                     Err(e) => problems.push(format!("body is not JSON ({e}): {}", excerpt(body))),
@@ -240,11 +194,7 @@ impl Contract {
                             let at = error.instance_path().to_string();
                             problems.push(format!(
                                 "{} {error}",
-                                if at.is_empty() {
-                                    "(body):".to_owned()
-                                } else {
-                                    format!("{at}:")
-                                }
+                                if at.is_empty() { "(body):".to_owned() } else { format!("{at}:") }
                             ));
                         }
                     }
@@ -279,10 +229,7 @@ mod tests {
         assert!(c.operations().len() >= 17);
         assert!(c.op("sandboxAdvanceClock").sandbox_only);
         assert!(!c.op("quoteBridge").sandbox_only);
-        assert_eq!(
-            c.op("createDepositAddressesLegacy").alias_of,
-            Some("createDepositAddresses")
-        );
+        assert_eq!(c.op("createDepositAddressesLegacy").alias_of, Some("createDepositAddresses"));
         assert_eq!(c.api_key_header, "x-api-key");
     }
 
@@ -290,19 +237,11 @@ mod tests {
     fn a_wrong_type_is_reported_with_its_location() {
         let c = contract();
         let op = c.op("commitQuote");
-        assert!(c
-            .check_response(op, 200, Some("application/json"), br#"{"quoteId":"q1"}"#)
-            .is_empty());
+        assert!(c.check_response(op, 200, Some("application/json"), br#"{"quoteId":"q1"}"#).is_empty());
         let problems = c.check_response(op, 200, Some("application/json"), br#"{"quoteId":1}"#);
-        assert!(
-            problems.iter().any(|p| p.contains("/quoteId")),
-            "{problems:?}"
-        );
+        assert!(problems.iter().any(|p| p.contains("/quoteId")), "{problems:?}");
         let problems = c.check_response(op, 500, Some("text/plain"), b"oops");
-        assert!(
-            problems[0].contains("status 500 is not documented"),
-            "{problems:?}"
-        );
+        assert!(problems[0].contains("status 500 is not documented"), "{problems:?}");
         let problems = c.check_response(op, 200, Some("text/plain"), br#"{"quoteId":"q1"}"#);
         assert!(problems[0].contains("content type"), "{problems:?}");
     }

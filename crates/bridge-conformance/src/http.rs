@@ -79,11 +79,7 @@ impl Reply {
     /// The JSON body when the status is `status`, or an error describing the answer.
     pub fn expect(self, status: u16) -> anyhow::Result<Value> {
         if self.status != status {
-            bail!(
-                "{} answered {}, expected {status}",
-                self.op,
-                self.describe()
-            );
+            bail!("{} answered {}, expected {status}", self.op, self.describe());
         }
         Ok(self.json)
     }
@@ -91,11 +87,7 @@ impl Reply {
     /// Status `status` with a body whose `_tag` is `tag`.
     pub fn expect_tag(self, status: u16, tag: &str) -> anyhow::Result<Value> {
         if self.status != status || self.tag() != Some(tag) {
-            bail!(
-                "{} answered {}, expected {status} {tag}",
-                self.op,
-                self.describe()
-            );
+            bail!("{} answered {}, expected {status} {tag}", self.op, self.describe());
         }
         Ok(self.json)
     }
@@ -103,33 +95,15 @@ impl Reply {
 
 impl Api {
     /// A client of `base_url` (no trailing slash needed).
-    pub fn new(
-        base_url: &str,
-        credential: Credential,
-        timeout: Duration,
-        sink: Sink,
-    ) -> anyhow::Result<Self> {
-        let builder =
-            bridge_client::Client::reqwest_builder().map_err(|e| anyhow::anyhow!("{e}"))?;
-        let http = builder
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .build()
-            .context("building the HTTP client")?;
-        Ok(Self {
-            http,
-            base: base_url.trim_end_matches('/').to_owned(),
-            credential,
-            sink,
-        })
+    pub fn new(base_url: &str, credential: Credential, timeout: Duration, sink: Sink) -> anyhow::Result<Self> {
+        let builder = bridge_client::Client::reqwest_builder().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let http = builder.timeout(timeout).connect_timeout(timeout).build().context("building the HTTP client")?;
+        Ok(Self { http, base: base_url.trim_end_matches('/').to_owned(), credential, sink })
     }
 
     /// The same client with another credential.
     pub fn with_credential(&self, credential: Credential) -> Self {
-        Self {
-            credential,
-            ..self.clone()
-        }
+        Self { credential, ..self.clone() }
     }
 
     /// The base URL.
@@ -147,34 +121,21 @@ impl Api {
     ) -> anyhow::Result<Reply> {
         let op = contract().op(op);
         let query = encode_query(query.iter().map(|(k, v)| (*k, *v)));
-        self.send(op, path, &query, body.map(Body::Json).unwrap_or(Body::None))
-            .await
+        self.send(op, path, &query, body.map(Body::Json).unwrap_or(Body::None)).await
     }
 
     /// A request that is no operation of the document (an unknown path, a wrong method): status and body, not
     /// validated. `body` is sent as is, with `Content-Type: application/json`, when given.
-    pub async fn raw(
-        &self,
-        method: &str,
-        path: &str,
-        body: Option<Vec<u8>>,
-    ) -> anyhow::Result<(u16, Vec<u8>)> {
+    pub async fn raw(&self, method: &str, path: &str, body: Option<Vec<u8>>) -> anyhow::Result<(u16, Vec<u8>)> {
         let url = format!("{}{path}", self.base);
-        let mut request = self
-            .http
-            .request(reqwest::Method::from_bytes(method.as_bytes())?, &url);
+        let mut request = self.http.request(reqwest::Method::from_bytes(method.as_bytes())?, &url);
         if let Credential::Bearer(token) = &self.credential {
             request = request.bearer_auth(token);
         }
         if let Some(body) = body {
-            request = request
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(body);
+            request = request.header(reqwest::header::CONTENT_TYPE, "application/json").body(body);
         }
-        let response = request
-            .send()
-            .await
-            .with_context(|| format!("{method} {url}"))?;
+        let response = request.send().await.with_context(|| format!("{method} {url}"))?;
         let status = response.status().as_u16();
         Ok((status, response.bytes().await?.to_vec()))
     }
@@ -198,20 +159,15 @@ impl Api {
         request = match &self.credential {
             Credential::None => request,
             Credential::Bearer(token) => request.bearer_auth(token),
-            Credential::Authorization(value) => {
-                request.header(reqwest::header::AUTHORIZATION, value)
-            }
+            Credential::Authorization(value) => request.header(reqwest::header::AUTHORIZATION, value),
             Credential::ApiKey(key) => request.header(contract().api_key_header.as_str(), key),
         };
         request = match body {
             Body::None => request,
-            Body::Json(value) => request
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(serde_json::to_vec(&value)?),
-            Body::Raw {
-                content_type,
-                bytes,
-            } => {
+            Body::Json(value) => {
+                request.header(reqwest::header::CONTENT_TYPE, "application/json").body(serde_json::to_vec(&value)?)
+            }
+            Body::Raw { content_type, bytes } => {
                 let request = match content_type {
                     Some(ct) => request.header(reqwest::header::CONTENT_TYPE, ct),
                     None => request,
@@ -219,36 +175,18 @@ impl Api {
                 request.body(bytes)
             }
         };
-        let response = request
-            .send()
-            .await
-            .with_context(|| format!("{} {url}", op.method))?;
+        let response = request.send().await.with_context(|| format!("{} {url}", op.method))?;
         let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let body = response
-            .bytes()
-            .await
-            .with_context(|| format!("reading the answer of {} {url}", op.method))?
-            .to_vec();
+        let content_type =
+            response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let body =
+            response.bytes().await.with_context(|| format!("reading the answer of {} {url}", op.method))?.to_vec();
         tracing::debug!(op = op.id, status, url = %url, "answer");
         for problem in contract().check_response(op, status, content_type.as_deref(), &body) {
-            self.sink
-                .lock()
-                .unwrap()
-                .push(format!("{} answered {status}: {problem}", op.describe()));
+            self.sink.lock().unwrap().push(format!("{} answered {status}: {problem}", op.describe()));
         }
         let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        Ok(Reply {
-            op: op.id,
-            status,
-            content_type,
-            body,
-            json,
-        })
+        Ok(Reply { op: op.id, status, content_type, body, json })
     }
 }
 
@@ -295,14 +233,8 @@ mod tests {
 
     #[test]
     fn paths_and_queries_are_encoded() {
-        assert_eq!(
-            fill_path("/a/{x}/b/{y}", &[("x", "1 2"), ("y", "z/é")]).unwrap(),
-            "/a/1%202/b/z%2F%C3%A9"
-        );
+        assert_eq!(fill_path("/a/{x}/b/{y}", &[("x", "1 2"), ("y", "z/é")]).unwrap(), "/a/1%202/b/z%2F%C3%A9");
         assert!(fill_path("/a/{x}", &[]).is_err());
-        assert_eq!(
-            encode_query([("page", "1"), ("page", "a b&c")]),
-            "page=1&page=a+b%26c"
-        );
+        assert_eq!(encode_query([("page", "1"), ("page", "a b&c")]), "page=1&page=a+b%26c");
     }
 }

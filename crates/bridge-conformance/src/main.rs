@@ -38,22 +38,11 @@ use clap::{ArgGroup, Parser, ValueEnum};
 /// Only some checks: --only isolation, --only quoteBridge, --only schema::getBridge (whole `::` segments of
 /// check names), or a glob: --only 'decode::*::query*'.
 #[derive(Parser, Debug)]
-#[command(
-    name = "bridge-conformance",
-    version,
-    about,
-    long_about,
-    verbatim_doc_comment
-)]
+#[command(name = "bridge-conformance", version, about, long_about, verbatim_doc_comment)]
 #[command(group(ArgGroup::new("target").required(true).args(["base_url", "spawn_sandbox"])))]
 struct Cli {
     /// Base URL of the deployment (scheme, host, port, optional path prefix).
-    #[arg(
-        long,
-        env = "BRIDGE_CONFORMANCE_BASE_URL",
-        hide_env_values = true,
-        requires = "token"
-    )]
+    #[arg(long, env = "BRIDGE_CONFORMANCE_BASE_URL", hide_env_values = true, requires = "token")]
     base_url: Option<String>,
 
     /// Bearer JWT of a test project of the deployment.
@@ -189,9 +178,10 @@ async fn go(cli: &Cli) -> anyhow::Result<bridge_conformance::Report> {
         (report?, config.base_url)
     } else {
         let base_url = cli.base_url.clone().unwrap_or_default();
-        let token = cli.token.clone().ok_or_else(|| {
-            anyhow::anyhow!("--token (or BRIDGE_CONFORMANCE_TOKEN) is required with --base-url")
-        })?;
+        let token = cli
+            .token
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("--token (or BRIDGE_CONFORMANCE_TOKEN) is required with --base-url"))?;
         if base_url.starts_with("https://") && !cfg!(feature = "https") {
             anyhow::bail!("{base_url} is HTTPS: build with the `https` feature (cargo run -p bridge-conformance --features https -- ...)");
         }
@@ -200,8 +190,7 @@ async fn go(cli: &Cli) -> anyhow::Result<bridge_conformance::Report> {
     };
     stdout.flush()?;
     if let Some(path) = &cli.junit {
-        std::fs::write(path, report.junit(&target)?)
-            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+        std::fs::write(path, report.junit(&target)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
         tracing::info!(path = %path.display(), "JUnit XML written");
     }
     Ok(report)

@@ -49,9 +49,7 @@ impl Receiver {
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}/hook", listener.local_addr()?);
-        let app = axum::Router::new()
-            .route("/hook", post(receive))
-            .with_state(shared.clone());
+        let app = axum::Router::new().route("/hook", post(receive)).with_state(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
             let _ = axum::serve(listener, app)
@@ -60,11 +58,7 @@ impl Receiver {
                 })
                 .await;
         });
-        Ok(Self {
-            url,
-            shared,
-            stop: Some(stop),
-        })
+        Ok(Self { url, shared, stop: Some(stop) })
     }
 
     /// Every delivery so far.
@@ -105,12 +99,7 @@ impl Drop for Receiver {
 }
 
 async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> StatusCode {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let mut status = StatusCode::OK;
     if shared.fail_first_attempt {
         let event_id = serde_json::from_slice::<serde_json::Value>(&body)

@@ -35,12 +35,7 @@ impl CheckResult {
 }
 
 fn one_line(reason: &str) -> String {
-    reason
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" | ")
+    reason.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" | ")
 }
 
 /// Every result of a run.
@@ -108,9 +103,7 @@ impl Report {
                     None => TestCaseStatus::success(),
                     Some(reason) => {
                         let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                        status
-                            .set_message(one_line(reason))
-                            .set_description(reason.as_str());
+                        status.set_message(one_line(reason)).set_description(reason.as_str());
                         status
                     }
                 };
@@ -134,35 +127,21 @@ mod tests {
     fn lines_summary_and_junit() {
         let report = Report {
             results: vec![
-                CheckResult {
-                    name: "auth::a".into(),
-                    failure: None,
-                    duration: Duration::from_millis(3),
-                },
+                CheckResult { name: "auth::a".into(), failure: None, duration: Duration::from_millis(3) },
                 CheckResult {
                     name: "auth::b".into(),
                     failure: Some("first\nsecond".into()),
                     duration: Duration::from_millis(4),
                 },
-                CheckResult {
-                    name: "schema::c".into(),
-                    failure: None,
-                    duration: Duration::from_millis(5),
-                },
+                CheckResult { name: "schema::c".into(), failure: None, duration: Duration::from_millis(5) },
             ],
             duration: Duration::from_millis(12),
         };
         assert_eq!(report.results[1].line(), "FAIL auth::b: first | second");
         assert_eq!(report.summary(), "2 passed, 1 failed");
-        assert_eq!(
-            report.per_area(),
-            vec![("auth".into(), 1, 1), ("schema".into(), 1, 0)]
-        );
+        assert_eq!(report.per_area(), vec![("auth".into(), 1, 1), ("schema".into(), 1, 0)]);
         let xml = report.junit("http://x").unwrap();
         assert!(xml.contains(r#"<testsuite name="auth" tests="2""#), "{xml}");
-        assert!(
-            xml.contains(r#"<failure message="first | second""#),
-            "{xml}"
-        );
+        assert!(xml.contains(r#"<failure message="first | second""#), "{xml}");
     }
 }

@@ -34,16 +34,11 @@ pub struct Ctx {
 
 impl Ctx {
     fn new(config: &RunConfig, sink: Sink) -> anyhow::Result<Self> {
-        let api =
-            |c: Credential| Api::new(&config.base_url, c, config.request_timeout, sink.clone());
+        let api = |c: Credential| Api::new(&config.base_url, c, config.request_timeout, sink.clone());
         let run_id = format!("{:08x}", rand::rng().random::<u32>());
         Ok(Self {
             main: api(Credential::Bearer(config.token.clone()))?,
-            other: config
-                .other_token
-                .as_ref()
-                .map(|t| api(Credential::Bearer(t.clone())))
-                .transpose()?,
+            other: config.other_token.as_ref().map(|t| api(Credential::Bearer(t.clone()))).transpose()?,
             anonymous: api(Credential::None)?,
             config: config.clone(),
             run_id,
@@ -53,11 +48,7 @@ impl Ctx {
 
     /// A name unique to this run: `conformance-<run>-<what>-<n>`.
     pub fn unique(&self, what: &str) -> String {
-        format!(
-            "conformance-{}-{what}-{}",
-            self.run_id,
-            self.seq.fetch_add(1, Ordering::Relaxed)
-        )
+        format!("conformance-{}-{what}-{}", self.run_id, self.seq.fetch_add(1, Ordering::Relaxed))
     }
 
     /// The second project's client (the isolation checks only run when there is one).
@@ -78,31 +69,11 @@ pub struct Needs {
 }
 
 impl Needs {
-    pub const NOTHING: Needs = Needs {
-        helpers: false,
-        other: false,
-        expired: false,
-    };
-    pub const HELPERS: Needs = Needs {
-        helpers: true,
-        other: false,
-        expired: false,
-    };
-    pub const OTHER: Needs = Needs {
-        helpers: false,
-        other: true,
-        expired: false,
-    };
-    pub const OTHER_AND_HELPERS: Needs = Needs {
-        helpers: true,
-        other: true,
-        expired: false,
-    };
-    pub const EXPIRED: Needs = Needs {
-        helpers: false,
-        other: false,
-        expired: true,
-    };
+    pub const NOTHING: Needs = Needs { helpers: false, other: false, expired: false };
+    pub const HELPERS: Needs = Needs { helpers: true, other: false, expired: false };
+    pub const OTHER: Needs = Needs { helpers: false, other: true, expired: false };
+    pub const OTHER_AND_HELPERS: Needs = Needs { helpers: true, other: true, expired: false };
+    pub const EXPIRED: Needs = Needs { helpers: false, other: false, expired: true };
 
     fn met_by(&self, config: &RunConfig) -> Result<(), &'static str> {
         if self.helpers && !config.sandbox_helpers {
@@ -136,20 +107,13 @@ impl Check {
         needs: Needs,
         run: impl for<'a> Fn(&'a Ctx) -> CheckFuture<'a> + Send + Sync + 'static,
     ) -> Self {
-        Self {
-            name: name.into(),
-            needs,
-            run: Box::new(run),
-        }
+        Self { name: name.into(), needs, run: Box::new(run) }
     }
 }
 
 impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Check")
-            .field("name", &self.name)
-            .field("needs", &self.needs)
-            .finish()
+        f.debug_struct("Check").field("name", &self.name).field("needs", &self.needs).finish()
     }
 }
 
@@ -174,9 +138,7 @@ pub fn matches(pattern: &str, name: &str) -> bool {
     if !pattern.contains('*') {
         let wanted: Vec<&str> = pattern.split("::").collect();
         let segments: Vec<&str> = name.split("::").collect();
-        return segments
-            .windows(wanted.len())
-            .any(|w| w == wanted.as_slice());
+        return segments.windows(wanted.len()).any(|w| w == wanted.as_slice());
     }
     let parts: Vec<&str> = pattern.split('*').collect();
     let (first, last) = (parts[0], parts[parts.len() - 1]);
@@ -242,10 +204,7 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
         let this_area = check.name.split("::").next().unwrap_or_default();
         if this_area != area {
             area = this_area.to_owned();
-            let n = checks
-                .iter()
-                .filter(|c| c.name.split("::").next() == Some(this_area))
-                .count();
+            let n = checks.iter().filter(|c| c.name.split("::").next() == Some(this_area)).count();
             tracing::info!("{area}: {n} check(s)");
         }
         tracing::debug!(check = %check.name, "running");
@@ -258,20 +217,13 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
         };
         let problems: Vec<String> = std::mem::take(&mut *sink.lock().unwrap());
         if !problems.is_empty() {
-            let schema = format!(
-                "answer does not match the document: {}",
-                problems.join("; ")
-            );
+            let schema = format!("answer does not match the document: {}", problems.join("; "));
             failure = Some(match failure {
                 None => schema,
                 Some(f) => format!("{f}; {schema}"),
             });
         }
-        let result = CheckResult {
-            name: check.name.clone(),
-            failure,
-            duration: start.elapsed(),
-        };
+        let result = CheckResult { name: check.name.clone(), failure, duration: start.elapsed() };
         if let Some(reason) = &result.failure {
             tracing::warn!(check = %result.name, "failed: {reason}");
         }
@@ -279,10 +231,7 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
         out.flush()?;
         results.push(result);
     }
-    let report = Report {
-        results,
-        duration: started.elapsed(),
-    };
+    let report = Report { results, duration: started.elapsed() };
     for (area, passed, failed) in report.per_area() {
         tracing::info!("{area}: {passed} passed, {failed} failed");
     }
@@ -301,27 +250,12 @@ mod tests {
         assert!(matches("quoteBridge", "auth::quoteBridge::no-credential"));
         assert!(matches("schema::quoteBridge", "schema::quoteBridge"));
         assert!(!matches("schema::quoteBridge", "schema::quoteBridgeSwap"));
-        assert!(matches(
-            "decode::quoteBridge::body.mode",
-            "decode::quoteBridge::body.mode::not-a-literal"
-        ));
+        assert!(matches("decode::quoteBridge::body.mode", "decode::quoteBridge::body.mode::not-a-literal"));
         assert!(!matches("auth::quote", "auth::quoteBridge::no-credential"));
-        assert!(matches(
-            "decode::quote*",
-            "decode::quoteBridge::body.mode::not-a-literal"
-        ));
-        assert!(!matches(
-            "decode::quote*",
-            "auth::quoteBridge::no-credential"
-        ));
-        assert!(matches(
-            "*::no-credential",
-            "auth::quoteBridge::no-credential"
-        ));
-        assert!(matches(
-            "*Bridge*tag*",
-            "decode::quoteBridge::body.postBridgeData._tag::unknown"
-        ));
+        assert!(matches("decode::quote*", "decode::quoteBridge::body.mode::not-a-literal"));
+        assert!(!matches("decode::quote*", "auth::quoteBridge::no-credential"));
+        assert!(matches("*::no-credential", "auth::quoteBridge::no-credential"));
+        assert!(matches("*Bridge*tag*", "decode::quoteBridge::body.postBridgeData._tag::unknown"));
         assert!(!matches("auth::*x", "auth::a"));
         assert!(matches("*", "anything"));
     }
@@ -341,16 +275,7 @@ mod tests {
         for name in names {
             let area = name.split("::").next().unwrap();
             assert!(
-                [
-                    "auth",
-                    "schema",
-                    "decode",
-                    "behaviour",
-                    "isolation",
-                    "lifecycle",
-                    "webhook"
-                ]
-                .contains(&area),
+                ["auth", "schema", "decode", "behaviour", "isolation", "lifecycle", "webhook"].contains(&area),
                 "{name}"
             );
         }

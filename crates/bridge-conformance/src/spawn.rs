@@ -47,9 +47,7 @@ impl SpawnedSandbox {
     }
 
     #[allow(clippy::type_complexity)]
-    async fn launch(
-        app: Option<Box<dyn FnOnce(&Opened) -> axum::Router + '_>>,
-    ) -> anyhow::Result<Self> {
+    async fn launch(app: Option<Box<dyn FnOnce(&Opened) -> axum::Router + '_>>) -> anyhow::Result<Self> {
         let data = tempfile::Builder::new()
             .prefix("bridge-conformance-")
             .tempdir()
@@ -62,29 +60,19 @@ impl SpawnedSandbox {
             errors: ErrorsMode::First,
         };
         let opened = bridge_sandbox::open(&config).context("opening the sandbox")?;
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .context("binding a loopback port")?;
+        let listener = tokio::net::TcpListener::bind(config.listen).await.context("binding a loopback port")?;
         let base_url = format!("http://{}", listener.local_addr()?);
         let (stop, stopped) = oneshot::channel::<()>();
         let shutdown = async move {
             let _ = stopped.await;
         };
         let task = match app {
-            None => tokio::spawn(bridge_sandbox::serve_on(
-                opened,
-                listener,
-                ErrorsMode::First,
-                shutdown,
-            )),
+            None => tokio::spawn(bridge_sandbox::serve_on(opened, listener, ErrorsMode::First, shutdown)),
             Some(app) => {
                 let router = app(&opened);
                 let sandbox = opened.sandbox.clone();
-                let deliverer = bridge_sandbox::delivery::Deliverer::new(
-                    sandbox.clone(),
-                    opened.keys.webhook.clone(),
-                )
-                .await?;
+                let deliverer =
+                    bridge_sandbox::delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone()).await?;
                 tokio::spawn(async move {
                     // As `serve_on`: the lifecycle ticker and the webhook courier run beside the server.
                     let ticker = tokio::spawn(async move {
@@ -96,16 +84,12 @@ impl SpawnedSandbox {
                     let courier = tokio::spawn(async move {
                         loop {
                             match deliverer.run_once().await {
-                                Ok(0) | Err(_) => {
-                                    tokio::time::sleep(Duration::from_millis(100)).await
-                                }
+                                Ok(0) | Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
                                 Ok(_) => tokio::task::yield_now().await,
                             }
                         }
                     });
-                    let result = axum::serve(listener, router)
-                        .with_graceful_shutdown(shutdown)
-                        .await;
+                    let result = axum::serve(listener, router).with_graceful_shutdown(shutdown).await;
                     ticker.abort();
                     courier.abort();
                     result.context("serving")
@@ -117,15 +101,7 @@ impl SpawnedSandbox {
         let other_token = bridge_sandbox::mint_token(data.path(), OTHER_PROJECT, true, day)?;
         let expired_token = expired(data.path(), MAIN_PROJECT)?;
         tracing::info!(%base_url, data = %data.path().display(), "sandbox started (manual clock)");
-        Ok(Self {
-            base_url,
-            token,
-            other_token,
-            expired_token,
-            data,
-            stop: Some(stop),
-            task: Some(task),
-        })
+        Ok(Self { base_url, token, other_token, expired_token, data, stop: Some(stop), task: Some(task) })
     }
 
     /// A run configuration for this sandbox: both tokens, the expired token, the sandbox helpers.
@@ -167,12 +143,8 @@ impl Drop for SpawnedSandbox {
 fn expired(data_dir: &Path, project: &str) -> anyhow::Result<String> {
     let keys = bridge_sandbox::keys::Keys::load_or_create(data_dir)?;
     let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
-    let claims = bridge_server::Claims {
-        sub: project.to_owned(),
-        exp: now - 3600,
-        iat: Some(now - 7200),
-        features: vec![],
-    };
+    let claims =
+        bridge_server::Claims { sub: project.to_owned(), exp: now - 3600, iat: Some(now - 7200), features: vec![] };
     Ok(bridge_server::auth::sign_token(
         &claims,
         jsonwebtoken::Algorithm::HS256,

@@ -29,24 +29,14 @@ async fn run_only(sandbox: &SpawnedSandbox, only: &[&str]) -> Report {
 
 #[track_caller]
 fn caught(report: &Report, name: &str, reason_contains: &str) {
-    let result = report
-        .get(name)
-        .unwrap_or_else(|| panic!("no check {name} ran"));
-    let reason = result
-        .failure
-        .as_deref()
-        .unwrap_or_else(|| panic!("{name} passed against a broken deployment"));
-    assert!(
-        reason.contains(reason_contains),
-        "{name} failed, but not for the break: {reason}"
-    );
+    let result = report.get(name).unwrap_or_else(|| panic!("no check {name} ran"));
+    let reason = result.failure.as_deref().unwrap_or_else(|| panic!("{name} passed against a broken deployment"));
+    assert!(reason.contains(reason_contains), "{name} failed, but not for the break: {reason}");
 }
 
 #[track_caller]
 fn passed(report: &Report, name: &str) {
-    let result = report
-        .get(name)
-        .unwrap_or_else(|| panic!("no check {name} ran"));
+    let result = report.get(name).unwrap_or_else(|| panic!("no check {name} ran"));
     assert!(result.passed(), "{} (a false positive)", result.line());
 }
 
@@ -77,18 +67,13 @@ async fn pay_amount_as_number(request: Request, next: Next) -> Response {
 #[tokio::test]
 async fn a_wrong_field_type_is_caught() {
     let sandbox = SpawnedSandbox::start_with(|opened| {
-        bridge_sandbox::app(opened, ErrorsMode::First)
-            .layer(axum::middleware::from_fn(pay_amount_as_number))
+        bridge_sandbox::app(opened, ErrorsMode::First).layer(axum::middleware::from_fn(pay_amount_as_number))
     })
     .await
     .unwrap();
     let report = run_only(
         &sandbox,
-        &[
-            "schema::quoteBridge",
-            "schema::getWebhookPublicKey",
-            "behaviour::quote-pay-mode-adds-up",
-        ],
+        &["schema::quoteBridge", "schema::getWebhookPublicKey", "behaviour::quote-pay-mode-adds-up"],
     )
     .await;
     caught(&report, "schema::quoteBridge", "/payAmount");
@@ -114,43 +99,22 @@ async fn drop_an_issue(request: Request, next: Next) -> Response {
 #[tokio::test]
 async fn a_missing_issue_is_caught() {
     let sandbox = SpawnedSandbox::start_with(|opened| {
-        bridge_sandbox::app(opened, ErrorsMode::First)
-            .layer(axum::middleware::from_fn(drop_an_issue))
+        bridge_sandbox::app(opened, ErrorsMode::First).layer(axum::middleware::from_fn(drop_an_issue))
     })
     .await
     .unwrap();
     let report = run_only(
         &sandbox,
-        &[
-            "decode::quoteBridge::body.mode",
-            "decode::listUserEvents::query.pageSize",
-            "auth::quoteBridge",
-        ],
+        &["decode::quoteBridge::body.mode", "decode::listUserEvents::query.pageSize", "auth::quoteBridge"],
     )
     .await;
-    caught(
-        &report,
-        "decode::quoteBridge::body.mode::not-a-literal",
-        "expected issues",
-    );
-    caught(
-        &report,
-        "decode::quoteBridge::body.mode::missing",
-        "expected issues",
-    );
-    caught(
-        &report,
-        "decode::listUserEvents::query.pageSize::above-maximum",
-        "expected issues",
-    );
+    caught(&report, "decode::quoteBridge::body.mode::not-a-literal", "expected issues");
+    caught(&report, "decode::quoteBridge::body.mode::missing", "expected issues");
+    caught(&report, "decode::listUserEvents::query.pageSize::above-maximum", "expected issues");
     // Authentication errors carry no issues: untouched, still conformant.
     passed(&report, "auth::quoteBridge::malformed-token");
     assert!(
-        report
-            .results
-            .iter()
-            .filter(|r| r.name.starts_with("decode::"))
-            .all(|r| !r.passed()),
+        report.results.iter().filter(|r| r.name.starts_with("decode::")).all(|r| !r.passed()),
         "every decode check sees the dropped issue"
     );
     sandbox.stop().await.unwrap();
@@ -179,35 +143,21 @@ impl Broken {
     fn new(inner: Sandbox, fault: Break) -> Self {
         let wrong_key = match fault {
             Break::WrongPublicKey => {
-                bridge_client::webhook::WebhookSigner::generate_with_bits(1024)
-                    .unwrap()
-                    .served_public_key()
+                bridge_client::webhook::WebhookSigner::generate_with_bits(1024).unwrap().served_public_key()
             }
             _ => String::new(),
         };
-        Self {
-            inner,
-            fault,
-            projects: Mutex::new(BTreeSet::new()),
-            wrong_key,
-        }
+        Self { inner, fault, projects: Mutex::new(BTreeSet::new()), wrong_key }
     }
 
     fn seen(&self, caller: &Caller) -> Caller {
-        self.projects
-            .lock()
-            .unwrap()
-            .insert(caller.project_id.clone());
+        self.projects.lock().unwrap().insert(caller.project_id.clone());
         caller.clone()
     }
 }
 
 impl BridgeApi for Broken {
-    async fn quote_bridge(
-        &self,
-        caller: Caller,
-        body: BridgeQuoteRequest,
-    ) -> Result<QuoteResponse, QuoteBridgeError> {
+    async fn quote_bridge(&self, caller: Caller, body: BridgeQuoteRequest) -> Result<QuoteResponse, QuoteBridgeError> {
         self.inner.quote_bridge(self.seen(&caller), body).await
     }
     async fn quote_bridge_swap(
@@ -217,11 +167,7 @@ impl BridgeApi for Broken {
     ) -> Result<QuoteResponse, QuoteBridgeSwapError> {
         self.inner.quote_bridge_swap(self.seen(&caller), body).await
     }
-    async fn commit_quote(
-        &self,
-        caller: Caller,
-        path: CommitQuotePath,
-    ) -> Result<QuoteCommitted, CommitQuoteError> {
+    async fn commit_quote(&self, caller: Caller, path: CommitQuotePath) -> Result<QuoteCommitted, CommitQuoteError> {
         self.inner.commit_quote(self.seen(&caller), path).await
     }
     async fn list_bridge_history(
@@ -229,36 +175,15 @@ impl BridgeApi for Broken {
         caller: Caller,
         query: ListBridgeHistoryQuery,
     ) -> Result<HistoryPage, ListBridgeHistoryError> {
-        self.inner
-            .list_bridge_history(self.seen(&caller), query)
-            .await
+        self.inner.list_bridge_history(self.seen(&caller), query).await
     }
-    async fn get_bridge(
-        &self,
-        caller: Caller,
-        path: GetBridgePath,
-    ) -> Result<BridgeRecord, GetBridgeError> {
-        let answer = self
-            .inner
-            .get_bridge(self.seen(&caller), path.clone())
-            .await;
-        if self.fault == Break::LeakBridges
-            && matches!(answer, Err(GetBridgeError::InvalidRequest(_)))
-        {
-            let others: Vec<String> = self
-                .projects
-                .lock()
-                .unwrap()
-                .iter()
-                .filter(|p| **p != caller.project_id)
-                .cloned()
-                .collect();
+    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> {
+        let answer = self.inner.get_bridge(self.seen(&caller), path.clone()).await;
+        if self.fault == Break::LeakBridges && matches!(answer, Err(GetBridgeError::InvalidRequest(_))) {
+            let others: Vec<String> =
+                self.projects.lock().unwrap().iter().filter(|p| **p != caller.project_id).cloned().collect();
             for other in others {
-                if let Ok(record) = self
-                    .inner
-                    .get_bridge(Caller::new(other), path.clone())
-                    .await
-                {
+                if let Ok(record) = self.inner.get_bridge(Caller::new(other), path.clone()).await {
                     return Ok(record);
                 }
             }
@@ -270,18 +195,14 @@ impl BridgeApi for Broken {
         caller: Caller,
         body: DepositAddressCreateRequest,
     ) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> {
-        self.inner
-            .create_deposit_addresses(self.seen(&caller), body)
-            .await
+        self.inner.create_deposit_addresses(self.seen(&caller), body).await
     }
     async fn search_deposit_addresses(
         &self,
         caller: Caller,
         query: SearchDepositAddressesQuery,
     ) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> {
-        self.inner
-            .search_deposit_addresses(self.seen(&caller), query)
-            .await
+        self.inner.search_deposit_addresses(self.seen(&caller), query).await
     }
     async fn get_deposit_address_public_status(
         &self,
@@ -289,9 +210,7 @@ impl BridgeApi for Broken {
         path: GetDepositAddressPublicStatusPath,
         query: GetDepositAddressPublicStatusQuery,
     ) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> {
-        self.inner
-            .get_deposit_address_public_status(self.seen(&caller), path, query)
-            .await
+        self.inner.get_deposit_address_public_status(self.seen(&caller), path, query).await
     }
     async fn get_webhook_public_key(&self) -> Result<WebhookPublicKey, GetWebhookPublicKeyError> {
         if self.fault == Break::WrongPublicKey {
@@ -305,10 +224,7 @@ impl BridgeApi for Broken {
         query: ListUserEventsQuery,
     ) -> Result<UserEventsPage, ListUserEventsError> {
         let later_page = query.page_token.is_some();
-        let mut page = self
-            .inner
-            .list_user_events(self.seen(&caller), query)
-            .await?;
+        let mut page = self.inner.list_user_events(self.seen(&caller), query).await?;
         if self.fault == Break::SkipFeedItem && later_page && !page.items.is_empty() {
             page.items.remove(0);
         }
@@ -320,9 +236,7 @@ impl BridgeApi for Broken {
         path: SandboxDepositBridgePath,
         body: SandboxBridgeDepositRequest,
     ) -> Result<BridgeRecord, SandboxDepositBridgeError> {
-        self.inner
-            .sandbox_deposit_bridge(self.seen(&caller), path, body)
-            .await
+        self.inner.sandbox_deposit_bridge(self.seen(&caller), path, body).await
     }
     async fn sandbox_deposit_into_address(
         &self,
@@ -330,58 +244,42 @@ impl BridgeApi for Broken {
         path: SandboxDepositIntoAddressPath,
         body: SandboxAddressDepositRequest,
     ) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> {
-        self.inner
-            .sandbox_deposit_into_address(self.seen(&caller), path, body)
-            .await
+        self.inner.sandbox_deposit_into_address(self.seen(&caller), path, body).await
     }
     async fn sandbox_advance_clock(
         &self,
         caller: Caller,
         body: SandboxAdvanceClockRequest,
     ) -> Result<SandboxClock, SandboxAdvanceClockError> {
-        self.inner
-            .sandbox_advance_clock(self.seen(&caller), body)
-            .await
+        self.inner.sandbox_advance_clock(self.seen(&caller), body).await
     }
     async fn sandbox_create_routing_deposit_address(
         &self,
         caller: Caller,
         body: SandboxRoutingDepositAddressRequest,
     ) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> {
-        self.inner
-            .sandbox_create_routing_deposit_address(self.seen(&caller), body)
-            .await
+        self.inner.sandbox_create_routing_deposit_address(self.seen(&caller), body).await
     }
     async fn sandbox_send_webhook_test(
         &self,
         caller: Caller,
         body: SandboxWebhookTestRequest,
     ) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
-        self.inner
-            .sandbox_send_webhook_test(self.seen(&caller), body)
-            .await
+        self.inner.sandbox_send_webhook_test(self.seen(&caller), body).await
     }
     async fn sandbox_list_webhook_deliveries(
         &self,
         caller: Caller,
         query: SandboxListWebhookDeliveriesQuery,
     ) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> {
-        self.inner
-            .sandbox_list_webhook_deliveries(self.seen(&caller), query)
-            .await
+        self.inner.sandbox_list_webhook_deliveries(self.seen(&caller), query).await
     }
 }
 
 async fn broken(fault: Break) -> SpawnedSandbox {
     SpawnedSandbox::start_with(move |opened| {
-        let auth = JwtAuthenticator::new()
-            .with_hs256(&opened.keys.jwt_secret)
-            .with_leeway_seconds(5);
-        bridge_server::router(
-            Broken::new(opened.sandbox.clone(), fault),
-            auth,
-            ServerConfig::default(),
-        )
+        let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
+        bridge_server::router(Broken::new(opened.sandbox.clone(), fault), auth, ServerConfig::default())
     })
     .await
     .unwrap()
@@ -391,11 +289,7 @@ async fn broken(fault: Break) -> SpawnedSandbox {
 async fn a_leaking_project_is_caught() {
     let sandbox = broken(Break::LeakBridges).await;
     let report = run_only(&sandbox, &["isolation"]).await;
-    caught(
-        &report,
-        "isolation::get-foreign-bridge",
-        "the other project's id is answered 200",
-    );
+    caught(&report, "isolation::get-foreign-bridge", "the other project's id is answered 200");
     passed(&report, "isolation::commit-foreign-quote");
     passed(&report, "isolation::search");
     sandbox.stop().await.unwrap();
@@ -404,11 +298,7 @@ async fn a_leaking_project_is_caught() {
 #[tokio::test]
 async fn a_skipped_feed_item_is_caught() {
     let sandbox = broken(Break::SkipFeedItem).await;
-    let report = run_only(
-        &sandbox,
-        &["behaviour::event-feed-cursor", "behaviour::search-cursor"],
-    )
-    .await;
+    let report = run_only(&sandbox, &["behaviour::event-feed-cursor", "behaviour::search-cursor"]).await;
     caught(&report, "behaviour::event-feed-cursor", "missing");
     passed(&report, "behaviour::search-cursor");
     sandbox.stop().await.unwrap();
@@ -418,16 +308,8 @@ async fn a_skipped_feed_item_is_caught() {
 async fn a_bad_webhook_signature_is_caught() {
     let sandbox = broken(Break::WrongPublicKey).await;
     let report = run_only(&sandbox, &["webhook"]).await;
-    caught(
-        &report,
-        "webhook::test-event-delivered",
-        "signature does not match",
-    );
-    caught(
-        &report,
-        "webhook::bridge-events-delivered",
-        "signature does not match",
-    );
+    caught(&report, "webhook::test-event-delivered", "signature does not match");
+    caught(&report, "webhook::bridge-events-delivered", "signature does not match");
     // The served key is still a readable key: only verification shows the break.
     passed(&report, "webhook::public-key");
     sandbox.stop().await.unwrap();

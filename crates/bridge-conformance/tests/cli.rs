@@ -10,10 +10,7 @@ use bridge_server::ErrorsMode;
 
 fn binary() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_bridge-conformance"));
-    command
-        .env_remove("BRIDGE_CONFORMANCE_TOKEN")
-        .env_remove("BRIDGE_CONFORMANCE_BASE_URL")
-        .env("RUST_LOG", "warn");
+    command.env_remove("BRIDGE_CONFORMANCE_TOKEN").env_remove("BRIDGE_CONFORMANCE_BASE_URL").env("RUST_LOG", "warn");
     command
 }
 
@@ -22,40 +19,19 @@ fn spawn_sandbox_runs_and_writes_junit() {
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("conformance.xml");
     let output = binary()
-        .args([
-            "--spawn-sandbox",
-            "--only",
-            "auth::quoteBridge",
-            "--only",
-            "schema::getBridge",
-            "--junit",
-        ])
+        .args(["--spawn-sandbox", "--only", "auth::quoteBridge", "--only", "schema::getBridge", "--junit"])
         .arg(&junit)
         .output()
         .unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(
-        lines.last().copied(),
-        Some("5 passed, 0 failed"),
-        "{stdout}"
-    );
-    assert!(
-        lines.contains(&"PASS auth::quoteBridge::no-credential"),
-        "{stdout}"
-    );
+    assert_eq!(lines.last().copied(), Some("5 passed, 0 failed"), "{stdout}");
+    assert!(lines.contains(&"PASS auth::quoteBridge::no-credential"), "{stdout}");
     assert!(lines.contains(&"PASS schema::getBridge"), "{stdout}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains(r#"<testsuite name="auth" tests="4""#), "{xml}");
-    assert!(
-        xml.contains(r#"<testcase name="schema::getBridge" classname="schema""#),
-        "{xml}"
-    );
+    assert!(xml.contains(r#"<testcase name="schema::getBridge" classname="schema""#), "{xml}");
 }
 
 async fn quote_pay_amount_as_number(request: Request, next: Next) -> Response {
@@ -69,17 +45,13 @@ async fn quote_pay_amount_as_number(request: Request, next: Next) -> Response {
         serde_json::from_slice(&axum::body::to_bytes(body, usize::MAX).await.unwrap()).unwrap();
     value["payAmount"] = serde_json::json!(1.5);
     parts.headers.remove(axum::http::header::CONTENT_LENGTH);
-    Response::from_parts(
-        parts,
-        axum::body::Body::from(serde_json::to_vec(&value).unwrap()),
-    )
+    Response::from_parts(parts, axum::body::Body::from(serde_json::to_vec(&value).unwrap()))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failure_is_printed_and_exits_non_zero() {
     let sandbox = SpawnedSandbox::start_with(|opened| {
-        bridge_sandbox::app(opened, ErrorsMode::First)
-            .layer(axum::middleware::from_fn(quote_pay_amount_as_number))
+        bridge_sandbox::app(opened, ErrorsMode::First).layer(axum::middleware::from_fn(quote_pay_amount_as_number))
     })
     .await
     .unwrap();
@@ -105,36 +77,19 @@ async fn a_failure_is_printed_and_exits_non_zero() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout
-            .lines()
-            .any(|l| l.starts_with("FAIL schema::quoteBridge: ") && l.contains("/payAmount")),
+        stdout.lines().any(|l| l.starts_with("FAIL schema::quoteBridge: ") && l.contains("/payAmount")),
         "{stdout}"
     );
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l == "PASS schema::getWebhookPublicKey"),
-        "{stdout}"
-    );
-    assert_eq!(
-        stdout.lines().last(),
-        Some("1 passed, 1 failed"),
-        "{stdout}"
-    );
+    assert!(stdout.lines().any(|l| l == "PASS schema::getWebhookPublicKey"), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("1 passed, 1 failed"), "{stdout}");
 }
 
 #[test]
 fn an_unreachable_deployment_is_a_setup_error() {
-    let output = binary()
-        .args(["--base-url", "http://127.0.0.1:9", "--token", "x"])
-        .output()
-        .unwrap();
+    let output = binary().args(["--base-url", "http://127.0.0.1:9", "--token", "x"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("cannot reach the deployment at http://127.0.0.1:9"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("cannot reach the deployment at http://127.0.0.1:9"), "{stderr}");
     assert!(output.stdout.is_empty());
 }
 

@@ -14,37 +14,16 @@ async fn the_sandbox_passes_every_check() {
     sandbox.stop().await.unwrap();
     let text = String::from_utf8(out).unwrap();
     let failures: Vec<String> = report.failures().map(|r| r.line()).collect();
-    assert!(
-        failures.is_empty(),
-        "{} check(s) failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} check(s) failed:\n{}", failures.len(), failures.join("\n"));
     for (area, passed, _) in report.per_area() {
         println!("{area}: {passed}");
     }
     // Every area ran, with every optional part enabled.
     let areas: Vec<String> = report.per_area().into_iter().map(|(a, _, _)| a).collect();
-    assert_eq!(
-        areas,
-        [
-            "auth",
-            "schema",
-            "decode",
-            "behaviour",
-            "isolation",
-            "lifecycle",
-            "webhook"
-        ]
-    );
+    assert_eq!(areas, ["auth", "schema", "decode", "behaviour", "isolation", "lifecycle", "webhook"]);
     // One line per check, then the summary alone on the last line.
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), report.results.len() + 1);
-    assert!(lines[..lines.len() - 1]
-        .iter()
-        .all(|l| l.starts_with("PASS ")));
-    assert_eq!(
-        lines.last().copied(),
-        Some(format!("{} passed, 0 failed", report.results.len()).as_str())
-    );
+    assert!(lines[..lines.len() - 1].iter().all(|l| l.starts_with("PASS ")));
+    assert_eq!(lines.last().copied(), Some(format!("{} passed, 0 failed", report.results.len()).as_str()));
 }

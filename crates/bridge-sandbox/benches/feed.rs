@@ -24,10 +24,8 @@ const BATCH: u64 = 10_000;
 const START_MS: i64 = 1_700_000_000_000;
 
 fn fixture_events() -> Vec<WebhookEvent> {
-    let page: UserEventsPage = serde_json::from_str(include_str!(
-        "../../../benches/fixtures/events-page-50.json"
-    ))
-    .expect("the fixture decodes");
+    let page: UserEventsPage = serde_json::from_str(include_str!("../../../benches/fixtures/events-page-50.json"))
+        .expect("the fixture decodes");
     page.items
 }
 
@@ -55,11 +53,7 @@ fn store_with(n: u64, events: &[WebhookEvent]) -> SqliteStore {
         }
         drop(store);
         std::fs::write(&marker, n.to_string()).unwrap();
-        eprintln!(
-            "populated {n} events in {:.1} s ({})",
-            started.elapsed().as_secs_f64(),
-            dir.display()
-        );
+        eprintln!("populated {n} events in {:.1} s ({})", started.elapsed().as_secs_f64(), dir.display());
     }
     SqliteStore::open(&dir).expect("the store opens")
 }
@@ -68,10 +62,7 @@ fn feed(c: &mut Criterion) {
     let events = fixture_events();
     let mut group = c.benchmark_group("feed-page-50");
     // `FEED_BENCH_LARGE` replaces 1,000,000 (for a quick smoke run: `cargo test --benches` runs each case once).
-    let large = std::env::var("FEED_BENCH_LARGE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000u64);
+    let large = std::env::var("FEED_BENCH_LARGE").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000u64);
     for n in [1_000u64, large] {
         let store = store_with(n, &events);
         let project = "project-0";
@@ -93,11 +84,7 @@ fn feed(c: &mut Criterion) {
                 got.len()
             );
             group.bench_function(BenchmarkId::new(name, n), |b| {
-                b.iter(|| {
-                    store
-                        .events(black_box(project), since, after, PAGE + 1)
-                        .unwrap()
-                })
+                b.iter(|| store.events(black_box(project), since, after, PAGE + 1).unwrap())
             });
         }
     }

@@ -15,16 +15,9 @@ async fn fixed() -> impl IntoResponse {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let listen = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:18081".into());
-    let listen: std::net::SocketAddr = listen
-        .parse()
-        .expect("a socket address, such as 127.0.0.1:18081");
-    assert!(
-        listen.ip().is_loopback(),
-        "the baseline serves on loopback only"
-    );
+    let listen = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:18081".into());
+    let listen: std::net::SocketAddr = listen.parse().expect("a socket address, such as 127.0.0.1:18081");
+    assert!(listen.ip().is_loopback(), "the baseline serves on loopback only");
     let app = axum::Router::new().fallback(fixed);
     let listener = tokio::net::TcpListener::bind(listen).await?;
     eprintln!("bare_http serving on http://{listen}");

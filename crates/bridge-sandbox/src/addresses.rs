@@ -35,24 +35,14 @@ pub async fn create(
         .into());
     }
     let cat = sb.catalogue();
-    let unprocessable =
-        |e: DepositAddressCreateUnprocessable| -> CreateDepositAddressesError { e.into() };
-    let mut unsupported: Vec<String> = body
-        .deposit_chains
-        .iter()
-        .filter(|c| cat.chain(c).is_none())
-        .cloned()
-        .collect();
+    let unprocessable = |e: DepositAddressCreateUnprocessable| -> CreateDepositAddressesError { e.into() };
+    let mut unsupported: Vec<String> = body.deposit_chains.iter().filter(|c| cat.chain(c).is_none()).cloned().collect();
     if cat.chain(&body.destination_chain).is_none() {
         unsupported.push(body.destination_chain.clone());
     }
     if !unsupported.is_empty() {
         return Err(unprocessable(
-            DepositAddressChainsNotSupported {
-                tag: Default::default(),
-                chains: unsupported,
-            }
-            .into(),
+            DepositAddressChainsNotSupported { tag: Default::default(), chains: unsupported }.into(),
         ));
     }
     let mut families: Vec<String> = body
@@ -65,17 +55,10 @@ pub async fn create(
     families.dedup();
     if families.len() > 1 {
         return Err(unprocessable(
-            DepositAddressMultipleChainTypesNotAllowed {
-                tag: Default::default(),
-                chain_types: families,
-            }
-            .into(),
+            DepositAddressMultipleChainTypesNotAllowed { tag: Default::default(), chain_types: families }.into(),
         ));
     }
-    if cat
-        .invalid_address(&body.destination_chain, &body.destination_address)
-        .is_some()
-    {
+    if cat.invalid_address(&body.destination_chain, &body.destination_address).is_some() {
         return Err(unprocessable(
             DepositAddressInvalidDestinationAddress {
                 tag: Default::default(),
@@ -86,32 +69,21 @@ pub async fn create(
         ));
     }
     if let Some(token_out) = &body.token_out {
-        let on_destination = cat
-            .chain(&body.destination_chain)
-            .is_some_and(|c| c.tokens.contains_key(token_out));
+        let on_destination = cat.chain(&body.destination_chain).is_some_and(|c| c.tokens.contains_key(token_out));
         if !on_destination {
             return Err(unprocessable(
-                DepositAddressTokenOutNotSupported {
-                    tag: Default::default(),
-                    token_out: token_out.clone(),
-                }
-                .into(),
+                DepositAddressTokenOutNotSupported { tag: Default::default(), token_out: token_out.clone() }.into(),
             ));
         }
     }
     if let Some(refund) = &body.refund_address {
         if let Some(reason) = cat.invalid_address(&body.deposit_chains[0], refund) {
             return Err(unprocessable(
-                DepositAddressInvalidRefundAddress {
-                    tag: Default::default(),
-                    message: reason,
-                }
-                .into(),
+                DepositAddressInvalidRefundAddress { tag: Default::default(), message: reason }.into(),
             ));
         }
     }
-    let mut options = serde_json::to_value(&body)
-        .map_err(|e| storage::<CreateDepositAddressesError>(e.into()))?;
+    let mut options = serde_json::to_value(&body).map_err(|e| storage::<CreateDepositAddressesError>(e.into()))?;
     if let Some(map) = options.as_object_mut() {
         map.remove("depositChains");
         map.remove("reusePolicy");
@@ -119,18 +91,14 @@ pub async fn create(
     let reuse_key = options.to_string();
     let reuse = body.reuse_policy != Some(ReusePolicy::CreateNew);
     let now = sb.now_ms();
-    let mut seed = sb
-        .next("address")
-        .await
-        .map_err(storage::<CreateDepositAddressesError>)?;
+    let mut seed = sb.next("address").await.map_err(storage::<CreateDepositAddressesError>)?;
 
     let mut answer = Vec::new();
     let mut new_addresses = Vec::new();
     let mut events = Vec::new();
     for chain in &body.deposit_chains {
         if reuse {
-            let (project, chain, key) =
-                (caller.project_id.clone(), chain.clone(), reuse_key.clone());
+            let (project, chain, key) = (caller.project_id.clone(), chain.clone(), reuse_key.clone());
             if let Some(existing) = sb
                 .store_call(move |s| s.reusable_address(&project, &chain, &key))
                 .await
@@ -140,8 +108,7 @@ pub async fn create(
                 continue;
             }
         }
-        let supported_tokens =
-            cat.supported_tokens(chain, &body.destination_chain, body.token_out.as_deref());
+        let supported_tokens = cat.supported_tokens(chain, &body.destination_chain, body.token_out.as_deref());
         if supported_tokens.is_empty() {
             return Err(unprocessable(
                 DepositAddressNoBridgableTokens {
@@ -155,11 +122,7 @@ pub async fn create(
         let (deposit_address, chain_metadata) = loop {
             let Some((address, metadata)) = cat.deposit_address(chain, seed) else {
                 return Err(unprocessable(
-                    DepositAddressChainsNotSupported {
-                        tag: Default::default(),
-                        chains: vec![chain.clone()],
-                    }
-                    .into(),
+                    DepositAddressChainsNotSupported { tag: Default::default(), chains: vec![chain.clone()] }.into(),
                 ));
             };
             let (c, a) = (chain.clone(), address.clone());
@@ -167,16 +130,13 @@ pub async fn create(
                 .store_call(move |s| s.address_taken(&c, &a))
                 .await
                 .map_err(storage::<CreateDepositAddressesError>)?
-                || new_addresses.iter().any(|n: &StoredAddress| {
-                    &n.address.deposit_chain == chain && n.address.deposit_address == address
-                });
+                || new_addresses
+                    .iter()
+                    .any(|n: &StoredAddress| &n.address.deposit_chain == chain && n.address.deposit_address == address);
             if !taken {
                 break (address, metadata);
             }
-            seed = sb
-                .next("address")
-                .await
-                .map_err(storage::<CreateDepositAddressesError>)?;
+            seed = sb.next("address").await.map_err(storage::<CreateDepositAddressesError>)?;
         };
         let address = DepositAddress {
             deposit_chain: chain.clone(),
@@ -321,18 +281,14 @@ macro_rules! deposit_event {
     }};
 }
 
-fn delayed_event(
-    target: &Target,
-    f: &DepositFacts,
-    original_error_tag: Option<String>,
-) -> WebhookEvent {
+fn delayed_event(target: &Target, f: &DepositFacts, original_error_tag: Option<String>) -> WebhookEvent {
     match target {
-        Target::Sda(a) => WebhookEvent::DepositAddressBridgeDelayed(
-            deposit_event!(DepositAddressBridgeDelayedEvent, f, {
+        Target::Sda(a) => {
+            WebhookEvent::DepositAddressBridgeDelayed(deposit_event!(DepositAddressBridgeDelayedEvent, f, {
                 original_error_tag: original_error_tag,
                 deposit_address: sda_info(a),
-            }),
-        ),
+            }))
+        }
         Target::Routing(a) => WebhookEvent::RoutingDepositAddressBridgeDelayed(
             deposit_event!(RoutingDepositAddressBridgeDelayedEvent, f, {
                 original_error_tag: original_error_tag,
@@ -345,16 +301,16 @@ fn delayed_event(
 fn rejected_event(target: &Target, f: &DepositFacts, reason: RejectReason) -> WebhookEvent {
     let tx_uid = format!("{}:0", f.tx_hash);
     match target {
-        Target::Sda(a) => WebhookEvent::DepositAddressBridgeRejected(
-            deposit_event!(DepositAddressBridgeRejectedEvent, f, {
+        Target::Sda(a) => {
+            WebhookEvent::DepositAddressBridgeRejected(deposit_event!(DepositAddressBridgeRejectedEvent, f, {
                 original_error_tag: None,
                 original_error_json: None,
                 reason: reason,
                 tx_uid: tx_uid,
                 block_number: Some(f.block),
                 deposit_address: sda_info(a),
-            }),
-        ),
+            }))
+        }
         Target::Routing(a) => WebhookEvent::RoutingDepositAddressBridgeRejected(
             deposit_event!(RoutingDepositAddressBridgeRejectedEvent, f, {
                 original_error_tag: None,
@@ -386,20 +342,12 @@ pub async fn deposit(
         PublicStatusUnprocessable::from(address_not_found(&path.deposit_address)).into()
     };
     let (chain, addr) = (path.deposit_chain.clone(), path.deposit_address.clone());
-    let target = match sb
-        .store_call(move |s| s.address(&chain, &addr))
-        .await
-        .map_err(err)?
-    {
+    let target = match sb.store_call(move |s| s.address(&chain, &addr)).await.map_err(err)? {
         Some(a) if a.project == caller.project_id => Target::Sda(a),
         Some(_) => return Err(not_found()),
         None => {
             let (chain, addr) = (path.deposit_chain.clone(), path.deposit_address.clone());
-            match sb
-                .store_call(move |s| s.routing_address(&chain, &addr))
-                .await
-                .map_err(err)?
-            {
+            match sb.store_call(move |s| s.routing_address(&chain, &addr)).await.map_err(err)? {
                 Some(a) if a.project == caller.project_id => Target::Routing(a),
                 _ => return Err(not_found()),
             }
@@ -410,32 +358,21 @@ pub async fn deposit(
     let seed = sb.next("tx").await.map_err(err)?;
     let tx_hash = ids::tx_hash(seed);
     // A made-up sender in the deposit chain's own address format (a refund of a rejected deposit goes to it).
-    let sender = body.sender.clone().unwrap_or_else(|| {
-        match cat.deposit_address(&path.deposit_chain, seed ^ 0x5e4d) {
-            Some((address, _)) => address,
-            None => format!("0x{}", ids::hex_digits(seed ^ 0x5e4d, 40)),
-        }
+    let sender = body.sender.clone().unwrap_or_else(|| match cat.deposit_address(&path.deposit_chain, seed ^ 0x5e4d) {
+        Some((address, _)) => address,
+        None => format!("0x{}", ids::hex_digits(seed ^ 0x5e4d, 40)),
     });
     let now = sb.now_ms();
-    let token = cat
-        .chain(&path.deposit_chain)
-        .and_then(|c| c.tokens.get(&body.token));
+    let token = cat.chain(&path.deposit_chain).and_then(|c| c.tokens.get(&body.token));
     let decimals = token.map(|t| t.decimals).unwrap_or(18);
     let block = 1_000_000 + seed as i64;
     let facts = DepositFacts {
         id: format!("dep_{}", ids::hex_digits(seed ^ 0xde90, 24)),
         token_symbol: body.token.clone(),
-        token_address: token
-            .map(|t| t.address.clone())
-            .unwrap_or_else(|| "unknown".into()),
+        token_address: token.map(|t| t.address.clone()).unwrap_or_else(|| "unknown".into()),
         amount: body.amount.clone(),
         amount_usd: token
-            .and_then(|t| {
-                body.amount
-                    .to_decimal()
-                    .ok()
-                    .and_then(|a| a.checked_mul(t.usd_price))
-            })
+            .and_then(|t| body.amount.to_decimal().ok().and_then(|a| a.checked_mul(t.usd_price)))
             .map(pricing::usd_number)
             .unwrap_or_default(),
         amount_wei: amount_wei(&body.amount, decimals),
@@ -443,16 +380,9 @@ pub async fn deposit(
         tx_hash: tx_hash.clone(),
         created_at: now_date(now),
         block,
-        native_token: cat
-            .chain(&path.deposit_chain)
-            .is_some_and(|c| c.native_symbol == body.token),
+        native_token: cat.chain(&path.deposit_chain).is_some_and(|c| c.native_symbol == body.token),
         amount_usd_decimal: token
-            .and_then(|t| {
-                body.amount
-                    .to_decimal()
-                    .ok()
-                    .and_then(|a| a.checked_mul(t.usd_price))
-            })
+            .and_then(|t| body.amount.to_decimal().ok().and_then(|a| a.checked_mul(t.usd_price)))
             .and_then(|usd| usd.round_dp(2).normalize().to_string().parse().ok()),
     };
     let destination = match &target {
@@ -482,12 +412,7 @@ pub async fn deposit(
         .ok_or(RejectReason::NoRouteFound),
     };
     let quote_id = ids::quote_id(sb.next("quote").await.map_err(err)?);
-    let ctx = pricing::QuoteContext {
-        catalogue: cat,
-        project_id: &caller.project_id,
-        now: now_date(now),
-        quote_id,
-    };
+    let ctx = pricing::QuoteContext { catalogue: cat, project_id: &caller.project_id, now: now_date(now), quote_id };
     let priced = destination.and_then(|d| {
         pricing::quote_deposit(
             &ctx,
@@ -506,10 +431,7 @@ pub async fn deposit(
         token_symbol: body.token.clone(),
         deposit_amount: body.amount.clone(),
         sender: sender.clone(),
-        status: LastBridgeStatus::Retrying(LastBridgeRetrying {
-            tag: Default::default(),
-            original_error_tag: None,
-        }),
+        status: LastBridgeStatus::Retrying(LastBridgeRetrying { tag: Default::default(), original_error_tag: None }),
     };
     let (bridge, events, bridge_id) = match priced {
         Ok(quote) => {
@@ -522,18 +444,9 @@ pub async fn deposit(
                 expires_ms: now,
                 committed: true,
             };
-            let record = sb
-                .bridge_from_deposit_quote(&stored_quote, now, &path.deposit_address)
-                .map_err(err)?;
+            let record = sb.bridge_from_deposit_quote(&stored_quote, now, &path.deposit_address).map_err(err)?;
             let mut bridge = sb
-                .new_stored_bridge(
-                    &caller.project_id,
-                    &ctx.quote_id,
-                    record,
-                    now,
-                    None,
-                    webhook_url.clone(),
-                )
+                .new_stored_bridge(&caller.project_id, &ctx.quote_id, record, now, None, webhook_url.clone())
                 .map_err(err)?;
             let delayed = body.outcome == Some(SandboxDepositOutcome::Delayed);
             if delayed {
@@ -549,8 +462,7 @@ pub async fn deposit(
             let record = serde_json::to_value(&bridge.record).map_err(|e| err(e.into()))?;
             last_bridge.status = LastBridgeStatus::Accepted(LastBridgeAccepted {
                 tag: Default::default(),
-                amount_out: serde_json::from_value(record["amountOut"].clone())
-                    .map_err(|e| err(e.into()))?,
+                amount_out: serde_json::from_value(record["amountOut"].clone()).map_err(|e| err(e.into()))?,
                 fee: serde_json::from_value(record["fee"].clone()).map_err(|e| err(e.into()))?,
             });
             let mut kinds = Vec::new();
@@ -584,35 +496,26 @@ pub async fn deposit(
             }
             let mut events = Vec::new();
             for kind in kinds {
-                events.push(
-                    sb.make_event(&caller.project_id, kind, webhook_url.clone())
-                        .await
-                        .map_err(err)?,
-                );
+                events.push(sb.make_event(&caller.project_id, kind, webhook_url.clone()).await.map_err(err)?);
             }
             let id = bridge.id.clone();
             (Some(bridge), events, Some(id))
         }
         Err(reason) => {
-            last_bridge.status = LastBridgeStatus::Rejected(LastBridgeRejected {
-                tag: Default::default(),
-                reason,
-            });
+            last_bridge.status = LastBridgeStatus::Rejected(LastBridgeRejected { tag: Default::default(), reason });
             let rejected = rejected_event(&target, &facts, reason);
             // A rejected deposit goes back: to the address's refund address, else to its sender.
             let trigger = match reason {
                 // A token the address does not take: sent back as it came; what the sandbox knows of it is named.
-                RejectReason::UnsupportedToken => {
-                    SdaRefundTrigger::UnsupportedToken(SdaRefundUnsupportedToken {
-                        tag: Default::default(),
-                        native_token: facts.native_token,
-                        amount_wei: facts.amount_wei.clone(),
-                        token_address: token.map(|t| t.address.clone()),
-                        token_symbol: Some(facts.token_symbol.clone()),
-                        amount: Some(facts.amount.clone()),
-                        amount_usd: facts.amount_usd_decimal.clone(),
-                    })
-                }
+                RejectReason::UnsupportedToken => SdaRefundTrigger::UnsupportedToken(SdaRefundUnsupportedToken {
+                    tag: Default::default(),
+                    native_token: facts.native_token,
+                    amount_wei: facts.amount_wei.clone(),
+                    token_address: token.map(|t| t.address.clone()),
+                    token_symbol: Some(facts.token_symbol.clone()),
+                    amount: Some(facts.amount.clone()),
+                    amount_usd: facts.amount_usd_decimal.clone(),
+                }),
                 _ => SdaRefundTrigger::RejectedBridge(SdaRefundRejectedBridge {
                     tag: Default::default(),
                     rejected_deposit_address_bridge_id: facts.id.clone(),
@@ -640,27 +543,15 @@ pub async fn deposit(
                 tx_timestamp: now_date(now),
             });
             let events = vec![
-                sb.make_event(&caller.project_id, rejected, webhook_url.clone())
-                    .await
-                    .map_err(err)?,
-                sb.make_event(&caller.project_id, refund, webhook_url.clone())
-                    .await
-                    .map_err(err)?,
+                sb.make_event(&caller.project_id, rejected, webhook_url.clone()).await.map_err(err)?,
+                sb.make_event(&caller.project_id, refund, webhook_url.clone()).await.map_err(err)?,
             ];
             (None, events, None)
         }
     };
-    let deposit = StoredDeposit {
-        last_bridge: last_bridge.clone(),
-        bridge_id: bridge_id.clone(),
-    };
+    let deposit = StoredDeposit { last_bridge: last_bridge.clone(), bridge_id: bridge_id.clone() };
     let (chain, addr) = (path.deposit_chain.clone(), path.deposit_address.clone());
-    sb.store_call(move |s| s.add_deposit(&chain, &addr, &deposit, bridge.as_ref(), &events))
-        .await
-        .map_err(err)?;
+    sb.store_call(move |s| s.add_deposit(&chain, &addr, &deposit, bridge.as_ref(), &events)).await.map_err(err)?;
     tracing::info!(project = %caller.project_id, address = %path.deposit_address, status = ?serde_json::to_value(&last_bridge.status).ok(), "deposit into address");
-    Ok(SandboxAddressDeposit {
-        deposit: last_bridge,
-        bridge_id,
-    })
+    Ok(SandboxAddressDeposit { deposit: last_bridge, bridge_id })
 }

@@ -32,8 +32,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use bridge_contract::{
-    Aggregator, ChainMetadata, DecimalNumber, DecimalString, Speed, StellarChainMetadata,
-    SupportedToken,
+    Aggregator, ChainMetadata, DecimalNumber, DecimalString, Speed, StellarChainMetadata, SupportedToken,
 };
 use rust_decimal::Decimal;
 use serde::de::{self, Deserializer, Visitor};
@@ -72,14 +71,8 @@ pub enum Family {
 
 impl Family {
     /// Every family.
-    pub const ALL: &'static [Family] = &[
-        Family::Evm,
-        Family::Solana,
-        Family::Stellar,
-        Family::Tron,
-        Family::Ton,
-        Family::Starknet,
-    ];
+    pub const ALL: &'static [Family] =
+        &[Family::Evm, Family::Solana, Family::Stellar, Family::Tron, Family::Ton, Family::Starknet];
 
     /// Upper-case name, as used in `DepositAddressMultipleChainTypesNotAllowed.chainTypes`.
     pub fn as_str(self) -> &'static str {
@@ -98,13 +91,9 @@ impl Family {
         match self {
             Family::Evm => "0x followed by 40 hexadecimal digits",
             Family::Solana => "a base58 public key of 32 bytes (32 to 44 characters)",
-            Family::Stellar => {
-                "a Stellar account G... (56 characters) or muxed account M... (69 characters)"
-            }
+            Family::Stellar => "a Stellar account G... (56 characters) or muxed account M... (69 characters)",
             Family::Tron => "a base58check address T... of 34 characters",
-            Family::Ton => {
-                "a user-friendly address EQ.../UQ... (48 characters) or a raw address 0:<64 hex>"
-            }
+            Family::Ton => "a user-friendly address EQ.../UQ... (48 characters) or a raw address 0:<64 hex>",
             Family::Starknet => "0x followed by 1 to 64 hexadecimal digits, below 2^251",
         }
     }
@@ -239,9 +228,7 @@ pub struct CatalogueError {
 
 impl CatalogueError {
     fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-        }
+        Self { message: message.into() }
     }
 }
 
@@ -265,16 +252,14 @@ pub struct Catalogue {
 impl Catalogue {
     /// The built-in catalogue (`catalogue.default.toml`).
     pub fn builtin() -> Catalogue {
-        let raw: toml::Table =
-            toml::from_str(BUILTIN_TOML).expect("the built-in catalogue is valid TOML");
+        let raw: toml::Table = toml::from_str(BUILTIN_TOML).expect("the built-in catalogue is valid TOML");
         Self::from_table(raw).expect("the built-in catalogue is consistent")
     }
 
     /// A catalogue from a config file: merged over the built-in one, unless the file says
     /// `inherit_builtin = false` (then it is complete by itself).
     pub fn from_toml(text: &str) -> Result<Catalogue, CatalogueError> {
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e| CatalogueError::new(e.to_string()))?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| CatalogueError::new(e.to_string()))?;
         match table.get("inherit_builtin") {
             Some(toml::Value::Boolean(false)) => Self::from_table(table),
             Some(toml::Value::Boolean(true)) | None => Self::builtin().merged(table),
@@ -284,8 +269,7 @@ impl Catalogue {
 
     /// This catalogue with `text` merged over it.
     pub fn with_overrides(self, text: &str) -> Result<Catalogue, CatalogueError> {
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e| CatalogueError::new(e.to_string()))?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| CatalogueError::new(e.to_string()))?;
         self.merged(table)
     }
 
@@ -297,8 +281,8 @@ impl Catalogue {
 
     fn from_table(mut raw: toml::Table) -> Result<Catalogue, CatalogueError> {
         raw.remove("inherit_builtin");
-        let file = RawFile::deserialize(toml::Value::Table(raw.clone()))
-            .map_err(|e| CatalogueError::new(e.to_string()))?;
+        let file =
+            RawFile::deserialize(toml::Value::Table(raw.clone())).map_err(|e| CatalogueError::new(e.to_string()))?;
         let (chains, fees) = resolve(file)?;
         Ok(Catalogue { raw, chains, fees })
     }
@@ -323,21 +307,14 @@ impl Catalogue {
 
     /// The sponsorship of `project_id` (all `false` when it is not sponsored).
     pub fn sponsorship(&self, project_id: &str) -> Sponsorship {
-        self.fees
-            .sponsored_projects
-            .get(project_id)
-            .copied()
-            .unwrap_or_default()
+        self.fees.sponsored_projects.get(project_id).copied().unwrap_or_default()
     }
 
     /// Speed class and estimated duration (ms) of a route: the slower class and the longer duration of
     /// the two chains. `None` when a chain is unknown.
     pub fn route_timing(&self, chain_in: &str, chain_out: &str) -> Option<(Speed, u64)> {
         let (a, b) = (self.chain(chain_in)?, self.chain(chain_out)?);
-        Some((
-            a.speed.max(b.speed),
-            a.estimated_duration_ms.max(b.estimated_duration_ms),
-        ))
+        Some((a.speed.max(b.speed), a.estimated_duration_ms.max(b.estimated_duration_ms)))
     }
 
     /// `None` when the address is valid for the chain's family, else a reason.
@@ -360,11 +337,7 @@ impl Catalogue {
 
     /// A fresh deposit address on `chain` from `seed` (deterministic), with chainMetadata for Stellar
     /// (a muxed M... address whose base G... address and memo id are in the metadata).
-    pub fn deposit_address(
-        &self,
-        chain: &str,
-        seed: u64,
-    ) -> Option<(String, Option<ChainMetadata>)> {
+    pub fn deposit_address(&self, chain: &str, seed: u64) -> Option<(String, Option<ChainMetadata>)> {
         let c = self.chain(chain)?;
         let bytes = sha256(format!("bridge-sandbox/deposit-address/{}/{seed}", c.id).as_bytes());
         Some(match c.family {
@@ -417,8 +390,7 @@ impl Catalogue {
         destination_chain: &str,
         token_out: Option<&str>,
     ) -> Vec<SupportedToken> {
-        let (Some(from), Some(to)) = (self.chain(deposit_chain), self.chain(destination_chain))
-        else {
+        let (Some(from), Some(to)) = (self.chain(deposit_chain), self.chain(destination_chain)) else {
             return Vec::new();
         };
         if from.id == to.id {
@@ -447,11 +419,7 @@ impl Catalogue {
     }
 
     /// Symbols bridgeable on both chains, in symbol order.
-    fn common_bridge_tokens<'a>(
-        &'a self,
-        from: &'a Chain,
-        to: &'a Chain,
-    ) -> impl Iterator<Item = &'a str> {
+    fn common_bridge_tokens<'a>(&'a self, from: &'a Chain, to: &'a Chain) -> impl Iterator<Item = &'a str> {
         from.tokens
             .values()
             .filter(move |t| t.bridgeable && to.token(&t.symbol).is_some_and(|o| o.bridgeable))
@@ -462,17 +430,9 @@ impl Catalogue {
     /// is bridgeable on both chains, else `token_out` when it is, else the first of
     /// [`FeeSettings::bridge_token_preference`] bridgeable on both, else the first such symbol in symbol
     /// order. `None` when no token is bridgeable on both chains (or a chain is unknown).
-    pub fn bridge_token(
-        &self,
-        chain_in: &str,
-        chain_out: &str,
-        token_in: &str,
-        token_out: &str,
-    ) -> Option<String> {
+    pub fn bridge_token(&self, chain_in: &str, chain_out: &str, token_in: &str, token_out: &str) -> Option<String> {
         let (from, to) = (self.chain(chain_in)?, self.chain(chain_out)?);
-        let both = |s: &str| {
-            from.token(s).is_some_and(|t| t.bridgeable) && to.token(s).is_some_and(|t| t.bridgeable)
-        };
+        let both = |s: &str| from.token(s).is_some_and(|t| t.bridgeable) && to.token(s).is_some_and(|t| t.bridgeable);
         [token_in, token_out]
             .into_iter()
             .chain(self.fees.bridge_token_preference.iter().map(String::as_str))
@@ -494,12 +454,7 @@ pub fn shorten(text: &str) -> String {
 /// correctly rounded `str::parse::<f64>` of its positional form). Its JSON text is the exact decimal
 /// whenever that has at most 15 significant digits.
 pub fn usd_number(value: Decimal) -> DecimalNumber {
-    value
-        .to_string()
-        .parse::<f64>()
-        .ok()
-        .and_then(|f| DecimalNumber::try_from(f).ok())
-        .unwrap_or_default()
+    value.to_string().parse::<f64>().ok().and_then(|f| DecimalNumber::try_from(f).ok()).unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -533,10 +488,7 @@ impl<'de> Deserialize<'de> for Dec {
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Dec, E> {
                 let parsed: DecimalString = v.parse().map_err(|e| E::custom(format!("{e}")))?;
-                parsed
-                    .to_decimal()
-                    .map(Dec)
-                    .map_err(|e| E::custom(format!("{e}")))
+                parsed.to_decimal().map(Dec).map_err(|e| E::custom(format!("{e}")))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dec, E> {
                 Ok(Dec(Decimal::from(v)))
@@ -701,10 +653,7 @@ struct RawChain {
 fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), CatalogueError> {
     let err = |m: String| CatalogueError::new(m);
     let percent = |name: &str, v: Option<Dec>| -> Result<Decimal, CatalogueError> {
-        let v = v
-            .ok_or_else(|| err(format!("missing `{name}`")))?
-            .0
-            .normalize();
+        let v = v.ok_or_else(|| err(format!("missing `{name}`")))?.0.normalize();
         if v.is_sign_negative() || v >= Decimal::ONE_HUNDRED || v.scale() > MAX_PERCENT_SCALE {
             return Err(err(format!(
                 "`{name}` = {v}: a percentage must be at least 0, below 100, with at most {MAX_PERCENT_SCALE} decimal places"
@@ -713,10 +662,7 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
         Ok(v)
     };
     let usd = |name: &str, v: Option<Dec>| -> Result<Decimal, CatalogueError> {
-        let v = v
-            .ok_or_else(|| err(format!("missing `{name}`")))?
-            .0
-            .normalize();
+        let v = v.ok_or_else(|| err(format!("missing `{name}`")))?.0.normalize();
         if v.is_sign_negative() {
             return Err(err(format!("`{name}` = {v} must not be negative")));
         }
@@ -729,27 +675,14 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
         .map(|p| {
             let max = p.max_limit_usd.and_then(|o| o.0).map(|d| d.normalize());
             if max.is_some_and(|m| m.is_sign_negative()) {
-                return Err(err(format!(
-                    "promotion {:?}: `max_limit_usd` must not be negative",
-                    p.name
-                )));
+                return Err(err(format!("promotion {:?}: `max_limit_usd` must not be negative", p.name)));
             }
-            Ok(PromotionSetting {
-                name: p.name,
-                max_limit_usd: max,
-                chains_out: p.chains_out,
-            })
+            Ok(PromotionSetting { name: p.name, max_limit_usd: max, chains_out: p.chains_out })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let threshold = file
-        .fees
-        .percentage_fee_threshold_usd
-        .and_then(|o| o.0)
-        .map(|d| d.normalize());
+    let threshold = file.fees.percentage_fee_threshold_usd.and_then(|o| o.0).map(|d| d.normalize());
     if threshold.is_some_and(|t| t.is_sign_negative()) {
-        return Err(err(
-            "`fees.percentage_fee_threshold_usd` must not be negative".into(),
-        ));
+        return Err(err("`fees.percentage_fee_threshold_usd` must not be negative".into()));
     }
     let fees = FeeSettings {
         platform_fee_usd: usd("fees.platform_fee_usd", file.fees.platform_fee_usd)?,
@@ -769,14 +702,8 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
             })
             .collect(),
         swap_fee_percentage: percent("swap.fee_percentage", file.swap.fee_percentage)?,
-        swap_slippage_percentage: percent(
-            "swap.slippage_percentage",
-            file.swap.slippage_percentage,
-        )?,
-        aggregator: file
-            .swap
-            .aggregator
-            .ok_or_else(|| err("missing `swap.aggregator`".into()))?,
+        swap_slippage_percentage: percent("swap.slippage_percentage", file.swap.slippage_percentage)?,
+        aggregator: file.swap.aggregator.ok_or_else(|| err("missing `swap.aggregator`".into()))?,
         bridge_token_preference: file.swap.bridge_token_preference.unwrap_or_default(),
     };
 
@@ -793,28 +720,15 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
         let native_decimals = raw
             .native_decimals
             .or(native.and_then(|n| n.decimals))
-            .ok_or_else(|| {
-                err(format!(
-                    "{here}: missing `native_decimals` (or `symbols.{native_symbol}.decimals`)"
-                ))
-            })?;
+            .ok_or_else(|| err(format!("{here}: missing `native_decimals` (or `symbols.{native_symbol}.decimals`)")))?;
         let native_usd_price = native
             .and_then(|n| n.usd_price)
-            .ok_or_else(|| {
-                err(format!(
-                    "{here}: missing `symbols.{native_symbol}.usd_price` (native token)"
-                ))
-            })?
+            .ok_or_else(|| err(format!("{here}: missing `symbols.{native_symbol}.usd_price` (native token)")))?
             .0
             .normalize();
-        check_price(
-            &format!("symbols.{native_symbol}.usd_price"),
-            native_usd_price,
-        )?;
+        check_price(&format!("symbols.{native_symbol}.usd_price"), native_usd_price)?;
         if native_decimals > MAX_TOKEN_DECIMALS {
-            return Err(err(format!(
-                "{here}: native decimals above {MAX_TOKEN_DECIMALS}"
-            )));
+            return Err(err(format!("{here}: native decimals above {MAX_TOKEN_DECIMALS}")));
         }
         let mut tokens = BTreeMap::new();
         for (symbol, t) in raw.tokens {
@@ -824,27 +738,16 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
             let at = format!("{here}.tokens.{symbol}");
             let sym = file.symbols.get(&symbol).cloned().unwrap_or_default();
             let f = &t.fields();
-            let need =
-                |name: &str, a: Option<Dec>, b: Option<Dec>| -> Result<Decimal, CatalogueError> {
-                    a.or(b).map(|d| d.0.normalize()).ok_or_else(|| {
-                        err(format!(
-                            "{at}: missing `{name}` (set it on the token or in [symbols.{symbol}])"
-                        ))
-                    })
-                };
-            let address = t
-                .address
-                .clone()
-                .ok_or_else(|| err(format!("{at}: missing `address`")))?;
+            let need = |name: &str, a: Option<Dec>, b: Option<Dec>| -> Result<Decimal, CatalogueError> {
+                a.or(b).map(|d| d.0.normalize()).ok_or_else(|| {
+                    err(format!("{at}: missing `{name}` (set it on the token or in [symbols.{symbol}])"))
+                })
+            };
+            let address = t.address.clone().ok_or_else(|| err(format!("{at}: missing `address`")))?;
             if !token_address_is_valid(family, &address) {
-                return Err(err(format!(
-                    "{at}: address {address:?} is not a valid {family} token address"
-                )));
+                return Err(err(format!("{at}: address {address:?} is not a valid {family} token address")));
             }
-            let decimals = f
-                .decimals
-                .or(sym.decimals)
-                .ok_or_else(|| err(format!("{at}: missing `decimals`")))?;
+            let decimals = f.decimals.or(sym.decimals).ok_or_else(|| err(format!("{at}: missing `decimals`")))?;
             if decimals > MAX_TOKEN_DECIMALS {
                 return Err(err(format!("{at}: decimals above {MAX_TOKEN_DECIMALS}")));
             }
@@ -860,28 +763,18 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
                 max_withdraw: need("max_withdraw", f.max_withdraw, sym.max_withdraw)?,
             };
             check_price(&format!("{at}.usd_price"), token.usd_price)?;
-            if token.min_deposit_usd.is_sign_negative()
-                || token.min_deposit_usd > token.max_deposit_usd
-            {
-                return Err(err(format!(
-                    "{at}: need 0 <= min_deposit_usd <= max_deposit_usd"
-                )));
+            if token.min_deposit_usd.is_sign_negative() || token.min_deposit_usd > token.max_deposit_usd {
+                return Err(err(format!("{at}: need 0 <= min_deposit_usd <= max_deposit_usd")));
             }
-            for (name, v) in [
-                ("max_deposit", token.max_deposit),
-                ("max_withdraw", token.max_withdraw),
-            ] {
+            for (name, v) in [("max_deposit", token.max_deposit), ("max_withdraw", token.max_withdraw)] {
                 if v <= Decimal::ZERO {
                     return Err(err(format!("{at}: `{name}` must be positive")));
                 }
                 // Every amount up to the limit must have an exact USD value.
-                let exact = v
-                    .checked_mul(token.usd_price)
-                    .is_some_and(|p| p.scale() == v.scale() + token.usd_price.scale());
+                let exact =
+                    v.checked_mul(token.usd_price).is_some_and(|p| p.scale() == v.scale() + token.usd_price.scale());
                 if !exact {
-                    return Err(err(format!(
-                        "{at}: `{name}` × usd_price exceeds exact decimal arithmetic"
-                    )));
+                    return Err(err(format!("{at}: `{name}` × usd_price exceeds exact decimal arithmetic")));
                 }
             }
             tokens.insert(symbol, token);
@@ -896,9 +789,7 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
             gas_fee_usd: usd(&format!("{here}.gas_fee_usd"), raw.gas_fee_usd)?,
             sweep_fee_usd: usd(&format!("{here}.sweep_fee_usd"), raw.sweep_fee_usd)?,
             speed: raw.speed.ok_or_else(|| missing("speed"))?,
-            estimated_duration_ms: raw
-                .estimated_duration_ms
-                .ok_or_else(|| missing("estimated_duration_ms"))?,
+            estimated_duration_ms: raw.estimated_duration_ms.ok_or_else(|| missing("estimated_duration_ms"))?,
             confirmations: raw.confirmations.ok_or_else(|| missing("confirmations"))?,
             block_time_ms: raw.block_time_ms.ok_or_else(|| missing("block_time_ms"))?,
         };
@@ -906,10 +797,7 @@ fn resolve(file: RawFile) -> Result<(BTreeMap<String, Chain>, FeeSettings), Cata
     }
     for p in &fees.promotions {
         if let Some(c) = p.chains_out.iter().find(|c| !chains.contains_key(*c)) {
-            return Err(err(format!(
-                "promotion {:?}: unknown chain {c:?} in `chains_out`",
-                p.name
-            )));
+            return Err(err(format!("promotion {:?}: unknown chain {c:?} in `chains_out`", p.name)));
         }
     }
     Ok((chains, fees))
@@ -932,18 +820,13 @@ fn check_price(name: &str, price: Decimal) -> Result<(), CatalogueError> {
 pub fn address_is_valid(family: Family, address: &str) -> bool {
     match family {
         Family::Evm => is_evm(address),
-        Family::Solana => {
-            (32..=44).contains(&address.len())
-                && base58_decode(address).is_some_and(|b| b.len() == 32)
-        }
+        Family::Solana => (32..=44).contains(&address.len()) && base58_decode(address).is_some_and(|b| b.len() == 32),
         Family::Tron => is_tron(address),
         Family::Ton => is_ton(address),
         Family::Starknet => is_starknet(address),
         Family::Stellar => {
-            (address.len() == 56
-                && strkey_decode(address, STRKEY_ACCOUNT).is_some_and(|p| p.len() == 32))
-                || (address.len() == 69
-                    && strkey_decode(address, STRKEY_MUXED).is_some_and(|p| p.len() == 40))
+            (address.len() == 56 && strkey_decode(address, STRKEY_ACCOUNT).is_some_and(|p| p.len() == 32))
+                || (address.len() == 69 && strkey_decode(address, STRKEY_MUXED).is_some_and(|p| p.len() == 40))
         }
     }
 }
@@ -1143,8 +1026,7 @@ const BASE64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvw
 fn base64url_encode(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let n =
-            chunk.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b)) << (8 * (3 - chunk.len()));
+        let n = chunk.iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b)) << (8 * (3 - chunk.len()));
         for i in 0..=chunk.len() {
             out.push(BASE64URL[((n >> (18 - 6 * i)) & 63) as usize] as char);
         }
@@ -1180,11 +1062,7 @@ fn crc16_xmodem(data: &[u8]) -> u16 {
     for &byte in data {
         crc ^= u16::from(byte) << 8;
         for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
         }
     }
     crc
@@ -1193,21 +1071,17 @@ fn crc16_xmodem(data: &[u8]) -> u16 {
 /// SHA-256 (FIPS 180-4).
 pub(crate) fn sha256(data: &[u8]) -> [u8; 32] {
     const K: [u32; 64] = [
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+        0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+        0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+        0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+        0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+        0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+        0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
         0xc67178f2,
     ];
-    let mut h: [u32; 8] = [
-        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-        0x5be0cd19,
-    ];
+    let mut h: [u32; 8] =
+        [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
     let mut msg = data.to_vec();
     msg.push(0x80);
     while msg.len() % 64 != 56 {
@@ -1222,20 +1096,13 @@ pub(crate) fn sha256(data: &[u8]) -> [u8; 32] {
         for i in 16..64 {
             let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
             let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
-            w[i] = w[i - 16]
-                .wrapping_add(s0)
-                .wrapping_add(w[i - 7])
-                .wrapping_add(s1);
+            w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
         }
         let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
         for i in 0..64 {
             let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
             let ch = (e & f) ^ (!e & g);
-            let t1 = hh
-                .wrapping_add(s1)
-                .wrapping_add(ch)
-                .wrapping_add(K[i])
-                .wrapping_add(w[i]);
+            let t1 = hh.wrapping_add(s1).wrapping_add(ch).wrapping_add(K[i]).wrapping_add(w[i]);
             let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
             let maj = (a & b) ^ (a & c) ^ (b & c);
             let t2 = s0.wrapping_add(maj);
@@ -1265,67 +1132,28 @@ mod tests {
 
     #[test]
     fn sha256_vectors() {
-        assert_eq!(
-            hex(&sha256(b"")),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
-        assert_eq!(
-            hex(&sha256(b"abc")),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(hex(&sha256(b"")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(hex(&sha256(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         let long = [b'a'; 1000];
-        assert_eq!(
-            hex(&sha256(&long)),
-            "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"
-        );
+        assert_eq!(hex(&sha256(&long)), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
     }
 
     #[test]
     fn base58_roundtrip() {
-        for bytes in [
-            vec![],
-            vec![0],
-            vec![0, 0, 1],
-            vec![255; 32],
-            (0..32).collect::<Vec<u8>>(),
-        ] {
-            assert_eq!(
-                base58_decode(&base58_encode(&bytes)).unwrap_or_default(),
-                bytes
-            );
+        for bytes in [vec![], vec![0], vec![0, 0, 1], vec![255; 32], (0..32).collect::<Vec<u8>>()] {
+            assert_eq!(base58_decode(&base58_encode(&bytes)).unwrap_or_default(), bytes);
         }
     }
 
     #[test]
     fn real_addresses_validate() {
-        assert!(address_is_valid(
-            Family::Tron,
-            "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
-        ));
-        assert!(!address_is_valid(
-            Family::Tron,
-            "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6u"
-        ));
-        assert!(address_is_valid(
-            Family::Solana,
-            "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
-        ));
-        assert!(address_is_valid(
-            Family::Ton,
-            "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs"
-        ));
-        assert!(!address_is_valid(
-            Family::Ton,
-            "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDt"
-        ));
-        assert!(address_is_valid(
-            Family::Stellar,
-            "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN"
-        ));
-        assert!(!address_is_valid(
-            Family::Stellar,
-            "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVM"
-        ));
+        assert!(address_is_valid(Family::Tron, "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"));
+        assert!(!address_is_valid(Family::Tron, "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6u"));
+        assert!(address_is_valid(Family::Solana, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"));
+        assert!(address_is_valid(Family::Ton, "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs"));
+        assert!(!address_is_valid(Family::Ton, "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDt"));
+        assert!(address_is_valid(Family::Stellar, "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN"));
+        assert!(!address_is_valid(Family::Stellar, "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVM"));
         assert!(address_is_valid(
             Family::Starknet,
             "0x049d36570d4e46f48e99674bd3fcc84644ddd6b96f7c741b1562b82f9e004dc7"

@@ -27,10 +27,7 @@ pub struct Clock {
 pub const LATEST_MS: i64 = 253_370_764_800_000;
 
 pub fn wall_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
 impl Clock {
@@ -41,11 +38,7 @@ impl Clock {
             (ClockMode::Manual, None) => (wall_ms(), 0),
             (ClockMode::Real, None) => (0, 0),
         };
-        Self {
-            mode,
-            value: AtomicI64::new(value),
-            floor: AtomicI64::new(floor),
-        }
+        Self { mode, value: AtomicI64::new(value), floor: AtomicI64::new(floor) }
     }
 
     pub fn mode(&self) -> ClockMode {
@@ -86,10 +79,7 @@ impl Clock {
 
     /// What to keep in the store: (value, last time answered).
     pub fn snapshot(&self) -> (i64, i64) {
-        (
-            self.value.load(Ordering::SeqCst),
-            self.floor.load(Ordering::SeqCst),
-        )
+        (self.value.load(Ordering::SeqCst), self.floor.load(Ordering::SeqCst))
     }
 }
 
@@ -101,22 +91,10 @@ mod tests {
     fn advances_stop_before_six_digit_years() {
         let clock = Clock::new(ClockMode::Manual, Some((1_700_000_000_000, 0)));
         assert_eq!(clock.try_advance(1_000), Some(1_700_000_001_000));
-        assert_eq!(
-            clock.try_advance(LATEST_MS),
-            None,
-            "past the latest time: refused"
-        );
+        assert_eq!(clock.try_advance(LATEST_MS), None, "past the latest time: refused");
         assert_eq!(clock.try_advance(i64::MAX), None, "overflow: refused");
-        assert_eq!(
-            clock.now_ms(),
-            1_700_000_001_000,
-            "a refused advance leaves the clock as it was"
-        );
-        assert_eq!(
-            clock.try_advance(LATEST_MS - 1_700_000_001_000),
-            Some(LATEST_MS),
-            "up to the latest time exactly"
-        );
+        assert_eq!(clock.now_ms(), 1_700_000_001_000, "a refused advance leaves the clock as it was");
+        assert_eq!(clock.try_advance(LATEST_MS - 1_700_000_001_000), Some(LATEST_MS), "up to the latest time exactly");
         assert_eq!(clock.try_advance(1), None);
 
         let real = Clock::new(ClockMode::Real, None);

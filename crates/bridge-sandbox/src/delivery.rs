@@ -38,9 +38,7 @@ const MAX_BACKOFF_MS: i64 = 3_600_000;
 
 /// The wait before attempt `attempt + 1`, after `attempt` failed: `1 s × 2^(attempt−1)`, ±20 %, capped.
 pub fn backoff_ms(attempt: u32, jitter: f64) -> i64 {
-    let base = 1_000i64
-        .saturating_mul(1i64 << (attempt.saturating_sub(1)).min(30))
-        .min(MAX_BACKOFF_MS);
+    let base = 1_000i64.saturating_mul(1i64 << (attempt.saturating_sub(1)).min(30)).min(MAX_BACKOFF_MS);
     let factor = 1.0 + 0.2 * jitter.clamp(-1.0, 1.0);
     ((base as f64) * factor) as i64
 }
@@ -53,15 +51,8 @@ struct InFlight {
 
 impl InFlight {
     fn start(busy: &Arc<Mutex<HashMap<String, usize>>>, url: &str) -> Self {
-        *busy
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(url.to_owned())
-            .or_default() += 1;
-        Self {
-            busy: busy.clone(),
-            url: url.to_owned(),
-        }
+        *busy.lock().unwrap_or_else(|e| e.into_inner()).entry(url.to_owned()).or_default() += 1;
+        Self { busy: busy.clone(), url: url.to_owned() }
     }
 }
 
@@ -91,18 +82,9 @@ impl Deliverer {
     /// A deliverer for the sandbox's outbox. It takes over the leases of any earlier deliverer of the data
     /// directory (one sandbox process per data directory), so what was in flight at a crash is retried at once.
     pub async fn new(sandbox: Sandbox, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder()
-            .timeout(TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
+        let http = reqwest::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build()?;
         sandbox.store_call(|s| s.release_leases()).await?;
-        Ok(Self {
-            sandbox,
-            signer,
-            http,
-            slots: Arc::new(Semaphore::new(IN_FLIGHT)),
-            busy: Default::default(),
-        })
+        Ok(Self { sandbox, signer, http, slots: Arc::new(Semaphore::new(IN_FLIGHT)), busy: Default::default() })
     }
 
     /// Starts every due delivery that a free slot allows; returns how many were started.
@@ -116,9 +98,7 @@ impl Deliverer {
         let busy = self.busy.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let due = self
             .sandbox
-            .store_call(move |s| {
-                s.take_due_deliveries(now, wall, wall + LEASE_MS, free as u64, PER_RECEIVER, &busy)
-            })
+            .store_call(move |s| s.take_due_deliveries(now, wall, wall + LEASE_MS, free as u64, PER_RECEIVER, &busy))
             .await?;
         let started = due.len();
         for delivery in due {
@@ -154,20 +134,11 @@ impl Deliverer {
                     .send()
                     .await;
                 match sent {
-                    Ok(response) if response.status().is_success() => {
-                        (Some(response.status().as_u16()), None)
-                    }
-                    Ok(response) => (
-                        Some(response.status().as_u16()),
-                        Some(format!("answered {}", response.status())),
-                    ),
+                    Ok(response) if response.status().is_success() => (Some(response.status().as_u16()), None),
+                    Ok(response) => (Some(response.status().as_u16()), Some(format!("answered {}", response.status()))),
                     Err(e) => (
                         None,
-                        Some(if e.is_timeout() {
-                            format!("no answer within {TIMEOUT:?}")
-                        } else {
-                            format!("{e}")
-                        }),
+                        Some(if e.is_timeout() { format!("no answer within {TIMEOUT:?}") } else { format!("{e}") }),
                     ),
                 }
             }
@@ -190,16 +161,8 @@ impl Deliverer {
                 tracing::warn!(event = %delivery.event_id, url = %delivery.url, attempt = delivery.attempt, error = %e, "webhook delivery failed; giving up")
             }
         }
-        let outcome = AttemptOutcome {
-            at_ms,
-            status,
-            error,
-            delivered,
-            next_ms,
-        };
-        self.sandbox
-            .store_call(move |s| s.record_attempt(&delivery, &outcome))
-            .await
+        let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms };
+        self.sandbox.store_call(move |s| s.record_attempt(&delivery, &outcome)).await
     }
 }
 

@@ -25,18 +25,11 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> axum::Router<S> {
     axum::Router::new()
         .route(
             "/openapi.json",
-            get(|| async {
-                (
-                    [(header::CONTENT_TYPE, "application/json")],
-                    bridge_contract::OPENAPI_JSON,
-                )
-            }),
+            get(|| async { ([(header::CONTENT_TYPE, "application/json")], bridge_contract::OPENAPI_JSON) }),
         )
         .route("/docs", get(|| async { Html(PAGE) }))
         .route(
             "/docs/rapidoc-min.js",
-            get(|| async {
-                ([(header::CONTENT_TYPE, "text/javascript")], RAPIDOC_JS).into_response()
-            }),
+            get(|| async { ([(header::CONTENT_TYPE, "text/javascript")], RAPIDOC_JS).into_response() }),
         )
 }

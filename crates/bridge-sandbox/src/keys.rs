@@ -32,23 +32,18 @@ impl Keys {
         };
         let pem_path = dir.join("webhook-rsa.pem");
         let webhook = match std::fs::read_to_string(&pem_path) {
-            Ok(pem) => WebhookSigner::from_pem(&pem)
-                .map_err(|e| anyhow::anyhow!("reading {}: {e}", pem_path.display()))?,
+            Ok(pem) => {
+                WebhookSigner::from_pem(&pem).map_err(|e| anyhow::anyhow!("reading {}: {e}", pem_path.display()))?
+            }
             Err(_) => {
-                let signer = WebhookSigner::generate()
-                    .map_err(|e| anyhow::anyhow!("making the webhook key: {e}"))?;
-                let pem = signer
-                    .private_key_pem()
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                let signer = WebhookSigner::generate().map_err(|e| anyhow::anyhow!("making the webhook key: {e}"))?;
+                let pem = signer.private_key_pem().map_err(|e| anyhow::anyhow!("{e}"))?;
                 write_private(&pem_path, &pem)?;
                 tracing::info!(path = %pem_path.display(), "made a new webhook signing key");
                 signer
             }
         };
-        Ok(Self {
-            jwt_secret,
-            webhook: std::sync::Arc::new(webhook),
-        })
+        Ok(Self { jwt_secret, webhook: std::sync::Arc::new(webhook) })
     }
 }
 

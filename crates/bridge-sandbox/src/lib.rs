@@ -58,39 +58,22 @@ pub fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     let keys = keys::Keys::load_or_create(&config.data_dir)?;
     let mut catalogue = catalogue::Catalogue::builtin();
     if let Some(path) = &config.catalogue {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        catalogue = catalogue
-            .with_overrides(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        catalogue = catalogue.with_overrides(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     }
     let stored_clock = store::Store::clock(&store)?;
     let clock = clock::Clock::new(config.clock, stored_clock);
-    let sandbox = Sandbox::new(
-        Arc::new(store),
-        catalogue,
-        clock,
-        keys.webhook.served_public_key(),
-    );
+    let sandbox = Sandbox::new(Arc::new(store), catalogue, clock, keys.webhook.served_public_key());
     Ok(Opened { sandbox, keys })
 }
 
 /// The whole HTTP application: the contract's routes (a panicking handler answers 503, see
 /// [`bridge_server::router`]), `/openapi.json`, `/docs`, tracing.
 pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
-    let auth = JwtAuthenticator::new()
-        .with_hs256(&opened.keys.jwt_secret)
-        .with_leeway_seconds(5);
-    bridge_server::router(
-        opened.sandbox.clone(),
-        auth,
-        ServerConfig {
-            errors,
-            ..ServerConfig::default()
-        },
-    )
-    .merge(docs::routes())
-    .layer(tower_http::trace::TraceLayer::new_for_http())
+    let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
+    bridge_server::router(opened.sandbox.clone(), auth, ServerConfig { errors, ..ServerConfig::default() })
+        .merge(docs::routes())
+        .layer(tower_http::trace::TraceLayer::new_for_http())
 }
 
 /// Serves until SIGINT/SIGTERM (or `shutdown` resolves), then stops gracefully.
@@ -99,9 +82,8 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let opened = open(&config)?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("binding {}", config.listen))?;
+    let listener =
+        tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("binding {}", config.listen))?;
     serve_on(opened, listener, config.errors, shutdown).await
 }
 
@@ -141,9 +123,7 @@ pub async fn serve_on(
             }
         }
     });
-    let result = axum::serve(listener, app(&opened, errors))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let result = axum::serve(listener, app(&opened, errors)).with_graceful_shutdown(shutdown).await;
     ticker.abort();
     courier.abort();
     let _ = sandbox.tick().await;
@@ -187,11 +167,7 @@ pub fn mint_token(
         sub: project.to_owned(),
         exp: now + ttl.as_secs(),
         iat: Some(now),
-        features: if post_bridge_data {
-            vec![bridge_server::auth::POST_BRIDGE_DATA.to_owned()]
-        } else {
-            vec![]
-        },
+        features: if post_bridge_data { vec![bridge_server::auth::POST_BRIDGE_DATA.to_owned()] } else { vec![] },
     };
     Ok(bridge_server::auth::sign_token(
         &claims,

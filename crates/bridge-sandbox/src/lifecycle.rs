@@ -45,9 +45,7 @@ use crate::store::{NewEvent, StoredBridge};
 pub const DEFAULT_DURATION_MS: i64 = 60_000;
 
 pub fn iso(ms: i64) -> String {
-    DateString::from_millis(ms)
-        .map(|d| d.to_string())
-        .unwrap_or_default()
+    DateString::from_millis(ms).map(|d| d.to_string()).unwrap_or_default()
 }
 
 /// The property names of a schema component, from the bundled document.
@@ -60,13 +58,7 @@ fn component_properties(name: &str) -> Option<&'static BTreeSet<String>> {
             .into_iter()
             .flatten()
             .map(|(k, v)| {
-                (
-                    k.clone(),
-                    v["properties"]
-                        .as_object()
-                        .map(|p| p.keys().cloned().collect())
-                        .unwrap_or_default(),
-                )
+                (k.clone(), v["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default())
             })
             .collect()
     });
@@ -75,10 +67,7 @@ fn component_properties(name: &str) -> Option<&'static BTreeSet<String>> {
 
 /// The record's family tag (`bridge` when absent).
 pub fn family(record: &Value) -> &str {
-    record
-        .get("_tag")
-        .and_then(Value::as_str)
-        .unwrap_or("bridge")
+    record.get("_tag").and_then(Value::as_str).unwrap_or("bridge")
 }
 
 /// A bridge event of `kind` (`BRIDGE_PENDING`, ...) from a record.
@@ -89,20 +78,14 @@ pub fn bridge_event(kind: &str, record: &Value) -> anyhow::Result<WebhookEvent> 
 /// A bridge event with members the record does not have (`addressNote` of a deposit-address bridge's events).
 /// The event's component follows production's shapes: a `type` variant per record family for PENDING, ACCEPTED
 /// and EXECUTED; the two shapes without `type` of CANCELLED; the one swap-shaped REFUNDED.
-pub fn bridge_event_with(
-    kind: &str,
-    record: &Value,
-    extra: Map<String, Value>,
-) -> anyhow::Result<WebhookEvent> {
+pub fn bridge_event_with(kind: &str, record: &Value, extra: Map<String, Value>) -> anyhow::Result<WebhookEvent> {
     let family = family(record);
     let kind_name: String = kind
         .trim_start_matches("BRIDGE_")
         .split('_')
         .map(|w| {
             let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + &c.as_str().to_ascii_lowercase())
-                .unwrap_or_default()
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + &c.as_str().to_ascii_lowercase()).unwrap_or_default()
         })
         .collect();
     let variant = match family {
@@ -115,15 +98,9 @@ pub fn bridge_event_with(
     } else {
         format!("Bridge{kind_name}{variant}Event")
     };
-    let allowed = component_properties(&component)
-        .ok_or_else(|| anyhow!("no event component {component}"))?;
-    let mut event: Map<String, Value> = record
-        .as_object()
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|(k, _)| allowed.contains(k))
-        .collect();
+    let allowed = component_properties(&component).ok_or_else(|| anyhow!("no event component {component}"))?;
+    let mut event: Map<String, Value> =
+        record.as_object().cloned().unwrap_or_default().into_iter().filter(|(k, _)| allowed.contains(k)).collect();
     event.extend(extra.into_iter().filter(|(k, _)| allowed.contains(k)));
     event.insert("_tag".into(), json!(kind));
     if allowed.contains("type") {
@@ -141,10 +118,7 @@ pub fn new_event(
     webhook_url: Option<String>,
 ) -> NewEvent {
     NewEvent {
-        id: format!(
-            "evt_{}",
-            ids::hex_digits(counter ^ 0x4556_0000_0000_0000, 24)
-        ),
+        id: format!("evt_{}", ids::hex_digits(counter ^ 0x4556_0000_0000_0000, 24)),
         project: project.to_owned(),
         created_ms: now_ms,
         event,
@@ -170,8 +144,8 @@ fn set_state(
 ) -> anyhow::Result<()> {
     let mut record = record;
     record["state"] = json!(state);
-    bridge.record = serde_json::from_value::<BridgeRecord>(record.clone())
-        .with_context(|| format!("record in state {state}"))?;
+    bridge.record =
+        serde_json::from_value::<BridgeRecord>(record.clone()).with_context(|| format!("record in state {state}"))?;
     bridge.state = state.to_owned();
     bridge.updated_ms = now_ms;
     bridge.next_ms = next_ms;
@@ -179,25 +153,14 @@ fn set_state(
 }
 
 /// The depositor paid: PENDING → PENDING_CONFIRMATION.
-pub fn deposit_seen(
-    bridge: &mut StoredBridge,
-    now_ms: i64,
-    tx_hash: &str,
-    block: i64,
-) -> anyhow::Result<()> {
+pub fn deposit_seen(bridge: &mut StoredBridge, now_ms: i64, tx_hash: &str, block: i64) -> anyhow::Result<()> {
     let mut record = serde_json::to_value(&bridge.record)?;
     let confirm = duration(&record) * 3 / 10;
     record["depositTxHash"] = json!(tx_hash);
     record["depositDiscoveredAt"] = json!(iso(now_ms));
     record["expectedDepositConfirmedAt"] = json!(iso(now_ms + confirm));
     record["expectedDepositConfirmedAtBlock"] = json!(block + 12);
-    set_state(
-        bridge,
-        record,
-        "PENDING_CONFIRMATION",
-        now_ms,
-        Some(now_ms + confirm),
-    )
+    set_state(bridge, record, "PENDING_CONFIRMATION", now_ms, Some(now_ms + confirm))
 }
 
 /// A deposit arrived for a CANCELLED bridgeSwap record: DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD, with the deposit as
@@ -217,9 +180,7 @@ pub fn late_deposit(bridge: &mut StoredBridge, now_ms: i64, tx_hash: &str) -> an
 }
 
 fn rejection(tx_hash: &str, at_ms: i64, reason: &str) -> anyhow::Result<Rejection> {
-    Ok(serde_json::from_value(
-        json!({"depositTxHash": tx_hash, "depositCommittedAt": iso(at_ms), "reason": reason}),
-    )?)
+    Ok(serde_json::from_value(json!({"depositTxHash": tx_hash, "depositCommittedAt": iso(at_ms), "reason": reason}))?)
 }
 
 /// The members of a record's deposit (its state's deposit block), removed from the record.
@@ -237,11 +198,7 @@ const DEPOSIT_MEMBERS: [&str; 9] = [
 
 /// The refund of a rejected deposit (the refund block of the refunded states).
 fn refund(record: &mut Value, now_ms: i64, seed: u64) {
-    let token_in = record
-        .get("tokenIn")
-        .or_else(|| record.get("token"))
-        .cloned()
-        .unwrap_or_default();
+    let token_in = record.get("tokenIn").or_else(|| record.get("token")).cloned().unwrap_or_default();
     record["refundTxHash"] = json!(ids::tx_hash(seed));
     record["refundTxTimestamp"] = json!(iso(now_ms));
     record["refundedToken"] = token_in;
@@ -260,10 +217,7 @@ pub fn plan_delayed(tx_hash: &str, block: i64) -> String {
 
 /// The deposit a delayed deposit-address bridge waits to see, if `plan` delays it.
 pub fn delayed_deposit(plan: &str) -> Option<(String, i64)> {
-    let mut parts = plan
-        .strip_prefix(PLAN_DELAYED)?
-        .strip_prefix(':')?
-        .split(':');
+    let mut parts = plan.strip_prefix(PLAN_DELAYED)?.strip_prefix(':')?.split(':');
     let tx_hash = parts.next()?.to_owned();
     let block = parts.next()?.parse().ok()?;
     Some((tx_hash, block))
@@ -274,11 +228,7 @@ const PLAN_DELAYED: &str = "delayed";
 pub const DELAY_MS: i64 = 30_000;
 
 /// Moves a bridge whose time has come one step on; returns the event kinds it emits.
-pub fn step(
-    bridge: &mut StoredBridge,
-    now_ms: i64,
-    seed: u64,
-) -> anyhow::Result<Vec<&'static str>> {
+pub fn step(bridge: &mut StoredBridge, now_ms: i64, seed: u64) -> anyhow::Result<Vec<&'static str>> {
     let mut record = serde_json::to_value(&bridge.record)?;
     let d = duration(&record);
     let plan = bridge.plan.clone();
@@ -292,13 +242,8 @@ pub fn step(
         }
         ("DEPOSIT_ACCEPTED", Some(PLAN_SWAP_FAILED)) => {
             // The swap failed: the deposit is rejected (kept as the record's rejection) and will be refunded.
-            let tx_hash = record["depositTxHash"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            bridge
-                .rejections
-                .push(rejection(&tx_hash, now_ms, "SWAP_FAILED")?);
+            let tx_hash = record["depositTxHash"].as_str().unwrap_or_default().to_owned();
+            bridge.rejections.push(rejection(&tx_hash, now_ms, "SWAP_FAILED")?);
             for member in DEPOSIT_MEMBERS {
                 record.as_object_mut().map(|r| r.remove(member));
             }
@@ -312,10 +257,11 @@ pub fn step(
             return Ok(vec![]);
         }
         ("SWAP_FAILED", _) | ("DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD", _) => {
-            let rejected =
-                bridge.rejections.last().cloned().ok_or_else(|| {
-                    anyhow!("bridge {} has no rejected deposit to refund", bridge.id)
-                })?;
+            let rejected = bridge
+                .rejections
+                .last()
+                .cloned()
+                .ok_or_else(|| anyhow!("bridge {} has no rejected deposit to refund", bridge.id))?;
             record["depositTxHash"] = json!(rejected.deposit_tx_hash);
             record["depositCommittedAt"] = json!(rejected.deposit_committed_at);
             record["reason"] = json!(rejected.reason);
@@ -337,23 +283,11 @@ pub fn step(
             record["depositCommittedAt"] = json!(iso(now_ms));
             record["depositConfirmedAt"] = json!(iso(now_ms));
             record["isConfirmed"] = json!(true);
-            set_state(
-                bridge,
-                record,
-                "DEPOSIT_ACCEPTED",
-                now_ms,
-                Some(now_ms + d / 10),
-            )?;
+            set_state(bridge, record, "DEPOSIT_ACCEPTED", now_ms, Some(now_ms + d / 10))?;
             Ok(vec![])
         }
         "DEPOSIT_ACCEPTED" => {
-            set_state(
-                bridge,
-                record,
-                "ACCEPTED",
-                now_ms,
-                Some(now_ms + d * 6 / 10),
-            )?;
+            set_state(bridge, record, "ACCEPTED", now_ms, Some(now_ms + d * 6 / 10))?;
             Ok(vec!["BRIDGE_ACCEPTED"])
         }
         "ACCEPTED" => {
@@ -364,10 +298,7 @@ pub fn step(
         }
         other => {
             bridge.next_ms = None;
-            Err(anyhow!(
-                "bridge {} in state {other} has nothing due",
-                bridge.id
-            ))
+            Err(anyhow!("bridge {} in state {other} has nothing due", bridge.id))
         }
     }
 }

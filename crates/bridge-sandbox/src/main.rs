@@ -15,13 +15,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 ///   bridge-sandbox serve                      # serves http://127.0.0.1:8080 (API reference at /docs)
 ///   bridge-sandbox token --project my-app     # prints a bearer token that sandbox accepts
 #[derive(Parser)]
-#[command(
-    name = "bridge-sandbox",
-    version,
-    about,
-    long_about,
-    verbatim_doc_comment
-)]
+#[command(name = "bridge-sandbox", version, about, long_about, verbatim_doc_comment)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -74,13 +68,7 @@ enum Errors {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve {
-            listen,
-            data,
-            clock,
-            catalogue,
-            errors,
-        } => {
+        Command::Serve { listen, data, clock, catalogue, errors } => {
             tracing_subscriber::fmt()
                 .with_env_filter(
                     tracing_subscriber::EnvFilter::try_from_default_env()
@@ -91,27 +79,12 @@ async fn main() -> anyhow::Result<()> {
                 Errors::First => ErrorsMode::First,
                 Errors::All => ErrorsMode::All,
             };
-            let config = SandboxConfig {
-                listen,
-                data_dir: data,
-                clock,
-                catalogue,
-                errors,
-            };
+            let config = SandboxConfig { listen, data_dir: data, clock, catalogue, errors };
             bridge_sandbox::serve(config, bridge_sandbox::shutdown_signal()).await
         }
-        Command::Token {
-            project,
-            post_bridge,
-            data,
-            ttl_hours,
-        } => {
-            let token = bridge_sandbox::mint_token(
-                &data,
-                &project,
-                post_bridge,
-                Duration::from_secs(ttl_hours * 3600),
-            )?;
+        Command::Token { project, post_bridge, data, ttl_hours } => {
+            let token =
+                bridge_sandbox::mint_token(&data, &project, post_bridge, Duration::from_secs(ttl_hours * 3600))?;
             println!("{token}");
             Ok(())
         }

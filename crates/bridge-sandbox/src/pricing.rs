@@ -129,20 +129,17 @@
 
 use bridge_contract::operations::{QuoteBridgeError, QuoteBridgeSwapError};
 use bridge_contract::{
-    BridgeQuote, BridgeQuoteRequest, BridgeSwapQuote, BridgeSwapQuoteRequest, DateString,
-    DecimalNumber, DecimalString, DepositAddressBridgeQuote, DepositLimitReached, GasBoost,
-    GasBoostGreaterThanReceiveAmount, InvalidRequest, IsSdaFlag, NegativeReceiveAmount,
-    NoBridgeTokenFoundError, NoRouteFoundError, PostBridgeData, Promotion,
-    QuoteBridgeSwapUnprocessable, QuoteBridgeUnprocessable, QuoteFees, QuoteMode, QuoteResponse,
-    RejectReason, SameChainSwapNotAvailable, SdaDepositBelowMinimum, SdaDepositLimitExceeded,
-    Speed, SponsoredFees, SwapQuote, WithdrawLimitReached,
+    BridgeQuote, BridgeQuoteRequest, BridgeSwapQuote, BridgeSwapQuoteRequest, DateString, DecimalNumber, DecimalString,
+    DepositAddressBridgeQuote, DepositLimitReached, GasBoost, GasBoostGreaterThanReceiveAmount, InvalidRequest,
+    IsSdaFlag, NegativeReceiveAmount, NoBridgeTokenFoundError, NoRouteFoundError, PostBridgeData, Promotion,
+    QuoteBridgeSwapUnprocessable, QuoteBridgeUnprocessable, QuoteFees, QuoteMode, QuoteResponse, RejectReason,
+    SameChainSwapNotAvailable, SdaDepositBelowMinimum, SdaDepositLimitExceeded, Speed, SponsoredFees, SwapQuote,
+    WithdrawLimitReached,
 };
 use rust_decimal::{Decimal, RoundingStrategy};
 
 pub use crate::catalogue::usd_number;
-use crate::catalogue::{
-    Catalogue, Chain, Family, FeeSettings, PromotionSetting, Sponsorship, Token,
-};
+use crate::catalogue::{Catalogue, Chain, Family, FeeSettings, PromotionSetting, Sponsorship, Token};
 
 /// The quote lifetime (expiresAt = now + this): 5 minutes.
 pub const QUOTE_LIFETIME_MS: i64 = 5 * 60 * 1000;
@@ -158,10 +155,7 @@ pub struct QuoteContext<'a> {
 
 /// POST /bridge/quote/user. Never panics; every refusal is a documented error (422 InvalidRequest for an
 /// unsupported chain/token, limits, NegativeReceiveAmount, GasBoostGreaterThanReceiveAmount, Sda* limits).
-pub fn quote_bridge(
-    ctx: &QuoteContext,
-    req: &BridgeQuoteRequest,
-) -> Result<BridgeQuote, QuoteBridgeError> {
+pub fn quote_bridge(ctx: &QuoteContext, req: &BridgeQuoteRequest) -> Result<BridgeQuote, QuoteBridgeError> {
     bridge_quote(ctx, req).map_err(Failure::into_bridge_error)
 }
 
@@ -193,11 +187,7 @@ pub fn quote_deposit(
     depositor: &str,
 ) -> Result<QuoteResponse, RejectReason> {
     let cat = ctx.catalogue;
-    if !cat
-        .supported_tokens(deposit_chain, destination_chain, token_out)
-        .iter()
-        .any(|t| t.symbol == token)
-    {
+    if !cat.supported_tokens(deposit_chain, destination_chain, token_out).iter().any(|t| t.symbol == token) {
         return Err(RejectReason::UnsupportedToken);
     }
     match amount.to_decimal() {
@@ -205,16 +195,12 @@ pub fn quote_deposit(
         Ok(_) => {}
         Err(e) => {
             return Err(match e.kind() {
-                bridge_contract::scalars::DecimalRangeErrorKind::TooManyDigits { .. } => {
-                    RejectReason::OverMax
-                }
+                bridge_contract::scalars::DecimalRangeErrorKind::TooManyDigits { .. } => RejectReason::OverMax,
                 _ => RejectReason::TerminalProcessingIssue,
             })
         }
     }
-    let (Some(chain_in), Some(chain_out)) =
-        (cat.chain(deposit_chain), cat.chain(destination_chain))
-    else {
+    let (Some(chain_in), Some(chain_out)) = (cat.chain(deposit_chain), cat.chain(destination_chain)) else {
         return Err(RejectReason::UnsupportedToken);
     };
     let token_out = token_out.unwrap_or(token);
@@ -231,21 +217,15 @@ pub fn quote_deposit(
     };
     let answer = (|| -> R<QuoteResponse> {
         let (t_in, t_out) = (
-            chain_in
-                .token(token)
-                .ok_or_else(|| no_route(token, token_out, chain_in, chain_out))?,
-            chain_out
-                .token(token_out)
-                .ok_or_else(|| no_route(token, token_out, chain_in, chain_out))?,
+            chain_in.token(token).ok_or_else(|| no_route(token, token_out, chain_in, chain_out))?,
+            chain_out.token(token_out).ok_or_else(|| no_route(token, token_out, chain_in, chain_out))?,
         );
         let route = route_between(cat, chain_in, chain_out, t_in, t_out)?;
         let priced = price(ctx, &route, &request)?;
         Ok(if route.is_swap() {
             QuoteResponse::BridgeSwap(priced.bridge_swap_quote(ctx, &route, &request)?)
         } else {
-            QuoteResponse::DepositAddressBridge(
-                priced.deposit_address_quote(ctx, &route, &request)?,
-            )
+            QuoteResponse::DepositAddressBridge(priced.deposit_address_quote(ctx, &route, &request)?)
         })
     })();
     answer.map_err(|f| f.reject_reason())
@@ -254,32 +234,16 @@ pub fn quote_deposit(
 /// The swaps of a bridge-swap quote as the `SwapQuote` objects of events (`preSwap`, `postSwap`): `None`
 /// for a side without a swap (or chains/tokens no longer in the catalogue). The pre-swap's `minAmountOut`
 /// applies the slippage to `bridgePayAmount`; the post-swap's is `minReceiveAmount`.
-pub fn swap_legs(
-    catalogue: &Catalogue,
-    quote: &BridgeSwapQuote,
-) -> (Option<SwapQuote>, Option<SwapQuote>) {
+pub fn swap_legs(catalogue: &Catalogue, quote: &BridgeSwapQuote) -> (Option<SwapQuote>, Option<SwapQuote>) {
     let fees = catalogue.fees();
-    let price = |chain: &str, symbol: &str| {
-        catalogue
-            .chain(chain)
-            .and_then(|c| c.token(symbol))
-            .map(|t| t.usd_price)
-    };
+    let price = |chain: &str, symbol: &str| catalogue.chain(chain).and_then(|c| c.token(symbol)).map(|t| t.usd_price);
     let usd = |amount: &DecimalString, p: Decimal| {
-        amount
-            .to_decimal()
-            .ok()
-            .and_then(|a| mul(a, p).ok())
-            .map(usd_number)
-            .unwrap_or_default()
+        amount.to_decimal().ok().and_then(|a| mul(a, p).ok()).map(usd_number).unwrap_or_default()
     };
     let pre = (quote.token_in != quote.bridge_token).then(|| {
         let p_in = price(&quote.chain_in, &quote.token_in)?;
         let p_b = price(&quote.chain_in, &quote.bridge_token)?;
-        let dp = catalogue
-            .chain(&quote.chain_in)?
-            .token(&quote.bridge_token)?
-            .decimals;
+        let dp = catalogue.chain(&quote.chain_in)?.token(&quote.bridge_token)?.decimals;
         let out = quote.bridge_pay_amount.to_decimal().ok()?;
         let min = mul(out, Decimal::ONE_HUNDRED - fees.swap_slippage_percentage)
             .and_then(|n| floor_div(n, Decimal::ONE_HUNDRED, dp))
@@ -383,19 +347,16 @@ impl Failure {
             Failure::SdaDepositLimitExceeded(_)
             | Failure::DepositLimitReached(_)
             | Failure::WithdrawLimitReached(_) => RejectReason::OverMax,
-            Failure::NoRouteFound(_)
-            | Failure::NoBridgeTokenFound(_)
-            | Failure::SameChainSwapNotAvailable(_) => RejectReason::NoRouteFound,
+            Failure::NoRouteFound(_) | Failure::NoBridgeTokenFound(_) | Failure::SameChainSwapNotAvailable(_) => {
+                RejectReason::NoRouteFound
+            }
             Failure::InvalidRequest(_) => RejectReason::TerminalProcessingIssue,
         }
     }
 }
 
 fn invalid_body(message: impl Into<String>) -> InvalidRequest {
-    InvalidRequest {
-        tag: Default::default(),
-        message: message.into(),
-    }
+    InvalidRequest { tag: Default::default(), message: message.into() }
 }
 
 fn invalid(message: impl Into<String>) -> Failure {
@@ -407,11 +368,7 @@ fn range_error() -> Failure {
 }
 
 /// Why a decimal string cannot be priced, without echoing all of it.
-fn out_of_range(
-    member: &str,
-    value: &DecimalString,
-    e: &bridge_contract::scalars::DecimalRangeError,
-) -> String {
+fn out_of_range(member: &str, value: &DecimalString, e: &bridge_contract::scalars::DecimalRangeError) -> String {
     use bridge_contract::scalars::DecimalRangeErrorKind as K;
     let why = match e.kind() {
         K::TooManyDecimalPlaces { needed } => {
@@ -422,10 +379,7 @@ fn out_of_range(
         }
         _ => "it has no exact rust_decimal value".to_owned(),
     };
-    format!(
-        "`{member}` {} is out of range: {why}",
-        shown(&value.to_string())
-    )
+    format!("`{member}` {} is out of range: {why}", shown(&value.to_string()))
 }
 
 /// `text`, cut to 64 characters for error messages.
@@ -482,10 +436,8 @@ fn unit(dp: u32) -> Decimal {
 /// The smallest multiple `q` of `10^-dp` with `q × den ≥ num` (`den > 0`).
 fn ceil_div(num: Decimal, den: Decimal, dp: u32) -> R<Decimal> {
     let u = unit(dp);
-    let mut q = num
-        .checked_div(den)
-        .ok_or_else(range_error)?
-        .round_dp_with_strategy(dp, RoundingStrategy::ToPositiveInfinity);
+    let mut q =
+        num.checked_div(den).ok_or_else(range_error)?.round_dp_with_strategy(dp, RoundingStrategy::ToPositiveInfinity);
     for _ in 0..8 {
         if mul(q, den)? >= num {
             break;
@@ -509,10 +461,8 @@ fn ceil_div(num: Decimal, den: Decimal, dp: u32) -> R<Decimal> {
 /// The largest multiple `q` of `10^-dp` with `q × den ≤ num` (`den > 0`).
 fn floor_div(num: Decimal, den: Decimal, dp: u32) -> R<Decimal> {
     let u = unit(dp);
-    let mut q = num
-        .checked_div(den)
-        .ok_or_else(range_error)?
-        .round_dp_with_strategy(dp, RoundingStrategy::ToNegativeInfinity);
+    let mut q =
+        num.checked_div(den).ok_or_else(range_error)?.round_dp_with_strategy(dp, RoundingStrategy::ToNegativeInfinity);
     for _ in 0..8 {
         if mul(q, den)? <= num {
             break;
@@ -543,26 +493,14 @@ fn usd_of(amount: Decimal, price: Decimal) -> R<DecimalNumber> {
 }
 
 /// `floor(x × priceIn × (100 − f) / (priceOut × 100))` at `dp`: the output of a swap.
-fn swap_out(
-    x: Decimal,
-    price_in: Decimal,
-    price_out: Decimal,
-    fee: Decimal,
-    dp: u32,
-) -> R<Decimal> {
+fn swap_out(x: Decimal, price_in: Decimal, price_out: Decimal, fee: Decimal, dp: u32) -> R<Decimal> {
     let num = mul(mul(x, price_in)?, Decimal::ONE_HUNDRED - fee)?;
     let den = mul(price_out, Decimal::ONE_HUNDRED)?;
     floor_div(num, den, dp)
 }
 
 /// The smallest input (at `dp`) whose [`swap_out`] is at least `out`.
-fn swap_in_for(
-    out: Decimal,
-    price_in: Decimal,
-    price_out: Decimal,
-    fee: Decimal,
-    dp: u32,
-) -> R<Decimal> {
+fn swap_in_for(out: Decimal, price_in: Decimal, price_out: Decimal, fee: Decimal, dp: u32) -> R<Decimal> {
     let num = mul(mul(out, price_out)?, Decimal::ONE_HUNDRED)?;
     let den = mul(price_in, Decimal::ONE_HUNDRED - fee)?;
     ceil_div(num, den, dp)
@@ -634,11 +572,7 @@ fn is_sda(flag: Option<IsSdaFlag>) -> bool {
 fn known_chain<'a>(cat: &'a Catalogue, member: &str, id: &str) -> R<&'a Chain> {
     cat.chain(id).ok_or_else(|| {
         let known: Vec<&str> = cat.chains().map(|c| c.id.as_str()).collect();
-        invalid(format!(
-            "`{member}`: unknown chain {:?}; supported chains: {}",
-            shown(id),
-            known.join(", ")
-        ))
+        invalid(format!("`{member}`: unknown chain {:?}; supported chains: {}", shown(id), known.join(", ")))
     })
 }
 
@@ -652,13 +586,9 @@ fn check_address(cat: &Catalogue, chain: &Chain, member: &str, address: &str) ->
 /// A plain route of `symbol` (bridgeable on both chains), or InvalidRequest.
 fn plain_route<'a>(chain_in: &'a Chain, chain_out: &'a Chain, symbol: &str) -> R<Route<'a>> {
     let on = |chain: &'a Chain| -> R<&'a Token> {
-        let token = chain.token(symbol).ok_or_else(|| {
-            invalid(format!(
-                "token {:?} is not supported on {}",
-                shown(symbol),
-                chain.id
-            ))
-        })?;
+        let token = chain
+            .token(symbol)
+            .ok_or_else(|| invalid(format!("token {:?} is not supported on {}", shown(symbol), chain.id)))?;
         if !token.bridgeable {
             return Err(invalid(format!(
                 "token {symbol:?} is not bridged from or to {}; use a bridge-swap quote",
@@ -668,15 +598,7 @@ fn plain_route<'a>(chain_in: &'a Chain, chain_out: &'a Chain, symbol: &str) -> R
         Ok(token)
     };
     let (t_in, t_out) = (on(chain_in)?, on(chain_out)?);
-    Ok(Route {
-        chain_in,
-        chain_out,
-        token_in: t_in,
-        token_out: t_out,
-        bridge_in: t_in,
-        bridge_out: t_out,
-        swap: false,
-    })
+    Ok(Route { chain_in, chain_out, token_in: t_in, token_out: t_out, bridge_in: t_in, bridge_out: t_out, swap: false })
 }
 
 /// The route between two tokens: plain when they are the same bridgeable symbol, else through a bridge
@@ -691,42 +613,23 @@ fn route_between<'a>(
     if t_in.symbol == t_out.symbol && t_in.bridgeable && t_out.bridgeable {
         return plain_route(chain_in, chain_out, &t_in.symbol);
     }
-    let symbol = cat
-        .bridge_token(&chain_in.id, &chain_out.id, &t_in.symbol, &t_out.symbol)
-        .ok_or_else(|| {
-            Failure::NoBridgeTokenFound(NoBridgeTokenFoundError {
-                tag: Default::default(),
-                message: format!(
-                    "no token is bridged between {} and {}",
-                    chain_in.id, chain_out.id
-                ),
-            })
-        })?;
-    let (Some(bridge_in), Some(bridge_out)) = (chain_in.token(&symbol), chain_out.token(&symbol))
-    else {
+    let symbol = cat.bridge_token(&chain_in.id, &chain_out.id, &t_in.symbol, &t_out.symbol).ok_or_else(|| {
+        Failure::NoBridgeTokenFound(NoBridgeTokenFoundError {
+            tag: Default::default(),
+            message: format!("no token is bridged between {} and {}", chain_in.id, chain_out.id),
+        })
+    })?;
+    let (Some(bridge_in), Some(bridge_out)) = (chain_in.token(&symbol), chain_out.token(&symbol)) else {
         return Err(invalid(format!("bridge token {symbol} is missing")));
     };
-    Ok(Route {
-        chain_in,
-        chain_out,
-        token_in: t_in,
-        token_out: t_out,
-        bridge_in,
-        bridge_out,
-        swap: true,
-    })
+    Ok(Route { chain_in, chain_out, token_in: t_in, token_out: t_out, bridge_in, bridge_out, swap: true })
 }
 
 /// The requested amount: exact, > 0, with at most `dp` decimal places (rounded down to them for deposits).
 fn requested_amount(value: &DecimalString, dp: u32, round_down: bool, what: &str) -> R<Decimal> {
-    let d = value
-        .to_decimal()
-        .map_err(|e| invalid(out_of_range("amount", value, &e)))?
-        .normalize();
+    let d = value.to_decimal().map_err(|e| invalid(out_of_range("amount", value, &e)))?.normalize();
     if round_down {
-        let rounded = d
-            .round_dp_with_strategy(dp, RoundingStrategy::ToZero)
-            .normalize();
+        let rounded = d.round_dp_with_strategy(dp, RoundingStrategy::ToZero).normalize();
         if rounded <= Decimal::ZERO {
             // a deposit smaller than one unit of the route: nothing would arrive (UNDER_MIN)
             return Err(negative(Decimal::ZERO));
@@ -734,10 +637,7 @@ fn requested_amount(value: &DecimalString, dp: u32, round_down: bool, what: &str
         return Ok(rounded);
     }
     if d <= Decimal::ZERO {
-        return Err(invalid(format!(
-            "`amount` must be greater than 0 (got {})",
-            shown(&value.to_string())
-        )));
+        return Err(invalid(format!("`amount` must be greater than 0 (got {})", shown(&value.to_string()))));
     }
     if d.scale() > dp {
         return Err(invalid(format!(
@@ -760,22 +660,11 @@ struct Boost {
 }
 
 /// The gas boost of `amountNative` on `chain_out`, paid in a token of `price` at `dp`.
-fn gas_boost(
-    value: Option<&DecimalString>,
-    chain_out: &Chain,
-    price: Decimal,
-    dp: u32,
-) -> R<Option<Boost>> {
+fn gas_boost(value: Option<&DecimalString>, chain_out: &Chain, price: Decimal, dp: u32) -> R<Option<Boost>> {
     let Some(value) = value else { return Ok(None) };
-    let n = value
-        .to_decimal()
-        .map_err(|e| invalid(out_of_range("amountNative", value, &e)))?
-        .normalize();
+    let n = value.to_decimal().map_err(|e| invalid(out_of_range("amountNative", value, &e)))?.normalize();
     if n.is_sign_negative() && !n.is_zero() {
-        return Err(invalid(format!(
-            "`amountNative` must not be negative (got {})",
-            shown(&value.to_string())
-        )));
+        return Err(invalid(format!("`amountNative` must not be negative (got {})", shown(&value.to_string()))));
     }
     if n.is_zero() {
         return Ok(None);
@@ -791,11 +680,7 @@ fn gas_boost(
     }
     let native_usd = mul(n, chain_out.native_usd_price)?;
     let cost = ceil_div(native_usd, price, dp)?;
-    Ok(Some(Boost {
-        amount_native: n,
-        native_usd,
-        cost,
-    }))
+    Ok(Some(Boost { amount_native: n, native_usd, cost }))
 }
 
 /// The priced bridged leg, in the bridged token.
@@ -836,11 +721,7 @@ impl<'a> LegPricing<'a> {
     fn new(ctx: &'a QuoteContext, route: &Route, is_sda: bool, boost: Option<Boost>) -> R<Self> {
         let fees = ctx.catalogue.fees();
         let (price, dp) = (route.bridge_in.usd_price, route.bridge_dp());
-        let source = if is_sda {
-            ceil_div(route.chain_in.sweep_fee_usd, price, dp)?
-        } else {
-            Decimal::ZERO
-        };
+        let source = if is_sda { ceil_div(route.chain_in.sweep_fee_usd, price, dp)? } else { Decimal::ZERO };
         Ok(LegPricing {
             fees,
             price,
@@ -848,10 +729,7 @@ impl<'a> LegPricing<'a> {
             gas: ceil_div(route.chain_out.gas_fee_usd, price, dp)?,
             source,
             platform: ceil_div(fees.platform_fee_usd, price, dp)?,
-            promotion: fees
-                .promotions
-                .iter()
-                .find(|p| p.covers(&route.chain_out.id)),
+            promotion: fees.promotions.iter().find(|p| p.covers(&route.chain_out.id)),
             sponsorship: ctx.catalogue.sponsorship(ctx.project_id),
             boost,
         })
@@ -862,33 +740,20 @@ impl<'a> LegPricing<'a> {
     }
 
     fn promotion_applies(&self, pay_usd: Decimal) -> bool {
-        self.promotion
-            .is_some_and(|p| p.max_limit_usd.is_none_or(|limit| pay_usd <= limit))
+        self.promotion.is_some_and(|p| p.max_limit_usd.is_none_or(|limit| pay_usd <= limit))
     }
 
     fn percentage_applies(&self, pay_usd: Decimal) -> bool {
-        self.fees.percentage_fee > Decimal::ZERO
-            && self
-                .fees
-                .percentage_fee_threshold_usd
-                .is_none_or(|t| pay_usd > t)
+        self.fees.percentage_fee > Decimal::ZERO && self.fees.percentage_fee_threshold_usd.is_none_or(|t| pay_usd > t)
     }
 
     fn percentage_fee(&self, pay: Decimal) -> R<Decimal> {
-        ceil_div(
-            mul(pay, self.fees.percentage_fee)?,
-            Decimal::ONE_HUNDRED,
-            self.dp,
-        )
+        ceil_div(mul(pay, self.fees.percentage_fee)?, Decimal::ONE_HUNDRED, self.dp)
     }
 
     /// (charged gas, source, platform), (sponsored gas, source, platform).
     fn fixed(&self, promotion: bool) -> ([Decimal; 3], [Decimal; 3]) {
-        let platform = if promotion {
-            Decimal::ZERO
-        } else {
-            self.platform
-        };
+        let platform = if promotion { Decimal::ZERO } else { self.platform };
         let split = |value: Decimal, sponsored: bool| {
             if sponsored {
                 (Decimal::ZERO, value)
@@ -921,11 +786,7 @@ impl<'a> LegPricing<'a> {
             sponsored_source_gas_fee: s_source,
             sponsored_platform_fee: s_platform,
             sponsored_fee,
-            promotion: if promotion {
-                self.promotion.cloned()
-            } else {
-                None
-            },
+            promotion: if promotion { self.promotion.cloned() } else { None },
             boost: self.boost,
         })
     }
@@ -933,11 +794,7 @@ impl<'a> LegPricing<'a> {
     /// `pay` mode.
     fn at_pay(&self, pay: Decimal) -> R<Leg> {
         let pay_usd = mul(pay, self.price)?;
-        let percentage = if self.percentage_applies(pay_usd) {
-            self.percentage_fee(pay)?
-        } else {
-            Decimal::ZERO
-        };
+        let percentage = if self.percentage_applies(pay_usd) { self.percentage_fee(pay)? } else { Decimal::ZERO };
         self.leg(pay, self.promotion_applies(pay_usd), percentage)
     }
 
@@ -949,11 +806,7 @@ impl<'a> LegPricing<'a> {
         for _ in 0..4 {
             let [g, s, p] = self.fixed(promotion).0;
             let base = add(add(add(target, g)?, s)?, p)?;
-            let pay = if percentage {
-                self.solve_percentage(base)?
-            } else {
-                base
-            };
+            let pay = if percentage { self.solve_percentage(base)? } else { base };
             let pay_usd = mul(pay, self.price)?;
             if promotion && !self.promotion_applies(pay_usd) {
                 promotion = false;
@@ -963,33 +816,22 @@ impl<'a> LegPricing<'a> {
                 percentage = true;
                 continue;
             }
-            let fee = if percentage {
-                self.percentage_fee(pay)?
-            } else {
-                Decimal::ZERO
-            };
+            let fee = if percentage { self.percentage_fee(pay)? } else { Decimal::ZERO };
             let leg = self.leg(pay, promotion, fee)?;
             if leg.receive != receive {
-                return Err(invalid(
-                    "internal error: receive-mode pricing is inconsistent",
-                ));
+                return Err(invalid("internal error: receive-mode pricing is inconsistent"));
             }
             return Ok(leg);
         }
-        Err(invalid(
-            "internal error: receive-mode pricing did not converge",
-        ))
+        Err(invalid("internal error: receive-mode pricing did not converge"))
     }
 
     /// The smallest `P` (at `dp`) with `P − ceil(P × r / 100) = base`.
     fn solve_percentage(&self, base: Decimal) -> R<Decimal> {
         let u = unit(self.dp);
         let net = |p: Decimal| -> R<Decimal> { sub(p, self.percentage_fee(p)?) };
-        let mut p = ceil_div(
-            mul(base, Decimal::ONE_HUNDRED)?,
-            Decimal::ONE_HUNDRED - self.fees.percentage_fee,
-            self.dp,
-        )?;
+        let mut p =
+            ceil_div(mul(base, Decimal::ONE_HUNDRED)?, Decimal::ONE_HUNDRED - self.fees.percentage_fee, self.dp)?;
         for _ in 0..64 {
             if net(p)? >= base {
                 break;
@@ -1005,9 +847,7 @@ impl<'a> LegPricing<'a> {
             }
         }
         if net(p)? != base {
-            return Err(invalid(
-                "internal error: no exact pay amount for the percentage fee",
-            ));
+            return Err(invalid("internal error: no exact pay amount for the percentage fee"));
         }
         Ok(p.normalize())
     }
@@ -1082,10 +922,7 @@ fn check_withdraw_limit(route: &Route, receive: Decimal) -> R<()> {
 }
 
 fn negative(receive: Decimal) -> Failure {
-    Failure::NegativeReceiveAmount(NegativeReceiveAmount {
-        tag: Default::default(),
-        receive_amount: dstr(receive),
-    })
+    Failure::NegativeReceiveAmount(NegativeReceiveAmount { tag: Default::default(), receive_amount: dstr(receive) })
 }
 
 /// Prices a request on a route (the model of the module documentation).
@@ -1093,30 +930,20 @@ fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> R<Priced> {
     let fees = ctx.catalogue.fees();
     let swap_fee = fees.swap_fee_percentage;
     let (bridge_dp, pay_dp, receive_dp) = (route.bridge_dp(), route.pay_dp(), route.receive_dp());
-    let (p_in, p_b_in, p_b_out, p_out) = (
-        route.token_in.usd_price,
-        route.bridge_in.usd_price,
-        route.bridge_out.usd_price,
-        route.token_out.usd_price,
-    );
+    let (p_in, p_b_in, p_b_out, p_out) =
+        (route.token_in.usd_price, route.bridge_in.usd_price, route.bridge_out.usd_price, route.token_out.usd_price);
     let amount = match req.mode {
         QuoteMode::Pay => requested_amount(
             req.amount,
             pay_dp,
             req.round_amount_down,
-            &format!(
-                "{} on this route from {}",
-                route.token_in.symbol, route.chain_in.id
-            ),
+            &format!("{} on this route from {}", route.token_in.symbol, route.chain_in.id),
         )?,
         QuoteMode::Receive => requested_amount(
             req.amount,
             receive_dp,
             req.round_amount_down,
-            &format!(
-                "{} on this route to {}",
-                route.token_out.symbol, route.chain_out.id
-            ),
+            &format!("{} on this route to {}", route.token_out.symbol, route.chain_out.id),
         )?,
     };
     let boost = gas_boost(req.amount_native, route.chain_out, p_b_in, bridge_dp)?;
@@ -1128,24 +955,18 @@ fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> R<Priced> {
             if req.is_sda {
                 check_sda_limits(route, pay)?;
             }
-            let bridge_pay = if route.pre_swap() {
-                swap_out(pay, p_in, p_b_in, swap_fee, bridge_dp)?
-            } else {
-                pay
-            };
+            let bridge_pay = if route.pre_swap() { swap_out(pay, p_in, p_b_in, swap_fee, bridge_dp)? } else { pay };
             let leg = pricing.at_pay(bridge_pay)?;
             if leg.receive_before_boost <= Decimal::ZERO {
                 return Err(negative(leg.receive_before_boost));
             }
             if let Some(b) = leg.boost {
                 if b.cost >= leg.receive_before_boost {
-                    return Err(Failure::GasBoostGreaterThanReceiveAmount(
-                        GasBoostGreaterThanReceiveAmount {
-                            tag: Default::default(),
-                            amount_native_token_cost: dstr(b.cost),
-                            receive_amount: dstr(leg.receive_before_boost),
-                        },
-                    ));
+                    return Err(Failure::GasBoostGreaterThanReceiveAmount(GasBoostGreaterThanReceiveAmount {
+                        tag: Default::default(),
+                        amount_native_token_cost: dstr(b.cost),
+                        receive_amount: dstr(leg.receive_before_boost),
+                    }));
                 }
             }
             let receive = if route.post_swap() {
@@ -1162,17 +983,10 @@ fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> R<Priced> {
         QuoteMode::Receive => {
             let receive = amount;
             check_withdraw_limit(route, receive)?;
-            let bridge_receive = if route.post_swap() {
-                swap_in_for(receive, p_b_out, p_out, swap_fee, bridge_dp)?
-            } else {
-                receive
-            };
+            let bridge_receive =
+                if route.post_swap() { swap_in_for(receive, p_b_out, p_out, swap_fee, bridge_dp)? } else { receive };
             let leg = pricing.at_receive(bridge_receive)?;
-            let pay = if route.pre_swap() {
-                swap_in_for(leg.pay, p_in, p_b_in, swap_fee, pay_dp)?
-            } else {
-                leg.pay
-            };
+            let pay = if route.pre_swap() { swap_in_for(leg.pay, p_in, p_b_in, swap_fee, pay_dp)? } else { leg.pay };
             check_deposit_limit(route, pay)?;
             if req.is_sda {
                 check_sda_limits(route, pay)?;
@@ -1181,19 +995,11 @@ fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> R<Priced> {
         }
     };
     let min_receive = floor_div(
-        mul(
-            receive,
-            Decimal::ONE_HUNDRED - fees.swap_slippage_percentage,
-        )?,
+        mul(receive, Decimal::ONE_HUNDRED - fees.swap_slippage_percentage)?,
         Decimal::ONE_HUNDRED,
         receive_dp,
     )?;
-    Ok(Priced {
-        pay,
-        receive,
-        min_receive,
-        leg,
-    })
+    Ok(Priced { pay, receive, min_receive, leg })
 }
 
 /// The members every quote variant has (with the wire names of the schema).
@@ -1265,12 +1071,9 @@ impl Priced {
         let (speed, duration) = ctx
             .catalogue
             .route_timing(&route.chain_in.id, &route.chain_out.id)
-            .map_or((None, None), |(s, d)| {
-                (Some(s), DecimalNumber::try_from(d as f64).ok())
-            });
+            .map_or((None, None), |(s, d)| (Some(s), DecimalNumber::try_from(d as f64).ok()));
         let expires_at =
-            DateString::from_millis(ctx.now.millis().saturating_add(QUOTE_LIFETIME_MS))
-                .unwrap_or(DateString::MAX);
+            DateString::from_millis(ctx.now.millis().saturating_add(QUOTE_LIFETIME_MS)).unwrap_or(DateString::MAX);
         Ok(Common {
             chain_in: route.chain_in.id.clone(),
             chain_out: route.chain_out.id.clone(),
@@ -1283,10 +1086,10 @@ impl Priced {
             recipient: req.recipient.clone(),
             expires_at,
             quote_id: ctx.quote_id.clone(),
-            promotion: leg.promotion.as_ref().map(|p| Promotion {
-                name: p.name.clone(),
-                max_limit_usd: p.max_limit_usd.map(usd_number),
-            }),
+            promotion: leg
+                .promotion
+                .as_ref()
+                .map(|p| Promotion { name: p.name.clone(), max_limit_usd: p.max_limit_usd.map(usd_number) }),
             gas_boost,
             speed,
             estimated_duration: duration,
@@ -1297,31 +1100,15 @@ impl Priced {
 
     fn bridge_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<BridgeQuote> {
         let c = self.common(ctx, route, req)?;
-        quote_variant(
-            c,
-            serde_json::json!({"_tag": "bridge", "token": route.token_in.symbol}),
-        )
+        quote_variant(c, serde_json::json!({"_tag": "bridge", "token": route.token_in.symbol}))
     }
 
-    fn deposit_address_quote(
-        &self,
-        ctx: &QuoteContext,
-        route: &Route,
-        req: &Request,
-    ) -> R<DepositAddressBridgeQuote> {
+    fn deposit_address_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<DepositAddressBridgeQuote> {
         let c = self.common(ctx, route, req)?;
-        quote_variant(
-            c,
-            serde_json::json!({"_tag": "depositAddressBridge", "token": route.token_in.symbol}),
-        )
+        quote_variant(c, serde_json::json!({"_tag": "depositAddressBridge", "token": route.token_in.symbol}))
     }
 
-    fn bridge_swap_quote(
-        &self,
-        ctx: &QuoteContext,
-        route: &Route,
-        req: &Request,
-    ) -> R<BridgeSwapQuote> {
+    fn bridge_swap_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<BridgeSwapQuote> {
         let c = self.common(ctx, route, req)?;
         let swap = BridgeSwapMembers {
             token_in: route.token_in.symbol.clone(),
@@ -1336,8 +1123,7 @@ impl Priced {
             usd_price_token_out: usd_number(route.token_out.usd_price),
             is_atomic_swap: Some(route.chain_in.family == Family::Evm),
         };
-        let mut extra =
-            serde_json::to_value(&swap).map_err(|e| invalid(format!("encoding a quote: {e}")))?;
+        let mut extra = serde_json::to_value(&swap).map_err(|e| invalid(format!("encoding a quote: {e}")))?;
         extra["_tag"] = serde_json::json!("bridgeSwap");
         quote_variant(c, extra)
     }
@@ -1364,8 +1150,7 @@ struct BridgeSwapMembers {
 /// One quote variant: the members every quote has, the variant's own members, decoded (and so checked) through
 /// the contract's type of that variant.
 fn quote_variant<T: serde::de::DeserializeOwned>(common: Common, own: serde_json::Value) -> R<T> {
-    let mut value =
-        serde_json::to_value(&common).map_err(|e| invalid(format!("encoding a quote: {e}")))?;
+    let mut value = serde_json::to_value(&common).map_err(|e| invalid(format!("encoding a quote: {e}")))?;
     if let (Some(map), serde_json::Value::Object(own)) = (value.as_object_mut(), own) {
         map.extend(own);
     }
@@ -1404,22 +1189,15 @@ fn bridge_swap_quote(ctx: &QuoteContext, req: &BridgeSwapQuoteRequest) -> R<Quot
     let chain_in = known_chain(cat, "chainIn", &req.chain_in)?;
     let chain_out = known_chain(cat, "chainOut", &req.chain_out)?;
     if chain_in.id == chain_out.id {
-        return Err(Failure::SameChainSwapNotAvailable(
-            SameChainSwapNotAvailable {
-                tag: Default::default(),
-                message: format!(
-                    "chainIn and chainOut are both {}: same-chain swaps are not available",
-                    chain_in.id
-                ),
-            },
-        ));
+        return Err(Failure::SameChainSwapNotAvailable(SameChainSwapNotAvailable {
+            tag: Default::default(),
+            message: format!("chainIn and chainOut are both {}: same-chain swaps are not available", chain_in.id),
+        }));
     }
-    let t_in = chain_in
-        .token(&req.token_in)
-        .ok_or_else(|| no_route(&req.token_in, &req.token_out, chain_in, chain_out))?;
-    let t_out = chain_out
-        .token(&req.token_out)
-        .ok_or_else(|| no_route(&req.token_in, &req.token_out, chain_in, chain_out))?;
+    let t_in =
+        chain_in.token(&req.token_in).ok_or_else(|| no_route(&req.token_in, &req.token_out, chain_in, chain_out))?;
+    let t_out =
+        chain_out.token(&req.token_out).ok_or_else(|| no_route(&req.token_in, &req.token_out, chain_in, chain_out))?;
     check_address(cat, chain_in, "depositor", &req.depositor)?;
     check_address(cat, chain_out, "recipient", &req.recipient)?;
     if let Some(refund) = &req.refund_address {
@@ -1466,14 +1244,8 @@ mod tests {
 
     #[test]
     fn ceil_and_floor_division() {
-        assert_eq!(
-            ceil_div(d("2"), d("3000"), 18).unwrap(),
-            d("0.000666666666666667")
-        );
-        assert_eq!(
-            floor_div(d("2"), d("3000"), 18).unwrap(),
-            d("0.000666666666666666")
-        );
+        assert_eq!(ceil_div(d("2"), d("3000"), 18).unwrap(), d("0.000666666666666667"));
+        assert_eq!(floor_div(d("2"), d("3000"), 18).unwrap(), d("0.000666666666666666"));
         assert_eq!(ceil_div(d("1"), d("1"), 6).unwrap(), d("1"));
         assert_eq!(floor_div(d("0.0000009"), d("1"), 6).unwrap(), d("0"));
         assert_eq!(ceil_div(d("0.0000001"), d("1"), 6).unwrap(), d("0.000001"));

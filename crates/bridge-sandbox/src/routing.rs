@@ -34,32 +34,22 @@ impl<'a> Deposit<'a> {
         chain: &'a str,
         amount_usd: DecimalNumber,
     ) -> Self {
-        Deposit {
-            token_symbol,
-            token_address,
-            sender,
-            chain,
-            amount_usd: amount_usd.as_f64(),
-        }
+        Deposit { token_symbol, token_address, sender, chain, amount_usd: amount_usd.as_f64() }
     }
 }
 
 /// Whether `matcher` matches the deposit (the rules stated on each `RoutingMatcher*` component of the schema).
 fn matches(matcher: &RoutingMatcher, d: &Deposit) -> bool {
-    let within = |bound: f64, inclusive: Option<bool>, above: bool| match (
-        above,
-        inclusive.unwrap_or(false),
-    ) {
+    let within = |bound: f64, inclusive: Option<bool>, above: bool| match (above, inclusive.unwrap_or(false)) {
         (true, true) => d.amount_usd >= bound,
         (true, false) => d.amount_usd > bound,
         (false, true) => d.amount_usd <= bound,
         (false, false) => d.amount_usd < bound,
     };
     match matcher {
-        RoutingMatcher::SentToken(m) => m
-            .symbols_or_addresses
-            .iter()
-            .any(|s| s == d.token_symbol || s.eq_ignore_ascii_case(d.token_address)),
+        RoutingMatcher::SentToken(m) => {
+            m.symbols_or_addresses.iter().any(|s| s == d.token_symbol || s.eq_ignore_ascii_case(d.token_address))
+        }
         RoutingMatcher::Sender(m) => m.addresses.iter().any(|a| a.eq_ignore_ascii_case(d.sender)),
         RoutingMatcher::DepositChain(m) => m.deposit_chains.iter().any(|c| c == d.chain),
         RoutingMatcher::SentAmountUsdLowerThan(m) => within(m.value.as_f64(), m.inclusive, false),
@@ -77,9 +67,7 @@ pub fn choose_route<'r>(routes: &'r [RoutingRoute], deposit: &Deposit) -> Option
     let mut ordered: Vec<&RoutingRoute> = routes.iter().collect();
     // A stable sort keeps the given order among equal priorities.
     ordered.sort_by_key(|r| (r.priority.is_none(), r.priority));
-    ordered
-        .into_iter()
-        .find(|r| r.matcher.as_ref().is_none_or(|m| matches(m, deposit)))
+    ordered.into_iter().find(|r| r.matcher.as_ref().is_none_or(|m| matches(m, deposit)))
 }
 
 /// Where an action sends a deposit.
@@ -102,13 +90,11 @@ pub fn destination(action: &RoutingAction) -> Destination<'_> {
     match action {
         RoutingAction::Bridge(b) => bridge_destination(b),
         RoutingAction::BridgeSwap(s) => swap_destination(s),
-        RoutingAction::Composite(c) => {
-            c.actions.first().and_then(transfer).unwrap_or(Destination {
-                destination_chain: "",
-                destination_address: "",
-                token_out: None,
-            })
-        }
+        RoutingAction::Composite(c) => c.actions.first().and_then(transfer).unwrap_or(Destination {
+            destination_chain: "",
+            destination_address: "",
+            token_out: None,
+        }),
     }
 }
 
@@ -176,24 +162,12 @@ pub async fn create(
         return Err(invalid(problem).into());
     }
     let deposit_address = loop {
-        let seed = sb
-            .next("routing-address")
-            .await
-            .map_err(storage::<CreateError>)?;
-        let Some((address, _)) = sb
-            .catalogue()
-            .deposit_address(&body.deposit_chain, seed ^ SEED_SPACE)
-        else {
-            return Err(
-                invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into(),
-            );
+        let seed = sb.next("routing-address").await.map_err(storage::<CreateError>)?;
+        let Some((address, _)) = sb.catalogue().deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
+            return Err(invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into());
         };
         let (c, a) = (body.deposit_chain.clone(), address.clone());
-        if !sb
-            .store_call(move |s| s.address_taken(&c, &a))
-            .await
-            .map_err(storage::<CreateError>)?
-        {
+        if !sb.store_call(move |s| s.address_taken(&c, &a)).await.map_err(storage::<CreateError>)? {
             break address;
         }
     };
@@ -210,19 +184,15 @@ pub async fn create(
         routes: address.routes.clone(),
         address_note: address.address_note.clone(),
     });
-    let event = sb
-        .make_event(&caller.project_id, created, body.webhook_url.clone())
-        .await
-        .map_err(storage::<CreateError>)?;
+    let event =
+        sb.make_event(&caller.project_id, created, body.webhook_url.clone()).await.map_err(storage::<CreateError>)?;
     let stored = StoredRoutingAddress {
         project: caller.project_id.clone(),
         address: address.clone(),
         webhook_url: body.webhook_url,
         created_ms: sb.now_ms(),
     };
-    sb.store_call(move |s| s.insert_routing_address(&stored, &[event]))
-        .await
-        .map_err(storage::<CreateError>)?;
+    sb.store_call(move |s| s.insert_routing_address(&stored, &[event])).await.map_err(storage::<CreateError>)?;
     tracing::info!(project = %caller.project_id, chain = %address.deposit_chain, address = %address.deposit_address, routes = address.routes.len(), "routing deposit address");
     Ok(address)
 }
@@ -240,11 +210,7 @@ mod tests {
     }
 
     fn route(priority: Option<i64>, matcher: Option<RoutingMatcher>, to: &str) -> RoutingRoute {
-        RoutingRoute {
-            matcher,
-            action: bridge_to(to),
-            priority,
-        }
+        RoutingRoute { matcher, action: bridge_to(to), priority }
     }
 
     fn tokens(list: &[&str]) -> Option<RoutingMatcher> {
@@ -255,24 +221,20 @@ mod tests {
     }
 
     fn lower(value: i32, inclusive: Option<bool>) -> Option<RoutingMatcher> {
-        Some(RoutingMatcher::SentAmountUsdLowerThan(
-            RoutingMatcherSentAmountUsdLowerThan {
-                tag: Default::default(),
-                value: value.into(),
-                inclusive,
-            },
-        ))
+        Some(RoutingMatcher::SentAmountUsdLowerThan(RoutingMatcherSentAmountUsdLowerThan {
+            tag: Default::default(),
+            value: value.into(),
+            inclusive,
+        }))
     }
 
     fn between(from: i32, to: i32, inclusive: Option<bool>) -> Option<RoutingMatcher> {
-        Some(RoutingMatcher::SentAmountUsdBetween(
-            RoutingMatcherSentAmountUsdBetween {
-                tag: Default::default(),
-                from: from.into(),
-                to: to.into(),
-                inclusive,
-            },
-        ))
+        Some(RoutingMatcher::SentAmountUsdBetween(RoutingMatcherSentAmountUsdBetween {
+            tag: Default::default(),
+            from: from.into(),
+            to: to.into(),
+            inclusive,
+        }))
     }
 
     fn chosen<'r>(routes: &'r [RoutingRoute], token: &str, usd: i32) -> Option<&'r str> {
@@ -288,12 +250,8 @@ mod tests {
 
     #[test]
     fn lower_priority_first_then_unprioritised_in_given_order() {
-        let routes = [
-            route(None, None, "a"),
-            route(Some(5), None, "b"),
-            route(Some(1), None, "c"),
-            route(None, None, "d"),
-        ];
+        let routes =
+            [route(None, None, "a"), route(Some(5), None, "b"), route(Some(1), None, "c"), route(None, None, "d")];
         assert_eq!(chosen(&routes, "USDC", 10), Some("c"));
         let routes = [route(None, None, "a"), route(None, None, "d")];
         assert_eq!(chosen(&routes, "USDC", 10), Some("a"));
@@ -305,11 +263,7 @@ mod tests {
     fn token_matches_by_exact_symbol_or_any_case_address() {
         let routes = [
             route(Some(1), tokens(&["USDC"]), "by-symbol"),
-            route(
-                Some(2),
-                tokens(&["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]),
-                "by-address",
-            ),
+            route(Some(2), tokens(&["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]), "by-address"),
         ];
         assert_eq!(chosen(&routes, "USDC", 10), Some("by-symbol"));
         assert_eq!(chosen(&routes, "usdc", 10), Some("by-address"));
@@ -318,38 +272,12 @@ mod tests {
 
     #[test]
     fn amount_bounds_are_strict_unless_inclusive() {
-        assert_eq!(
-            chosen(&[route(None, lower(100, None), "x")], "USDC", 100),
-            None
-        );
-        assert_eq!(
-            chosen(&[route(None, lower(100, Some(true)), "x")], "USDC", 100),
-            Some("x")
-        );
-        assert_eq!(
-            chosen(&[route(None, lower(100, None), "x")], "USDC", 99),
-            Some("x")
-        );
-        assert_eq!(
-            chosen(&[route(None, between(10, 100, None), "x")], "USDC", 10),
-            None
-        );
-        assert_eq!(
-            chosen(
-                &[route(None, between(10, 100, Some(true)), "x")],
-                "USDC",
-                10
-            ),
-            Some("x")
-        );
-        assert_eq!(
-            chosen(
-                &[route(None, between(10, 100, Some(true)), "x")],
-                "USDC",
-                101
-            ),
-            None
-        );
+        assert_eq!(chosen(&[route(None, lower(100, None), "x")], "USDC", 100), None);
+        assert_eq!(chosen(&[route(None, lower(100, Some(true)), "x")], "USDC", 100), Some("x"));
+        assert_eq!(chosen(&[route(None, lower(100, None), "x")], "USDC", 99), Some("x"));
+        assert_eq!(chosen(&[route(None, between(10, 100, None), "x")], "USDC", 10), None);
+        assert_eq!(chosen(&[route(None, between(10, 100, Some(true)), "x")], "USDC", 10), Some("x"));
+        assert_eq!(chosen(&[route(None, between(10, 100, Some(true)), "x")], "USDC", 101), None);
     }
 
     #[test]
@@ -365,14 +293,8 @@ mod tests {
             destination_address: "0xdest".into(),
             token_out: "USDT".into(),
         });
-        let action = RoutingAction::Composite(RoutingActionComposite {
-            tag: Default::default(),
-            actions: vec![swap],
-        });
+        let action = RoutingAction::Composite(RoutingActionComposite { tag: Default::default(), actions: vec![swap] });
         let to = destination(&action);
-        assert_eq!(
-            (to.destination_chain, to.destination_address, to.token_out),
-            ("ARBITRUM", "0xdest", Some("USDT"))
-        );
+        assert_eq!((to.destination_chain, to.destination_address, to.token_out), ("ARBITRUM", "0xdest", Some("USDT")));
     }
 }

@@ -13,9 +13,7 @@ use serde_json::{json, Value};
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
 use crate::lifecycle::{self, iso};
-use crate::store::{
-    AddressSearch, HistoryQuery, NewEvent, Store, StoredBridge, StoredDeposit, StoredQuote,
-};
+use crate::store::{AddressSearch, HistoryQuery, NewEvent, Store, StoredBridge, StoredDeposit, StoredQuote};
 use crate::{ids, pricing};
 
 /// How many of an address's deposits the public status lists.
@@ -30,19 +28,11 @@ fn events_page_limits() -> (f64, f64) {
     static LIMITS: std::sync::OnceLock<(f64, f64)> = std::sync::OnceLock::new();
     *LIMITS.get_or_init(|| {
         let doc = bridge_contract::openapi::document();
-        let parameters = doc["paths"]["/webhook/user-events-cursor"]["get"]["parameters"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let schema = parameters
-            .iter()
-            .find(|p| p["name"] == "pageSize")
-            .map(|p| p["schema"].clone())
-            .unwrap_or_default();
-        (
-            schema["default"].as_f64().unwrap_or(1.0),
-            schema["maximum"].as_f64().unwrap_or(1.0),
-        )
+        let parameters =
+            doc["paths"]["/webhook/user-events-cursor"]["get"]["parameters"].as_array().cloned().unwrap_or_default();
+        let schema =
+            parameters.iter().find(|p| p["name"] == "pageSize").map(|p| p["schema"].clone()).unwrap_or_default();
+        (schema["default"].as_f64().unwrap_or(1.0), schema["maximum"].as_f64().unwrap_or(1.0))
     })
 }
 
@@ -60,21 +50,14 @@ struct Inner {
 pub struct Sandbox(Arc<Inner>);
 
 pub(crate) fn invalid(message: impl Into<String>) -> InvalidRequest {
-    InvalidRequest {
-        tag: Default::default(),
-        message: message.into(),
-    }
+    InvalidRequest { tag: Default::default(), message: message.into() }
 }
 
 /// A failure of the store (or of the sandbox's own consistency checks), logged; answered 503
 /// `ServiceUnavailable`. Nothing was changed: every write is one transaction.
 pub(crate) fn storage<E: From<ServiceUnavailable>>(e: anyhow::Error) -> E {
     tracing::error!(error = %format!("{e:#}"), "storage failure");
-    ServiceUnavailable {
-        tag: Default::default(),
-        message: format!("the sandbox store failed: {e:#}"),
-    }
-    .into()
+    ServiceUnavailable { tag: Default::default(), message: format!("the sandbox store failed: {e:#}") }.into()
 }
 
 /// `postBridgeData` on a quote from a project without the feature: 422 (production documents no 403 on quotes).
@@ -86,19 +69,8 @@ fn post_bridge_data_not_enabled() -> InvalidRequest {
 }
 
 impl Sandbox {
-    pub fn new(
-        store: Arc<dyn Store>,
-        catalogue: Catalogue,
-        clock: Clock,
-        served_key: String,
-    ) -> Self {
-        Self(Arc::new(Inner {
-            store,
-            catalogue,
-            clock,
-            served_key,
-            tick: tokio::sync::Mutex::new(()),
-        }))
+    pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock, served_key: String) -> Self {
+        Self(Arc::new(Inner { store, catalogue, clock, served_key, tick: tokio::sync::Mutex::new(()) }))
     }
 
     pub fn now_ms(&self) -> i64 {
@@ -115,29 +87,16 @@ impl Sandbox {
         f: impl FnOnce(&dyn Store) -> anyhow::Result<T> + Send + 'static,
     ) -> anyhow::Result<T> {
         let store = self.0.store.clone();
-        tokio::task::spawn_blocking(move || f(&*store))
-            .await
-            .context("store task")?
+        tokio::task::spawn_blocking(move || f(&*store)).await.context("store task")?
     }
 
     async fn counter(&self, name: &'static str) -> anyhow::Result<u64> {
         self.db(move |s| s.next_counter(name)).await
     }
 
-    async fn event(
-        &self,
-        project: &str,
-        event: WebhookEvent,
-        webhook_url: Option<String>,
-    ) -> anyhow::Result<NewEvent> {
+    async fn event(&self, project: &str, event: WebhookEvent, webhook_url: Option<String>) -> anyhow::Result<NewEvent> {
         let n = self.counter("event").await?;
-        Ok(lifecycle::new_event(
-            project,
-            self.now_ms(),
-            n,
-            event,
-            webhook_url,
-        ))
+        Ok(lifecycle::new_event(project, self.now_ms(), n, event, webhook_url))
     }
 
     /// Moves every bridge whose time has come; returns how many steps were taken.
@@ -168,13 +127,7 @@ impl Sandbox {
                 for kind in kinds {
                     let n = self.counter("event").await?;
                     let event = lifecycle::bridge_event_with(kind, &record, extra.clone())?;
-                    events.push(lifecycle::new_event(
-                        &bridge.project,
-                        at,
-                        n,
-                        event,
-                        bridge.webhook_url.clone(),
-                    ));
+                    events.push(lifecycle::new_event(&bridge.project, at, n, event, bridge.webhook_url.clone()));
                 }
                 tracing::info!(bridge = %bridge.id, state = %bridge.state, "bridge advanced");
                 self.db(move |s| s.save_bridge(&bridge, &events)).await?;
@@ -185,15 +138,9 @@ impl Sandbox {
 
     /// The `addressNote` a deposit-address bridge's events carry: the note of the (routing) deposit address that
     /// received the deposit, when it has one.
-    async fn address_note_of(
-        &self,
-        record: &Value,
-    ) -> anyhow::Result<serde_json::Map<String, Value>> {
+    async fn address_note_of(&self, record: &Value) -> anyhow::Result<serde_json::Map<String, Value>> {
         let mut extra = serde_json::Map::new();
-        let (Some(chain), Some(address)) = (
-            record["chainIn"].as_str(),
-            record["depositAddress"].as_str(),
-        ) else {
+        let (Some(chain), Some(address)) = (record["chainIn"].as_str(), record["depositAddress"].as_str()) else {
             return Ok(extra);
         };
         let (chain, address) = (chain.to_owned(), address.to_owned());
@@ -201,9 +148,7 @@ impl Sandbox {
             .db(move |s| {
                 Ok(match s.address(&chain, &address)? {
                     Some(a) => a.address.address_note,
-                    None => s
-                        .routing_address(&chain, &address)?
-                        .and_then(|a| a.address.address_note),
+                    None => s.routing_address(&chain, &address)?.and_then(|a| a.address.address_note),
                 })
             })
             .await?;
@@ -214,11 +159,7 @@ impl Sandbox {
     }
 
     fn usd_price(&self, chain: &str, token: &str) -> Option<rust_decimal::Decimal> {
-        self.0
-            .catalogue
-            .chain(chain)
-            .and_then(|c| c.tokens.get(token))
-            .map(|t| t.usd_price)
+        self.0.catalogue.chain(chain).and_then(|c| c.tokens.get(token)).map(|t| t.usd_price)
     }
 
     /// The bridge record a committed quote becomes.
@@ -262,9 +203,7 @@ impl Sandbox {
         }
         let chain_in = q["chainIn"].as_str().unwrap_or_default();
         let price = |token: &Value| {
-            let p = self
-                .usd_price(chain_in, token.as_str().unwrap_or_default())
-                .unwrap_or_default();
+            let p = self.usd_price(chain_in, token.as_str().unwrap_or_default()).unwrap_or_default();
             DecimalNumber::try_from(p.to_string().parse::<f64>().unwrap_or(0.0)).unwrap_or_default()
         };
         match q["_tag"].as_str() {
@@ -295,8 +234,7 @@ impl Sandbox {
                 r["usdPrice"] = json!(price(&q["token"]));
             }
         }
-        serde_json::from_value::<BridgeRecord>(r.clone())
-            .context("a committed quote makes a valid record")?;
+        serde_json::from_value::<BridgeRecord>(r.clone()).context("a committed quote makes a valid record")?;
         Ok(r)
     }
 
@@ -324,12 +262,7 @@ impl Sandbox {
         })
     }
 
-    async fn new_quote(
-        &self,
-        caller: &Caller,
-        response: QuoteResponse,
-        mode: &QuoteMode,
-    ) -> anyhow::Result<()> {
+    async fn new_quote(&self, caller: &Caller, response: QuoteResponse, mode: &QuoteMode) -> anyhow::Result<()> {
         let id = match &response {
             QuoteResponse::Bridge(q) => q.quote_id.clone(),
             QuoteResponse::BridgeSwap(q) => q.quote_id.clone(),
@@ -363,35 +296,23 @@ impl Sandbox {
             });
             return last;
         }
-        if let Some(bridge) = bridge.filter(|b| {
-            !b.plan
-                .as_deref()
-                .is_some_and(|p| lifecycle::delayed_deposit(p).is_some())
-        }) {
+        if let Some(bridge) =
+            bridge.filter(|b| !b.plan.as_deref().is_some_and(|p| lifecycle::delayed_deposit(p).is_some()))
+        {
             let record = serde_json::to_value(&bridge.record).unwrap_or_default();
-            let amount_out: Option<DecimalString> =
-                serde_json::from_value(record["amountOut"].clone()).ok();
+            let amount_out: Option<DecimalString> = serde_json::from_value(record["amountOut"].clone()).ok();
             let fee: Option<DecimalString> = serde_json::from_value(record["fee"].clone()).ok();
             if let (Some(amount_out), Some(fee)) = (amount_out, fee) {
                 last.status = match bridge.state.as_str() {
                     "EXECUTED" => LastBridgeStatus::Executed(LastBridgeExecuted {
                         tag: Default::default(),
-                        withdraw_tx_hash: record["withdrawTxHash"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_owned(),
-                        withdraw_tx_timestamp: serde_json::from_value(
-                            record["withdrawCommittedAt"].clone(),
-                        )
-                        .unwrap_or(last.deposit_tx_timestamp),
+                        withdraw_tx_hash: record["withdrawTxHash"].as_str().unwrap_or_default().to_owned(),
+                        withdraw_tx_timestamp: serde_json::from_value(record["withdrawCommittedAt"].clone())
+                            .unwrap_or(last.deposit_tx_timestamp),
                         amount_out,
                         fee,
                     }),
-                    _ => LastBridgeStatus::Accepted(LastBridgeAccepted {
-                        tag: Default::default(),
-                        amount_out,
-                        fee,
-                    }),
+                    _ => LastBridgeStatus::Accepted(LastBridgeAccepted { tag: Default::default(), amount_out, fee }),
                 };
             }
         }
@@ -400,18 +321,11 @@ impl Sandbox {
 }
 
 impl BridgeApi for Sandbox {
-    async fn quote_bridge(
-        &self,
-        caller: Caller,
-        body: BridgeQuoteRequest,
-    ) -> Result<QuoteResponse, QuoteBridgeError> {
+    async fn quote_bridge(&self, caller: Caller, body: BridgeQuoteRequest) -> Result<QuoteResponse, QuoteBridgeError> {
         if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
             return Err(post_bridge_data_not_enabled().into());
         }
-        let quote_id = self
-            .quote_context_id()
-            .await
-            .map_err(storage::<QuoteBridgeError>)?;
+        let quote_id = self.quote_context_id().await.map_err(storage::<QuoteBridgeError>)?;
         let ctx = pricing::QuoteContext {
             catalogue: &self.0.catalogue,
             project_id: &caller.project_id,
@@ -420,9 +334,7 @@ impl BridgeApi for Sandbox {
         };
         let quote = pricing::quote_bridge(&ctx, &body)?;
         let quote = QuoteResponse::Bridge(quote);
-        self.new_quote(&caller, quote.clone(), &body.mode)
-            .await
-            .map_err(storage::<QuoteBridgeError>)?;
+        self.new_quote(&caller, quote.clone(), &body.mode).await.map_err(storage::<QuoteBridgeError>)?;
         Ok(quote)
     }
 
@@ -434,10 +346,7 @@ impl BridgeApi for Sandbox {
         if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
             return Err(post_bridge_data_not_enabled().into());
         }
-        let quote_id = self
-            .quote_context_id()
-            .await
-            .map_err(storage::<QuoteBridgeSwapError>)?;
+        let quote_id = self.quote_context_id().await.map_err(storage::<QuoteBridgeSwapError>)?;
         let ctx = pricing::QuoteContext {
             catalogue: &self.0.catalogue,
             project_id: &caller.project_id,
@@ -445,17 +354,11 @@ impl BridgeApi for Sandbox {
             quote_id,
         };
         let quote = pricing::quote_bridge_swap(&ctx, &body)?;
-        self.new_quote(&caller, quote.clone(), &body.mode)
-            .await
-            .map_err(storage::<QuoteBridgeSwapError>)?;
+        self.new_quote(&caller, quote.clone(), &body.mode).await.map_err(storage::<QuoteBridgeSwapError>)?;
         Ok(quote)
     }
 
-    async fn commit_quote(
-        &self,
-        caller: Caller,
-        path: CommitQuotePath,
-    ) -> Result<QuoteCommitted, CommitQuoteError> {
+    async fn commit_quote(&self, caller: Caller, path: CommitQuotePath) -> Result<QuoteCommitted, CommitQuoteError> {
         let (project, id) = (caller.project_id.clone(), path.quote_id.clone());
         let not_found = || QuoteNotFound {
             tag: Default::default(),
@@ -478,24 +381,12 @@ impl BridgeApi for Sandbox {
             QuoteResponse::BridgeSwap(q) => q.webhook_url.clone(),
             QuoteResponse::DepositAddressBridge(q) => q.webhook_url.clone(),
         };
-        let record = self
-            .record_from_quote(&quote, now, None)
-            .map_err(storage::<CommitQuoteError>)?;
-        let event = lifecycle::bridge_event("BRIDGE_PENDING", &record)
-            .map_err(storage::<CommitQuoteError>)?;
-        let event = self
-            .event(&caller.project_id, event, webhook_url.clone())
-            .await
-            .map_err(storage::<CommitQuoteError>)?;
+        let record = self.record_from_quote(&quote, now, None).map_err(storage::<CommitQuoteError>)?;
+        let event = lifecycle::bridge_event("BRIDGE_PENDING", &record).map_err(storage::<CommitQuoteError>)?;
+        let event =
+            self.event(&caller.project_id, event, webhook_url.clone()).await.map_err(storage::<CommitQuoteError>)?;
         let bridge = self
-            .stored_bridge(
-                &caller.project_id,
-                &quote.id,
-                record,
-                now,
-                Some(quote.expires_ms),
-                webhook_url,
-            )
+            .stored_bridge(&caller.project_id, &quote.id, record, now, Some(quote.expires_ms), webhook_url)
             .map_err(storage::<CommitQuoteError>)?;
         let quote_id = quote.id.clone();
         let committed = self
@@ -516,15 +407,10 @@ impl BridgeApi for Sandbox {
     ) -> Result<HistoryPage, ListBridgeHistoryError> {
         let (page, limit) = (query.page.as_f64(), query.limit.as_f64());
         if page < 1.0 || page.fract() != 0.0 {
-            return Err(
-                invalid("page must be a whole number, 1 or more (pages are 1-based)").into(),
-            );
+            return Err(invalid("page must be a whole number, 1 or more (pages are 1-based)").into());
         }
         if limit < 1.0 || limit.fract() != 0.0 || limit > MAX_HISTORY_LIMIT as f64 {
-            return Err(invalid(format!(
-                "limit must be a whole number from 1 to {MAX_HISTORY_LIMIT}"
-            ))
-            .into());
+            return Err(invalid(format!("limit must be a whole number from 1 to {MAX_HISTORY_LIMIT}")).into());
         }
         let q = HistoryQuery {
             state: query.state.map(|s| s.as_str().to_owned()),
@@ -534,33 +420,17 @@ impl BridgeApi for Sandbox {
             limit: limit as u64,
         };
         let project = caller.project_id.clone();
-        let (total, bridges) = self
-            .db(move |s| s.history(&project, &q))
-            .await
-            .map_err(storage::<ListBridgeHistoryError>)?;
+        let (total, bridges) =
+            self.db(move |s| s.history(&project, &q)).await.map_err(storage::<ListBridgeHistoryError>)?;
         Ok(HistoryPage {
             total_items: total,
-            items: bridges
-                .into_iter()
-                .map(|b| HistoryItem {
-                    bridge: b.record,
-                    rejections: b.rejections,
-                })
-                .collect(),
+            items: bridges.into_iter().map(|b| HistoryItem { bridge: b.record, rejections: b.rejections }).collect(),
         })
     }
 
-    async fn get_bridge(
-        &self,
-        caller: Caller,
-        path: GetBridgePath,
-    ) -> Result<BridgeRecord, GetBridgeError> {
+    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> {
         let (project, id) = (caller.project_id.clone(), path.bridge_id.clone());
-        match self
-            .db(move |s| s.bridge(&project, &id))
-            .await
-            .map_err(storage::<GetBridgeError>)?
-        {
+        match self.db(move |s| s.bridge(&project, &id)).await.map_err(storage::<GetBridgeError>)? {
             Some(b) => Ok(b.record),
             None => Err(invalid(format!("no bridge {}", path.bridge_id)).into()),
         }
@@ -586,15 +456,9 @@ impl BridgeApi for Sandbox {
                 .and_then(|hex| i64::from_str_radix(hex, 16).ok())
                 .ok_or_else(|| invalid("pageToken is not a token this sandbox gave out"))?,
         };
-        let size = query
-            .page_size
-            .map(|n| n.as_f64())
-            .unwrap_or(DEFAULT_SEARCH_PAGE as f64);
+        let size = query.page_size.map(|n| n.as_f64()).unwrap_or(DEFAULT_SEARCH_PAGE as f64);
         if size < 1.0 || size.fract() != 0.0 || size > MAX_SEARCH_PAGE as f64 {
-            return Err(invalid(format!(
-                "pageSize must be a whole number from 1 to {MAX_SEARCH_PAGE}"
-            ))
-            .into());
+            return Err(invalid(format!("pageSize must be a whole number from 1 to {MAX_SEARCH_PAGE}")).into());
         }
         let search = AddressSearch {
             address_note: query.address_note,
@@ -611,15 +475,8 @@ impl BridgeApi for Sandbox {
             .map_err(storage::<SearchDepositAddressesError>)?;
         let more = found.len() > size as usize;
         found.truncate(size as usize);
-        let next_page_token = if more {
-            found.last().map(|(seq, _)| format!("p{seq:x}"))
-        } else {
-            None
-        };
-        Ok(DepositAddressSearchPage {
-            next_page_token,
-            items: found.into_iter().map(|(_, a)| a.search_item).collect(),
-        })
+        let next_page_token = if more { found.last().map(|(seq, _)| format!("p{seq:x}")) } else { None };
+        Ok(DepositAddressSearchPage { next_page_token, items: found.into_iter().map(|(_, a)| a.search_item).collect() })
     }
 
     async fn get_deposit_address_public_status(
@@ -636,23 +493,14 @@ impl BridgeApi for Sandbox {
         let stored = match found {
             Some(a)
                 if a.project == caller.project_id
-                    && a.address.destination_address.as_deref()
-                        == Some(query.destination_address.as_str()) =>
+                    && a.address.destination_address.as_deref() == Some(query.destination_address.as_str()) =>
             {
                 a
             }
-            _ => {
-                return Err(PublicStatusUnprocessable::from(address_not_found(
-                    &path.deposit_address,
-                ))
-                .into())
-            }
+            _ => return Err(PublicStatusUnprocessable::from(address_not_found(&path.deposit_address)).into()),
         };
-        let (chain, address, project) = (
-            path.deposit_chain.clone(),
-            path.deposit_address.clone(),
-            caller.project_id.clone(),
-        );
+        let (chain, address, project) =
+            (path.deposit_chain.clone(), path.deposit_address.clone(), caller.project_id.clone());
         let deposits = self
             .db(move |s| {
                 let deposits = s.deposits(&chain, &address, LAST_BRIDGES)?;
@@ -674,10 +522,7 @@ impl BridgeApi for Sandbox {
             deposit_chain: stored.address.deposit_chain.clone(),
             destination_chain: stored.address.destination_chain.clone(),
             destination_address: query.destination_address,
-            last_bridges: deposits
-                .iter()
-                .map(|(d, b)| Self::live_status(d, b.as_ref()))
-                .collect(),
+            last_bridges: deposits.iter().map(|(d, b)| Self::live_status(d, b.as_ref())).collect(),
             chain_metadata: stored.address.chain_metadata.clone(),
         })
     }
@@ -692,23 +537,10 @@ impl BridgeApi for Sandbox {
         query: ListUserEventsQuery,
     ) -> Result<UserEventsPage, ListUserEventsError> {
         // The feed documents no 422: out-of-range values are brought into range (see the schema).
-        let since = query
-            .since_timestamp
-            .as_f64()
-            .floor()
-            .clamp(i64::MIN as f64, i64::MAX as f64) as i64;
-        let after = query
-            .page_token
-            .as_deref()
-            .and_then(|t| i64::from_str_radix(t, 16).ok())
-            .unwrap_or(0);
+        let since = query.since_timestamp.as_f64().floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
+        let after = query.page_token.as_deref().and_then(|t| i64::from_str_radix(t, 16).ok()).unwrap_or(0);
         let (default_size, max_size) = events_page_limits();
-        let size = query
-            .page_size
-            .map(|n| n.as_f64())
-            .unwrap_or(default_size)
-            .floor()
-            .clamp(1.0, max_size) as u64;
+        let size = query.page_size.map(|n| n.as_f64()).unwrap_or(default_size).floor().clamp(1.0, max_size) as u64;
         let project = caller.project_id.clone();
         let mut page = self
             .db(move |s| s.events(&project, since, after, size + 1))
@@ -716,15 +548,8 @@ impl BridgeApi for Sandbox {
             .map_err(storage::<ListUserEventsError>)?;
         let more = page.len() as u64 > size;
         page.truncate(size as usize);
-        let next_page_token = if more {
-            page.last().map(|(seq, _)| format!("{seq:024x}"))
-        } else {
-            None
-        };
-        Ok(UserEventsPage {
-            items: page.into_iter().map(|(_, e)| e).collect(),
-            next_page_token,
-        })
+        let next_page_token = if more { page.last().map(|(seq, _)| format!("{seq:024x}")) } else { None };
+        Ok(UserEventsPage { items: page.into_iter().map(|(_, e)| e).collect(), next_page_token })
     }
 
     async fn sandbox_deposit_bridge(
@@ -734,52 +559,47 @@ impl BridgeApi for Sandbox {
         body: SandboxBridgeDepositRequest,
     ) -> Result<BridgeRecord, SandboxDepositBridgeError> {
         let (project, id) = (caller.project_id.clone(), path.bridge_id.clone());
-        let mut bridge = self
-            .db(move |s| s.bridge(&project, &id))
-            .await
-            .map_err(storage::<SandboxDepositBridgeError>)?
-            .ok_or_else(|| BridgeNotFound {
-                tag: Default::default(),
-                message: format!("no bridge {}", path.bridge_id),
-            })?;
+        let mut bridge =
+            self.db(move |s| s.bridge(&project, &id)).await.map_err(storage::<SandboxDepositBridgeError>)?.ok_or_else(
+                || BridgeNotFound { tag: Default::default(), message: format!("no bridge {}", path.bridge_id) },
+            )?;
         let swap = matches!(bridge.record, BridgeRecord::BridgeSwap(_));
         let late = bridge.state == "CANCELLED" && swap;
         if bridge.state != "PENDING" && !late {
-            return Err(invalid(format!(
-                "bridge {} is {}, not PENDING",
-                bridge.id, bridge.state
-            ))
-            .into());
+            return Err(invalid(format!("bridge {} is {}, not PENDING", bridge.id, bridge.state)).into());
         }
         match body.outcome {
-            Some(SandboxBridgeOutcome::SwapFailed) if !swap => return Err(invalid("outcome swapFailed needs a bridgeSwap record").into()),
+            Some(SandboxBridgeOutcome::SwapFailed) if !swap => {
+                return Err(invalid("outcome swapFailed needs a bridgeSwap record").into())
+            }
             Some(SandboxBridgeOutcome::Failed) if !matches!(bridge.record, BridgeRecord::Bridge(_)) => {
-                return Err(invalid("outcome failed needs a single-token bridge record (a bridgeSwap record fails with swapFailed)").into())
+                return Err(invalid(
+                    "outcome failed needs a single-token bridge record (a bridgeSwap record fails with swapFailed)",
+                )
+                .into())
             }
             Some(outcome) if late && outcome != SandboxBridgeOutcome::Executed => {
-                return Err(invalid(format!("bridge {} is CANCELLED: a late deposit is refunded, whatever the outcome", bridge.id)).into())
+                return Err(invalid(format!(
+                    "bridge {} is CANCELLED: a late deposit is refunded, whatever the outcome",
+                    bridge.id
+                ))
+                .into())
             }
             Some(SandboxBridgeOutcome::SwapFailed) => bridge.plan = Some(lifecycle::PLAN_SWAP_FAILED.to_owned()),
             Some(SandboxBridgeOutcome::Failed) => bridge.plan = Some(lifecycle::PLAN_FAILED.to_owned()),
             Some(SandboxBridgeOutcome::Executed) | None => {}
         }
-        let seed = self
-            .counter("tx")
-            .await
-            .map_err(storage::<SandboxDepositBridgeError>)?;
+        let seed = self.counter("tx").await.map_err(storage::<SandboxDepositBridgeError>)?;
         let tx_hash = body.tx_hash.unwrap_or_else(|| ids::tx_hash(seed));
         let now = self.now_ms();
         if late {
-            lifecycle::late_deposit(&mut bridge, now, &tx_hash)
-                .map_err(storage::<SandboxDepositBridgeError>)?;
+            lifecycle::late_deposit(&mut bridge, now, &tx_hash).map_err(storage::<SandboxDepositBridgeError>)?;
         } else {
             lifecycle::deposit_seen(&mut bridge, now, &tx_hash, 1_000_000 + seed as i64)
                 .map_err(storage::<SandboxDepositBridgeError>)?;
         }
         let record = bridge.record.clone();
-        self.db(move |s| s.save_bridge(&bridge, &[]))
-            .await
-            .map_err(storage::<SandboxDepositBridgeError>)?;
+        self.db(move |s| s.save_bridge(&bridge, &[])).await.map_err(storage::<SandboxDepositBridgeError>)?;
         tracing::info!(project = %caller.project_id, bridge = %path.bridge_id, "deposit seen");
         Ok(record)
     }
@@ -807,12 +627,12 @@ impl BridgeApi for Sandbox {
         body: SandboxAdvanceClockRequest,
     ) -> Result<SandboxClock, SandboxAdvanceClockError> {
         let ms = i64::try_from(body.ms).map_err(|_| invalid("ms is too large"))?;
-        let now = self.0.clock.try_advance(ms).ok_or_else(|| {
-            invalid("the sandbox clock cannot be advanced past 9999-01-01T00:00:00.000Z")
-        })?;
-        self.tick()
-            .await
-            .map_err(storage::<SandboxAdvanceClockError>)?;
+        let now = self
+            .0
+            .clock
+            .try_advance(ms)
+            .ok_or_else(|| invalid("the sandbox clock cannot be advanced past 9999-01-01T00:00:00.000Z"))?;
+        self.tick().await.map_err(storage::<SandboxAdvanceClockError>)?;
         Ok(SandboxClock { now: now_date(now) })
     }
 
@@ -831,9 +651,7 @@ impl BridgeApi for Sandbox {
             .await
             .map_err(storage::<SandboxSendWebhookTestError>)?;
         let event_id = event.id.clone();
-        self.db(move |s| s.append_events(&[event]))
-            .await
-            .map_err(storage::<SandboxSendWebhookTestError>)?;
+        self.db(move |s| s.append_events(&[event])).await.map_err(storage::<SandboxSendWebhookTestError>)?;
         Ok(SandboxWebhookTest { event_id })
     }
 

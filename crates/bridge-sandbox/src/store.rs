@@ -123,12 +123,7 @@ pub trait Store: Send + Sync + 'static {
     fn insert_quote(&self, quote: &StoredQuote) -> Result<()>;
     fn quote(&self, project: &str, id: &str) -> Result<Option<StoredQuote>>;
     /// Marks the quote committed and inserts its bridge with its events; `false` if it was already committed.
-    fn commit_quote(
-        &self,
-        quote_id: &str,
-        bridge: &StoredBridge,
-        events: &[NewEvent],
-    ) -> Result<bool>;
+    fn commit_quote(&self, quote_id: &str, bridge: &StoredBridge, events: &[NewEvent]) -> Result<bool>;
 
     fn bridge(&self, project: &str, id: &str) -> Result<Option<StoredBridge>>;
     /// Inserts or replaces a bridge, with the events its change emits.
@@ -138,32 +133,15 @@ pub trait Store: Send + Sync + 'static {
     /// Quotes that expired uncommitted are simply dropped here (they can no longer be committed).
     fn history(&self, project: &str, query: &HistoryQuery) -> Result<(u64, Vec<StoredBridge>)>;
 
-    fn reusable_address(
-        &self,
-        project: &str,
-        deposit_chain: &str,
-        reuse_key: &str,
-    ) -> Result<Option<StoredAddress>>;
+    fn reusable_address(&self, project: &str, deposit_chain: &str, reuse_key: &str) -> Result<Option<StoredAddress>>;
     /// Inserts the addresses of one request and their events, all or nothing.
     fn insert_addresses(&self, addresses: &[StoredAddress], events: &[NewEvent]) -> Result<()>;
     fn address(&self, deposit_chain: &str, deposit_address: &str) -> Result<Option<StoredAddress>>;
     /// One page of a project's addresses in insertion order: (position, address).
-    fn search_addresses(
-        &self,
-        project: &str,
-        search: &AddressSearch,
-    ) -> Result<Vec<(i64, StoredAddress)>>;
+    fn search_addresses(&self, project: &str, search: &AddressSearch) -> Result<Vec<(i64, StoredAddress)>>;
     /// Inserts a routing deposit address and its event, atomically.
-    fn insert_routing_address(
-        &self,
-        address: &StoredRoutingAddress,
-        events: &[NewEvent],
-    ) -> Result<()>;
-    fn routing_address(
-        &self,
-        deposit_chain: &str,
-        deposit_address: &str,
-    ) -> Result<Option<StoredRoutingAddress>>;
+    fn insert_routing_address(&self, address: &StoredRoutingAddress, events: &[NewEvent]) -> Result<()>;
+    fn routing_address(&self, deposit_chain: &str, deposit_address: &str) -> Result<Option<StoredRoutingAddress>>;
     /// Whether an address on a chain is taken, by a deposit address or a routing deposit address.
     fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> Result<bool>;
     /// Records a deposit into an address, with the bridge it started (if any) and the events, atomically.
@@ -176,23 +154,12 @@ pub trait Store: Send + Sync + 'static {
         events: &[NewEvent],
     ) -> Result<()>;
     /// The most recent deposits into an address, newest first.
-    fn deposits(
-        &self,
-        deposit_chain: &str,
-        deposit_address: &str,
-        limit: u64,
-    ) -> Result<Vec<StoredDeposit>>;
+    fn deposits(&self, deposit_chain: &str, deposit_address: &str, limit: u64) -> Result<Vec<StoredDeposit>>;
 
     /// Appends events on their own.
     fn append_events(&self, events: &[NewEvent]) -> Result<()>;
     /// A project's events at or after `since_ms` with a sequence number above `after_seq`, in sequence order.
-    fn events(
-        &self,
-        project: &str,
-        since_ms: i64,
-        after_seq: i64,
-        limit: u64,
-    ) -> Result<Vec<(i64, WebhookEvent)>>;
+    fn events(&self, project: &str, since_ms: i64, after_seq: i64, limit: u64) -> Result<Vec<(i64, WebhookEvent)>>;
 
     /// Deliveries due at `now_ms` (sandbox clock) that no worker holds, oldest first; each is leased until
     /// `lease_until_wall_ms`. Leases are on the wall clock: they measure real time in flight, which moving the
@@ -326,12 +293,8 @@ fn to_json<T: Serialize>(value: &T) -> Result<String> {
 }
 
 fn from_json<T: DeserializeOwned>(text: &str) -> Result<T> {
-    serde_json::from_str(text).with_context(|| {
-        format!(
-            "stored JSON does not decode: {}",
-            text.chars().take(200).collect::<String>()
-        )
-    })
+    serde_json::from_str(text)
+        .with_context(|| format!("stored JSON does not decode: {}", text.chars().take(200).collect::<String>()))
 }
 
 impl SqliteStore {
@@ -339,18 +302,13 @@ impl SqliteStore {
     pub fn open(dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join("sandbox.db");
-        let mut conn =
-            Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
+        let mut conn = Connection::open(&path).with_context(|| format!("opening {}", path.display()))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        migrations()
-            .to_latest(&mut conn)
-            .context("migrating the sandbox database")?;
-        Ok(Self {
-            conn: Mutex::new(conn),
-        })
+        migrations().to_latest(&mut conn).context("migrating the sandbox database")?;
+        Ok(Self { conn: Mutex::new(conn) })
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
@@ -361,18 +319,13 @@ impl SqliteStore {
 
 /// Appends events, and an outbox row for each that has a `webhookUrl`, in the caller's transaction.
 fn insert_events(tx: &rusqlite::Transaction<'_>, events: &[NewEvent]) -> Result<()> {
-    let mut stmt = tx.prepare_cached("INSERT INTO events (id, project, created_ms, body, webhook_url) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-    let mut outbox = tx.prepare_cached(
-        "INSERT INTO outbox (event_id, project, url, next_ms) VALUES (?1, ?2, ?3, ?4)",
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO events (id, project, created_ms, body, webhook_url) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
+    let mut outbox =
+        tx.prepare_cached("INSERT INTO outbox (event_id, project, url, next_ms) VALUES (?1, ?2, ?3, ?4)")?;
     for e in events {
-        stmt.execute(params![
-            e.id,
-            e.project,
-            e.created_ms,
-            to_json(&e.event)?,
-            e.webhook_url
-        ])?;
+        stmt.execute(params![e.id, e.project, e.created_ms, to_json(&e.event)?, e.webhook_url])?;
         if let Some(url) = &e.webhook_url {
             outbox.execute(params![e.id, e.project, url, e.created_ms])?;
         }
@@ -394,18 +347,7 @@ fn upsert_bridge(tx: &rusqlite::Transaction<'_>, b: &StoredBridge) -> Result<()>
 const BRIDGE_COLUMNS: &str =
     "id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan";
 
-type BridgeRow = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    i64,
-    i64,
-    Option<i64>,
-    Option<String>,
-    Option<String>,
-);
+type BridgeRow = (String, String, String, String, String, i64, i64, Option<i64>, Option<String>, Option<String>);
 
 fn read_bridge(row: &rusqlite::Row<'_>) -> rusqlite::Result<BridgeRow> {
     Ok((
@@ -442,20 +384,10 @@ const ADDRESS_COLUMNS: &str = "seq, project, reuse_key, body, search_item, webho
 fn address_from_row(
     row: &rusqlite::Row<'_>,
 ) -> rusqlite::Result<(i64, String, String, String, String, Option<String>, i64)> {
-    Ok((
-        row.get(0)?,
-        row.get(1)?,
-        row.get(2)?,
-        row.get(3)?,
-        row.get(4)?,
-        row.get(5)?,
-        row.get(6)?,
-    ))
+    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?))
 }
 
-fn address_decode(
-    r: (i64, String, String, String, String, Option<String>, i64),
-) -> Result<(i64, StoredAddress)> {
+fn address_decode(r: (i64, String, String, String, String, Option<String>, i64)) -> Result<(i64, StoredAddress)> {
     Ok((
         r.0,
         StoredAddress {
@@ -472,11 +404,8 @@ fn address_decode(
 impl Store for SqliteStore {
     fn clock(&self) -> Result<Option<(i64, i64)>> {
         self.with(|c| {
-            let v: Option<String> = c
-                .query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| {
-                    r.get(0)
-                })
-                .optional()?;
+            let v: Option<String> =
+                c.query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| r.get(0)).optional()?;
             Ok(match v {
                 Some(text) => Some(from_json(&text)?),
                 None => None,
@@ -495,9 +424,13 @@ impl Store for SqliteStore {
         self.with(|c| {
             let tx = c.transaction()?;
             let key = format!("counter:{name}");
-            let current: Option<String> = tx.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| r.get(0)).optional()?;
+            let current: Option<String> =
+                tx.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| r.get(0)).optional()?;
             let next = current.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + 1;
-            tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value", params![key, next.to_string()])?;
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![key, next.to_string()],
+            )?;
             tx.commit()?;
             Ok(next)
         })
@@ -527,18 +460,11 @@ impl Store for SqliteStore {
         })
     }
 
-    fn commit_quote(
-        &self,
-        quote_id: &str,
-        bridge: &StoredBridge,
-        events: &[NewEvent],
-    ) -> Result<bool> {
+    fn commit_quote(&self, quote_id: &str, bridge: &StoredBridge, events: &[NewEvent]) -> Result<bool> {
         self.with(|c| {
             let tx = c.transaction()?;
-            let changed = tx.execute(
-                "UPDATE quotes SET committed = 1 WHERE id = ?1 AND committed = 0",
-                params![quote_id],
-            )?;
+            let changed =
+                tx.execute("UPDATE quotes SET committed = 1 WHERE id = ?1 AND committed = 0", params![quote_id])?;
             if changed == 0 {
                 return Ok(false);
             }
@@ -597,12 +523,7 @@ impl Store for SqliteStore {
         })
     }
 
-    fn reusable_address(
-        &self,
-        project: &str,
-        deposit_chain: &str,
-        reuse_key: &str,
-    ) -> Result<Option<StoredAddress>> {
+    fn reusable_address(&self, project: &str, deposit_chain: &str, reuse_key: &str) -> Result<Option<StoredAddress>> {
         self.with(|c| {
             let row = c
                 .query_row(
@@ -635,7 +556,9 @@ impl Store for SqliteStore {
         self.with(|c| {
             let row = c
                 .query_row(
-                    &format!("SELECT {ADDRESS_COLUMNS} FROM addresses WHERE deposit_chain = ?1 AND deposit_address = ?2"),
+                    &format!(
+                        "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE deposit_chain = ?1 AND deposit_address = ?2"
+                    ),
                     params![deposit_chain, deposit_address],
                     address_from_row,
                 )
@@ -644,11 +567,7 @@ impl Store for SqliteStore {
         })
     }
 
-    fn search_addresses(
-        &self,
-        project: &str,
-        s: &AddressSearch,
-    ) -> Result<Vec<(i64, StoredAddress)>> {
+    fn search_addresses(&self, project: &str, s: &AddressSearch) -> Result<Vec<(i64, StoredAddress)>> {
         self.with(|c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = ?1 AND seq > ?2
@@ -687,11 +606,7 @@ impl Store for SqliteStore {
         })
     }
 
-    fn routing_address(
-        &self,
-        deposit_chain: &str,
-        deposit_address: &str,
-    ) -> Result<Option<StoredRoutingAddress>> {
+    fn routing_address(&self, deposit_chain: &str, deposit_address: &str) -> Result<Option<StoredRoutingAddress>> {
         self.with(|c| {
             let row = c
                 .query_row(
@@ -738,12 +653,7 @@ impl Store for SqliteStore {
         })
     }
 
-    fn deposits(
-        &self,
-        deposit_chain: &str,
-        deposit_address: &str,
-        limit: u64,
-    ) -> Result<Vec<StoredDeposit>> {
+    fn deposits(&self, deposit_chain: &str, deposit_address: &str, limit: u64) -> Result<Vec<StoredDeposit>> {
         self.with(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT last_bridge, bridge_id FROM deposits WHERE deposit_chain = ?1 AND deposit_address = ?2 ORDER BY seq DESC LIMIT ?3",
@@ -804,7 +714,14 @@ impl Store for SqliteStore {
                     continue;
                 }
                 lease.execute(params![id, lease_until_wall_ms])?;
-                out.push(DueDelivery { outbox_id: id, event_id, project, url, event: from_json(&body)?, attempt: attempts as u32 + 1 });
+                out.push(DueDelivery {
+                    outbox_id: id,
+                    event_id,
+                    project,
+                    url,
+                    event: from_json(&body)?,
+                    attempt: attempts as u32 + 1,
+                });
             }
             drop(lease);
             tx.commit()?;
@@ -814,10 +731,7 @@ impl Store for SqliteStore {
 
     fn release_leases(&self) -> Result<()> {
         self.with(|c| {
-            c.execute(
-                "UPDATE outbox SET leased_until = NULL WHERE leased_until IS NOT NULL",
-                [],
-            )?;
+            c.execute("UPDATE outbox SET leased_until = NULL WHERE leased_until IS NOT NULL", [])?;
             Ok(())
         })
     }
@@ -879,13 +793,7 @@ impl Store for SqliteStore {
         })
     }
 
-    fn events(
-        &self,
-        project: &str,
-        since_ms: i64,
-        after_seq: i64,
-        limit: u64,
-    ) -> Result<Vec<(i64, WebhookEvent)>> {
+    fn events(&self, project: &str, since_ms: i64, after_seq: i64, limit: u64) -> Result<Vec<(i64, WebhookEvent)>> {
         self.with(|c| {
             // The sandbox clock never goes backwards, so sequence order is time order: find the first event at or
             // after `since_ms` through the time index, then page by sequence. Each page costs O(page size).

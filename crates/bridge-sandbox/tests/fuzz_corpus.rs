@@ -13,10 +13,7 @@ use std::path::PathBuf;
 fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
     let mut out = Vec::new();
-    for dir in [
-        root.join("corpus").join(target),
-        root.join("artifacts").join(target),
-    ] {
+    for dir in [root.join("corpus").join(target), root.join("artifacts").join(target)] {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -36,15 +33,9 @@ fn replay(target: &str, f: impl Fn(&[u8])) -> usize {
     let inputs = inputs(target);
     for (path, bytes) in &inputs {
         if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(bytes))) {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
-            panic!(
-                "{target}: {} panics: {}",
-                path.display(),
-                message.unwrap_or_default()
-            );
+            let message =
+                panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            panic!("{target}: {} panics: {}", path.display(), message.unwrap_or_default());
         }
     }
     inputs.len()
@@ -65,16 +56,9 @@ fn event_decoder_corpus() {
 #[test]
 fn webhook_verifier_corpus() {
     let inputs = inputs("webhook_verifier");
-    let verified = inputs
-        .iter()
-        .filter(|(_, bytes)| harness::webhook(bytes))
-        .count();
+    let verified = inputs.iter().filter(|(_, bytes)| harness::webhook(bytes)).count();
     // The seeds signed by Node verify (plain and upper-case, padded signatures); tampered ones do not.
-    assert!(
-        verified >= 8,
-        "{verified} of {} webhook inputs verified",
-        inputs.len()
-    );
+    assert!(verified >= 8, "{verified} of {} webhook inputs verified", inputs.len());
     for (path, bytes) in &inputs {
         let name = path.file_name().unwrap().to_string_lossy();
         if name.starts_with("signed-") {

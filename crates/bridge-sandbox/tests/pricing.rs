@@ -5,9 +5,9 @@ use std::sync::OnceLock;
 
 use bridge_contract::operations::{QuoteBridgeError, QuoteBridgeSwapError};
 use bridge_contract::{
-    BridgeQuote, BridgeQuoteRequest, BridgeSwapQuoteRequest, ChainMetadata, DateString,
-    DecimalNumber, DecimalString, IsSdaFlag, QuoteBridgeSwapUnprocessable,
-    QuoteBridgeUnprocessable, QuoteFees, QuoteMode, QuoteResponse, RejectReason, Speed,
+    BridgeQuote, BridgeQuoteRequest, BridgeSwapQuoteRequest, ChainMetadata, DateString, DecimalNumber, DecimalString,
+    IsSdaFlag, QuoteBridgeSwapUnprocessable, QuoteBridgeUnprocessable, QuoteFees, QuoteMode, QuoteResponse,
+    RejectReason, Speed,
 };
 use bridge_sandbox::catalogue::{Catalogue, Family};
 use bridge_sandbox::pricing::{
@@ -28,8 +28,7 @@ fn d(s: &str) -> Decimal {
 }
 
 fn dec(v: &DecimalString) -> Decimal {
-    v.to_decimal()
-        .expect("quote amounts are rust_decimal values")
+    v.to_decimal().expect("quote amounts are rust_decimal values")
 }
 
 fn ds(s: &str) -> DecimalString {
@@ -171,11 +170,7 @@ fn swap_err(cat: &Catalogue, req: &BridgeSwapQuoteRequest) -> QuoteBridgeSwapErr
 fn assert_usd(what: &str, number: DecimalNumber, amount: Decimal, price: Decimal) {
     let exact = amount.checked_mul(price).unwrap();
     let nearest: f64 = exact.to_string().parse().unwrap();
-    assert_eq!(
-        number.as_f64(),
-        nearest,
-        "{what}: {number} is not the nearest number to {amount} × {price} = {exact}"
-    );
+    assert_eq!(number.as_f64(), nearest, "{what}: {number} is not the nearest number to {amount} × {price} = {exact}");
 }
 
 fn unit(dp: u32) -> Decimal {
@@ -235,10 +230,7 @@ fn check_fees(
 ) {
     let settings = cat.fees();
     let (cin, cout) = (cat.chain(chain_in).unwrap(), cat.chain(chain_out).unwrap());
-    let (t_in, t_out) = (
-        cin.token(bridge_token).unwrap(),
-        cout.token(bridge_token).unwrap(),
-    );
+    let (t_in, t_out) = (cin.token(bridge_token).unwrap(), cout.token(bridge_token).unwrap());
     let (p, dp) = (t_in.usd_price, t_in.decimals.min(t_out.decimals));
     let sponsorship = cat.sponsorship(project);
     let f = |v: &DecimalString| dec(v);
@@ -246,10 +238,7 @@ fn check_fees(
     // fee = gasFee + sourceGasFee + platformFee + percentageFee, exactly
     assert_eq!(
         f(&fees.fee),
-        f(&fees.gas_fee)
-            + f(&fees.source_gas_fee)
-            + f(&fees.platform_fee)
-            + f(&fees.percentage_fee)
+        f(&fees.gas_fee) + f(&fees.source_gas_fee) + f(&fees.platform_fee) + f(&fees.percentage_fee)
     );
     for (name, v) in [
         ("fee", &fees.fee),
@@ -258,140 +247,62 @@ fn check_fees(
         ("platformFee", &fees.platform_fee),
         ("percentageFee", &fees.percentage_fee),
     ] {
-        assert!(
-            f(v) >= Decimal::ZERO && f(v).scale() <= dp,
-            "{name} {v} is not an amount at precision {dp}"
-        );
+        assert!(f(v) >= Decimal::ZERO && f(v).scale() <= dp, "{name} {v} is not an amount at precision {dp}");
     }
     // gas fee: ceil(gas_fee_usd / p), charged or sponsored
     let gas = ceil_to(cout.gas_fee_usd / p, dp);
-    assert!(
-        gas * p >= cout.gas_fee_usd && (gas.is_zero() || (gas - unit(dp)) * p < cout.gas_fee_usd)
-    );
-    let sponsored = fees
-        .sponsored_fees
-        .as_ref()
-        .expect("sponsoredFees is always present");
+    assert!(gas * p >= cout.gas_fee_usd && (gas.is_zero() || (gas - unit(dp)) * p < cout.gas_fee_usd));
+    let sponsored = fees.sponsored_fees.as_ref().expect("sponsoredFees is always present");
     if sponsorship.gas_fee {
-        assert_eq!(
-            (f(&fees.gas_fee), f(&sponsored.gas_fee)),
-            (Decimal::ZERO, gas)
-        );
+        assert_eq!((f(&fees.gas_fee), f(&sponsored.gas_fee)), (Decimal::ZERO, gas));
     } else {
-        assert_eq!(
-            (f(&fees.gas_fee), f(&sponsored.gas_fee)),
-            (gas, Decimal::ZERO)
-        );
+        assert_eq!((f(&fees.gas_fee), f(&sponsored.gas_fee)), (gas, Decimal::ZERO));
     }
     // source gas fee: SDA only
-    let source = if is_sda {
-        ceil_to(cin.sweep_fee_usd / p, dp)
-    } else {
-        Decimal::ZERO
-    };
+    let source = if is_sda { ceil_to(cin.sweep_fee_usd / p, dp) } else { Decimal::ZERO };
     if sponsorship.source_gas_fee {
-        assert_eq!(
-            (f(&fees.source_gas_fee), f(&sponsored.source_gas_fee)),
-            (Decimal::ZERO, source)
-        );
+        assert_eq!((f(&fees.source_gas_fee), f(&sponsored.source_gas_fee)), (Decimal::ZERO, source));
     } else {
-        assert_eq!(
-            (f(&fees.source_gas_fee), f(&sponsored.source_gas_fee)),
-            (source, Decimal::ZERO)
-        );
+        assert_eq!((f(&fees.source_gas_fee), f(&sponsored.source_gas_fee)), (source, Decimal::ZERO));
     }
     // platform fee: waived by an applicable promotion, else charged or sponsored
     let pay_usd = bridge_pay * p;
     let promo = settings.promotions.iter().find(|pr| pr.covers(chain_out));
     let promo_applies = promo.is_some_and(|pr| pr.max_limit_usd.is_none_or(|l| pay_usd <= l));
-    assert_eq!(
-        promotion.map(|pr| pr.name.as_str()),
-        promo.filter(|_| promo_applies).map(|pr| pr.name.as_str())
-    );
-    let platform = if promo_applies {
-        Decimal::ZERO
-    } else {
-        ceil_to(settings.platform_fee_usd / p, dp)
-    };
+    assert_eq!(promotion.map(|pr| pr.name.as_str()), promo.filter(|_| promo_applies).map(|pr| pr.name.as_str()));
+    let platform = if promo_applies { Decimal::ZERO } else { ceil_to(settings.platform_fee_usd / p, dp) };
     if sponsorship.platform_fee {
-        assert_eq!(
-            (f(&fees.platform_fee), f(&sponsored.platform_fee)),
-            (Decimal::ZERO, platform)
-        );
+        assert_eq!((f(&fees.platform_fee), f(&sponsored.platform_fee)), (Decimal::ZERO, platform));
     } else {
-        assert_eq!(
-            (f(&fees.platform_fee), f(&sponsored.platform_fee)),
-            (platform, Decimal::ZERO)
-        );
+        assert_eq!((f(&fees.platform_fee), f(&sponsored.platform_fee)), (platform, Decimal::ZERO));
     }
     // percentage fee: ceil(pay × r / 100) above the threshold
-    let applies = settings
-        .percentage_fee_threshold_usd
-        .is_none_or(|t| pay_usd > t);
-    let pct = if applies {
-        ceil_to(
-            bridge_pay * settings.percentage_fee / Decimal::ONE_HUNDRED,
-            dp,
-        )
-    } else {
-        Decimal::ZERO
-    };
-    assert_eq!(
-        f(&fees.percentage_fee),
-        pct,
-        "percentage fee of {bridge_pay} ({pay_usd} USD)"
-    );
+    let applies = settings.percentage_fee_threshold_usd.is_none_or(|t| pay_usd > t);
+    let pct =
+        if applies { ceil_to(bridge_pay * settings.percentage_fee / Decimal::ONE_HUNDRED, dp) } else { Decimal::ZERO };
+    assert_eq!(f(&fees.percentage_fee), pct, "percentage fee of {bridge_pay} ({pay_usd} USD)");
     assert_eq!(
         fees.percentage_fee_amount.map(|n| n.as_f64()),
-        (settings.percentage_fee > Decimal::ZERO).then(|| settings
-            .percentage_fee
-            .to_string()
-            .parse::<f64>()
-            .unwrap())
+        (settings.percentage_fee > Decimal::ZERO).then(|| settings.percentage_fee.to_string().parse::<f64>().unwrap())
     );
     assert_eq!(
         fees.percentage_fee_threshold.map(|n| n.as_f64()),
-        settings
-            .percentage_fee_threshold_usd
-            .map(|t| t.to_string().parse::<f64>().unwrap())
+        settings.percentage_fee_threshold_usd.map(|t| t.to_string().parse::<f64>().unwrap())
     );
     // sponsored fees add up; their percentage fee is zero
     assert_eq!(f(&sponsored.percentage_fee), Decimal::ZERO);
-    assert_eq!(
-        f(&sponsored.fee),
-        f(&sponsored.gas_fee) + f(&sponsored.source_gas_fee) + f(&sponsored.platform_fee)
-    );
+    assert_eq!(f(&sponsored.fee), f(&sponsored.gas_fee) + f(&sponsored.source_gas_fee) + f(&sponsored.platform_fee));
     // USD values
     for (name, n, v) in [
         ("feeUsd", fees.fee_usd, &fees.fee),
         ("gasFeeUsd", fees.gas_fee_usd, &fees.gas_fee),
-        (
-            "sourceGasFeeUsd",
-            fees.source_gas_fee_usd,
-            &fees.source_gas_fee,
-        ),
+        ("sourceGasFeeUsd", fees.source_gas_fee_usd, &fees.source_gas_fee),
         ("platformFeeUsd", fees.platform_fee_usd, &fees.platform_fee),
-        (
-            "percentageFeeUsd",
-            fees.percentage_fee_usd,
-            &fees.percentage_fee,
-        ),
+        ("percentageFeeUsd", fees.percentage_fee_usd, &fees.percentage_fee),
         ("sponsoredFees.feeUsd", sponsored.fee_usd, &sponsored.fee),
-        (
-            "sponsoredFees.gasFeeUsd",
-            sponsored.gas_fee_usd,
-            &sponsored.gas_fee,
-        ),
-        (
-            "sponsoredFees.platformFeeUsd",
-            sponsored.platform_fee_usd,
-            &sponsored.platform_fee,
-        ),
-        (
-            "sponsoredFees.sourceGasFeeUsd",
-            sponsored.source_gas_fee_usd,
-            &sponsored.source_gas_fee,
-        ),
+        ("sponsoredFees.gasFeeUsd", sponsored.gas_fee_usd, &sponsored.gas_fee),
+        ("sponsoredFees.platformFeeUsd", sponsored.platform_fee_usd, &sponsored.platform_fee),
+        ("sponsoredFees.sourceGasFeeUsd", sponsored.source_gas_fee_usd, &sponsored.source_gas_fee),
     ] {
         assert_usd(name, n, f(v), p);
     }
@@ -399,18 +310,9 @@ fn check_fees(
 }
 
 /// Checks the members common to all variants.
-fn check_common(
-    cat: &Catalogue,
-    v: &View,
-    amount_native: Option<Decimal>,
-    bridge_price: Decimal,
-    bridge_dp: u32,
-) {
+fn check_common(cat: &Catalogue, v: &View, amount_native: Option<Decimal>, bridge_price: Decimal, bridge_dp: u32) {
     assert_eq!(v.expires_at.millis(), NOW_MS + QUOTE_LIFETIME_MS);
-    let (cin, cout) = (
-        cat.chain(v.chain_in).unwrap(),
-        cat.chain(v.chain_out).unwrap(),
-    );
+    let (cin, cout) = (cat.chain(v.chain_in).unwrap(), cat.chain(v.chain_out).unwrap());
     assert_eq!(v.speed, Some(cin.speed.max(cout.speed)));
     assert_eq!(
         v.estimated_duration.map(|n| n.as_f64()),
@@ -421,17 +323,9 @@ fn check_common(
         (Some(n), Some(b)) => {
             assert_eq!(dec(&b.amount_native), n);
             let usd = n * cout.native_usd_price;
-            assert_usd(
-                "amountNativeUsd",
-                b.amount_native_usd,
-                n,
-                cout.native_usd_price,
-            );
+            assert_usd("amountNativeUsd", b.amount_native_usd, n, cout.native_usd_price);
             let cost = dec(&b.amount_native_token_cost);
-            assert!(
-                cost * bridge_price >= usd
-                    && (cost.is_zero() || (cost - unit(bridge_dp)) * bridge_price < usd)
-            );
+            assert!(cost * bridge_price >= usd && (cost.is_zero() || (cost - unit(bridge_dp)) * bridge_price < usd));
         }
         (n, b) => panic!("gasBoost {b:?} for amountNative {n:?}"),
     }
@@ -443,10 +337,7 @@ fn check_common(
 
 /// An amount `units × 10^-scale` with at most 6 decimal places (valid at every precision of the catalogues).
 fn amount_strategy() -> impl Strategy<Value = Decimal> {
-    (
-        prop_oneof![1i64..1_000, 1_000i64..1_000_000, 1i64..1_000_000_000_000],
-        0u32..=6,
-    )
+    (prop_oneof![1i64..1_000, 1_000i64..1_000_000, 1i64..1_000_000_000_000], 0u32..=6)
         .prop_map(|(units, scale)| Decimal::new(units, scale))
 }
 
@@ -473,26 +364,19 @@ fn bridge_case() -> impl Strategy<Value = BridgeCase> {
         amount_strategy(),
         any::<bool>(),
         any::<bool>(),
-        proptest::option::weighted(
-            0.3,
-            (0i64..2_000_000, 0u32..=6).prop_map(|(u, s)| Decimal::new(u, s)),
-        ),
+        proptest::option::weighted(0.3, (0i64..2_000_000, 0u32..=6).prop_map(|(u, s)| Decimal::new(u, s))),
     )
-        .prop_map(
-            |(cat, project, chain_in, chain_out, token, amount, pay_mode, sda, native)| {
-                BridgeCase {
-                    cat,
-                    project,
-                    chain_in,
-                    chain_out,
-                    token,
-                    amount,
-                    pay_mode,
-                    sda,
-                    native,
-                }
-            },
-        )
+        .prop_map(|(cat, project, chain_in, chain_out, token, amount, pay_mode, sda, native)| BridgeCase {
+            cat,
+            project,
+            chain_in,
+            chain_out,
+            token,
+            amount,
+            pay_mode,
+            sda,
+            native,
+        })
 }
 
 /// Resolves a case to (catalogue, chain in, chain out, token), or None when the pair has no common token.
@@ -520,36 +404,19 @@ fn check_bridge_case(c: &BridgeCase) -> Result<(), TestCaseError> {
         return Ok(());
     };
     let project = PROJECTS[c.project];
-    let mode = if c.pay_mode {
-        QuoteMode::Pay
-    } else {
-        QuoteMode::Receive
-    };
-    let mut req = bridge_request(
-        cat,
-        &token,
-        &chain_in,
-        &chain_out,
-        &c.amount.to_string(),
-        mode,
-    );
+    let mode = if c.pay_mode { QuoteMode::Pay } else { QuoteMode::Receive };
+    let mut req = bridge_request(cat, &token, &chain_in, &chain_out, &c.amount.to_string(), mode);
     req.is_sda = c.sda.then_some(IsSdaFlag::True);
     req.amount_native = c.native.map(DecimalString::from);
     req.webhook_url = Some("https://example.com/hook".into());
-    let (cin, cout) = (
-        cat.chain(&chain_in).unwrap(),
-        cat.chain(&chain_out).unwrap(),
-    );
+    let (cin, cout) = (cat.chain(&chain_in).unwrap(), cat.chain(&chain_out).unwrap());
     let (t_in, t_out) = (cin.token(&token).unwrap(), cout.token(&token).unwrap());
     let dp = t_in.decimals.min(t_out.decimals);
     let p = t_in.usd_price;
     match quote_bridge(&ctx(cat, project), &req) {
         Ok(q) => {
             let (pay, receive) = (dec(&q.pay_amount), dec(&q.receive_amount));
-            let cost = q
-                .gas_boost
-                .as_ref()
-                .map_or(Decimal::ZERO, |b| dec(&b.amount_native_token_cost));
+            let cost = q.gas_boost.as_ref().map_or(Decimal::ZERO, |b| dec(&b.amount_native_token_cost));
             // the invariant, exactly
             prop_assert_eq!(pay, receive + dec(&q.fees.fee) + cost);
             // the mode's amount is the request's
@@ -563,26 +430,11 @@ fn check_bridge_case(c: &BridgeCase) -> Result<(), TestCaseError> {
             if c.sda {
                 prop_assert!(pay * p >= t_in.min_deposit_usd && pay * p <= t_in.max_deposit_usd);
             }
-            check_fees(
-                cat,
-                project,
-                &q.fees,
-                &chain_in,
-                &chain_out,
-                &token,
-                pay,
-                c.sda,
-                q.promotion.as_ref(),
-            );
+            check_fees(cat, project, &q.fees, &chain_in, &chain_out, &token, pay, c.sda, q.promotion.as_ref());
             let response = QuoteResponse::Bridge(q.clone());
             check_common(cat, &view(&response), c.native, p, dp);
             assert_usd("payAmountUsd", q.pay_amount_usd, pay, p);
-            assert_usd(
-                "receiveAmountUsd",
-                q.receive_amount_usd,
-                receive,
-                t_out.usd_price,
-            );
+            assert_usd("receiveAmountUsd", q.receive_amount_usd, receive, t_out.usd_price);
             prop_assert_eq!(q.token.as_str(), token.as_str());
             prop_assert_eq!(q.quote_id.as_str(), "q-1");
             prop_assert_eq!(q.webhook_url.as_deref(), Some("https://example.com/hook"));
@@ -593,12 +445,7 @@ fn check_bridge_case(c: &BridgeCase) -> Result<(), TestCaseError> {
                 other.amount = q.receive_amount.clone();
                 let r = bridge_ok(cat, project, &other);
                 prop_assert_eq!(dec(&r.receive_amount), receive);
-                prop_assert!(
-                    dec(&r.pay_amount) <= pay,
-                    "receive mode paid {} > {}",
-                    r.pay_amount,
-                    pay
-                );
+                prop_assert!(dec(&r.pay_amount) <= pay, "receive mode paid {} > {}", r.pay_amount, pay);
             } else {
                 other.mode = QuoteMode::Pay;
                 other.amount = q.pay_amount.clone();
@@ -616,32 +463,20 @@ fn check_bridge_case(c: &BridgeCase) -> Result<(), TestCaseError> {
         Err(QuoteBridgeError::QuoteBridgeUnprocessable(u)) => match u {
             QuoteBridgeUnprocessable::DepositLimitReached(e) => {
                 prop_assert!(dec(&e.pay_amount) > dec(&e.max_deposit_amount));
-                prop_assert_eq!(
-                    (e.token.as_str(), e.chain.as_str()),
-                    (token.as_str(), chain_in.as_str())
-                );
+                prop_assert_eq!((e.token.as_str(), e.chain.as_str()), (token.as_str(), chain_in.as_str()));
                 prop_assert_eq!(dec(&e.max_deposit_amount), t_in.max_deposit);
-                prop_assert_eq!(
-                    e.pay_amount_usd.map(|v| dec(&v)),
-                    Some(dec(&e.pay_amount) * p)
-                );
+                prop_assert_eq!(e.pay_amount_usd.map(|v| dec(&v)), Some(dec(&e.pay_amount) * p));
                 if c.pay_mode {
                     prop_assert_eq!(dec(&e.pay_amount), c.amount);
                 }
             }
             QuoteBridgeUnprocessable::WithdrawLimitReached(e) => {
                 prop_assert!(dec(&e.receive_amount) > t_out.max_withdraw);
-                prop_assert_eq!(
-                    (e.token.as_str(), e.chain.as_str()),
-                    (token.as_str(), chain_out.as_str())
-                );
+                prop_assert_eq!((e.token.as_str(), e.chain.as_str()), (token.as_str(), chain_out.as_str()));
             }
             QuoteBridgeUnprocessable::SdaDepositBelowMinimum(e) => {
                 prop_assert!(c.sda && dec(&e.pay_amount_usd) < t_in.min_deposit_usd);
-                prop_assert_eq!(
-                    (e.chain_in.as_str(), e.chain_out.as_str()),
-                    (chain_in.as_str(), chain_out.as_str())
-                );
+                prop_assert_eq!((e.chain_in.as_str(), e.chain_out.as_str()), (chain_in.as_str(), chain_out.as_str()));
             }
             QuoteBridgeUnprocessable::SdaDepositLimitExceeded(e) => {
                 prop_assert!(c.sda && dec(&e.pay_amount_usd) > t_in.max_deposit_usd);
@@ -664,11 +499,7 @@ fn check_bridge_case(c: &BridgeCase) -> Result<(), TestCaseError> {
                 let mut plain = req.clone();
                 plain.amount_native = None;
                 let without = quote_bridge(&ctx(cat, project), &plain);
-                prop_assert!(
-                    matches!(&without, Ok(w) if w.receive_amount == e.receive_amount),
-                    "{:?}",
-                    without
-                );
+                prop_assert!(matches!(&without, Ok(w) if w.receive_amount == e.receive_amount), "{:?}", without);
             }
             QuoteBridgeUnprocessable::InvalidRequest(e) => {
                 // only an amountNative too precise for the native token is invalid among these cases
@@ -718,60 +549,22 @@ fn swap_case() -> impl Strategy<Value = SwapCase> {
     (
         0..catalogues().len(),
         0..PROJECTS.len(),
-        (
-            any::<Index>(),
-            any::<Index>(),
-            any::<Index>(),
-            any::<Index>(),
-        ),
+        (any::<Index>(), any::<Index>(), any::<Index>(), any::<Index>()),
         amount_strategy(),
         any::<bool>(),
         proptest::bool::weighted(0.2),
-        proptest::option::weighted(
-            0.2,
-            (0i64..200_000, 0u32..=6).prop_map(|(u, s)| Decimal::new(u, s)),
-        ),
+        proptest::option::weighted(0.2, (0i64..200_000, 0u32..=6).prop_map(|(u, s)| Decimal::new(u, s))),
     )
-        .prop_map(
-            |(
-                cat,
-                project,
-                (chain_in, chain_out, token_in, token_out),
-                amount,
-                pay_mode,
-                sda,
-                native,
-            )| SwapCase {
-                cat,
-                project,
-                chain_in,
-                chain_out,
-                token_in,
-                token_out,
-                amount,
-                pay_mode,
-                sda,
-                native,
-            },
-        )
+        .prop_map(|(cat, project, (chain_in, chain_out, token_in, token_out), amount, pay_mode, sda, native)| {
+            SwapCase { cat, project, chain_in, chain_out, token_in, token_out, amount, pay_mode, sda, native }
+        })
 }
 
 /// `floor(x × pin × (100 − f) / (pout × 100))` at `dp`, checked through exact inequalities.
-fn assert_floor_swap(
-    what: &str,
-    out: Decimal,
-    x: Decimal,
-    pin: Decimal,
-    pout: Decimal,
-    f: Decimal,
-    dp: u32,
-) {
+fn assert_floor_swap(what: &str, out: Decimal, x: Decimal, pin: Decimal, pout: Decimal, f: Decimal, dp: u32) {
     let value = x * pin * (Decimal::ONE_HUNDRED - f);
     let per_unit = pout * Decimal::ONE_HUNDRED;
-    assert!(
-        out.scale() <= dp,
-        "{what}: {out} has more than {dp} decimals"
-    );
+    assert!(out.scale() <= dp, "{what}: {out} has more than {dp} decimals");
     assert!(
         out * per_unit <= value && (out + unit(dp)) * per_unit > value,
         "{what}: {out} is not floor of {x} swapped"
@@ -787,25 +580,11 @@ fn check_swap_case(c: &SwapCase) -> Result<(), TestCaseError> {
     let (cin, cout) = (cat.chain(chains[a]).unwrap(), cat.chain(chains[b]).unwrap());
     let tokens_in: Vec<&str> = cin.tokens.keys().map(String::as_str).collect();
     let tokens_out: Vec<&str> = cout.tokens.keys().map(String::as_str).collect();
-    let (sym_in, sym_out) = (
-        tokens_in[c.token_in.index(tokens_in.len())],
-        tokens_out[c.token_out.index(tokens_out.len())],
-    );
+    let (sym_in, sym_out) =
+        (tokens_in[c.token_in.index(tokens_in.len())], tokens_out[c.token_out.index(tokens_out.len())]);
     let (t_in, t_out) = (cin.token(sym_in).unwrap(), cout.token(sym_out).unwrap());
-    let mode = if c.pay_mode {
-        QuoteMode::Pay
-    } else {
-        QuoteMode::Receive
-    };
-    let mut req = swap_request(
-        cat,
-        sym_in,
-        &cin.id,
-        sym_out,
-        &cout.id,
-        &c.amount.to_string(),
-        mode,
-    );
+    let mode = if c.pay_mode { QuoteMode::Pay } else { QuoteMode::Receive };
+    let mut req = swap_request(cat, sym_in, &cin.id, sym_out, &cout.id, &c.amount.to_string(), mode);
     req.is_sda = c.sda.then_some(IsSdaFlag::True);
     req.amount_native = c.native.map(DecimalString::from);
     let settings = cat.fees();
@@ -814,43 +593,23 @@ fn check_swap_case(c: &SwapCase) -> Result<(), TestCaseError> {
         Ok(QuoteResponse::BridgeSwap(q)) => {
             prop_assert!(!plain, "a plain route answered bridgeSwap");
             // the bridge token rule
-            let both = |s: &str| {
-                cin.token(s).is_some_and(|t| t.bridgeable)
-                    && cout.token(s).is_some_and(|t| t.bridgeable)
-            };
+            let both =
+                |s: &str| cin.token(s).is_some_and(|t| t.bridgeable) && cout.token(s).is_some_and(|t| t.bridgeable);
             let expected = [sym_in, sym_out]
                 .into_iter()
                 .chain(settings.bridge_token_preference.iter().map(String::as_str))
                 .find(|s| both(s))
                 .or_else(|| cin.tokens.keys().map(String::as_str).find(|s| both(s)));
             prop_assert_eq!(Some(q.bridge_token.as_str()), expected);
-            let (b_in, b_out) = (
-                cin.token(&q.bridge_token).unwrap(),
-                cout.token(&q.bridge_token).unwrap(),
-            );
+            let (b_in, b_out) = (cin.token(&q.bridge_token).unwrap(), cout.token(&q.bridge_token).unwrap());
             let bdp = b_in.decimals.min(b_out.decimals);
             let (pay, receive) = (dec(&q.pay_amount), dec(&q.receive_amount));
             let (bpay, breceive) = (dec(&q.bridge_pay_amount), dec(&q.bridge_receive_amount));
-            let cost = q
-                .gas_boost
-                .as_ref()
-                .map_or(Decimal::ZERO, |g| dec(&g.amount_native_token_cost));
+            let cost = q.gas_boost.as_ref().map_or(Decimal::ZERO, |g| dec(&g.amount_native_token_cost));
             // the bridged leg's invariant, exactly, in the bridge token
             prop_assert_eq!(bpay, breceive + dec(&q.fees.fee) + cost);
-            prop_assert!(
-                bpay.scale() <= bdp && breceive.scale() <= bdp && breceive > Decimal::ZERO
-            );
-            check_fees(
-                cat,
-                project,
-                &q.fees,
-                &cin.id,
-                &cout.id,
-                &q.bridge_token,
-                bpay,
-                c.sda,
-                q.promotion.as_ref(),
-            );
+            prop_assert!(bpay.scale() <= bdp && breceive.scale() <= bdp && breceive > Decimal::ZERO);
+            check_fees(cat, project, &q.fees, &cin.id, &cout.id, &q.bridge_token, bpay, c.sda, q.promotion.as_ref());
             let response = QuoteResponse::BridgeSwap(q.clone());
             check_common(cat, &view(&response), c.native, b_in.usd_price, bdp);
             let f = settings.swap_fee_percentage;
@@ -859,15 +618,7 @@ fn check_swap_case(c: &SwapCase) -> Result<(), TestCaseError> {
             if c.pay_mode {
                 prop_assert_eq!(pay, c.amount);
                 if pre {
-                    assert_floor_swap(
-                        "pre-swap",
-                        bpay,
-                        pay,
-                        t_in.usd_price,
-                        b_in.usd_price,
-                        f,
-                        bdp,
-                    );
+                    assert_floor_swap("pre-swap", bpay, pay, t_in.usd_price, b_in.usd_price, f, bdp);
                 } else {
                     prop_assert_eq!(bpay, pay);
                 }
@@ -886,8 +637,7 @@ fn check_swap_case(c: &SwapCase) -> Result<(), TestCaseError> {
                 }
             } else {
                 prop_assert_eq!(receive, c.amount);
-                let k =
-                    |x: Decimal, pin: Decimal, _pout: Decimal| x * pin * (Decimal::ONE_HUNDRED - f);
+                let k = |x: Decimal, pin: Decimal, _pout: Decimal| x * pin * (Decimal::ONE_HUNDRED - f);
                 if post {
                     // the smallest bridge receive amount whose swap gives at least `receive`
                     let need = receive * t_out.usd_price * Decimal::ONE_HUNDRED;
@@ -899,9 +649,7 @@ fn check_swap_case(c: &SwapCase) -> Result<(), TestCaseError> {
                 if pre {
                     let need = bpay * b_in.usd_price * Decimal::ONE_HUNDRED;
                     prop_assert!(k(pay, t_in.usd_price, b_in.usd_price) >= need);
-                    prop_assert!(
-                        k(pay - unit(t_in.decimals), t_in.usd_price, b_in.usd_price) < need
-                    );
+                    prop_assert!(k(pay - unit(t_in.decimals), t_in.usd_price, b_in.usd_price) < need);
                 } else {
                     prop_assert_eq!(pay, bpay);
                 }
@@ -911,41 +659,15 @@ fn check_swap_case(c: &SwapCase) -> Result<(), TestCaseError> {
             let min = dec(&q.min_receive_amount);
             let s = Decimal::ONE_HUNDRED - settings.swap_slippage_percentage;
             prop_assert!(
-                min * Decimal::ONE_HUNDRED <= receive * s
-                    && (min + unit(rdp)) * Decimal::ONE_HUNDRED > receive * s
+                min * Decimal::ONE_HUNDRED <= receive * s && (min + unit(rdp)) * Decimal::ONE_HUNDRED > receive * s
             );
             // USD values and prices
             assert_usd("payAmountUsd", q.pay_amount_usd, pay, t_in.usd_price);
-            assert_usd(
-                "receiveAmountUsd",
-                q.receive_amount_usd,
-                receive,
-                t_out.usd_price,
-            );
-            assert_usd(
-                "bridgePayAmountUsd",
-                q.bridge_pay_amount_usd,
-                bpay,
-                b_in.usd_price,
-            );
-            assert_usd(
-                "minReceiveAmountUsd",
-                q.min_receive_amount_usd,
-                min,
-                t_out.usd_price,
-            );
-            assert_usd(
-                "usdPriceTokenIn",
-                q.usd_price_token_in,
-                Decimal::ONE,
-                t_in.usd_price,
-            );
-            assert_usd(
-                "usdPriceTokenOut",
-                q.usd_price_token_out,
-                Decimal::ONE,
-                t_out.usd_price,
-            );
+            assert_usd("receiveAmountUsd", q.receive_amount_usd, receive, t_out.usd_price);
+            assert_usd("bridgePayAmountUsd", q.bridge_pay_amount_usd, bpay, b_in.usd_price);
+            assert_usd("minReceiveAmountUsd", q.min_receive_amount_usd, min, t_out.usd_price);
+            assert_usd("usdPriceTokenIn", q.usd_price_token_in, Decimal::ONE, t_in.usd_price);
+            assert_usd("usdPriceTokenOut", q.usd_price_token_out, Decimal::ONE, t_out.usd_price);
             prop_assert_eq!(q.is_atomic_swap, Some(cin.family == Family::Evm));
             // the swap legs of events agree with the quote
             let (pre_leg, post_leg) = swap_legs(cat, &q);
@@ -963,31 +685,15 @@ fn check_swap_case(c: &SwapCase) -> Result<(), TestCaseError> {
         Ok(QuoteResponse::Bridge(q)) => {
             prop_assert!(plain && !c.sda);
             let pay = dec(&q.pay_amount);
-            let cost = q
-                .gas_boost
-                .as_ref()
-                .map_or(Decimal::ZERO, |g| dec(&g.amount_native_token_cost));
+            let cost = q.gas_boost.as_ref().map_or(Decimal::ZERO, |g| dec(&g.amount_native_token_cost));
             prop_assert_eq!(pay, dec(&q.receive_amount) + dec(&q.fees.fee) + cost);
         }
         Ok(QuoteResponse::DepositAddressBridge(q)) => {
             prop_assert!(plain && c.sda);
             let pay = dec(&q.pay_amount);
-            let cost = q
-                .gas_boost
-                .as_ref()
-                .map_or(Decimal::ZERO, |g| dec(&g.amount_native_token_cost));
+            let cost = q.gas_boost.as_ref().map_or(Decimal::ZERO, |g| dec(&g.amount_native_token_cost));
             prop_assert_eq!(pay, dec(&q.receive_amount) + dec(&q.fees.fee) + cost);
-            check_fees(
-                cat,
-                project,
-                &q.fees,
-                &cin.id,
-                &cout.id,
-                &q.token,
-                pay,
-                true,
-                q.promotion.as_ref(),
-            );
+            check_fees(cat, project, &q.fees, &cin.id, &cout.id, &q.token, pay, true, q.promotion.as_ref());
         }
         Err(QuoteBridgeSwapError::QuoteBridgeSwapUnprocessable(u)) => match u {
             QuoteBridgeSwapUnprocessable::DepositLimitReached(e) => {
@@ -1019,9 +725,7 @@ fn check_swap_case(c: &SwapCase) -> Result<(), TestCaseError> {
             }
             QuoteBridgeSwapUnprocessable::InvalidRequest(e) => {
                 // amounts have at most 6 decimal places (valid everywhere): only amountNative can be too precise
-                let native_bad = c
-                    .native
-                    .is_some_and(|n| n.normalize().scale() > cout.native_decimals);
+                let native_bad = c.native.is_some_and(|n| n.normalize().scale() > cout.native_decimals);
                 prop_assert!(native_bad, "unexpected InvalidRequest: {}", e.message);
             }
             QuoteBridgeSwapUnprocessable::SameChainSwapNotAvailable(_) => {
@@ -1160,19 +864,11 @@ proptest! {
 #[test]
 fn example_usdc_base_to_arbitrum() {
     let cat = Catalogue::builtin();
-    let q = bridge_ok(
-        &cat,
-        "project-a",
-        &bridge_request(&cat, "USDC", "BASE", "ARBITRUM", "100", QuoteMode::Pay),
-    );
+    let q = bridge_ok(&cat, "project-a", &bridge_request(&cat, "USDC", "BASE", "ARBITRUM", "100", QuoteMode::Pay));
     // gas 0.05 (ARBITRUM), platform 0.5, percentage 0.1 % of 100 = 0.1
     assert_eq!(q.fees.fee.to_string(), "0.65");
     assert_eq!(
-        (
-            q.fees.gas_fee.to_string(),
-            q.fees.platform_fee.to_string(),
-            q.fees.percentage_fee.to_string()
-        ),
+        (q.fees.gas_fee.to_string(), q.fees.platform_fee.to_string(), q.fees.percentage_fee.to_string()),
         ("0.05".into(), "0.5".into(), "0.1".into())
     );
     assert_eq!(q.fees.source_gas_fee.to_string(), "0");
@@ -1187,27 +883,14 @@ fn example_usdc_base_to_arbitrum() {
     assert_eq!(q.expires_at.to_string(), "2026-01-01T00:05:00.000Z");
 
     // receive mode finds the same quote
-    let r = bridge_ok(
-        &cat,
-        "project-a",
-        &bridge_request(
-            &cat,
-            "USDC",
-            "BASE",
-            "ARBITRUM",
-            "99.35",
-            QuoteMode::Receive,
-        ),
-    );
+    let r =
+        bridge_ok(&cat, "project-a", &bridge_request(&cat, "USDC", "BASE", "ARBITRUM", "99.35", QuoteMode::Receive));
     assert_eq!(r.pay_amount.to_string(), "100");
     assert_eq!(r.fees, q.fees);
 
     // the JSON is a contract quote response
     let json = serde_json::to_string(&QuoteResponse::Bridge(q.clone())).unwrap();
-    assert!(
-        json.contains(r#""_tag":"bridge""#) && json.contains(r#""payAmount":"100""#),
-        "{json}"
-    );
+    assert!(json.contains(r#""_tag":"bridge""#) && json.contains(r#""payAmount":"100""#), "{json}");
     let back: QuoteResponse = serde_json::from_str(&json).unwrap();
     assert_eq!(back, QuoteResponse::Bridge(q));
 }
@@ -1215,63 +898,24 @@ fn example_usdc_base_to_arbitrum() {
 #[test]
 fn example_promotion_waives_the_platform_fee_up_to_its_limit() {
     let cat = Catalogue::builtin();
-    let q = bridge_ok(
-        &cat,
-        "project-a",
-        &bridge_request(&cat, "USDC", "ARBITRUM", "BASE", "1000", QuoteMode::Pay),
-    );
+    let q = bridge_ok(&cat, "project-a", &bridge_request(&cat, "USDC", "ARBITRUM", "BASE", "1000", QuoteMode::Pay));
     assert_eq!(
-        q.promotion
-            .as_ref()
-            .map(|p| (p.name.as_str(), p.max_limit_usd.map(|n| n.as_f64()))),
+        q.promotion.as_ref().map(|p| (p.name.as_str(), p.max_limit_usd.map(|n| n.as_f64()))),
         Some(("BASE_LAUNCH", Some(1000.0)))
     );
     assert_eq!(q.fees.platform_fee.to_string(), "0");
     assert_eq!(q.fees.fee.to_string(), "1.03"); // gas 0.03 + percentage 1
-    let q = bridge_ok(
-        &cat,
-        "project-a",
-        &bridge_request(
-            &cat,
-            "USDC",
-            "ARBITRUM",
-            "BASE",
-            "1000.000001",
-            QuoteMode::Pay,
-        ),
-    );
+    let q =
+        bridge_ok(&cat, "project-a", &bridge_request(&cat, "USDC", "ARBITRUM", "BASE", "1000.000001", QuoteMode::Pay));
     assert_eq!(q.promotion, None);
     assert_eq!(q.fees.platform_fee.to_string(), "0.5");
     // receive mode: 998.97 received needs exactly 1000 paid with the promotion
-    let r = bridge_ok(
-        &cat,
-        "project-a",
-        &bridge_request(
-            &cat,
-            "USDC",
-            "ARBITRUM",
-            "BASE",
-            "998.97",
-            QuoteMode::Receive,
-        ),
-    );
-    assert_eq!(
-        (r.pay_amount.to_string(), r.promotion.is_some()),
-        ("1000".into(), true)
-    );
+    let r =
+        bridge_ok(&cat, "project-a", &bridge_request(&cat, "USDC", "ARBITRUM", "BASE", "998.97", QuoteMode::Receive));
+    assert_eq!((r.pay_amount.to_string(), r.promotion.is_some()), ("1000".into(), true));
     // 998.971 cannot be reached with the promotion: the platform fee comes back
-    let r = bridge_ok(
-        &cat,
-        "project-a",
-        &bridge_request(
-            &cat,
-            "USDC",
-            "ARBITRUM",
-            "BASE",
-            "998.971",
-            QuoteMode::Receive,
-        ),
-    );
+    let r =
+        bridge_ok(&cat, "project-a", &bridge_request(&cat, "USDC", "ARBITRUM", "BASE", "998.971", QuoteMode::Receive));
     assert!(r.promotion.is_none());
     assert_eq!(dec(&r.pay_amount), d("998.971") + dec(&r.fees.fee));
     assert!(dec(&r.pay_amount) > d("1000"));
@@ -1284,18 +928,9 @@ fn example_sponsored_project_and_sda() {
     req.is_sda = Some(IsSdaFlag::True);
     let q = bridge_ok(&cat, "sponsored-demo", &req);
     let s = q.fees.sponsored_fees.as_ref().unwrap();
-    assert_eq!(
-        (q.fees.gas_fee.to_string(), s.gas_fee.to_string()),
-        ("0".into(), "0.05".into())
-    );
+    assert_eq!((q.fees.gas_fee.to_string(), s.gas_fee.to_string()), ("0".into(), "0.05".into()));
     // the ETHEREUM sweep (2 USD) is sponsored too
-    assert_eq!(
-        (
-            q.fees.source_gas_fee.to_string(),
-            s.source_gas_fee.to_string()
-        ),
-        ("0".into(), "2".into())
-    );
+    assert_eq!((q.fees.source_gas_fee.to_string(), s.source_gas_fee.to_string()), ("0".into(), "2".into()));
     assert_eq!(s.fee.to_string(), "2.05");
     assert_eq!(q.fees.fee.to_string(), "1"); // platform 0.5 + 0.1 % of 500
                                              // without sponsorship everything is charged
@@ -1312,17 +947,10 @@ fn example_gas_boost() {
     let q = bridge_ok(&cat, "project-a", &req);
     let b = q.gas_boost.as_ref().unwrap();
     assert_eq!(
-        (
-            b.amount_native.to_string(),
-            b.amount_native_usd.as_f64(),
-            b.amount_native_token_cost.to_string()
-        ),
+        (b.amount_native.to_string(), b.amount_native_usd.as_f64(), b.amount_native_token_cost.to_string()),
         ("2".into(), 1.0, "1".into())
     );
-    assert_eq!(
-        dec(&q.pay_amount),
-        dec(&q.receive_amount) + dec(&q.fees.fee) + d("1")
-    );
+    assert_eq!(dec(&q.pay_amount), dec(&q.receive_amount) + dec(&q.fees.fee) + d("1"));
     // a boost worth more than what is left
     req.amount = ds("5");
     req.amount_native = Some(ds("20"));
@@ -1337,39 +965,19 @@ fn example_gas_boost() {
     req.amount_native = Some(ds("0"));
     assert!(bridge_ok(&cat, "project-a", &req).gas_boost.is_none());
     req.amount_native = Some(ds("-1"));
-    assert!(matches!(
-        bridge_err(&cat, &req),
-        QuoteBridgeUnprocessable::InvalidRequest(_)
-    ));
+    assert!(matches!(bridge_err(&cat, &req), QuoteBridgeUnprocessable::InvalidRequest(_)));
 }
 
 #[test]
 fn example_percentage_threshold() {
-    let cat = Catalogue::builtin()
-        .with_overrides("[fees]\npercentage_fee_threshold_usd = \"1000\"")
-        .unwrap();
-    let q = bridge_ok(
-        &cat,
-        "project-a",
-        &bridge_request(&cat, "USDC", "BASE", "OPTIMISM", "1000", QuoteMode::Pay),
-    );
+    let cat = Catalogue::builtin().with_overrides("[fees]\npercentage_fee_threshold_usd = \"1000\"").unwrap();
+    let q = bridge_ok(&cat, "project-a", &bridge_request(&cat, "USDC", "BASE", "OPTIMISM", "1000", QuoteMode::Pay));
     assert_eq!(q.fees.percentage_fee.to_string(), "0");
-    assert_eq!(
-        q.fees.percentage_fee_threshold.map(|n| n.as_f64()),
-        Some(1000.0)
-    );
-    let q = bridge_ok(
-        &cat,
-        "project-a",
-        &bridge_request(&cat, "USDC", "BASE", "OPTIMISM", "1000.01", QuoteMode::Pay),
-    );
+    assert_eq!(q.fees.percentage_fee_threshold.map(|n| n.as_f64()), Some(1000.0));
+    let q = bridge_ok(&cat, "project-a", &bridge_request(&cat, "USDC", "BASE", "OPTIMISM", "1000.01", QuoteMode::Pay));
     assert_eq!(q.fees.percentage_fee.to_string(), "1.00001");
     // receive mode across the threshold: solved exactly
-    let r = bridge_ok(
-        &cat,
-        "project-a",
-        &bridge_request(&cat, "USDC", "BASE", "OPTIMISM", "1500", QuoteMode::Receive),
-    );
+    let r = bridge_ok(&cat, "project-a", &bridge_request(&cat, "USDC", "BASE", "OPTIMISM", "1500", QuoteMode::Receive));
     let pay = dec(&r.pay_amount);
     assert_eq!(dec(&r.fees.percentage_fee), ceil_to(pay / d("1000"), 6));
     assert_eq!(pay, d("1500") + dec(&r.fees.fee));
@@ -1378,51 +986,23 @@ fn example_percentage_threshold() {
 #[test]
 fn example_binance_eighteen_decimals() {
     let cat = Catalogue::builtin();
-    assert_eq!(
-        cat.chain("BINANCE")
-            .unwrap()
-            .token("USDT")
-            .unwrap()
-            .decimals,
-        18
-    );
+    assert_eq!(cat.chain("BINANCE").unwrap().token("USDT").unwrap().decimals, 18);
     // the route precision to ETHEREUM is 6
-    let req = bridge_request(
-        &cat,
-        "USDT",
-        "BINANCE",
-        "ETHEREUM",
-        "100.0000001",
-        QuoteMode::Pay,
-    );
+    let req = bridge_request(&cat, "USDT", "BINANCE", "ETHEREUM", "100.0000001", QuoteMode::Pay);
     assert!(
         matches!(bridge_err(&cat, &req), QuoteBridgeUnprocessable::InvalidRequest(e) if e.message.contains("6 decimal places"))
     );
     let q = bridge_ok(
         &cat,
         "project-a",
-        &bridge_request(
-            &cat,
-            "USDT",
-            "BINANCE",
-            "ETHEREUM",
-            "100.000001",
-            QuoteMode::Pay,
-        ),
+        &bridge_request(&cat, "USDT", "BINANCE", "ETHEREUM", "100.000001", QuoteMode::Pay),
     );
     assert_eq!(q.fees.gas_fee.to_string(), "1.5");
     // between two 18-decimal tokens amounts keep 18 places
     let q = bridge_ok(
         &cat,
         "project-a",
-        &bridge_request(
-            &cat,
-            "ETH",
-            "BINANCE",
-            "ARBITRUM",
-            "0.123456789012345678",
-            QuoteMode::Pay,
-        ),
+        &bridge_request(&cat, "ETH", "BINANCE", "ARBITRUM", "0.123456789012345678", QuoteMode::Pay),
     );
     assert_eq!(q.pay_amount.to_string(), "0.123456789012345678");
     assert_eq!(q.fees.gas_fee.to_string(), "0.000016666666666667"); // ceil(0.05 / 3000)
@@ -1431,17 +1011,8 @@ fn example_binance_eighteen_decimals() {
 #[test]
 fn example_swap() {
     let cat = Catalogue::builtin();
-    let req = swap_request(
-        &cat,
-        "ETH",
-        "ARBITRUM",
-        "USDC",
-        "SOLANA",
-        "1",
-        QuoteMode::Pay,
-    );
-    let QuoteResponse::BridgeSwap(q) = quote_bridge_swap(&ctx(&cat, "project-a"), &req).unwrap()
-    else {
+    let req = swap_request(&cat, "ETH", "ARBITRUM", "USDC", "SOLANA", "1", QuoteMode::Pay);
+    let QuoteResponse::BridgeSwap(q) = quote_bridge_swap(&ctx(&cat, "project-a"), &req).unwrap() else {
         panic!("bridgeSwap")
     };
     // ETH is not on SOLANA: tokenOut USDC is the bridge token; 1 ETH → 2991 USDC (0.3 % swap fee)
@@ -1453,13 +1024,7 @@ fn example_swap() {
     assert_eq!(q.receive_amount, q.bridge_receive_amount);
     assert_eq!(q.min_receive_amount.to_string(), "2972.561505"); // floor(2987.499 × 0.995)
     assert_eq!(q.is_atomic_swap, Some(true));
-    assert_eq!(
-        (
-            q.usd_price_token_in.as_f64(),
-            q.usd_price_token_out.as_f64()
-        ),
-        (3000.0, 1.0)
-    );
+    assert_eq!((q.usd_price_token_in.as_f64(), q.usd_price_token_out.as_f64()), (3000.0, 1.0));
     let (pre, post) = swap_legs(&cat, &q);
     assert_eq!(
         pre.map(|l| (l.token_in, l.token_out, l.amount_out.to_string())),
@@ -1468,34 +1033,17 @@ fn example_swap() {
     assert!(post.is_none());
 
     // DAI (not bridged) to DAI: a swap on both sides through USDC
-    let req = swap_request(
-        &cat,
-        "DAI",
-        "ETHEREUM",
-        "DAI",
-        "BASE",
-        "100",
-        QuoteMode::Pay,
-    );
-    let QuoteResponse::BridgeSwap(q) = quote_bridge_swap(&ctx(&cat, "project-a"), &req).unwrap()
-    else {
+    let req = swap_request(&cat, "DAI", "ETHEREUM", "DAI", "BASE", "100", QuoteMode::Pay);
+    let QuoteResponse::BridgeSwap(q) = quote_bridge_swap(&ctx(&cat, "project-a"), &req).unwrap() else {
         panic!("bridgeSwap")
     };
-    assert_eq!(
-        (q.bridge_token.as_str(), q.bridge_pay_amount.to_string()),
-        ("USDC", "99.7".into())
-    );
+    assert_eq!((q.bridge_token.as_str(), q.bridge_pay_amount.to_string()), ("USDC", "99.7".into()));
 
     // the same bridgeable token: a plain bridge; with isSda: depositAddressBridge
     let mut req = swap_request(&cat, "USDC", "TRON", "USDC", "TON", "50", QuoteMode::Pay);
-    assert!(matches!(
-        quote_bridge_swap(&ctx(&cat, "project-a"), &req).unwrap(),
-        QuoteResponse::Bridge(_)
-    ));
+    assert!(matches!(quote_bridge_swap(&ctx(&cat, "project-a"), &req).unwrap(), QuoteResponse::Bridge(_)));
     req.is_sda = Some(IsSdaFlag::True);
-    let QuoteResponse::DepositAddressBridge(q) =
-        quote_bridge_swap(&ctx(&cat, "project-a"), &req).unwrap()
-    else {
+    let QuoteResponse::DepositAddressBridge(q) = quote_bridge_swap(&ctx(&cat, "project-a"), &req).unwrap() else {
         panic!("depositAddressBridge")
     };
     assert_eq!(q.fees.source_gas_fee.to_string(), "1"); // the TRON sweep
@@ -1508,103 +1056,44 @@ fn swap_refusals() {
     let same = swap_request(&cat, "USDC", "BASE", "ETH", "BASE", "10", QuoteMode::Pay);
     assert!(matches!(
         swap_err(&cat, &same),
-        QuoteBridgeSwapError::QuoteBridgeSwapUnprocessable(
-            QuoteBridgeSwapUnprocessable::SameChainSwapNotAvailable(_)
-        )
+        QuoteBridgeSwapError::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::SameChainSwapNotAvailable(_))
     ));
-    let unknown = swap_request(
-        &cat,
-        "DOGE",
-        "BASE",
-        "USDC",
-        "ARBITRUM",
-        "10",
-        QuoteMode::Pay,
-    );
+    let unknown = swap_request(&cat, "DOGE", "BASE", "USDC", "ARBITRUM", "10", QuoteMode::Pay);
     match swap_err(&cat, &unknown) {
         QuoteBridgeSwapError::NoRouteFoundError(e) => {
             assert_eq!(
-                (
-                    e.token_in.as_str(),
-                    e.token_out.as_str(),
-                    e.chain_in.as_str(),
-                    e.chain_out.as_str()
-                ),
+                (e.token_in.as_str(), e.token_out.as_str(), e.chain_in.as_str(), e.chain_out.as_str()),
                 ("DOGE", "USDC", "BASE", "ARBITRUM")
             )
         }
         other => panic!("{other:?}"),
     }
-    let not_there = swap_request(
-        &cat,
-        "USDC",
-        "BASE",
-        "SOL",
-        "ARBITRUM",
-        "10",
-        QuoteMode::Pay,
-    );
-    assert!(matches!(
-        swap_err(&cat, &not_there),
-        QuoteBridgeSwapError::NoRouteFoundError(_)
-    ));
+    let not_there = swap_request(&cat, "USDC", "BASE", "SOL", "ARBITRUM", "10", QuoteMode::Pay);
+    assert!(matches!(swap_err(&cat, &not_there), QuoteBridgeSwapError::NoRouteFoundError(_)));
     let isolated = Catalogue::builtin()
         .with_overrides("[chains.TON.tokens.USDC]\nenabled = false\n[chains.TON.tokens.USDT]\nbridgeable = false\n")
         .unwrap();
-    let no_bridge = swap_request(
-        &isolated,
-        "USDT",
-        "TON",
-        "USDC",
-        "ETHEREUM",
-        "10",
-        QuoteMode::Pay,
-    );
+    let no_bridge = swap_request(&isolated, "USDT", "TON", "USDC", "ETHEREUM", "10", QuoteMode::Pay);
     assert!(matches!(
         swap_err(&isolated, &no_bridge),
-        QuoteBridgeSwapError::QuoteBridgeSwapUnprocessable(
-            QuoteBridgeSwapUnprocessable::NoBridgeTokenFoundError(_)
-        )
+        QuoteBridgeSwapError::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::NoBridgeTokenFoundError(_))
     ));
-    let mut bad_refund = swap_request(
-        &cat,
-        "USDC",
-        "BASE",
-        "ETH",
-        "ARBITRUM",
-        "10",
-        QuoteMode::Pay,
-    );
+    let mut bad_refund = swap_request(&cat, "USDC", "BASE", "ETH", "ARBITRUM", "10", QuoteMode::Pay);
     bad_refund.refund_address = Some("not-an-address".into());
     assert!(matches!(
         swap_err(&cat, &bad_refund),
-        QuoteBridgeSwapError::QuoteBridgeSwapUnprocessable(
-            QuoteBridgeSwapUnprocessable::InvalidRequest(_)
-        )
+        QuoteBridgeSwapError::QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable::InvalidRequest(_))
     ));
 }
 
 #[test]
 fn bridge_refusals() {
     let cat = Catalogue::builtin();
-    let invalid = |req: &BridgeQuoteRequest| {
-        matches!(
-            bridge_err(&cat, req),
-            QuoteBridgeUnprocessable::InvalidRequest(_)
-        )
-    };
+    let invalid =
+        |req: &BridgeQuoteRequest| matches!(bridge_err(&cat, req), QuoteBridgeUnprocessable::InvalidRequest(_));
     // absurd amounts, both modes
     for mode in [QuoteMode::Pay, QuoteMode::Receive] {
-        for amount in [
-            "1e40",
-            "-1",
-            "0",
-            "",
-            "-0.000001",
-            "1e-40",
-            "0.0000001",
-            "79228162514264337593543950336",
-        ] {
+        for amount in ["1e40", "-1", "0", "", "-0.000001", "1e-40", "0.0000001", "79228162514264337593543950336"] {
             let req = bridge_request(&cat, "USDC", "BASE", "ARBITRUM", amount, mode);
             assert!(invalid(&req), "{amount:?} in {mode:?}");
         }
@@ -1612,81 +1101,38 @@ fn bridge_refusals() {
     // huge but representable amounts hit the limits
     match bridge_err(
         &cat,
-        &bridge_request(
-            &cat,
-            "USDC",
-            "BASE",
-            "ARBITRUM",
-            "79228162514264337593543950335",
-            QuoteMode::Pay,
-        ),
+        &bridge_request(&cat, "USDC", "BASE", "ARBITRUM", "79228162514264337593543950335", QuoteMode::Pay),
     ) {
         QuoteBridgeUnprocessable::DepositLimitReached(e) => {
             assert_eq!(e.max_deposit_amount.to_string(), "1000000");
-            assert_eq!(
-                e.max_deposit_amount_usd.map(|v| v.to_string()),
-                Some("1000000".into())
-            );
+            assert_eq!(e.max_deposit_amount_usd.map(|v| v.to_string()), Some("1000000".into()));
         }
         other => panic!("{other:?}"),
     }
-    match bridge_err(
-        &cat,
-        &bridge_request(&cat, "USDC", "BASE", "TRON", "1e27", QuoteMode::Receive),
-    ) {
+    match bridge_err(&cat, &bridge_request(&cat, "USDC", "BASE", "TRON", "1e27", QuoteMode::Receive)) {
         QuoteBridgeUnprocessable::WithdrawLimitReached(e) => {
-            assert_eq!(
-                (e.chain.as_str(), e.max_withdraw_amount.to_string()),
-                ("TRON", "250000".into())
-            )
+            assert_eq!((e.chain.as_str(), e.max_withdraw_amount.to_string()), ("TRON", "250000".into()))
         }
         other => panic!("{other:?}"),
     }
     // limits at the edge
     assert!(
-        bridge_ok(
-            &cat,
-            "project-a",
-            &bridge_request(&cat, "USDC", "BASE", "ETHEREUM", "1000000", QuoteMode::Pay)
-        )
-        .fees
-        .fee
-        .to_string()
+        bridge_ok(&cat, "project-a", &bridge_request(&cat, "USDC", "BASE", "ETHEREUM", "1000000", QuoteMode::Pay))
+            .fees
+            .fee
+            .to_string()
             != "0"
     );
     assert!(matches!(
-        bridge_err(
-            &cat,
-            &bridge_request(
-                &cat,
-                "USDC",
-                "BASE",
-                "ETHEREUM",
-                "1000000.000001",
-                QuoteMode::Pay
-            )
-        ),
+        bridge_err(&cat, &bridge_request(&cat, "USDC", "BASE", "ETHEREUM", "1000000.000001", QuoteMode::Pay)),
         QuoteBridgeUnprocessable::DepositLimitReached(_)
     ));
     assert!(matches!(
-        bridge_err(
-            &cat,
-            &bridge_request(
-                &cat,
-                "USDC",
-                "BASE",
-                "TRON",
-                "250000.000001",
-                QuoteMode::Receive
-            )
-        ),
+        bridge_err(&cat, &bridge_request(&cat, "USDC", "BASE", "TRON", "250000.000001", QuoteMode::Receive)),
         QuoteBridgeUnprocessable::WithdrawLimitReached(_)
     ));
     // fees bigger than the amount
-    match bridge_err(
-        &cat,
-        &bridge_request(&cat, "USDC", "BASE", "ETHEREUM", "1", QuoteMode::Pay),
-    ) {
+    match bridge_err(&cat, &bridge_request(&cat, "USDC", "BASE", "ETHEREUM", "1", QuoteMode::Pay)) {
         QuoteBridgeUnprocessable::NegativeReceiveAmount(e) => {
             assert_eq!(e.receive_amount.to_string(), "-1.001")
         }
@@ -1697,13 +1143,7 @@ fn bridge_refusals() {
     sda.is_sda = Some(IsSdaFlag::True);
     match bridge_err(&cat, &sda) {
         QuoteBridgeUnprocessable::SdaDepositBelowMinimum(e) => {
-            assert_eq!(
-                (
-                    e.pay_amount_usd.to_string(),
-                    e.min_deposit_amount_usd.to_string()
-                ),
-                ("0.9".into(), "1".into())
-            )
+            assert_eq!((e.pay_amount_usd.to_string(), e.min_deposit_amount_usd.to_string()), ("0.9".into(), "1".into()))
         }
         other => panic!("{other:?}"),
     }
@@ -1711,10 +1151,7 @@ fn bridge_refusals() {
     match bridge_err(&cat, &sda) {
         QuoteBridgeUnprocessable::SdaDepositLimitExceeded(e) => {
             assert_eq!(
-                (
-                    e.pay_amount_usd.to_string(),
-                    e.max_deposit_amount_usd.to_string()
-                ),
+                (e.pay_amount_usd.to_string(), e.max_deposit_amount_usd.to_string()),
                 ("102000".into(), "100000".into())
             )
         }
@@ -1729,30 +1166,9 @@ fn bridge_refusals() {
     unknown.chain_in = "ARBITRUM".into();
     unknown.chain_out = "NARNIA".into();
     assert!(invalid(&unknown));
-    assert!(invalid(&bridge_request(
-        &cat,
-        "USDC",
-        "BASE",
-        "BASE",
-        "10",
-        QuoteMode::Pay
-    )));
-    assert!(invalid(&bridge_request(
-        &cat,
-        "WBTC",
-        "ETHEREUM",
-        "BASE",
-        "1",
-        QuoteMode::Pay
-    )));
-    assert!(invalid(&bridge_request(
-        &cat,
-        "DAI",
-        "ETHEREUM",
-        "BASE",
-        "1",
-        QuoteMode::Pay
-    )));
+    assert!(invalid(&bridge_request(&cat, "USDC", "BASE", "BASE", "10", QuoteMode::Pay)));
+    assert!(invalid(&bridge_request(&cat, "WBTC", "ETHEREUM", "BASE", "1", QuoteMode::Pay)));
+    assert!(invalid(&bridge_request(&cat, "DAI", "ETHEREUM", "BASE", "1", QuoteMode::Pay)));
     let mut req = bridge_request(&cat, "USDC", "BASE", "SOLANA", "10", QuoteMode::Pay);
     req.recipient = address(&cat, "BASE");
     assert!(invalid(&req));
@@ -1762,11 +1178,9 @@ fn bridge_refusals() {
     // huge inputs are not echoed back whole
     req.depositor = "x".repeat(100_000);
     match bridge_err(&cat, &req) {
-        QuoteBridgeUnprocessable::InvalidRequest(e) => assert!(
-            e.message.len() < 400 && e.message.contains("depositor"),
-            "{}",
-            e.message
-        ),
+        QuoteBridgeUnprocessable::InvalidRequest(e) => {
+            assert!(e.message.len() < 400 && e.message.contains("depositor"), "{}", e.message)
+        }
         other => panic!("{other:?}"),
     }
     let mut long = bridge_request(&cat, "USDC", "BASE", "ARBITRUM", "1", QuoteMode::Pay);
@@ -1785,143 +1199,46 @@ fn deposits_examples() {
     let c = ctx(&cat, "project-a");
     let dest = address(&cat, "BASE");
     let amount = |s: &str| ds(s);
-    let q = quote_deposit(
-        &c,
-        "STELLAR",
-        "BASE",
-        &dest,
-        "USDC",
-        &amount("25.12345678"),
-        None,
-        "anyone",
-    )
-    .unwrap();
-    let QuoteResponse::DepositAddressBridge(q) = q else {
-        panic!("depositAddressBridge")
-    };
+    let q = quote_deposit(&c, "STELLAR", "BASE", &dest, "USDC", &amount("25.12345678"), None, "anyone").unwrap();
+    let QuoteResponse::DepositAddressBridge(q) = q else { panic!("depositAddressBridge") };
     // rounded down to the route precision (6), STELLAR sweep charged, platform fee waived (BASE_LAUNCH)
     assert_eq!(q.pay_amount.to_string(), "25.123456");
     assert_eq!(q.fees.source_gas_fee.to_string(), "0.01");
+    assert_eq!(q.promotion.as_ref().map(|p| p.name.as_str()), Some("BASE_LAUNCH"));
     assert_eq!(
-        q.promotion.as_ref().map(|p| p.name.as_str()),
-        Some("BASE_LAUNCH")
-    );
-    assert_eq!(
-        quote_deposit(
-            &c,
-            "STELLAR",
-            "BASE",
-            &dest,
-            "WBTC",
-            &amount("1"),
-            None,
-            "x"
-        ),
+        quote_deposit(&c, "STELLAR", "BASE", &dest, "WBTC", &amount("1"), None, "x"),
         Err(RejectReason::UnsupportedToken)
     );
     assert_eq!(
-        quote_deposit(
-            &c,
-            "STELLAR",
-            "BASE",
-            &dest,
-            "USDC",
-            &amount("0.5"),
-            None,
-            "x"
-        ),
+        quote_deposit(&c, "STELLAR", "BASE", &dest, "USDC", &amount("0.5"), None, "x"),
         Err(RejectReason::UnderMin)
     );
     assert_eq!(
-        quote_deposit(
-            &c,
-            "STELLAR",
-            "BASE",
-            &dest,
-            "USDC",
-            &amount("100000.01"),
-            None,
-            "x"
-        ),
+        quote_deposit(&c, "STELLAR", "BASE", &dest, "USDC", &amount("100000.01"), None, "x"),
         Err(RejectReason::OverMax)
     );
     assert_eq!(
-        quote_deposit(
-            &c,
-            "STELLAR",
-            "BASE",
-            &dest,
-            "USDC",
-            &amount("0"),
-            None,
-            "x"
-        ),
+        quote_deposit(&c, "STELLAR", "BASE", &dest, "USDC", &amount("0"), None, "x"),
         Err(RejectReason::UnderMin)
     );
     assert_eq!(
-        quote_deposit(
-            &c,
-            "STELLAR",
-            "BASE",
-            &dest,
-            "USDC",
-            &amount("1e40"),
-            None,
-            "x"
-        ),
+        quote_deposit(&c, "STELLAR", "BASE", &dest, "USDC", &amount("1e40"), None, "x"),
         Err(RejectReason::OverMax)
     );
     // below one unit of the route's precision: nothing would arrive
     assert_eq!(
-        quote_deposit(
-            &c,
-            "STELLAR",
-            "BASE",
-            &dest,
-            "USDC",
-            &amount("0.0000001"),
-            None,
-            "x"
-        ),
+        quote_deposit(&c, "STELLAR", "BASE", &dest, "USDC", &amount("0.0000001"), None, "x"),
         Err(RejectReason::UnderMin)
     );
     // 1.5 USD into ETHEREUM: above the minimum but the fees eat it
     assert_eq!(
-        quote_deposit(
-            &c,
-            "ARBITRUM",
-            "ETHEREUM",
-            &address(&cat, "ETHEREUM"),
-            "USDC",
-            &amount("1.5"),
-            None,
-            "x"
-        ),
+        quote_deposit(&c, "ARBITRUM", "ETHEREUM", &address(&cat, "ETHEREUM"), "USDC", &amount("1.5"), None, "x"),
         Err(RejectReason::UnderMin)
     );
     // with tokenOut: a swap
-    let q = quote_deposit(
-        &c,
-        "ARBITRUM",
-        "BASE",
-        &dest,
-        "USDT",
-        &amount("100"),
-        Some("ETH"),
-        "x",
-    )
-    .unwrap();
-    let QuoteResponse::BridgeSwap(q) = q else {
-        panic!("bridgeSwap")
-    };
-    assert_eq!(
-        (
-            q.token_in.as_str(),
-            q.bridge_token.as_str(),
-            q.token_out.as_str()
-        ),
-        ("USDT", "USDT", "ETH")
-    );
+    let q = quote_deposit(&c, "ARBITRUM", "BASE", &dest, "USDT", &amount("100"), Some("ETH"), "x").unwrap();
+    let QuoteResponse::BridgeSwap(q) = q else { panic!("bridgeSwap") };
+    assert_eq!((q.token_in.as_str(), q.bridge_token.as_str(), q.token_out.as_str()), ("USDT", "USDT", "ETH"));
     assert_eq!(q.fees.source_gas_fee.to_string(), "0.05");
 }
 
@@ -1947,13 +1264,9 @@ fn builtin_catalogue_contents() {
         "TON",
         "STARKNET",
     ] {
-        let chain = cat
-            .chain(id)
-            .unwrap_or_else(|| panic!("{id} missing from {ids:?}"));
+        let chain = cat.chain(id).unwrap_or_else(|| panic!("{id} missing from {ids:?}"));
         for symbol in ["USDT", "USDC"] {
-            let t = chain
-                .token(symbol)
-                .unwrap_or_else(|| panic!("{symbol} missing on {id}"));
+            let t = chain.token(symbol).unwrap_or_else(|| panic!("{symbol} missing on {id}"));
             let expected = match id {
                 "BINANCE" => 18,
                 "STELLAR" => 7,
@@ -1961,17 +1274,10 @@ fn builtin_catalogue_contents() {
             };
             assert_eq!(t.decimals, expected, "{symbol} on {id}");
             assert_eq!(t.usd_price, Decimal::ONE);
-            assert_eq!(
-                (t.min_deposit_usd, t.max_deposit_usd),
-                (d("1"), d("100000"))
-            );
+            assert_eq!((t.min_deposit_usd, t.max_deposit_usd), (d("1"), d("100000")));
         }
         if chain.family == Family::Evm {
-            assert_eq!(
-                chain.token("ETH").map(|t| (t.decimals, t.usd_price)),
-                Some((18, d("3000"))),
-                "ETH on {id}"
-            );
+            assert_eq!(chain.token("ETH").map(|t| (t.decimals, t.usd_price)), Some((18, d("3000"))), "ETH on {id}");
         }
         assert!(chain.native_usd_price > Decimal::ZERO);
         for t in chain.tokens.values() {
@@ -1983,32 +1289,15 @@ fn builtin_catalogue_contents() {
         }
     }
     let usdc = cat.supported_tokens("ARBITRUM", "SOLANA", None);
+    assert_eq!(usdc.iter().map(|t| t.symbol.as_str()).collect::<Vec<_>>(), ["USDC", "USDT"]);
+    assert_eq!((usdc[0].min_deposit_limit_usd.as_f64(), usdc[0].max_deposit_limit_usd.as_f64()), (1.0, 100000.0));
     assert_eq!(
-        usdc.iter().map(|t| t.symbol.as_str()).collect::<Vec<_>>(),
-        ["USDC", "USDT"]
-    );
-    assert_eq!(
-        (
-            usdc[0].min_deposit_limit_usd.as_f64(),
-            usdc[0].max_deposit_limit_usd.as_f64()
-        ),
-        (1.0, 100000.0)
-    );
-    assert_eq!(
-        cat.supported_tokens("ARBITRUM", "SOLANA", Some("SOL"))
-            .len(),
+        cat.supported_tokens("ARBITRUM", "SOLANA", Some("SOL")).len(),
         cat.chain("ARBITRUM").unwrap().tokens.len()
     );
-    assert!(cat
-        .supported_tokens("ARBITRUM", "SOLANA", Some("DOGE"))
-        .is_empty());
-    assert!(cat
-        .supported_tokens("ARBITRUM", "ARBITRUM", None)
-        .is_empty());
-    assert_eq!(
-        cat.route_timing("ETHEREUM", "BASE"),
-        Some((Speed::Slow, 180000))
-    );
+    assert!(cat.supported_tokens("ARBITRUM", "SOLANA", Some("DOGE")).is_empty());
+    assert!(cat.supported_tokens("ARBITRUM", "ARBITRUM", None).is_empty());
+    assert_eq!(cat.route_timing("ETHEREUM", "BASE"), Some((Speed::Slow, 180000)));
 }
 
 #[test]
@@ -2025,28 +1314,11 @@ fn catalogue_overrides() {
         "#,
     )
     .unwrap();
-    assert_eq!(
-        cat.chain("ARBITRUM")
-            .unwrap()
-            .token("ETH")
-            .unwrap()
-            .usd_price,
-        d("2500.5")
-    );
+    assert_eq!(cat.chain("ARBITRUM").unwrap().token("ETH").unwrap().usd_price, d("2500.5"));
     assert_eq!(cat.chain("ARBITRUM").unwrap().native_usd_price, d("2500.5"));
     assert!(cat.chain("TON").is_none());
-    assert_eq!(
-        cat.chain("BASE")
-            .unwrap()
-            .token("USDC")
-            .unwrap()
-            .max_withdraw,
-        d("10")
-    );
-    assert_eq!(
-        cat.chain("BASE").unwrap().token("USDC").unwrap().address,
-        "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
-    );
+    assert_eq!(cat.chain("BASE").unwrap().token("USDC").unwrap().max_withdraw, d("10"));
+    assert_eq!(cat.chain("BASE").unwrap().token("USDC").unwrap().address, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913");
     // a complete file of its own
     let own = Catalogue::from_toml(
         r#"
@@ -2092,34 +1364,18 @@ fn catalogue_overrides() {
     )
     .unwrap();
     assert_eq!(own.chains().count(), 2);
-    let q = bridge_ok(
-        &own,
-        "x",
-        &bridge_request(&own, "USDC", "A", "B", "10", QuoteMode::Pay),
-    );
-    assert_eq!(
-        (q.receive_amount.to_string(), q.fees.fee.to_string()),
-        ("10".into(), "0".into())
-    );
+    let q = bridge_ok(&own, "x", &bridge_request(&own, "USDC", "A", "B", "10", QuoteMode::Pay));
+    assert_eq!((q.receive_amount.to_string(), q.fees.fee.to_string()), ("10".into(), "0".into()));
     assert_eq!(q.fees.percentage_fee_amount, None);
     // refusals name the problem
     for (text, needle) in [
         ("[chains.BASE]\ncolour = \"blue\"", "colour"),
-        (
-            "[chains.BASE.tokens.USDC]\naddress = \"0x12\"",
-            "not a valid EVM token address",
-        ),
+        ("[chains.BASE.tokens.USDC]\naddress = \"0x12\"", "not a valid EVM token address"),
         ("[symbols.ETH]\nusd_price = \"-1\"", "usd_price"),
         ("[fees]\npercentage_fee = \"100\"", "percentage"),
-        (
-            "[[promotions]]\nname = \"X\"\nchains_out = [\"NARNIA\"]",
-            "NARNIA",
-        ),
+        ("[[promotions]]\nname = \"X\"\nchains_out = [\"NARNIA\"]", "NARNIA"),
         ("[chains.NEW]\nfamily = \"evm\"", "native_symbol"),
-        (
-            "[chains.BASE.tokens.NEWT]\naddress = \"0x0000000000000000000000000000000000000001\"",
-            "decimals",
-        ),
+        ("[chains.BASE.tokens.NEWT]\naddress = \"0x0000000000000000000000000000000000000001\"", "decimals"),
         ("inherit_builtin = 3", "inherit_builtin"),
         ("not toml", ""),
     ] {
@@ -2131,14 +1387,8 @@ fn catalogue_overrides() {
 #[test]
 fn address_validation_per_family() {
     let cat = Catalogue::builtin();
-    let ok =
-        |chain: &str, a: &str| assert_eq!(cat.invalid_address(chain, a), None, "{a} on {chain}");
-    let bad = |chain: &str, a: &str| {
-        assert!(
-            cat.invalid_address(chain, a).is_some(),
-            "{a} accepted on {chain}"
-        )
-    };
+    let ok = |chain: &str, a: &str| assert_eq!(cat.invalid_address(chain, a), None, "{a} on {chain}");
+    let bad = |chain: &str, a: &str| assert!(cat.invalid_address(chain, a).is_some(), "{a} accepted on {chain}");
     ok("ETHEREUM", "0xdAC17F958D2ee523a2206206994597C13D831ec7");
     bad("ETHEREUM", "0xdAC17F958D2ee523a2206206994597C13D831ec");
     bad("ETHEREUM", "dAC17F958D2ee523a2206206994597C13D831ec7aa");
@@ -2151,33 +1401,15 @@ fn address_validation_per_family() {
     ok("TRON", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t");
     bad("TRON", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6T");
     ok("TON", "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs");
-    ok(
-        "TON",
-        "0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe",
-    );
+    ok("TON", "0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe");
     bad("TON", "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sD");
-    ok(
-        "STARKNET",
-        "0x049d36570d4e46f48e99674bd3fcc84644ddd6b96f7c741b1562b82f9e004dc7",
-    );
+    ok("STARKNET", "0x049d36570d4e46f48e99674bd3fcc84644ddd6b96f7c741b1562b82f9e004dc7");
     ok("STARKNET", "0x1");
     bad("STARKNET", "0x");
-    bad(
-        "STARKNET",
-        "0x0800000000000000000000000000000000000000000000000000000000000000",
-    );
-    ok(
-        "STELLAR",
-        "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN",
-    );
-    bad(
-        "STELLAR",
-        "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZV",
-    );
-    bad(
-        "STELLAR",
-        "USDC:GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN",
-    );
+    bad("STARKNET", "0x0800000000000000000000000000000000000000000000000000000000000000");
+    ok("STELLAR", "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN");
+    bad("STELLAR", "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZV");
+    bad("STELLAR", "USDC:GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN");
     assert!(cat.invalid_address("NARNIA", "x").is_some());
     assert_eq!(cat.deposit_address("NARNIA", 1), None);
 }
@@ -2190,39 +1422,23 @@ fn every_route_quotes() {
     let (mut bridges, mut swaps) = (0, 0);
     for cin in cat.chains() {
         for cout in cat.chains().filter(|c| c.id != cin.id) {
-            for t in cin
-                .tokens
-                .values()
-                .filter(|t| t.bridgeable && cout.token(&t.symbol).is_some_and(|o| o.bridgeable))
+            for t in cin.tokens.values().filter(|t| t.bridgeable && cout.token(&t.symbol).is_some_and(|o| o.bridgeable))
             {
-                let amount = (d("1000") / t.usd_price)
-                    .round_dp_with_strategy(6, RoundingStrategy::ToZero)
-                    .normalize();
+                let amount = (d("1000") / t.usd_price).round_dp_with_strategy(6, RoundingStrategy::ToZero).normalize();
                 for mode in [QuoteMode::Pay, QuoteMode::Receive] {
                     let q = bridge_ok(
                         &cat,
                         "project-a",
-                        &bridge_request(
-                            &cat,
-                            &t.symbol,
-                            &cin.id,
-                            &cout.id,
-                            &amount.to_string(),
-                            mode,
-                        ),
+                        &bridge_request(&cat, &t.symbol, &cin.id, &cout.id, &amount.to_string(), mode),
                     );
-                    assert_eq!(
-                        dec(&q.pay_amount),
-                        dec(&q.receive_amount) + dec(&q.fees.fee)
-                    );
+                    assert_eq!(dec(&q.pay_amount), dec(&q.receive_amount) + dec(&q.fees.fee));
                     bridges += 1;
                 }
             }
             for t_in in cin.tokens.values() {
                 for t_out in cout.tokens.values() {
-                    let amount = (d("500") / t_in.usd_price)
-                        .round_dp_with_strategy(6, RoundingStrategy::ToZero)
-                        .normalize();
+                    let amount =
+                        (d("500") / t_in.usd_price).round_dp_with_strategy(6, RoundingStrategy::ToZero).normalize();
                     let req = swap_request(
                         &cat,
                         &t_in.symbol,
@@ -2232,12 +1448,8 @@ fn every_route_quotes() {
                         &amount.to_string(),
                         QuoteMode::Pay,
                     );
-                    let q = quote_bridge_swap(&ctx(&cat, "project-a"), &req).unwrap_or_else(|e| {
-                        panic!(
-                            "{} {} → {} {}: {e:?}",
-                            t_in.symbol, cin.id, t_out.symbol, cout.id
-                        )
-                    });
+                    let q = quote_bridge_swap(&ctx(&cat, "project-a"), &req)
+                        .unwrap_or_else(|e| panic!("{} {} → {} {}: {e:?}", t_in.symbol, cin.id, t_out.symbol, cout.id));
                     let v = view(&q);
                     assert!(v.receive > Decimal::ZERO);
                     swaps += 1;
@@ -2245,10 +1457,7 @@ fn every_route_quotes() {
             }
         }
     }
-    assert!(
-        bridges > 250 && swaps > 1000,
-        "{bridges} bridges, {swaps} swaps"
-    );
+    assert!(bridges > 250 && swaps > 1000, "{bridges} bridges, {swaps} swaps");
 }
 
 #[test]
@@ -2257,24 +1466,13 @@ fn boundaries() {
     // SDA limits are inclusive: 1 and 100000 USD are accepted
     let mut sda = bridge_request(&cat, "USDC", "ARBITRUM", "BASE", "1", QuoteMode::Pay);
     sda.is_sda = Some(IsSdaFlag::True);
-    assert_eq!(
-        bridge_ok(&cat, "project-a", &sda)
-            .receive_amount
-            .to_string(),
-        "0.919"
-    ); // 1 − 0.03 − 0.05 − 0.001
+    assert_eq!(bridge_ok(&cat, "project-a", &sda).receive_amount.to_string(), "0.919"); // 1 − 0.03 − 0.05 − 0.001
     sda.amount = ds("0.999999");
-    assert!(matches!(
-        bridge_err(&cat, &sda),
-        QuoteBridgeUnprocessable::SdaDepositBelowMinimum(_)
-    ));
+    assert!(matches!(bridge_err(&cat, &sda), QuoteBridgeUnprocessable::SdaDepositBelowMinimum(_)));
     sda.amount = ds("100000");
     assert!(quote_bridge(&ctx(&cat, "project-a"), &sda).is_ok());
     sda.amount = ds("100000.000001");
-    assert!(matches!(
-        bridge_err(&cat, &sda),
-        QuoteBridgeUnprocessable::SdaDepositLimitExceeded(_)
-    ));
+    assert!(matches!(bridge_err(&cat, &sda), QuoteBridgeUnprocessable::SdaDepositLimitExceeded(_)));
     // a receive amount of exactly 0 is refused: 0.550551 − (0.05 + 0.5 + 0.000551)
     let zero = bridge_request(&cat, "USDC", "BASE", "ARBITRUM", "0.550551", QuoteMode::Pay);
     match bridge_err(&cat, &zero) {
@@ -2284,34 +1482,21 @@ fn boundaries() {
         other => panic!("{other:?}"),
     }
     let one_unit = bridge_request(&cat, "USDC", "BASE", "ARBITRUM", "0.550552", QuoteMode::Pay);
-    assert_eq!(
-        bridge_ok(&cat, "project-a", &one_unit)
-            .receive_amount
-            .to_string(),
-        "0.000001"
-    );
+    assert_eq!(bridge_ok(&cat, "project-a", &one_unit).receive_amount.to_string(), "0.000001");
     // a gas boost costing exactly what is left is refused; one costing less is not
     let mut boost = bridge_request(&cat, "USDC", "ARBITRUM", "MATIC_POS", "5", QuoteMode::Pay);
     boost.amount_native = Some(ds("8.95")); // 4.475 USD = the receive amount
     match bridge_err(&cat, &boost) {
         QuoteBridgeUnprocessable::GasBoostGreaterThanReceiveAmount(e) => {
             assert_eq!(
-                (
-                    e.amount_native_token_cost.to_string(),
-                    e.receive_amount.to_string()
-                ),
+                (e.amount_native_token_cost.to_string(), e.receive_amount.to_string()),
                 ("4.475".into(), "4.475".into())
             )
         }
         other => panic!("{other:?}"),
     }
     boost.amount_native = Some(ds("8.94"));
-    assert_eq!(
-        bridge_ok(&cat, "project-a", &boost)
-            .receive_amount
-            .to_string(),
-        "0.005"
-    );
+    assert_eq!(bridge_ok(&cat, "project-a", &boost).receive_amount.to_string(), "0.005");
     // deposit and withdraw limits are inclusive
     assert!(quote_bridge(
         &ctx(&cat, "project-a"),
@@ -2329,16 +1514,6 @@ fn boundaries() {
     )
     .is_ok());
     // STELLAR USDC has 7 decimals, but the route precision to BASE is 6
-    let stellar = bridge_request(
-        &cat,
-        "USDC",
-        "STELLAR",
-        "BASE",
-        "10.1234567",
-        QuoteMode::Pay,
-    );
-    assert!(matches!(
-        bridge_err(&cat, &stellar),
-        QuoteBridgeUnprocessable::InvalidRequest(_)
-    ));
+    let stellar = bridge_request(&cat, "USDC", "STELLAR", "BASE", "10.1234567", QuoteMode::Pay);
+    assert!(matches!(bridge_err(&cat, &stellar), QuoteBridgeUnprocessable::InvalidRequest(_)));
 }

@@ -50,10 +50,7 @@ fn state_of(record: &BridgeRecord) -> &'static str {
 }
 
 async fn advance(client: &Client, ms: u64) {
-    client
-        .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms })
-        .await
-        .unwrap();
+    client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms }).await.unwrap();
 }
 
 async fn event_tags(client: &Client) -> Vec<String> {
@@ -82,41 +79,22 @@ async fn quote_commit_deposit_executed() {
     let fees = &quote.fees;
     assert_eq!(
         dec(&fees.fee),
-        dec(&fees.gas_fee)
-            + dec(&fees.source_gas_fee)
-            + dec(&fees.platform_fee)
-            + dec(&fees.percentage_fee),
+        dec(&fees.gas_fee) + dec(&fees.source_gas_fee) + dec(&fees.platform_fee) + dec(&fees.percentage_fee),
         "fees add up"
     );
-    assert_eq!(
-        dec(&quote.pay_amount),
-        dec(&quote.receive_amount) + dec(&fees.fee),
-        "pay = receive + fee"
-    );
+    assert_eq!(dec(&quote.pay_amount), dec(&quote.receive_amount) + dec(&fees.fee), "pay = receive + fee");
 
     let committed = client.commit_quote(&quote.quote_id).await.unwrap();
     assert_eq!(committed.quote_id, quote.quote_id);
-    assert_eq!(
-        state_of(&client.get_bridge(&quote.quote_id).await.unwrap()),
-        "PENDING"
-    );
+    assert_eq!(state_of(&client.get_bridge(&quote.quote_id).await.unwrap()), "PENDING");
     let again = client.commit_quote(&quote.quote_id).await.unwrap_err();
     assert!(
-        matches!(
-            again,
-            bridge_client::Error::Api(CommitQuoteError::InvalidRequest(_))
-        ),
+        matches!(again, bridge_client::Error::Api(CommitQuoteError::InvalidRequest(_))),
         "committed once: {again:?}"
     );
 
     let record = client
-        .sandbox_deposit_bridge(
-            &quote.quote_id,
-            &SandboxBridgeDepositRequest {
-                tx_hash: None,
-                outcome: None,
-            },
-        )
+        .sandbox_deposit_bridge(&quote.quote_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
         .await
         .unwrap();
     assert_eq!(state_of(&record), "PENDING_CONFIRMATION");
@@ -128,14 +106,8 @@ async fn quote_commit_deposit_executed() {
         }
         assert_eq!(state_of(&record), expected);
     }
-    assert_eq!(
-        state_of(&client.get_bridge(&quote.quote_id).await.unwrap()),
-        "EXECUTED"
-    );
-    assert_eq!(
-        event_tags(&client).await,
-        ["BRIDGE_PENDING", "BRIDGE_ACCEPTED", "BRIDGE_EXECUTED"]
-    );
+    assert_eq!(state_of(&client.get_bridge(&quote.quote_id).await.unwrap()), "EXECUTED");
+    assert_eq!(event_tags(&client).await, ["BRIDGE_PENDING", "BRIDGE_ACCEPTED", "BRIDGE_EXECUTED"]);
 
     let history = client
         .list_bridge_history(&ListBridgeHistoryQuery {
@@ -159,27 +131,11 @@ async fn an_uncommitted_or_expired_quote_cannot_be_committed_and_a_pending_bridg
     let late = single_token(client.quote_bridge(&quote_request("50")).await.unwrap());
     let pending = single_token(client.quote_bridge(&quote_request("60")).await.unwrap());
     client.commit_quote(&pending.quote_id).await.unwrap();
-    advance(
-        &client,
-        bridge_sandbox::pricing::QUOTE_LIFETIME_MS as u64 + 1,
-    )
-    .await;
+    advance(&client, bridge_sandbox::pricing::QUOTE_LIFETIME_MS as u64 + 1).await;
     let err = client.commit_quote(&late.quote_id).await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            bridge_client::Error::Api(CommitQuoteError::QuoteNotFound(_))
-        ),
-        "{err:?}"
-    );
-    assert_eq!(
-        state_of(&client.get_bridge(&pending.quote_id).await.unwrap()),
-        "CANCELLED"
-    );
-    assert_eq!(
-        event_tags(&client).await,
-        ["BRIDGE_PENDING", "BRIDGE_CANCELLED"]
-    );
+    assert!(matches!(err, bridge_client::Error::Api(CommitQuoteError::QuoteNotFound(_))), "{err:?}");
+    assert_eq!(state_of(&client.get_bridge(&pending.quote_id).await.unwrap()), "CANCELLED");
+    assert_eq!(event_tags(&client).await, ["BRIDGE_PENDING", "BRIDGE_CANCELLED"]);
     sandbox.stop().await;
 }
 
@@ -203,10 +159,7 @@ async fn deposit_address_bridged_and_rejected_over_the_limit() {
     let created = client.create_deposit_addresses(&request).await.unwrap();
     assert_eq!(created.len(), 2);
     let again = client.create_deposit_addresses(&request).await.unwrap();
-    assert_eq!(
-        again[0].deposit_address, created[0].deposit_address,
-        "reused by default"
-    );
+    assert_eq!(again[0].deposit_address, created[0].deposit_address, "reused by default");
     let fresh = client
         .create_deposit_addresses(&DepositAddressCreateRequest {
             reuse_policy: Some(ReusePolicy::CreateNew),
@@ -214,17 +167,10 @@ async fn deposit_address_bridged_and_rejected_over_the_limit() {
         })
         .await
         .unwrap();
-    assert_ne!(
-        fresh[0].deposit_address, created[0].deposit_address,
-        "create-new makes another"
-    );
+    assert_ne!(fresh[0].deposit_address, created[0].deposit_address, "create-new makes another");
 
     let address = &created[0];
-    let limits = address
-        .supported_tokens
-        .iter()
-        .find(|t| t.symbol == "USDC")
-        .expect("USDC is depositable");
+    let limits = address.supported_tokens.iter().find(|t| t.symbol == "USDC").expect("USDC is depositable");
     let ok = client
         .sandbox_deposit_into_address(
             &address.deposit_address,
@@ -238,10 +184,7 @@ async fn deposit_address_bridged_and_rejected_over_the_limit() {
         )
         .await
         .unwrap();
-    let bridge_id = ok
-        .bridge_id
-        .clone()
-        .expect("a bridged deposit starts a bridge");
+    let bridge_id = ok.bridge_id.clone().expect("a bridged deposit starts a bridge");
     assert!(matches!(ok.deposit.status, LastBridgeStatus::Accepted(_)));
     let too_much = format!("{}", limits.max_deposit_limit_usd.as_f64() * 2.0);
     let over = client
@@ -260,10 +203,7 @@ async fn deposit_address_bridged_and_rejected_over_the_limit() {
     assert!(
         matches!(
             over.deposit.status,
-            LastBridgeStatus::Rejected(LastBridgeRejected {
-                reason: RejectReason::OverMax,
-                ..
-            })
+            LastBridgeStatus::Rejected(LastBridgeRejected { reason: RejectReason::OverMax, .. })
         ),
         "{:?}",
         over.deposit.status
@@ -273,37 +213,20 @@ async fn deposit_address_bridged_and_rejected_over_the_limit() {
     for _ in 0..4 {
         advance(&client, 60_000).await;
     }
-    assert_eq!(
-        state_of(&client.get_bridge(&bridge_id).await.unwrap()),
-        "EXECUTED"
-    );
+    assert_eq!(state_of(&client.get_bridge(&bridge_id).await.unwrap()), "EXECUTED");
     let status = client
         .get_deposit_address_public_status(
             &address.deposit_address,
             "ETHEREUM",
-            &GetDepositAddressPublicStatusQuery {
-                destination_address: EVM_B.into(),
-            },
+            &GetDepositAddressPublicStatusQuery { destination_address: EVM_B.into() },
         )
         .await
         .unwrap();
     assert_eq!(status.last_bridges.len(), 2);
-    assert!(
-        matches!(status.last_bridges[0].status, LastBridgeStatus::Rejected(_)),
-        "newest first"
-    );
-    assert!(matches!(
-        status.last_bridges[1].status,
-        LastBridgeStatus::Executed(_)
-    ));
+    assert!(matches!(status.last_bridges[0].status, LastBridgeStatus::Rejected(_)), "newest first");
+    assert!(matches!(status.last_bridges[1].status, LastBridgeStatus::Executed(_)));
     let tags = event_tags(&client).await;
-    assert_eq!(
-        tags.iter()
-            .filter(|t| *t == "DEPOSIT_ADDRESS_CREATED")
-            .count(),
-        4,
-        "{tags:?}"
-    );
+    assert_eq!(tags.iter().filter(|t| *t == "DEPOSIT_ADDRESS_CREATED").count(), 4, "{tags:?}");
     for kind in [
         "DEPOSIT_ADDRESS_DEPOSIT_DETECTED",
         "DEPOSIT_ADDRESS_DEPOSIT_CONFIRMING",
@@ -312,11 +235,7 @@ async fn deposit_address_bridged_and_rejected_over_the_limit() {
         "DEPOSIT_ADDRESS_BRIDGE_REJECTED",
         "SDA_REFUND_COMPLETED",
     ] {
-        assert_eq!(
-            tags.iter().filter(|t| *t == kind).count(),
-            1,
-            "{kind} once in {tags:?}"
-        );
+        assert_eq!(tags.iter().filter(|t| *t == kind).count(), 1, "{kind} once in {tags:?}");
     }
     sandbox.stop().await;
 }
@@ -329,30 +248,16 @@ async fn everything_survives_a_restart() {
     let quote = single_token(client.quote_bridge(&quote_request("10")).await.unwrap());
     client.commit_quote(&quote.quote_id).await.unwrap();
     advance(&client, 1_000).await;
-    let clock_before = client
-        .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 })
-        .await
-        .unwrap()
-        .now;
+    let clock_before = client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 }).await.unwrap().now;
     let events_before = event_tags(&client).await;
     sandbox.stop().await;
 
     let sandbox = Running::start(dir.path()).await;
     let client = sandbox.client(dir.path(), "project-a");
-    assert_eq!(
-        state_of(&client.get_bridge(&quote.quote_id).await.unwrap()),
-        "PENDING"
-    );
+    assert_eq!(state_of(&client.get_bridge(&quote.quote_id).await.unwrap()), "PENDING");
     assert_eq!(event_tags(&client).await, events_before);
-    let clock_after = client
-        .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 })
-        .await
-        .unwrap()
-        .now;
-    assert_eq!(
-        clock_after, clock_before,
-        "the manual clock continues where it stopped"
-    );
+    let clock_after = client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 }).await.unwrap().now;
+    assert_eq!(clock_after, clock_before, "the manual clock continues where it stopped");
     sandbox.stop().await;
 }
 
@@ -364,13 +269,7 @@ async fn projects_never_see_each_other() {
     let b = sandbox.client(dir.path(), "project-b");
     let quote = single_token(a.quote_bridge(&quote_request("10")).await.unwrap());
     let err = b.commit_quote(&quote.quote_id).await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            bridge_client::Error::Api(CommitQuoteError::QuoteNotFound(_))
-        ),
-        "{err:?}"
-    );
+    assert!(matches!(err, bridge_client::Error::Api(CommitQuoteError::QuoteNotFound(_))), "{err:?}");
     a.commit_quote(&quote.quote_id).await.unwrap();
     let unknown = b.get_bridge("no-such-bridge").await.unwrap_err();
     let foreign = b.get_bridge(&quote.quote_id).await.unwrap_err();
@@ -399,33 +298,23 @@ async fn projects_never_see_each_other() {
 async fn every_answer_validates_against_the_schema() {
     let dir = tempfile::tempdir().unwrap();
     let sandbox = Running::start(dir.path()).await;
-    let token =
-        bridge_sandbox::mint_token(dir.path(), "project-a", false, Duration::from_secs(600))
-            .unwrap();
+    let token = bridge_sandbox::mint_token(dir.path(), "project-a", false, Duration::from_secs(600)).unwrap();
     let http = reqwest::Client::new();
     let doc: Value = serde_json::from_str(OPENAPI_JSON).unwrap();
     let send = |method: &str, path: String, body: Option<Value>| {
-        let mut req = http
-            .request(
-                method.parse().unwrap(),
-                format!("{}{path}", sandbox.base_url),
-            )
-            .bearer_auth(&token);
+        let mut req = http.request(method.parse().unwrap(), format!("{}{path}", sandbox.base_url)).bearer_auth(&token);
         if let Some(body) = body {
             req = req.json(&body);
         }
         req.send()
     };
-    let quote: Value = send(
-        "POST",
-        "/bridge/quote/user".into(),
-        Some(serde_json::to_value(quote_request("42")).unwrap()),
-    )
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
+    let quote: Value =
+        send("POST", "/bridge/quote/user".into(), Some(serde_json::to_value(quote_request("42")).unwrap()))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
     let id = quote["quoteId"].as_str().unwrap().to_owned();
     let calls: Vec<(&str, &str, String, Option<Value>)> = vec![
         (
@@ -440,42 +329,17 @@ async fn every_answer_validates_against_the_schema() {
             "/bridge/quote/user".into(),
             Some(serde_json::to_value(quote_request("0.000001")).unwrap()),
         ),
-        (
-            "POST",
-            "/bridge/quote/commit/{quoteId}",
-            format!("/bridge/quote/commit/{id}"),
-            None,
-        ),
-        (
-            "POST",
-            "/bridge/quote/commit/{quoteId}",
-            format!("/bridge/quote/commit/{id}"),
-            None,
-        ),
+        ("POST", "/bridge/quote/commit/{quoteId}", format!("/bridge/quote/commit/{id}"), None),
+        ("POST", "/bridge/quote/commit/{quoteId}", format!("/bridge/quote/commit/{id}"), None),
         (
             "POST",
             "/sandbox/bridges/{bridgeId}/deposit",
             format!("/sandbox/bridges/{id}/deposit"),
             Some(serde_json::json!({})),
         ),
-        (
-            "POST",
-            "/sandbox/clock/advance",
-            "/sandbox/clock/advance".into(),
-            Some(serde_json::json!({"ms": 120000})),
-        ),
-        (
-            "GET",
-            "/bridge/history/bridge/{bridgeId}",
-            format!("/bridge/history/bridge/{id}"),
-            None,
-        ),
-        (
-            "GET",
-            "/bridge/history/bridge/{bridgeId}",
-            "/bridge/history/bridge/nope".into(),
-            None,
-        ),
+        ("POST", "/sandbox/clock/advance", "/sandbox/clock/advance".into(), Some(serde_json::json!({"ms": 120000}))),
+        ("GET", "/bridge/history/bridge/{bridgeId}", format!("/bridge/history/bridge/{id}"), None),
+        ("GET", "/bridge/history/bridge/{bridgeId}", "/bridge/history/bridge/nope".into(), None),
         (
             "GET",
             "/bridge/history/user",
@@ -512,24 +376,9 @@ async fn every_answer_validates_against_the_schema() {
                 serde_json::json!({"depositChains": ["STELLAR"], "destinationChain": "BASE", "destinationAddress": EVM_B}),
             ),
         ),
-        (
-            "GET",
-            "/sda/deposit-addresses/search",
-            "/sda/deposit-addresses/search?pageSize=1".into(),
-            None,
-        ),
-        (
-            "GET",
-            "/webhook/user-events-cursor",
-            "/webhook/user-events-cursor?sinceTimestamp=0&pageSize=2".into(),
-            None,
-        ),
-        (
-            "GET",
-            "/webhook/public-key",
-            "/webhook/public-key".into(),
-            None,
-        ),
+        ("GET", "/sda/deposit-addresses/search", "/sda/deposit-addresses/search?pageSize=1".into(), None),
+        ("GET", "/webhook/user-events-cursor", "/webhook/user-events-cursor?sinceTimestamp=0&pageSize=2".into(), None),
+        ("GET", "/webhook/public-key", "/webhook/public-key".into(), None),
         (
             "POST",
             "/bridge/quote/bridge-swap/user",
@@ -565,14 +414,9 @@ async fn every_answer_validates_against_the_schema() {
             .with_draft(jsonschema::Draft::Draft7)
             .build(&bridge_contract::openapi::schema_for(&schema))
             .unwrap();
-        let errors: Vec<String> = validator
-            .iter_errors(&body)
-            .map(|e| format!("{e} at {}", e.instance_path()))
-            .collect();
-        assert!(
-            errors.is_empty(),
-            "{method} {path} ({status}) does not validate: {errors:?}\n{body:#}"
-        );
+        let errors: Vec<String> =
+            validator.iter_errors(&body).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{method} {path} ({status}) does not validate: {errors:?}\n{body:#}");
         checked += 1;
     }
     assert_eq!(checked, 18);
@@ -604,17 +448,12 @@ async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries() {
         })
         .await
         .unwrap();
-    let QuoteResponse::BridgeSwap(quote) = quote else {
-        panic!("ETH to USDC is a bridgeSwap quote")
-    };
+    let QuoteResponse::BridgeSwap(quote) = quote else { panic!("ETH to USDC is a bridgeSwap quote") };
     client.commit_quote(&quote.quote_id).await.unwrap();
     client
         .sandbox_deposit_bridge(
             &quote.quote_id,
-            &SandboxBridgeDepositRequest {
-                tx_hash: None,
-                outcome: Some(SandboxBridgeOutcome::SwapFailed),
-            },
+            &SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(SandboxBridgeOutcome::SwapFailed) },
         )
         .await
         .unwrap();
@@ -623,16 +462,9 @@ async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries() {
     }
     let record = client.get_bridge(&quote.quote_id).await.unwrap();
     assert_eq!(state_of(&record), "SWAP_FAILED_REFUNDED");
-    let BridgeRecord::BridgeSwap(record) = record else {
-        panic!("a swap record")
-    };
-    let BridgeSwapState::SwapFailedRefunded(refund) = record.state else {
-        panic!("refunded")
-    };
-    assert_eq!(
-        refund.refunded_amount, record.common.amount_in,
-        "the deposit goes back whole"
-    );
+    let BridgeRecord::BridgeSwap(record) = record else { panic!("a swap record") };
+    let BridgeSwapState::SwapFailedRefunded(refund) = record.state else { panic!("refunded") };
+    assert_eq!(refund.refunded_amount, record.common.amount_in, "the deposit goes back whole");
 
     // A deposit-address deposit delayed once: RETRYING, then bridged.
     let address = client
@@ -664,10 +496,7 @@ async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries() {
         )
         .await
         .unwrap();
-    assert!(matches!(
-        deposit.deposit.status,
-        LastBridgeStatus::Retrying(_)
-    ));
+    assert!(matches!(deposit.deposit.status, LastBridgeStatus::Retrying(_)));
     let status = |client: &Client| {
         let client = client.clone();
         let address = address.deposit_address.clone();
@@ -676,9 +505,7 @@ async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries() {
                 .get_deposit_address_public_status(
                     &address,
                     "BASE",
-                    &GetDepositAddressPublicStatusQuery {
-                        destination_address: EVM_B.into(),
-                    },
+                    &GetDepositAddressPublicStatusQuery { destination_address: EVM_B.into() },
                 )
                 .await
                 .unwrap()
@@ -687,24 +514,14 @@ async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries() {
                 .clone()
         }
     };
-    assert!(
-        matches!(status(&client).await, LastBridgeStatus::Retrying(_)),
-        "still delayed"
-    );
+    assert!(matches!(status(&client).await, LastBridgeStatus::Retrying(_)), "still delayed");
     for _ in 0..6 {
         advance(&client, 60_000).await;
     }
-    assert!(
-        matches!(status(&client).await, LastBridgeStatus::Executed(_)),
-        "bridged after the delay"
-    );
+    assert!(matches!(status(&client).await, LastBridgeStatus::Executed(_)), "bridged after the delay");
     let tags = event_tags(&client).await;
     for kind in ["BRIDGE_REFUNDED", "DEPOSIT_ADDRESS_BRIDGE_DELAYED"] {
-        assert_eq!(
-            tags.iter().filter(|t| *t == kind).count(),
-            1,
-            "{kind} once in {tags:?}"
-        );
+        assert_eq!(tags.iter().filter(|t| *t == kind).count(), 1, "{kind} once in {tags:?}");
     }
     assert!(
         !tags.contains(&"DEPOSIT_ADDRESS_DEPOSIT_CONFIRMING".to_owned()),

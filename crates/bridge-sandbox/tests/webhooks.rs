@@ -33,11 +33,7 @@ impl Receiver {
     }
 
     async fn start_with(fail_first: usize, delay: Duration) -> (Self, String) {
-        let receiver = Receiver {
-            received: Default::default(),
-            fail_first: Arc::new(Mutex::new(fail_first)),
-            delay,
-        };
+        let receiver = Receiver { received: Default::default(), fail_first: Arc::new(Mutex::new(fail_first)), delay };
         let r = receiver.clone();
         let app = axum::Router::new().route(
             "/hook",
@@ -50,10 +46,8 @@ impl Receiver {
                         *left -= 1;
                         return StatusCode::INTERNAL_SERVER_ERROR;
                     }
-                    let signature = headers
-                        .get(SIGNATURE_HEADER)
-                        .map(|v| v.to_str().unwrap().to_owned())
-                        .unwrap_or_default();
+                    let signature =
+                        headers.get(SIGNATURE_HEADER).map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
                     r.received.lock().unwrap().push((body.to_vec(), signature));
                     StatusCode::NO_CONTENT
                 }
@@ -156,20 +150,11 @@ async fn real_deliveries_verify_in_rust_and_in_javascript() {
         .unwrap();
     client.commit_quote(&quote.quote_id()).await.unwrap();
     client
-        .sandbox_deposit_bridge(
-            &quote.quote_id(),
-            &SandboxBridgeDepositRequest {
-                tx_hash: None,
-                outcome: None,
-            },
-        )
+        .sandbox_deposit_bridge(&quote.quote_id(), &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
         .await
         .unwrap();
     for _ in 0..4 {
-        client
-            .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 600_000 })
-            .await
-            .unwrap();
+        client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 600_000 }).await.unwrap();
     }
     send_test_event(&client, &url, "héllo \u{1F600} \"quoted\" \\ </script>").await;
     wait_for("four deliveries", || receiver.deliveries().len() >= 4).await;
@@ -179,20 +164,12 @@ async fn real_deliveries_verify_in_rust_and_in_javascript() {
     let mut tags = Vec::new();
     let mut node_checked = 0;
     for (body, signature) in receiver.deliveries() {
-        let delivery = verifier
-            .verify(&body, &signature)
-            .expect("the signature verifies in Rust");
-        let Event::Known(event) = &delivery.event else {
-            panic!("a known kind")
-        };
+        let delivery = verifier.verify(&body, &signature).expect("the signature verifies in Rust");
+        let Event::Known(event) = &delivery.event else { panic!("a known kind") };
         tags.push(event_tag(event));
         match node_verifies(&served, &body, &signature) {
             Some(ok) => {
-                assert!(
-                    ok,
-                    "the signature verifies in JavaScript: {}",
-                    String::from_utf8_lossy(&body)
-                );
+                assert!(ok, "the signature verifies in JavaScript: {}", String::from_utf8_lossy(&body));
                 node_checked += 1;
             }
             None => eprintln!("node is not installed: JavaScript verification skipped"),
@@ -200,28 +177,12 @@ async fn real_deliveries_verify_in_rust_and_in_javascript() {
         let mut tampered = body.clone();
         let at = tampered.iter().position(|b| *b == b':').unwrap();
         tampered.insert(at + 1, b' ');
-        assert!(
-            verifier.verify(&tampered, &signature).is_ok(),
-            "white space does not change the canonical text"
-        );
-        let forged = String::from_utf8_lossy(&body)
-            .replacen("\"_tag\"", "\"_tag\" ", 1)
-            .replace("eventId", "eventID");
-        assert!(
-            verifier.verify(forged.as_bytes(), &signature).is_err(),
-            "a changed member is rejected"
-        );
+        assert!(verifier.verify(&tampered, &signature).is_ok(), "white space does not change the canonical text");
+        let forged = String::from_utf8_lossy(&body).replacen("\"_tag\"", "\"_tag\" ", 1).replace("eventId", "eventID");
+        assert!(verifier.verify(forged.as_bytes(), &signature).is_err(), "a changed member is rejected");
     }
     tags.sort();
-    assert_eq!(
-        tags,
-        [
-            "BRIDGE_ACCEPTED",
-            "BRIDGE_EXECUTED",
-            "BRIDGE_PENDING",
-            "WEBHOOK_TEST"
-        ]
-    );
+    assert_eq!(tags, ["BRIDGE_ACCEPTED", "BRIDGE_EXECUTED", "BRIDGE_PENDING", "WEBHOOK_TEST"]);
     if which_node() {
         assert_eq!(node_checked, 4);
     }
@@ -242,9 +203,7 @@ async fn moving_the_clock_during_a_delivery_does_not_deliver_it_twice() {
         let event_id = event_id.clone();
         async move {
             client
-                .sandbox_list_webhook_deliveries(&SandboxListWebhookDeliveriesQuery {
-                    event_id: Some(event_id),
-                })
+                .sandbox_list_webhook_deliveries(&SandboxListWebhookDeliveriesQuery { event_id: Some(event_id) })
                 .await
                 .unwrap()
                 .items
@@ -253,10 +212,7 @@ async fn moving_the_clock_during_a_delivery_does_not_deliver_it_twice() {
     // While the receiver takes its time, the clock jumps well past any lease measured on it.
     tokio::time::sleep(Duration::from_millis(400)).await;
     for _ in 0..3 {
-        client
-            .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 3_600_000 })
-            .await
-            .unwrap();
+        client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 3_600_000 }).await.unwrap();
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
     wait_for("the delivery", || receiver.deliveries().len() == 1).await;
@@ -283,14 +239,8 @@ async fn a_hanging_receiver_does_not_hold_up_another() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     send_test_event(&client, &healthy_url, "healthy").await;
-    wait_for("the healthy receiver's event", || {
-        healthy.deliveries().len() == 1
-    })
-    .await;
-    assert!(
-        hanging.deliveries().is_empty(),
-        "the hanging receiver has answered nothing yet"
-    );
+    wait_for("the healthy receiver's event", || healthy.deliveries().len() == 1).await;
+    assert!(hanging.deliveries().is_empty(), "the hanging receiver has answered nothing yet");
     sandbox.stop().await;
 }
 
@@ -306,17 +256,8 @@ fn every_event_kind() -> BTreeSet<String> {
 const EVM_A: &str = "0x1111111111111111111111111111111111111111";
 const EVM_B: &str = "0x2222222222222222222222222222222222222222";
 
-fn address_deposit(
-    token: &str,
-    amount: &str,
-    outcome: Option<SandboxDepositOutcome>,
-) -> SandboxAddressDepositRequest {
-    SandboxAddressDepositRequest {
-        token: token.into(),
-        amount: amount.parse().unwrap(),
-        sender: None,
-        outcome,
-    }
+fn address_deposit(token: &str, amount: &str, outcome: Option<SandboxDepositOutcome>) -> SandboxAddressDepositRequest {
+    SandboxAddressDepositRequest { token: token.into(), amount: amount.parse().unwrap(), sender: None, outcome }
 }
 
 /// Drives the sandbox through every event kind, each delivered to one receiver, and checks every delivery's
@@ -330,12 +271,7 @@ async fn every_event_kind_is_delivered_and_verifies_in_javascript() {
     let (receiver, url) = Receiver::start(0).await;
     let advance = |ms: u64| {
         let client = client.clone();
-        async move {
-            client
-                .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms })
-                .await
-                .unwrap()
-        }
+        async move { client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms }).await.unwrap() }
     };
 
     // BRIDGE_PENDING, _ACCEPTED, _EXECUTED; BRIDGE_CANCELLED; BRIDGE_REFUNDED.
@@ -352,21 +288,10 @@ async fn every_event_kind_is_delivered_and_verifies_in_javascript() {
         post_bridge_data: None,
         webhook_url: Some(url.clone()),
     };
-    let paid = single_token(
-        client
-            .quote_bridge(&bridge_request("123.456789"))
-            .await
-            .unwrap(),
-    );
+    let paid = single_token(client.quote_bridge(&bridge_request("123.456789")).await.unwrap());
     client.commit_quote(&paid.quote_id).await.unwrap();
     client
-        .sandbox_deposit_bridge(
-            &paid.quote_id,
-            &SandboxBridgeDepositRequest {
-                tx_hash: None,
-                outcome: None,
-            },
-        )
+        .sandbox_deposit_bridge(&paid.quote_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
         .await
         .unwrap();
     let unpaid = single_token(client.quote_bridge(&bridge_request("0.1")).await.unwrap());
@@ -389,17 +314,12 @@ async fn every_event_kind_is_delivered_and_verifies_in_javascript() {
         })
         .await
         .unwrap();
-    let QuoteResponse::BridgeSwap(swap) = swap else {
-        panic!("ETH to USDC is a bridgeSwap quote")
-    };
+    let QuoteResponse::BridgeSwap(swap) = swap else { panic!("ETH to USDC is a bridgeSwap quote") };
     client.commit_quote(&swap.quote_id).await.unwrap();
     client
         .sandbox_deposit_bridge(
             &swap.quote_id,
-            &SandboxBridgeDepositRequest {
-                tx_hash: None,
-                outcome: Some(SandboxBridgeOutcome::SwapFailed),
-            },
+            &SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(SandboxBridgeOutcome::SwapFailed) },
         )
         .await
         .unwrap();
@@ -427,10 +347,7 @@ async fn every_event_kind_is_delivered_and_verifies_in_javascript() {
         address_deposit("NOPE", "1", None),
         address_deposit("USDC", "40", Some(SandboxDepositOutcome::Delayed)),
     ] {
-        client
-            .sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &deposit)
-            .await
-            .unwrap();
+        client.sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &deposit).await.unwrap();
     }
 
     // ROUTING_DEPOSIT_ADDRESS_CREATED; _BRIDGE_REJECTED (no route); _BRIDGE_DELAYED.
@@ -438,13 +355,11 @@ async fn every_event_kind_is_delivered_and_verifies_in_javascript() {
         .sandbox_create_routing_deposit_address(&SandboxRoutingDepositAddressRequest {
             deposit_chain: "ETHEREUM".into(),
             routes: vec![RoutingRoute {
-                matcher: Some(RoutingMatcher::SentAmountUsdGreaterThan(
-                    RoutingMatcherSentAmountUsdGreaterThan {
-                        tag: Default::default(),
-                        value: 10.into(),
-                        inclusive: Some(true),
-                    },
-                )),
+                matcher: Some(RoutingMatcher::SentAmountUsdGreaterThan(RoutingMatcherSentAmountUsdGreaterThan {
+                    tag: Default::default(),
+                    value: 10.into(),
+                    inclusive: Some(true),
+                })),
                 action: RoutingAction::Bridge(RoutingActionBridge {
                     tag: Default::default(),
                     destination_chain: "BASE".into(),
@@ -457,14 +372,10 @@ async fn every_event_kind_is_delivered_and_verifies_in_javascript() {
         })
         .await
         .unwrap();
-    for deposit in [
-        address_deposit("USDC", "1.25", None),
-        address_deposit("USDC", "40", Some(SandboxDepositOutcome::Delayed)),
-    ] {
-        client
-            .sandbox_deposit_into_address(&routing.deposit_address, "ETHEREUM", &deposit)
-            .await
-            .unwrap();
+    for deposit in
+        [address_deposit("USDC", "1.25", None), address_deposit("USDC", "40", Some(SandboxDepositOutcome::Delayed))]
+    {
+        client.sandbox_deposit_into_address(&routing.deposit_address, "ETHEREUM", &deposit).await.unwrap();
     }
 
     // WEBHOOK_TEST; then time passes: bridges execute, the unpaid one is cancelled, the swap is refunded.
@@ -481,60 +392,32 @@ async fn every_event_kind_is_delivered_and_verifies_in_javascript() {
         })
         .await
         .unwrap();
-    assert!(
-        feed.next_page_token.is_none(),
-        "one page holds every event of this test"
-    );
+    assert!(feed.next_page_token.is_none(), "one page holds every event of this test");
     let fed = feed.items.len();
-    wait_for("every event delivered", || {
-        receiver.deliveries().len() >= fed
-    })
-    .await;
+    wait_for("every event delivered", || receiver.deliveries().len() >= fed).await;
 
     let served = client.get_webhook_public_key().await.unwrap();
     let verifier = verifier_of(&served);
     let mut delivered = BTreeSet::new();
     for (body, signature) in receiver.deliveries() {
-        let delivery = verifier
-            .verify(&body, &signature)
-            .expect("the signature verifies in Rust");
-        let Event::Known(event) = &delivery.event else {
-            panic!("a known kind: {}", String::from_utf8_lossy(&body))
-        };
+        let delivery = verifier.verify(&body, &signature).expect("the signature verifies in Rust");
+        let Event::Known(event) = &delivery.event else { panic!("a known kind: {}", String::from_utf8_lossy(&body)) };
         delivered.insert(event_tag(event));
         if let Some(ok) = node_verifies(&served, &body, &signature) {
-            assert!(
-                ok,
-                "the signature verifies in JavaScript: {}",
-                String::from_utf8_lossy(&body)
-            );
+            assert!(ok, "the signature verifies in JavaScript: {}", String::from_utf8_lossy(&body));
         }
     }
-    assert_eq!(
-        receiver.deliveries().len(),
-        fed,
-        "each event of the feed is delivered once"
-    );
-    assert_eq!(
-        delivered,
-        every_event_kind(),
-        "every kind of the schema is emitted and delivered"
-    );
+    assert_eq!(receiver.deliveries().len(), fed, "each event of the feed is delivered once");
+    assert_eq!(delivered, every_event_kind(), "every kind of the schema is emitted and delivered");
     sandbox.stop().await;
 }
 
 fn which_node() -> bool {
-    std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok()
+    std::process::Command::new("node").arg("--version").output().is_ok()
 }
 
 fn event_tag(event: &WebhookEvent) -> String {
-    serde_json::to_value(event).unwrap()["_tag"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    serde_json::to_value(event).unwrap()["_tag"].as_str().unwrap().to_owned()
 }
 
 #[tokio::test]
@@ -543,47 +426,28 @@ async fn a_failing_receiver_gets_every_event_once_it_recovers() {
     let sandbox = Running::start(dir.path()).await;
     let client = sandbox.client(dir.path(), "project-a");
     let (receiver, url) = Receiver::start(3).await;
-    let ids: Vec<String> = vec![
-        send_test_event(&client, &url, "one").await,
-        send_test_event(&client, &url, "two").await,
-    ];
+    let ids: Vec<String> =
+        vec![send_test_event(&client, &url, "one").await, send_test_event(&client, &url, "two").await];
     // Failures back off on the sandbox clock; advancing it lets the retries fall due.
     for _ in 0..20 {
         if receiver.deliveries().len() >= 2 {
             break;
         }
-        client
-            .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 30_000 })
-            .await
-            .unwrap();
+        client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 30_000 }).await.unwrap();
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
     let verifier = verifier_of(&client.get_webhook_public_key().await.unwrap());
-    let delivered: Vec<String> = receiver
-        .deliveries()
-        .iter()
-        .map(|(b, s)| verifier.verify(b, s).unwrap().event_id)
-        .collect();
-    assert_eq!(
-        delivered.iter().collect::<BTreeSet<_>>(),
-        ids.iter().collect::<BTreeSet<_>>(),
-        "every event, once"
-    );
+    let delivered: Vec<String> =
+        receiver.deliveries().iter().map(|(b, s)| verifier.verify(b, s).unwrap().event_id).collect();
+    assert_eq!(delivered.iter().collect::<BTreeSet<_>>(), ids.iter().collect::<BTreeSet<_>>(), "every event, once");
     assert_eq!(delivered.len(), 2, "no duplicate after recovery");
     let attempts = client
         .sandbox_list_webhook_deliveries(&SandboxListWebhookDeliveriesQuery { event_id: None })
         .await
         .unwrap()
         .items;
-    assert_eq!(
-        attempts.iter().filter(|a| !a.delivered).count(),
-        3,
-        "three failed attempts are listed"
-    );
-    assert!(attempts
-        .iter()
-        .filter(|a| !a.delivered)
-        .all(|a| a.status == Some(500) && a.next_attempt_at.is_some()));
+    assert_eq!(attempts.iter().filter(|a| !a.delivered).count(), 3, "three failed attempts are listed");
+    assert!(attempts.iter().filter(|a| !a.delivered).all(|a| a.status == Some(500) && a.next_attempt_at.is_some()));
     assert_eq!(attempts.iter().filter(|a| a.delivered).count(), 2);
     sandbox.stop().await;
 }
@@ -595,23 +459,14 @@ async fn a_restart_mid_retry_loses_nothing() {
     let sandbox = Running::start(dir.path()).await;
     let client = sandbox.client(dir.path(), "project-a");
     let id = send_test_event(&client, &url, "survives").await;
-    wait_for("a failed attempt", || {
-        *receiver.fail_first.lock().unwrap() < 1_000_000
-    })
-    .await;
+    wait_for("a failed attempt", || *receiver.fail_first.lock().unwrap() < 1_000_000).await;
     sandbox.stop().await;
 
     *receiver.fail_first.lock().unwrap() = 0; // back up
     let sandbox = Running::start(dir.path()).await;
     let client = sandbox.client(dir.path(), "project-a");
-    client
-        .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 120_000 })
-        .await
-        .unwrap();
-    wait_for("the delivery after the restart", || {
-        !receiver.deliveries().is_empty()
-    })
-    .await;
+    client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 120_000 }).await.unwrap();
+    wait_for("the delivery after the restart", || !receiver.deliveries().is_empty()).await;
     let verifier = verifier_of(&client.get_webhook_public_key().await.unwrap());
     let (body, signature) = &receiver.deliveries()[0];
     assert_eq!(verifier.verify(body, signature).unwrap().event_id, id);
@@ -666,9 +521,7 @@ async fn the_feed_has_no_gap_and_no_duplicate_under_concurrent_writes() {
         before.extend(write(writer.clone(), format!("a{w}"), 15).await);
     }
     // Writers of both projects run while a traversal follows the cursor.
-    let writers: Vec<_> = (0..3)
-        .map(|w| tokio::spawn(write(writer.clone(), format!("c{w}"), 15)))
-        .collect();
+    let writers: Vec<_> = (0..3).map(|w| tokio::spawn(write(writer.clone(), format!("c{w}"), 15))).collect();
     let noise = tokio::spawn(write(other.clone(), "b".into(), 15));
     let during = traverse(&reader, 7).await;
     let mut written = before.clone();
@@ -678,25 +531,12 @@ async fn the_feed_has_no_gap_and_no_duplicate_under_concurrent_writes() {
     noise.await.unwrap();
 
     let unique: BTreeSet<&String> = during.iter().collect();
-    assert_eq!(
-        unique.len(),
-        during.len(),
-        "no duplicate within a traversal under concurrent writes"
-    );
-    assert!(
-        before.iter().all(|m| unique.contains(m)),
-        "no gap: everything written before the traversal is there"
-    );
-    assert!(
-        during.iter().all(|m| !m.starts_with('b')),
-        "no event of another project"
-    );
+    assert_eq!(unique.len(), during.len(), "no duplicate within a traversal under concurrent writes");
+    assert!(before.iter().all(|m| unique.contains(m)), "no gap: everything written before the traversal is there");
+    assert!(during.iter().all(|m| !m.starts_with('b')), "no event of another project");
     for prefix in ["a0", "a1", "c0", "c1", "c2"] {
         let of_writer: Vec<&String> = during.iter().filter(|m| m.starts_with(prefix)).collect();
-        assert!(
-            of_writer.windows(2).all(|w| w[0] < w[1]),
-            "each writer's events in the order written"
-        );
+        assert!(of_writer.windows(2).all(|w| w[0] < w[1]), "each writer's events in the order written");
     }
 
     // Once the writers stopped, a traversal from the start returns every event exactly once.
@@ -709,10 +549,6 @@ async fn the_feed_has_no_gap_and_no_duplicate_under_concurrent_writes() {
     let b_feed = traverse(&other, 50).await;
     assert_eq!(b_feed.len(), 15);
     assert!(b_feed.iter().all(|m| m.starts_with('b')));
-    assert_eq!(
-        after.len(),
-        75,
-        "2 x 15 written before and 3 x 15 during the traversal"
-    );
+    assert_eq!(after.len(), 75, "2 x 15 written before and 3 x 15 during the traversal");
     sandbox.stop().await;
 }

@@ -55,10 +55,7 @@ fn validator() -> jsonschema::Validator {
     let mut doc: Value = serde_json::from_str(bridge_contract::OPENAPI_JSON).unwrap();
     nullable(&mut doc);
     let schema = json!({"$ref": "#/components/schemas/BridgeQuoteRequest", "components": doc["components"].clone()});
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft7)
-        .build(&schema)
-        .expect("the schema compiles")
+    jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&schema).expect("the schema compiles")
 }
 
 fn bench(c: &mut Criterion) {
@@ -72,27 +69,14 @@ fn bench(c: &mut Criterion) {
         2,
         "one issue per literal of `mode` (pay, receive)"
     );
-    assert_eq!(
-        engine_decode(INVALID, ErrorsMode::All).unwrap_err(),
-        3,
-        "`mode` (2) and `recipient` (1)"
-    );
+    assert_eq!(engine_decode(INVALID, ErrorsMode::All).unwrap_err(), 3, "`mode` (2) and `recipient` (1)");
     assert!(serde_json::from_slice::<BridgeQuoteRequest>(INVALID).is_err());
-    assert_eq!(
-        validator
-            .iter_errors(&serde_json::from_slice::<Value>(INVALID).unwrap())
-            .count(),
-        2
-    );
+    assert_eq!(validator.iter_errors(&serde_json::from_slice::<Value>(INVALID).unwrap()).count(), 2);
 
     for (name, bytes) in [("valid", VALID), ("invalid", INVALID)] {
         let mut group = c.benchmark_group(format!("quote-request-{name}"));
-        group.bench_function("engine-first", |b| {
-            b.iter(|| engine_decode(black_box(bytes), ErrorsMode::First))
-        });
-        group.bench_function("engine-all", |b| {
-            b.iter(|| engine_decode(black_box(bytes), ErrorsMode::All))
-        });
+        group.bench_function("engine-first", |b| b.iter(|| engine_decode(black_box(bytes), ErrorsMode::First)));
+        group.bench_function("engine-all", |b| b.iter(|| engine_decode(black_box(bytes), ErrorsMode::All)));
         group.bench_function("serde", |b| {
             b.iter(|| serde_json::from_slice::<BridgeQuoteRequest>(black_box(bytes)).is_ok())
         });

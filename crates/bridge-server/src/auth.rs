@@ -38,10 +38,7 @@ pub struct Caller {
 
 impl Caller {
     pub fn new(project_id: impl Into<String>) -> Self {
-        Self {
-            project_id: project_id.into(),
-            features: BTreeSet::new(),
-        }
+        Self { project_id: project_id.into(), features: BTreeSet::new() }
     }
 
     pub fn with_feature(mut self, feature: impl Into<String>) -> Self {
@@ -71,9 +68,7 @@ pub trait Authenticator: Send + Sync + 'static {
 
     /// Verifies a legacy API key (only operations whose security allows it ask). Rejects all by default.
     fn verify_api_key(&self, _key: &str) -> Result<Caller, AuthFailure> {
-        Err(AuthFailure::Rejected(
-            "API keys are not accepted by this server".into(),
-        ))
+        Err(AuthFailure::Rejected("API keys are not accepted by this server".into()))
     }
 }
 
@@ -87,18 +82,12 @@ impl<T: Authenticator + ?Sized> Authenticator for Arc<T> {
 }
 
 /// Finds and verifies the credential an operation requires.
-pub fn authenticate(
-    auth: &dyn Authenticator,
-    security: Security,
-    headers: &HeaderMap,
-) -> Result<Caller, AuthFailure> {
+pub fn authenticate(auth: &dyn Authenticator, security: Security, headers: &HeaderMap) -> Result<Caller, AuthFailure> {
     if security == Security::None {
         return Ok(Caller::default());
     }
     if let Some(value) = headers.get(http::header::AUTHORIZATION) {
-        let value = value
-            .to_str()
-            .map_err(|_| AuthFailure::Invalid("the Authorization header is not text".into()))?;
+        let value = value.to_str().map_err(|_| AuthFailure::Invalid("the Authorization header is not text".into()))?;
         let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
         if scheme.eq_ignore_ascii_case("bearer") {
             let token = token.trim();
@@ -110,18 +99,12 @@ pub fn authenticate(
     }
     if security == Security::BearerOrApiKey {
         if let Some(key) = headers.get(API_KEY_HEADER) {
-            let key = key
-                .to_str()
-                .map_err(|_| AuthFailure::Rejected("the API key is not text".into()))?;
+            let key = key.to_str().map_err(|_| AuthFailure::Rejected("the API key is not text".into()))?;
             return auth.verify_api_key(key);
         }
-        return Err(AuthFailure::Rejected(format!(
-            "a bearer token or an {API_KEY_HEADER} header is required"
-        )));
+        return Err(AuthFailure::Rejected(format!("a bearer token or an {API_KEY_HEADER} header is required")));
     }
-    Err(AuthFailure::Rejected(
-        "a bearer token is required (Authorization: Bearer <JWT>)".into(),
-    ))
+    Err(AuthFailure::Rejected("a bearer token is required (Authorization: Bearer <JWT>)".into()))
 }
 
 /// The claims of a project token.
@@ -165,37 +148,24 @@ impl JwtAuthenticator {
     /// An authenticator that accepts nothing until keys are added.
     pub fn new() -> Self {
         install_crypto_provider();
-        Self {
-            keys: Vec::new(),
-            api_keys: Default::default(),
-            leeway_seconds: 0,
-        }
+        Self { keys: Vec::new(), api_keys: Default::default(), leeway_seconds: 0 }
     }
 
     /// Accept HS256 tokens signed with `secret`.
     pub fn with_hs256(mut self, secret: &[u8]) -> Self {
-        self.keys
-            .push((Algorithm::HS256, DecodingKey::from_secret(secret)));
+        self.keys.push((Algorithm::HS256, DecodingKey::from_secret(secret)));
         self
     }
 
     /// Accept RS256 tokens verified by an RSA public key (PEM, PKCS#1 or SPKI).
-    pub fn with_rs256_pem(
-        mut self,
-        public_key_pem: &[u8],
-    ) -> Result<Self, jsonwebtoken::errors::Error> {
-        self.keys
-            .push((Algorithm::RS256, DecodingKey::from_rsa_pem(public_key_pem)?));
+    pub fn with_rs256_pem(mut self, public_key_pem: &[u8]) -> Result<Self, jsonwebtoken::errors::Error> {
+        self.keys.push((Algorithm::RS256, DecodingKey::from_rsa_pem(public_key_pem)?));
         Ok(self)
     }
 
     /// Accept ES256 tokens verified by a P-256 public key (PEM, SPKI).
-    pub fn with_es256_pem(
-        mut self,
-        public_key_pem: &[u8],
-    ) -> Result<Self, jsonwebtoken::errors::Error> {
-        self.keys
-            .push((Algorithm::ES256, DecodingKey::from_ec_pem(public_key_pem)?));
+    pub fn with_es256_pem(mut self, public_key_pem: &[u8]) -> Result<Self, jsonwebtoken::errors::Error> {
+        self.keys.push((Algorithm::ES256, DecodingKey::from_ec_pem(public_key_pem)?));
         Ok(self)
     }
 
@@ -220,13 +190,10 @@ impl Default for JwtAuthenticator {
 
 impl Authenticator for JwtAuthenticator {
     fn verify_bearer(&self, token: &str) -> Result<Caller, AuthFailure> {
-        let header = jsonwebtoken::decode_header(token)
-            .map_err(|e| AuthFailure::Invalid(format!("malformed token: {e}")))?;
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|e| AuthFailure::Invalid(format!("malformed token: {e}")))?;
         let Some((alg, key)) = self.keys.iter().find(|(alg, _)| *alg == header.alg) else {
-            return Err(AuthFailure::Invalid(format!(
-                "tokens signed with {:?} are not accepted",
-                header.alg
-            )));
+            return Err(AuthFailure::Invalid(format!("tokens signed with {:?} are not accepted", header.alg)));
         };
         let mut validation = Validation::new(*alg);
         validation.leeway = self.leeway_seconds;
@@ -243,25 +210,16 @@ impl Authenticator for JwtAuthenticator {
                 Ok(caller)
             }
             Err(e) => Err(match e.kind() {
-                ErrorKind::ExpiredSignature => {
-                    AuthFailure::Rejected("the token has expired".into())
-                }
-                ErrorKind::ImmatureSignature => {
-                    AuthFailure::Rejected("the token is not valid yet".into())
-                }
-                ErrorKind::InvalidSignature => {
-                    AuthFailure::Invalid("the token's signature does not verify".into())
-                }
+                ErrorKind::ExpiredSignature => AuthFailure::Rejected("the token has expired".into()),
+                ErrorKind::ImmatureSignature => AuthFailure::Rejected("the token is not valid yet".into()),
+                ErrorKind::InvalidSignature => AuthFailure::Invalid("the token's signature does not verify".into()),
                 other => AuthFailure::Invalid(format!("invalid token: {other:?}")),
             }),
         }
     }
 
     fn verify_api_key(&self, key: &str) -> Result<Caller, AuthFailure> {
-        self.api_keys
-            .get(key)
-            .cloned()
-            .ok_or_else(|| AuthFailure::Rejected("unknown API key".into()))
+        self.api_keys.get(key).cloned().ok_or_else(|| AuthFailure::Rejected("unknown API key".into()))
     }
 }
 

@@ -65,16 +65,10 @@ pub use serve::ServerConfig;
 /// An axum router serving every operation of the document over `api`. Unknown paths and wrong methods answer
 /// 404 with an empty body; a method that panics answers 503 `ServiceUnavailable` (the panic is logged as an
 /// error), so no request ever gets an undocumented 500.
-pub fn router<A: BridgeApi>(
-    api: A,
-    auth: impl Authenticator,
-    config: ServerConfig,
-) -> axum::Router {
+pub fn router<A: BridgeApi>(api: A, auth: impl Authenticator, config: ServerConfig) -> axum::Router {
     generated::api::routes::<A>()
         .fallback(serve::not_found)
         .method_not_allowed_fallback(serve::not_found)
         .with_state(serve::AppState::new(api, auth, config))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
-            serve::panicked,
-        ))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(serve::panicked))
 }

@@ -31,10 +31,7 @@ pub struct ServerConfig {
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self {
-            errors: ErrorsMode::First,
-            body_limit: 1024 * 1024,
-        }
+        Self { errors: ErrorsMode::First, body_limit: 1024 * 1024 }
     }
 }
 
@@ -55,11 +52,7 @@ impl<A> Clone for AppState<A> {
 
 impl<A> AppState<A> {
     pub(crate) fn new(api: A, auth: impl Authenticator, config: ServerConfig) -> Self {
-        Self(Arc::new(Inner {
-            api,
-            auth: Box::new(auth),
-            config,
-        }))
+        Self(Arc::new(Inner { api, auth: Box::new(auth), config }))
     }
 }
 
@@ -100,11 +93,7 @@ where
 /// Serves a deprecated alias (`x-alias-of`) with the method of the operation it aliases: the alias's request is
 /// decoded with the alias's own schemas, then converted (member for member, through JSON) to the target's types;
 /// the answer goes the other way, so members only the target has (`chainMetadata`) are dropped.
-pub async fn handle_alias<Alias, Target, A, F, Fut>(
-    state: AppState<A>,
-    request: Request,
-    call: F,
-) -> Response
+pub async fn handle_alias<Alias, Target, A, F, Fut>(state: AppState<A>, request: Request, call: F) -> Response
 where
     Alias: Operation,
     Target: Operation,
@@ -116,11 +105,7 @@ where
         Err(response) => return response,
     };
     let converted = (|| -> Result<Input<Target>, serde_json::Error> {
-        Ok(Input {
-            path: convert(&input.path)?,
-            query: convert(&input.query)?,
-            body: convert(&input.body)?,
-        })
+        Ok(Input { path: convert(&input.path)?, query: convert(&input.query)?, body: convert(&input.body)? })
     })();
     let input = match converted {
         Ok(input) => input,
@@ -146,10 +131,7 @@ fn convert<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, serde_json
 }
 
 /// Authentication, then decoding: path parameters, body, query.
-async fn prepare<O: Operation, A>(
-    state: &AppState<A>,
-    request: Request,
-) -> Result<(Caller, Input<O>), Response> {
+async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Result<(Caller, Input<O>), Response> {
     let inner = &state.0;
     let (mut head, body) = request.into_parts();
     let caller = authenticate(&*inner.auth, O::SECURITY, &head.headers).map_err(auth_failure)?;
@@ -197,41 +179,25 @@ fn decode_part<T: DeserializeOwned>(
 ) -> Result<T, Response> {
     match part {
         None => typed(serde_json::Value::Null),
-        Some((shape, value)) => {
-            typed(engine::decode_struct(shape, value, mode).map_err(decode_error)?)
-        }
+        Some((shape, value)) => typed(engine::decode_struct(shape, value, mode).map_err(decode_error)?),
     }
 }
 
 /// The decoded JSON into the operation's Rust type. The engine already enforced the schema, so this fails only
 /// if the generated tables and types disagree; that is still a 400, never a 500.
 fn typed<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Response> {
-    serde_json::from_value(value).map_err(|e| {
-        decode_error(vec![whole_part_issue(format!(
-            "Unable to decode the request: {e}"
-        ))])
-    })
+    serde_json::from_value(value)
+        .map_err(|e| decode_error(vec![whole_part_issue(format!("Unable to decode the request: {e}"))]))
 }
 
 fn whole_part_issue(message: String) -> Issue {
-    Issue {
-        tag: IssueTag::Transformation,
-        path: Vec::new(),
-        message,
-    }
+    Issue { tag: IssueTag::Transformation, path: Vec::new(), message }
 }
 
 /// 400 `HttpApiDecodeError` with a readable summary of the issues as its `message`.
 pub fn decode_error(issues: Vec<Issue>) -> Response {
     let message = summary(&issues);
-    json(
-        StatusCode::BAD_REQUEST,
-        &HttpApiDecodeError {
-            tag: Default::default(),
-            message,
-            issues,
-        },
-    )
+    json(StatusCode::BAD_REQUEST, &HttpApiDecodeError { tag: Default::default(), message, issues })
 }
 
 /// One line per issue: `["postBridgeData"]["_tag"]: Expected "extended" | ..., actual "foo"`.
@@ -262,32 +228,18 @@ pub fn summary(issues: &[Issue]) -> String {
 
 fn auth_failure(failure: AuthFailure) -> Response {
     match failure {
-        AuthFailure::Invalid(message) => json(
-            StatusCode::BAD_REQUEST,
-            &bridge_contract::InvalidJwt {
-                tag: Default::default(),
-                message,
-            },
-        ),
-        AuthFailure::Rejected(message) => json(
-            StatusCode::UNAUTHORIZED,
-            &bridge_contract::Unauthorized {
-                tag: Default::default(),
-                message,
-            },
-        ),
+        AuthFailure::Invalid(message) => {
+            json(StatusCode::BAD_REQUEST, &bridge_contract::InvalidJwt { tag: Default::default(), message })
+        }
+        AuthFailure::Rejected(message) => {
+            json(StatusCode::UNAUTHORIZED, &bridge_contract::Unauthorized { tag: Default::default(), message })
+        }
     }
 }
 
 fn payload_too_large(limit: usize) -> Response {
     let message = format!("the request body is larger than {limit} bytes");
-    json(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        &bridge_contract::PayloadTooLarge {
-            tag: Default::default(),
-            message,
-        },
-    )
+    json(StatusCode::PAYLOAD_TOO_LARGE, &bridge_contract::PayloadTooLarge { tag: Default::default(), message })
 }
 
 /// A server bug: logged, answered 500 without details beyond the message.

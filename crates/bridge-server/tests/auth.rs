@@ -12,12 +12,7 @@ use jsonwebtoken::{Algorithm, EncodingKey};
 const EVENTS: &str = "/webhook/user-events-cursor?sinceTimestamp=0";
 
 fn claims(exp: u64) -> Claims {
-    Claims {
-        sub: "project-a".into(),
-        exp,
-        iat: None,
-        features: vec![],
-    }
+    Claims { sub: "project-a".into(), exp, iat: None, features: vec![] }
 }
 
 async fn status_with(authorization: Option<String>, uri: &str) -> (u16, serde_json::Value) {
@@ -42,11 +37,7 @@ async fn missing_credential_is_401_unauthorized() {
 async fn malformed_token_is_400_invalid_jwt() {
     for token in ["Bearer not-a-jwt", "Bearer a.b.c", "Bearer "] {
         let (status, body) = status_with(Some(token.into()), EVENTS).await;
-        assert_eq!(
-            (status, body["_tag"].as_str()),
-            (400, Some("InvalidJwt")),
-            "{token}"
-        );
+        assert_eq!((status, body["_tag"].as_str()), (400, Some("InvalidJwt")), "{token}");
     }
 }
 
@@ -73,12 +64,7 @@ async fn alg_none_is_refused() {
 
 #[tokio::test]
 async fn expired_token_is_401() {
-    let token = sign_token(
-        &claims(now() - 10),
-        Algorithm::HS256,
-        &EncodingKey::from_secret(common::SECRET),
-    )
-    .unwrap();
+    let token = sign_token(&claims(now() - 10), Algorithm::HS256, &EncodingKey::from_secret(common::SECRET)).unwrap();
     let (status, body) = status_with(Some(format!("Bearer {token}")), EVENTS).await;
     assert_eq!((status, body["_tag"].as_str()), (401, Some("Unauthorized")));
 }
@@ -101,31 +87,14 @@ async fn rs256_and_es256_tokens_verify_and_unconfigured_algorithms_do_not() {
         .with_es256_pem(include_bytes!("fixtures/ec-public.pem"))
         .unwrap();
     use bridge_server::Authenticator;
-    let rs = sign_token(
-        &claims(now() + 60),
-        Algorithm::RS256,
-        &EncodingKey::from_rsa_pem(rsa_private).unwrap(),
-    )
-    .unwrap();
-    let es = sign_token(
-        &claims(now() + 60),
-        Algorithm::ES256,
-        &EncodingKey::from_ec_pem(ec_private).unwrap(),
-    )
-    .unwrap();
+    let rs =
+        sign_token(&claims(now() + 60), Algorithm::RS256, &EncodingKey::from_rsa_pem(rsa_private).unwrap()).unwrap();
+    let es = sign_token(&claims(now() + 60), Algorithm::ES256, &EncodingKey::from_ec_pem(ec_private).unwrap()).unwrap();
     assert_eq!(auth.verify_bearer(&rs).unwrap().project_id, "project-a");
     assert_eq!(auth.verify_bearer(&es).unwrap().project_id, "project-a");
-    let hs = sign_token(
-        &claims(now() + 60),
-        Algorithm::HS256,
-        &EncodingKey::from_secret(common::SECRET),
-    )
-    .unwrap();
+    let hs = sign_token(&claims(now() + 60), Algorithm::HS256, &EncodingKey::from_secret(common::SECRET)).unwrap();
     assert!(
-        matches!(
-            auth.verify_bearer(&hs),
-            Err(bridge_server::AuthFailure::Invalid(_))
-        ),
+        matches!(auth.verify_bearer(&hs), Err(bridge_server::AuthFailure::Invalid(_))),
         "HS256 is not configured here"
     );
 }
@@ -133,59 +102,28 @@ async fn rs256_and_es256_tokens_verify_and_unconfigured_algorithms_do_not() {
 #[tokio::test]
 async fn legacy_api_key_only_on_the_event_feed() {
     let (app, recorder) = app(ServerConfig::default());
-    let answer = Send::get(EVENTS)
-        .without_auth()
-        .header("x-api-key", "legacy-key")
-        .to(&app)
-        .await;
+    let answer = Send::get(EVENTS).without_auth().header("x-api-key", "legacy-key").to(&app).await;
     assert_eq!(answer.status, 200);
     assert_eq!(recorder.last().unwrap().project, "project-legacy");
-    let answer = Send::get(EVENTS)
-        .without_auth()
-        .header("x-api-key", "wrong")
-        .to(&app)
-        .await;
-    assert_eq!(
-        (answer.status, answer.body["_tag"].as_str()),
-        (401, Some("Unauthorized"))
-    );
-    let answer = Send::get("/sda/deposit-addresses/search")
-        .without_auth()
-        .header("x-api-key", "legacy-key")
-        .to(&app)
-        .await;
-    assert_eq!(
-        answer.status, 401,
-        "other operations accept bearer tokens only"
-    );
+    let answer = Send::get(EVENTS).without_auth().header("x-api-key", "wrong").to(&app).await;
+    assert_eq!((answer.status, answer.body["_tag"].as_str()), (401, Some("Unauthorized")));
+    let answer =
+        Send::get("/sda/deposit-addresses/search").without_auth().header("x-api-key", "legacy-key").to(&app).await;
+    assert_eq!(answer.status, 401, "other operations accept bearer tokens only");
 }
 
 #[tokio::test]
 async fn the_public_key_needs_no_credential() {
     let (app, _) = app(ServerConfig::default());
-    let answer = Send::get("/webhook/public-key")
-        .without_auth()
-        .to(&app)
-        .await;
-    assert_eq!(
-        (answer.status, answer.body.as_str()),
-        (200, Some("public-key"))
-    );
+    let answer = Send::get("/webhook/public-key").without_auth().to(&app).await;
+    assert_eq!((answer.status, answer.body.as_str()), (200, Some("public-key")));
 }
 
 #[tokio::test]
 async fn body_over_the_limit_is_413() {
-    let (app, recorder) = app(ServerConfig {
-        body_limit: 1024,
-        ..ServerConfig::default()
-    });
+    let (app, recorder) = app(ServerConfig { body_limit: 1024, ..ServerConfig::default() });
     let big = format!("{{\"token\":\"{}\"}}", "x".repeat(2048));
-    let answer = Send::json("POST", "/bridge/quote/user", &big)
-        .to(&app)
-        .await;
-    assert_eq!(
-        (answer.status, answer.body["_tag"].as_str()),
-        (413, Some("PayloadTooLarge"))
-    );
+    let answer = Send::json("POST", "/bridge/quote/user", &big).to(&app).await;
+    assert_eq!((answer.status, answer.body["_tag"].as_str()), (413, Some("PayloadTooLarge")));
     assert!(recorder.last().is_none(), "nothing reached the handler");
 }

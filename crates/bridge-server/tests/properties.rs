@@ -18,30 +18,20 @@ use serde_json::Value;
 /// that have a `default` filled in (read from the decoder tables, so this knows no field by name).
 fn expected(shape: &Shape, value: &Value) -> Value {
     match (shape, value) {
-        (Shape::String(rules), Value::String(s)) if rules.trim => {
-            Value::String(trim_js(s).to_owned())
-        }
-        (Shape::Array(a), Value::Array(items)) => {
-            Value::Array(items.iter().map(|i| expected(&a.items, i)).collect())
-        }
+        (Shape::String(rules), Value::String(s)) if rules.trim => Value::String(trim_js(s).to_owned()),
+        (Shape::Array(a), Value::Array(items)) => Value::Array(items.iter().map(|i| expected(&a.items, i)).collect()),
         (Shape::Struct(s), Value::Object(map)) => {
             let mut out: serde_json::Map<String, Value> = map
                 .iter()
                 .map(|(k, v)| {
                     let field = s.fields.iter().find(|f| f.name == k);
-                    (
-                        k.clone(),
-                        field.map_or(v.clone(), |f| expected(&f.shape, v)),
-                    )
+                    (k.clone(), field.map_or(v.clone(), |f| expected(&f.shape, v)))
                 })
                 .collect();
             // Absent members with a schema `default` arrive with it.
             for field in s.fields {
                 if let (false, Some(default)) = (out.contains_key(field.name), field.default) {
-                    out.insert(
-                        field.name.to_owned(),
-                        serde_json::from_str(default).unwrap(),
-                    );
+                    out.insert(field.name.to_owned(), serde_json::from_str(default).unwrap());
                 }
             }
             Value::Object(out)
@@ -61,17 +51,10 @@ fn accepts<O: Operation>(path: &'static str)
 where
     O::Body: Arbitrary + std::fmt::Debug,
 {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let shapes = bridge_server::shapes::by_operation_id(O::ID).unwrap();
     let body_shape = shapes.body.as_ref().unwrap().shape;
-    let mut runner = TestRunner::new(Config {
-        cases: 64,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = TestRunner::new(Config { cases: 64, failure_persistence: None, ..Config::default() });
     runner
         .run(&any::<O::Body>(), |body| {
             let (app, recorder) = app(ServerConfig::default());
@@ -119,27 +102,15 @@ fn accepts_query<O: Operation>(path: &'static str)
 where
     O::Query: Arbitrary + std::fmt::Debug,
 {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut runner = TestRunner::new(Config {
-        cases: 64,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut runner = TestRunner::new(Config { cases: 64, failure_persistence: None, ..Config::default() });
     runner
         .run(&any::<O::Query>(), |query| {
             let (app, recorder) = app(ServerConfig::default());
             let sent = serde_json::to_value(&query).unwrap();
             let uri = format!("{path}?{}", query_string(&sent));
             let answer = rt.block_on(Send::get(Box::leak(uri.into_boxed_str())).to(&app));
-            prop_assert!(
-                answer.status != 400,
-                "{} rejected a valid query: {}\n{sent:#}",
-                O::ID,
-                answer.body
-            );
+            prop_assert!(answer.status != 400, "{} rejected a valid query: {}\n{sent:#}", O::ID, answer.body);
             let received = recorder.last().expect("the handler was called").input;
             // Defaults fill absent members; everything sent arrives as sent.
             for (k, v) in sent.as_object().unwrap() {
@@ -202,40 +173,14 @@ proptest! {
 /// request reaches (the decode catalogue's valid quote, and the event feed).
 #[tokio::test]
 async fn a_panicking_handler_answers_503_service_unavailable() {
-    let (app, recorder) = common::app_over(
-        common::Recorder {
-            panics: true,
-            ..Default::default()
-        },
-        ServerConfig::default(),
-    );
-    let quote = Send::json(
-        "POST",
-        "/bridge/quote/user",
-        &common::quote_body().to_string(),
-    )
-    .to(&app)
-    .await;
-    assert_eq!(
-        recorder.last().map(|c| c.operation),
-        Some(QuoteBridge::ID),
-        "the request reached the handler"
-    );
+    let (app, recorder) =
+        common::app_over(common::Recorder { panics: true, ..Default::default() }, ServerConfig::default());
+    let quote = Send::json("POST", "/bridge/quote/user", &common::quote_body().to_string()).to(&app).await;
+    assert_eq!(recorder.last().map(|c| c.operation), Some(QuoteBridge::ID), "the request reached the handler");
     let typed = QuoteBridgeError::from_response(quote.status, quote.body.to_string().as_bytes());
-    assert!(
-        matches!(typed, Some(Ok(QuoteBridgeError::ServiceUnavailable(_)))),
-        "{quote:?}"
-    );
-    let feed = Send::get("/webhook/user-events-cursor?sinceTimestamp=0")
-        .to(&app)
-        .await;
-    assert_eq!(
-        recorder.last().map(|c| c.operation),
-        Some(ListUserEvents::ID)
-    );
+    assert!(matches!(typed, Some(Ok(QuoteBridgeError::ServiceUnavailable(_)))), "{quote:?}");
+    let feed = Send::get("/webhook/user-events-cursor?sinceTimestamp=0").to(&app).await;
+    assert_eq!(recorder.last().map(|c| c.operation), Some(ListUserEvents::ID));
     let typed = ListUserEventsError::from_response(feed.status, feed.body.to_string().as_bytes());
-    assert!(
-        matches!(typed, Some(Ok(ListUserEventsError::ServiceUnavailable(_)))),
-        "{feed:?}"
-    );
+    assert!(matches!(typed, Some(Ok(ListUserEventsError::ServiceUnavailable(_)))), "{feed:?}");
 }

@@ -23,10 +23,7 @@ pub struct Recorded {
 impl Recorded {
     /// The value of query parameter `name`, if sent.
     pub fn param(&self, name: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -42,19 +39,11 @@ pub struct Answer {
 }
 
 pub fn json(status: u16, body: impl Into<String>) -> Answer {
-    Answer {
-        status,
-        content_type: "application/json",
-        body: body.into(),
-    }
+    Answer { status, content_type: "application/json", body: body.into() }
 }
 
 pub fn text(status: u16, body: impl Into<String>) -> Answer {
-    Answer {
-        status,
-        content_type: "text/plain",
-        body: body.into(),
-    }
+    Answer { status, content_type: "text/plain", body: body.into() }
 }
 
 type Responder = dyn Fn(&Recorded) -> Answer + Send + Sync;
@@ -80,22 +69,14 @@ impl TestServer {
 /// Starts a server on 127.0.0.1 (a free port) in the current tokio runtime.
 pub async fn serve(responder: impl Fn(&Recorded) -> Answer + Send + Sync + 'static) -> TestServer {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let state = AppState {
-        log: log.clone(),
-        responder: Arc::new(responder),
-    };
+    let state = AppState { log: log.clone(), responder: Arc::new(responder) };
     let app = Router::new().fallback(handle).with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind 127.0.0.1");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         axum::serve(listener, app).await.expect("test server");
     });
-    TestServer {
-        base_url: format!("http://{addr}"),
-        log,
-    }
+    TestServer { base_url: format!("http://{addr}"), log }
 }
 
 async fn handle(
@@ -106,13 +87,7 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let recorded = Recorded {
-        method,
-        path: uri.path().to_owned(),
-        query,
-        headers,
-        body,
-    };
+    let recorded = Recorded { method, path: uri.path().to_owned(), query, headers, body };
     let answer = (state.responder)(&recorded);
     state.log.lock().unwrap().push(recorded);
     let status = StatusCode::from_u16(answer.status).unwrap();

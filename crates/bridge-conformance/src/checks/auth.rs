@@ -45,12 +45,7 @@ pub fn checks() -> Vec<Check> {
     for op in contract().operations() {
         let cases: &[Case] = match op.security {
             Security::None => &[Case::NoneNeeded],
-            Security::Bearer => &[
-                Case::NoCredential,
-                Case::MalformedToken,
-                Case::WrongSignature,
-                Case::ExpiredToken,
-            ],
+            Security::Bearer => &[Case::NoCredential, Case::MalformedToken, Case::WrongSignature, Case::ExpiredToken],
             Security::BearerOrApiKey => &[
                 Case::NoCredential,
                 Case::MalformedToken,
@@ -60,17 +55,11 @@ pub fn checks() -> Vec<Check> {
             ],
         };
         for &case in cases {
-            let mut needs = if op.sandbox_only {
-                Needs::HELPERS
-            } else {
-                Needs::NOTHING
-            };
+            let mut needs = if op.sandbox_only { Needs::HELPERS } else { Needs::NOTHING };
             needs.expired = matches!(case, Case::ExpiredToken);
-            checks.push(Check::new(
-                format!("auth::{}::{}", op.id, case.name()),
-                needs,
-                move |ctx| Box::pin(run(ctx, op, case)),
-            ));
+            checks.push(Check::new(format!("auth::{}::{}", op.id, case.name()), needs, move |ctx| {
+                Box::pin(run(ctx, op, case))
+            }));
         }
     }
     checks
@@ -81,34 +70,22 @@ async fn run(ctx: &Ctx, op: &'static OpInfo, case: Case) -> anyhow::Result<()> {
         Case::NoCredential | Case::NoneNeeded => Credential::None,
         Case::MalformedToken => Credential::Authorization("Bearer conformance.not-a-jwt".into()),
         Case::WrongSignature => Credential::Bearer(resigned_with_random_key(&ctx.config.token)?),
-        Case::ExpiredToken => {
-            Credential::Bearer(ctx.config.expired_token.clone().unwrap_or_default())
-        }
+        Case::ExpiredToken => Credential::Bearer(ctx.config.expired_token.clone().unwrap_or_default()),
         Case::UnknownApiKey => Credential::ApiKey(ctx.unique("unknown-api-key")),
     };
     let api = ctx.main.with_credential(credential);
-    let names: Vec<&str> = op
-        .shapes
-        .path
-        .map(|s| s.fields.iter().map(|f| f.name).collect())
-        .unwrap_or_default();
+    let names: Vec<&str> = op.shapes.path.map(|s| s.fields.iter().map(|f| f.name).collect()).unwrap_or_default();
     let path: Vec<(&str, &str)> = names.iter().map(|n| (*n, "conformance-unknown")).collect();
     // Undecodable on purpose (a JSON string as body, no query): authentication must answer first.
     let body = match op.shapes.body {
-        Some(_) => Body::Raw {
-            content_type: Some("application/json".into()),
-            bytes: b"\"conformance\"".to_vec(),
-        },
+        Some(_) => Body::Raw { content_type: Some("application/json".into()), bytes: b"\"conformance\"".to_vec() },
         None => Body::None,
     };
     let reply = api.send(op, &path, "", body).await?;
     let (status, tag) = match case {
         Case::NoneNeeded => {
             if !(200..300).contains(&reply.status) {
-                bail!(
-                    "a request without credentials got {}; this operation needs none",
-                    reply.describe()
-                );
+                bail!("a request without credentials got {}; this operation needs none", reply.describe());
             }
             return Ok(());
         }
@@ -124,9 +101,7 @@ async fn run(ctx: &Ctx, op: &'static OpInfo, case: Case) -> anyhow::Result<()> {
 /// The claims of `token` (a JWT), read without verification.
 pub fn claims_of(token: &str) -> Option<serde_json::Value> {
     let payload = token.split('.').nth(1)?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(payload.trim_end_matches('='))
-        .ok()?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
@@ -134,14 +109,12 @@ pub fn claims_of(token: &str) -> Option<serde_json::Value> {
 /// claims as a real token, but a signature that no issuer made.
 pub fn resigned_with_random_key(token: &str) -> anyhow::Result<String> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
-    let mut claims = claims_of(token)
-        .and_then(|c| serde_json::from_value::<Claims>(c).ok())
-        .unwrap_or(Claims {
-            sub: "conformance".into(),
-            exp: 0,
-            iat: None,
-            features: vec![],
-        });
+    let mut claims = claims_of(token).and_then(|c| serde_json::from_value::<Claims>(c).ok()).unwrap_or(Claims {
+        sub: "conformance".into(),
+        exp: 0,
+        iat: None,
+        features: vec![],
+    });
     claims.exp = claims.exp.max(now + 3600);
     let mut key = [0u8; 32];
     rand::rng().fill_bytes(&mut key);

@@ -24,9 +24,7 @@ use crate::runner::{Check, Ctx, Needs};
 pub fn checks() -> Vec<Check> {
     macro_rules! check {
         ($name:literal, $f:ident) => {
-            Check::new(concat!("behaviour::", $name), Needs::NOTHING, |ctx| {
-                Box::pin($f(ctx))
-            })
+            Check::new(concat!("behaviour::", $name), Needs::NOTHING, |ctx| Box::pin($f(ctx)))
         };
     }
     vec![
@@ -45,26 +43,15 @@ pub fn checks() -> Vec<Check> {
         check!("event-feed-cursor", event_feed_cursor),
         check!("address-reuse-policy", address_reuse_policy),
         check!("deprecated-aliases", deprecated_aliases),
-        check!(
-            "public-status-of-a-new-address",
-            public_status_of_a_new_address
-        ),
-        check!(
-            "post-bridge-data-needs-the-feature",
-            post_bridge_data_needs_the_feature
-        ),
+        check!("public-status-of-a-new-address", public_status_of_a_new_address),
+        check!("post-bridge-data-needs-the-feature", post_bridge_data_needs_the_feature),
         check!("payload-too-large", payload_too_large),
-        check!(
-            "unknown-path-and-wrong-method",
-            unknown_path_and_wrong_method
-        ),
+        check!("unknown-path-and-wrong-method", unknown_path_and_wrong_method),
     ]
 }
 
 fn requested(amount: &str) -> anyhow::Result<Decimal> {
-    let d: bridge_contract::DecimalString = amount
-        .parse()
-        .map_err(|e| anyhow!("fixture amount {amount:?}: {e}"))?;
+    let d: bridge_contract::DecimalString = amount.parse().map_err(|e| anyhow!("fixture amount {amount:?}: {e}"))?;
     Ok(d.to_decimal()?)
 }
 
@@ -78,10 +65,7 @@ fn fees_add_up(q: &Value) -> anyhow::Result<()> {
         let mut sum = Decimal::ZERO;
         for part in parts {
             let value = dec(q, &format!("{block}/{part}"))?;
-            ensure!(
-                value >= Decimal::ZERO,
-                "{block}/{part} is negative: {value}"
-            );
+            ensure!(value >= Decimal::ZERO, "{block}/{part} is negative: {value}");
             sum += value;
         }
         ensure_eq(
@@ -101,20 +85,13 @@ fn leg_adds_up(q: &Value, pay: &str, receive: &str) -> anyhow::Result<()> {
     ensure_eq(
         p,
         r + fee + cost,
-        &format!(
-            "{pay} = {receive} + fees.fee + gasBoost.amountNativeTokenCost ({r} + {fee} + {cost})"
-        ),
+        &format!("{pay} = {receive} + fees.fee + gasBoost.amountNativeTokenCost ({r} + {fee} + {cost})"),
     )
 }
 
 fn echoes(q: &Value, request: &Value, members: &[&str]) -> anyhow::Result<()> {
     for m in members {
-        ensure!(
-            q[m] == request[m],
-            "the quote's {m} is {}, the request's {}",
-            q[m],
-            request[m]
-        );
+        ensure!(q[m] == request[m], "the quote's {m} is {}, the request's {}", q[m], request[m]);
     }
     Ok(())
 }
@@ -122,11 +99,7 @@ fn echoes(q: &Value, request: &Value, members: &[&str]) -> anyhow::Result<()> {
 async fn quote_pay_mode(ctx: &Ctx) -> anyhow::Result<()> {
     let request = quote_request(&ctx.config.fixtures);
     let q = quote(&ctx.main, request.clone()).await?;
-    echoes(
-        &q,
-        &request,
-        &["token", "chainIn", "chainOut", "depositor", "recipient"],
-    )?;
+    echoes(&q, &request, &["token", "chainIn", "chainOut", "depositor", "recipient"])?;
     fees_add_up(&q)?;
     leg_adds_up(&q, "/payAmount", "/receiveAmount")?;
     ensure_eq(
@@ -154,10 +127,7 @@ async fn quote_gas_boost(ctx: &Ctx) -> anyhow::Result<()> {
     let mut request = quote_request(&ctx.config.fixtures);
     request["amountNative"] = json!(ctx.config.fixtures.gas_boost);
     let q = quote(&ctx.main, request).await?;
-    ensure!(
-        q.get("gasBoost").is_some(),
-        "a quote with amountNative has no gasBoost"
-    );
+    ensure!(q.get("gasBoost").is_some(), "a quote with amountNative has no gasBoost");
     ensure_eq(
         dec(&q, "/gasBoost/amountNative")?,
         requested(&ctx.config.fixtures.gas_boost)?,
@@ -179,11 +149,7 @@ fn swap_request(ctx: &Ctx) -> Value {
 
 async fn swap_quote(ctx: &Ctx) -> anyhow::Result<()> {
     let request = swap_request(ctx);
-    let q = ctx
-        .main
-        .call("quoteBridgeSwap", &[], &[], Some(request.clone()))
-        .await?
-        .ok()?;
+    let q = ctx.main.call("quoteBridgeSwap", &[], &[], Some(request.clone())).await?.ok()?;
     ensure!(
         q["_tag"] == "bridgeSwap",
         "a swap of {} into {} answered the {} variant",
@@ -191,11 +157,7 @@ async fn swap_quote(ctx: &Ctx) -> anyhow::Result<()> {
         request["tokenOut"],
         q["_tag"]
     );
-    echoes(
-        &q,
-        &request,
-        &["tokenIn", "tokenOut", "chainIn", "chainOut"],
-    )?;
+    echoes(&q, &request, &["tokenIn", "tokenOut", "chainIn", "chainOut"])?;
     fees_add_up(&q)?;
     leg_adds_up(&q, "/bridgePayAmount", "/bridgeReceiveAmount")?;
     ensure_eq(
@@ -204,10 +166,7 @@ async fn swap_quote(ctx: &Ctx) -> anyhow::Result<()> {
         "payAmount = the requested amount (pay mode)",
     )?;
     let (min, receive) = (dec(&q, "/minReceiveAmount")?, dec(&q, "/receiveAmount")?);
-    ensure!(
-        min <= receive,
-        "minReceiveAmount {min} is more than receiveAmount {receive}"
-    );
+    ensure!(min <= receive, "minReceiveAmount {min} is more than receiveAmount {receive}");
     Ok(())
 }
 
@@ -217,24 +176,12 @@ async fn swap_quote_variants(ctx: &Ctx) -> anyhow::Result<()> {
     same["tokenIn"] = json!(f.token);
     same["tokenOut"] = json!(f.token);
     same["amount"] = json!(f.amount);
-    let q = ctx
-        .main
-        .call("quoteBridgeSwap", &[], &[], Some(same.clone()))
-        .await?
-        .ok()?;
-    ensure!(
-        q["_tag"] == "bridge",
-        "the same token on both sides answered the {} variant, not bridge",
-        q["_tag"]
-    );
+    let q = ctx.main.call("quoteBridgeSwap", &[], &[], Some(same.clone())).await?.ok()?;
+    ensure!(q["_tag"] == "bridge", "the same token on both sides answered the {} variant, not bridge", q["_tag"]);
     fees_add_up(&q)?;
     leg_adds_up(&q, "/payAmount", "/receiveAmount")?;
     same["isSda"] = json!("true");
-    let q = ctx
-        .main
-        .call("quoteBridgeSwap", &[], &[], Some(same))
-        .await?
-        .ok()?;
+    let q = ctx.main.call("quoteBridgeSwap", &[], &[], Some(same)).await?.ok()?;
     ensure!(
         q["_tag"] == "depositAddressBridge",
         "isSda \"true\" answered the {} variant, not depositAddressBridge",
@@ -246,46 +193,15 @@ async fn swap_quote_variants(ctx: &Ctx) -> anyhow::Result<()> {
 
 async fn commit_makes_the_record(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
-    ensure!(
-        record["_id"] == q["quoteId"],
-        "the record's _id {} is not the quote's id {}",
-        record["_id"],
-        q["quoteId"]
-    );
-    ensure!(
-        record["state"] == "PENDING",
-        "a committed bridge is {}, not PENDING",
-        record["state"]
-    );
-    ensure!(
-        record["userId"].as_str().is_some_and(|u| !u.is_empty()),
-        "the record has no userId"
-    );
+    ensure!(record["_id"] == q["quoteId"], "the record's _id {} is not the quote's id {}", record["_id"], q["quoteId"]);
+    ensure!(record["state"] == "PENDING", "a committed bridge is {}, not PENDING", record["state"]);
+    ensure!(record["userId"].as_str().is_some_and(|u| !u.is_empty()), "the record has no userId");
     for m in ["chainIn", "chainOut", "token", "depositor", "recipient"] {
-        ensure!(
-            record[m] == q[m],
-            "the record's {m} {} is not the quote's {}",
-            record[m],
-            q[m]
-        );
+        ensure!(record[m] == q[m], "the record's {m} {} is not the quote's {}", record[m], q[m]);
     }
-    ensure_eq(
-        dec(&record, "/amountIn")?,
-        dec(&q, "/payAmount")?,
-        "amountIn = the quote's payAmount",
-    )?;
-    ensure_eq(
-        dec(&record, "/amountOut")?,
-        dec(&q, "/receiveAmount")?,
-        "amountOut = the quote's receiveAmount",
-    )?;
-    for m in [
-        "fee",
-        "gasFee",
-        "sourceGasFee",
-        "platformFee",
-        "percentageFee",
-    ] {
+    ensure_eq(dec(&record, "/amountIn")?, dec(&q, "/payAmount")?, "amountIn = the quote's payAmount")?;
+    ensure_eq(dec(&record, "/amountOut")?, dec(&q, "/receiveAmount")?, "amountOut = the quote's receiveAmount")?;
+    for m in ["fee", "gasFee", "sourceGasFee", "platformFee", "percentageFee"] {
         ensure_eq(
             dec(&record, &format!("/{m}"))?,
             dec(&q, &format!("/fees/{m}"))?,
@@ -302,36 +218,19 @@ async fn commit_makes_the_record(ctx: &Ctx) -> anyhow::Result<()> {
 async fn commit_once(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
-    ctx.main
-        .call("commitQuote", &[("quoteId", id)], &[], None)
-        .await?
-        .expect_tag(422, "InvalidRequest")?;
+    ctx.main.call("commitQuote", &[("quoteId", id)], &[], None).await?.expect_tag(422, "InvalidRequest")?;
     Ok(())
 }
 
 async fn unknown_ids(ctx: &Ctx) -> anyhow::Result<()> {
     let unknown = ctx.unique("unknown");
-    ctx.main
-        .call("commitQuote", &[("quoteId", &unknown)], &[], None)
-        .await?
-        .expect_tag(404, "QuoteNotFound")?;
+    ctx.main.call("commitQuote", &[("quoteId", &unknown)], &[], None).await?.expect_tag(404, "QuoteNotFound")?;
     // Production documents no 404 for a bridge id: an unknown one is 422 InvalidRequest.
-    ctx.main
-        .call("getBridge", &[("bridgeId", &unknown)], &[], None)
-        .await?
-        .expect_tag(422, "InvalidRequest")?;
+    ctx.main.call("getBridge", &[("bridgeId", &unknown)], &[], None).await?.expect_tag(422, "InvalidRequest")?;
     let f = &ctx.config.fixtures;
-    let path = [
-        ("depositAddress", unknown.as_str()),
-        ("depositChain", f.deposit_chains[0].as_str()),
-    ];
+    let path = [("depositAddress", unknown.as_str()), ("depositChain", f.deposit_chains[0].as_str())];
     ctx.main
-        .call(
-            "getDepositAddressPublicStatus",
-            &path,
-            &[("destinationAddress", &f.recipient)],
-            None,
-        )
+        .call("getDepositAddressPublicStatus", &path, &[("destinationAddress", &f.recipient)], None)
         .await?
         .expect_tag(422, "DepositAddressNotFound")?;
     Ok(())
@@ -346,19 +245,12 @@ async fn history(
     state: Option<&str>,
 ) -> anyhow::Result<(u64, Vec<Value>)> {
     let (page, limit) = (page.to_string(), limit.to_string());
-    let mut query = vec![
-        ("page", page.as_str()),
-        ("limit", limit.as_str()),
-        ("sortBy", sort_by),
-        ("sortDirection", direction),
-    ];
+    let mut query =
+        vec![("page", page.as_str()), ("limit", limit.as_str()), ("sortBy", sort_by), ("sortDirection", direction)];
     if let Some(state) = state {
         query.push(("state", state));
     }
-    let answer = api
-        .call("listBridgeHistory", &[], &query, None)
-        .await?
-        .ok()?;
+    let answer = api.call("listBridgeHistory", &[], &query, None).await?.ok()?;
     let total = answer["totalItems"]
         .as_u64()
         .ok_or_else(|| anyhow!("totalItems is not a whole number: {}", answer["totalItems"]))?;
@@ -368,57 +260,31 @@ async fn history(
 
 /// Every page of the history (limit chosen so that at most [`MAX_PAGES`] pages are read), checked page by page
 /// against `totalItems`; the bridges in order.
-async fn all_history(
-    api: &Api,
-    sort_by: &str,
-    direction: &str,
-    state: Option<&str>,
-) -> anyhow::Result<Vec<Value>> {
+async fn all_history(api: &Api, sort_by: &str, direction: &str, state: Option<&str>) -> anyhow::Result<Vec<Value>> {
     let (total, _) = history(api, 1, 1, sort_by, direction, state).await?;
-    let limit = if total <= 20 {
-        3
-    } else {
-        total.div_ceil(MAX_PAGES as u64 / 2).clamp(3, 100)
-    };
+    let limit = if total <= 20 { 3 } else { total.div_ceil(MAX_PAGES as u64 / 2).clamp(3, 100) };
     let pages = total.div_ceil(limit).max(1);
-    ensure!(
-        pages <= MAX_PAGES as u64,
-        "the history has {total} bridges: too many to page through"
-    );
+    ensure!(pages <= MAX_PAGES as u64, "the history has {total} bridges: too many to page through");
     let mut bridges = Vec::new();
     for page in 1..=pages {
         let (t, items) = history(api, page, limit, sort_by, direction, state).await?;
+        ensure!(t == total, "totalItems changed from {total} to {t} while paging");
+        let expected = if page < pages { limit } else { total - limit * (pages - 1) };
         ensure!(
-            t == total,
-            "totalItems changed from {total} to {t} while paging"
+            items.len() as u64 == expected,
+            "page {page} of {pages} (limit {limit}, totalItems {total}) has {} items, expected {expected}",
+            items.len()
         );
-        let expected = if page < pages {
-            limit
-        } else {
-            total - limit * (pages - 1)
-        };
-        ensure!(items.len() as u64 == expected, "page {page} of {pages} (limit {limit}, totalItems {total}) has {} items, expected {expected}", items.len());
         bridges.extend(items.into_iter().map(|i| i["bridge"].clone()));
     }
     let (t, beyond) = history(api, pages + 1, limit, sort_by, direction, state).await?;
-    ensure!(
-        beyond.is_empty(),
-        "page {} (after the last) has {} items",
-        pages + 1,
-        beyond.len()
-    );
-    ensure!(
-        t == total,
-        "totalItems changed from {total} to {t} while paging"
-    );
+    ensure!(beyond.is_empty(), "page {} (after the last) has {} items", pages + 1, beyond.len());
+    ensure!(t == total, "totalItems changed from {total} to {t} while paging");
     Ok(bridges)
 }
 
 fn ids(bridges: &[Value]) -> Vec<String> {
-    bridges
-        .iter()
-        .map(|b| b["_id"].as_str().unwrap_or_default().to_owned())
-        .collect()
+    bridges.iter().map(|b| b["_id"].as_str().unwrap_or_default().to_owned()).collect()
 }
 
 async fn history_paging(ctx: &Ctx) -> anyhow::Result<()> {
@@ -437,10 +303,7 @@ async fn history_paging(ctx: &Ctx) -> anyhow::Result<()> {
         unique.len()
     );
     for id in &ours {
-        ensure!(
-            unique.contains(id),
-            "the committed bridge {id} is on no page"
-        );
+        ensure!(unique.contains(id), "the committed bridge {id} is on no page");
     }
     Ok(())
 }
@@ -451,12 +314,8 @@ async fn history_sort(ctx: &Ctx) -> anyhow::Result<()> {
     }
     let asc = all_history(&ctx.main, "createdAt", "asc", None).await?;
     let desc = all_history(&ctx.main, "createdAt", "desc", None).await?;
-    let times = |bridges: &[Value]| {
-        bridges
-            .iter()
-            .map(|b| date_ms(b, "/createdAt"))
-            .collect::<anyhow::Result<Vec<i64>>>()
-    };
+    let times =
+        |bridges: &[Value]| bridges.iter().map(|b| date_ms(b, "/createdAt")).collect::<anyhow::Result<Vec<i64>>>();
     let (a, d) = (times(&asc)?, times(&desc)?);
     ensure!(
         a.windows(2).all(|w| w[0] <= w[1]),
@@ -467,10 +326,7 @@ async fn history_sort(ctx: &Ctx) -> anyhow::Result<()> {
         "sortBy=createdAt&sortDirection=desc is not in descending createdAt order"
     );
     let set = |b: &[Value]| ids(b).into_iter().collect::<BTreeSet<String>>();
-    ensure!(
-        set(&asc) == set(&desc),
-        "ascending and descending orders list different bridges"
-    );
+    ensure!(set(&asc) == set(&desc), "ascending and descending orders list different bridges");
     let up_asc = all_history(&ctx.main, "updatedAt", "asc", None).await?;
     let up_desc = all_history(&ctx.main, "updatedAt", "desc", None).await?;
     ensure!(
@@ -488,11 +344,7 @@ async fn history_filter(ctx: &Ctx) -> anyhow::Result<()> {
     for state in ["PENDING", "ACCEPTED", "EXECUTED"] {
         let bridges = all_history(&ctx.main, "createdAt", "desc", Some(state)).await?;
         if let Some(other) = bridges.iter().find(|b| b["state"] != state) {
-            bail!(
-                "state={state} lists bridge {} in state {}",
-                other["_id"],
-                other["state"]
-            );
+            bail!("state={state} lists bridge {} in state {}", other["_id"], other["state"]);
         }
         ensure!(
             state != "PENDING" || ids(&bridges).iter().any(|b| b == id),
@@ -500,10 +352,7 @@ async fn history_filter(ctx: &Ctx) -> anyhow::Result<()> {
         );
         filtered += bridges.len() as u64;
     }
-    ensure!(
-        filtered <= all,
-        "the three state filters list {filtered} bridges, more than totalItems {all}"
-    );
+    ensure!(filtered <= all, "the three state filters list {filtered} bridges, more than totalItems {all}");
     Ok(())
 }
 
@@ -513,15 +362,10 @@ async fn search_cursor(ctx: &Ctx) -> anyhow::Result<()> {
     request["reusePolicy"] = json!("create-new");
     let mut created: Vec<(String, String)> = Vec::new();
     for _ in 0..2 {
-        created.extend(address_keys(
-            &create_addresses(&ctx.main, "createDepositAddresses", &request).await?,
-        ));
+        created.extend(address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?));
     }
     let expected: BTreeSet<(String, String)> = created.iter().cloned().collect();
-    ensure!(
-        expected.len() == created.len(),
-        "create-new answered an address twice: {created:?}"
-    );
+    ensure!(expected.len() == created.len(), "create-new answered an address twice: {created:?}");
     let mut first: Option<Vec<Value>> = None;
     for (op, size) in [
         ("searchDepositAddresses", 1),
@@ -532,14 +376,8 @@ async fn search_cursor(ctx: &Ctx) -> anyhow::Result<()> {
         let items = read_pages(&ctx.main, op, &[("addressNote", &note)], size).await?;
         let keys = address_keys(&items);
         let unique: BTreeSet<(String, String)> = keys.iter().cloned().collect();
-        ensure!(
-            unique.len() == keys.len(),
-            "{op} pageSize={size}: an address is listed twice: {keys:?}"
-        );
-        ensure!(
-            unique == expected,
-            "{op} pageSize={size} lists {unique:?}, created {expected:?}"
-        );
+        ensure!(unique.len() == keys.len(), "{op} pageSize={size}: an address is listed twice: {keys:?}");
+        ensure!(unique == expected, "{op} pageSize={size} lists {unique:?}, created {expected:?}");
         ensure!(
             items.iter().all(|i| i["addressNote"] == note.as_str()),
             "{op} lists an address with another addressNote"
@@ -563,23 +401,12 @@ async fn event_feed_cursor(ctx: &Ctx) -> anyhow::Result<()> {
         since = since.min(date_ms(&record, "/createdAt")?);
         ours.push(str_at(&q, "/quoteId")?.to_owned());
     }
-    create_addresses(
-        &ctx.main,
-        "createDepositAddresses",
-        &address_request(ctx, &ctx.unique("feed")),
-    )
-    .await?;
+    create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("feed"))).await?;
     let reference = feed(&ctx.main, since, 50).await?;
     for id in &ours {
-        let pending: Vec<&Value> = events_of_bridge(&reference, id)
-            .into_iter()
-            .filter(|e| e["_tag"] == "BRIDGE_PENDING")
-            .collect();
-        ensure!(
-            pending.len() == 1,
-            "the feed has {} BRIDGE_PENDING events for bridge {id}, expected 1",
-            pending.len()
-        );
+        let pending: Vec<&Value> =
+            events_of_bridge(&reference, id).into_iter().filter(|e| e["_tag"] == "BRIDGE_PENDING").collect();
+        ensure!(pending.len() == 1, "the feed has {} BRIDGE_PENDING events for bridge {id}, expected 1", pending.len());
     }
     for size in [1, 2, 7] {
         let paged = feed(&ctx.main, since, size).await?;
@@ -598,22 +425,13 @@ async fn event_feed_cursor(ctx: &Ctx) -> anyhow::Result<()> {
 
 async fn address_reuse_policy(ctx: &Ctx) -> anyhow::Result<()> {
     let request = address_request(ctx, &ctx.unique("reuse"));
-    let first =
-        address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
-    let again =
-        address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
-    ensure!(
-        again == first,
-        "the same request again (no reusePolicy) gave {again:?}, not the existing {first:?}"
-    );
+    let first = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
+    let again = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
+    ensure!(again == first, "the same request again (no reusePolicy) gave {again:?}, not the existing {first:?}");
     let mut explicit = request.clone();
     explicit["reusePolicy"] = json!("reuse-existing");
-    let reused =
-        address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &explicit).await?);
-    ensure!(
-        reused == first,
-        "reusePolicy reuse-existing gave {reused:?}, not the existing {first:?}"
-    );
+    let reused = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &explicit).await?);
+    ensure!(reused == first, "reusePolicy reuse-existing gave {reused:?}, not the existing {first:?}");
     let mut fresh = request.clone();
     fresh["reusePolicy"] = json!("create-new");
     let new = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &fresh).await?);
@@ -623,12 +441,8 @@ async fn address_reuse_policy(ctx: &Ctx) -> anyhow::Result<()> {
     );
     let mut other_options = request;
     other_options["addressNote"] = json!(ctx.unique("reuse"));
-    let other =
-        address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &other_options).await?);
-    ensure!(
-        other.iter().all(|k| !first.contains(k)),
-        "a request with another addressNote reused {other:?}"
-    );
+    let other = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &other_options).await?);
+    ensure!(other.iter().all(|k| !first.contains(k)), "a request with another addressNote reused {other:?}");
     Ok(())
 }
 
@@ -641,53 +455,23 @@ async fn deprecated_aliases(ctx: &Ctx) -> anyhow::Result<()> {
         address_keys(&legacy) == address_keys(&current),
         "the deprecated path did not reuse the addresses of the /sda path"
     );
-    ensure!(
-        legacy.iter().all(|a| a.get("chainMetadata").is_none()),
-        "the deprecated path answered chainMetadata"
-    );
-    let a = read_pages(
-        &ctx.main,
-        "searchDepositAddresses",
-        &[("addressNote", &note)],
-        10,
-    )
-    .await?;
-    let b = read_pages(
-        &ctx.main,
-        "searchDepositAddressesLegacy",
-        &[("addressNote", &note)],
-        10,
-    )
-    .await?;
-    ensure!(
-        a == b,
-        "the deprecated search lists other items than /sda/deposit-addresses/search"
-    );
+    ensure!(legacy.iter().all(|a| a.get("chainMetadata").is_none()), "the deprecated path answered chainMetadata");
+    let a = read_pages(&ctx.main, "searchDepositAddresses", &[("addressNote", &note)], 10).await?;
+    let b = read_pages(&ctx.main, "searchDepositAddressesLegacy", &[("addressNote", &note)], 10).await?;
+    ensure!(a == b, "the deprecated search lists other items than /sda/deposit-addresses/search");
     Ok(())
 }
 
 async fn public_status_of_a_new_address(ctx: &Ctx) -> anyhow::Result<()> {
-    let created = create_addresses(
-        &ctx.main,
-        "createDepositAddresses",
-        &address_request(ctx, &ctx.unique("status")),
-    )
-    .await?;
+    let created =
+        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("status"))).await?;
     let f = &ctx.config.fixtures;
     for address in &created {
-        let (chain, addr) = (
-            str_at(address, "/depositChain")?,
-            str_at(address, "/depositAddress")?,
-        );
+        let (chain, addr) = (str_at(address, "/depositChain")?, str_at(address, "/depositAddress")?);
         let path = [("depositAddress", addr), ("depositChain", chain)];
         let status = ctx
             .main
-            .call(
-                "getDepositAddressPublicStatus",
-                &path,
-                &[("destinationAddress", &f.recipient)],
-                None,
-            )
+            .call("getDepositAddressPublicStatus", &path, &[("destinationAddress", &f.recipient)], None)
             .await?
             .ok()?;
         for (m, expected) in [
@@ -696,11 +480,7 @@ async fn public_status_of_a_new_address(ctx: &Ctx) -> anyhow::Result<()> {
             ("destinationChain", f.chain_out.as_str()),
             ("destinationAddress", f.recipient.as_str()),
         ] {
-            ensure!(
-                status[m] == expected,
-                "public status {m} is {}, expected {expected:?}",
-                status[m]
-            );
+            ensure!(status[m] == expected, "public status {m} is {}, expected {expected:?}", status[m]);
         }
         ensure!(
             status["lastBridges"].as_array().is_some_and(Vec::is_empty),
@@ -709,12 +489,7 @@ async fn public_status_of_a_new_address(ctx: &Ctx) -> anyhow::Result<()> {
         );
         let wrong = ctx.unique("destination");
         ctx.main
-            .call(
-                "getDepositAddressPublicStatus",
-                &path,
-                &[("destinationAddress", &wrong)],
-                None,
-            )
+            .call("getDepositAddressPublicStatus", &path, &[("destinationAddress", &wrong)], None)
             .await?
             .expect_tag(422, "DepositAddressNotFound")?;
     }
@@ -727,20 +502,17 @@ async fn post_bridge_data_needs_the_feature(ctx: &Ctx) -> anyhow::Result<()> {
         projects.push((api, token.as_str()));
     }
     for (api, token) in projects {
-        let claims = super::auth::claims_of(token)
-            .ok_or_else(|| anyhow!("the token is not a JWT whose claims can be read"))?;
-        let enabled = claims["features"]
-            .as_array()
-            .is_some_and(|f| f.iter().any(|x| x == bridge_server::auth::POST_BRIDGE_DATA));
+        let claims =
+            super::auth::claims_of(token).ok_or_else(|| anyhow!("the token is not a JWT whose claims can be read"))?;
+        let enabled =
+            claims["features"].as_array().is_some_and(|f| f.iter().any(|x| x == bridge_server::auth::POST_BRIDGE_DATA));
         let post_bridge = json!({"_tag": "partnerbtcfiv2", "spans": ["a", "b"]});
         let mut request = quote_request(&ctx.config.fixtures);
         request["postBridgeData"] = post_bridge.clone();
         let reply = api.call("quoteBridge", &[], &[], Some(request)).await?;
         let mut address = address_request(ctx, &ctx.unique("post-bridge"));
         address["postBridgeData"] = post_bridge.clone();
-        let created = api
-            .call("createDepositAddresses", &[], &[], Some(address))
-            .await?;
+        let created = api.call("createDepositAddresses", &[], &[], Some(address)).await?;
         if enabled {
             let q = reply.ok()?;
             ensure!(
@@ -757,11 +529,7 @@ async fn post_bridge_data_needs_the_feature(ctx: &Ctx) -> anyhow::Result<()> {
         } else {
             // Quotes document no 403 (production's types): 422 there; address creation answers 403.
             reply.expect_tag(422, "InvalidRequest").map_err(|e| {
-                anyhow!(
-                    "project {} without {}: {e}",
-                    claims["sub"],
-                    bridge_server::auth::POST_BRIDGE_DATA
-                )
+                anyhow!("project {} without {}: {e}", claims["sub"], bridge_server::auth::POST_BRIDGE_DATA)
             })?;
             created.expect_tag(403, "ExtensionNotEnabled")?;
         }
@@ -771,23 +539,15 @@ async fn post_bridge_data_needs_the_feature(ctx: &Ctx) -> anyhow::Result<()> {
 
 async fn payload_too_large(ctx: &Ctx) -> anyhow::Result<()> {
     let mut request = quote_request(&ctx.config.fixtures);
-    request["webhookUrl"] = json!(format!(
-        "https://example.com/{}",
-        "x".repeat(2 * 1024 * 1024)
-    ));
-    ctx.main
-        .call("quoteBridge", &[], &[], Some(request))
-        .await?
-        .expect_tag(413, "PayloadTooLarge")?;
+    request["webhookUrl"] = json!(format!("https://example.com/{}", "x".repeat(2 * 1024 * 1024)));
+    ctx.main.call("quoteBridge", &[], &[], Some(request)).await?.expect_tag(413, "PayloadTooLarge")?;
     Ok(())
 }
 
 async fn unknown_path_and_wrong_method(ctx: &Ctx) -> anyhow::Result<()> {
-    for (method, path) in [
-        ("GET", "/conformance/no-such-path"),
-        ("DELETE", "/bridge/quote/user"),
-        ("GET", "/bridge/quote/user"),
-    ] {
+    for (method, path) in
+        [("GET", "/conformance/no-such-path"), ("DELETE", "/bridge/quote/user"), ("GET", "/bridge/quote/user")]
+    {
         let (status, body) = ctx.main.raw(method, path, None).await?;
         ensure!(
             status == 404 && body.is_empty(),

@@ -57,11 +57,7 @@ pub struct DecodeCase {
 pub fn checks(mode: ErrorsMode) -> Vec<Check> {
     let mut checks = Vec::new();
     for op in contract().operations() {
-        let needs = if op.sandbox_only {
-            Needs::HELPERS
-        } else {
-            Needs::NOTHING
-        };
+        let needs = if op.sandbox_only { Needs::HELPERS } else { Needs::NOTHING };
         for case in cases(op, mode) {
             let case = Arc::new(case);
             checks.push(Check::new(case.name.clone(), needs, move |ctx| {
@@ -74,35 +70,22 @@ pub fn checks(mode: ErrorsMode) -> Vec<Check> {
 }
 
 async fn run_case(ctx: &Ctx, case: &DecodeCase) -> anyhow::Result<()> {
-    let path: Vec<(&str, &str)> = case
-        .path
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
+    let path: Vec<(&str, &str)> = case.path.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let body = match &case.body {
         None => Body::None,
-        Some((content_type, bytes)) => Body::Raw {
-            content_type: content_type.clone(),
-            bytes: bytes.clone(),
-        },
+        Some((content_type, bytes)) => Body::Raw { content_type: content_type.clone(), bytes: bytes.clone() },
     };
     let reply = ctx.main.send(case.op, &path, &case.query, body).await?;
     let expected = serde_json::to_string(&case.expected)?;
     if reply.status != 400 || reply.tag() != Some("HttpApiDecodeError") {
-        bail!(
-            "expected 400 HttpApiDecodeError with issues {expected}; got {}",
-            reply.describe()
-        );
+        bail!("expected 400 HttpApiDecodeError with issues {expected}; got {}", reply.describe());
     }
     let actual: Vec<Issue> = match serde_json::from_value(reply.json["issues"].clone()) {
         Ok(issues) => issues,
         Err(e) => bail!("the issues do not decode ({e}): {}", reply.json["issues"]),
     };
     if actual != case.expected {
-        bail!(
-            "expected issues {expected}; got {}",
-            serde_json::to_string(&actual)?
-        );
+        bail!("expected issues {expected}; got {}", serde_json::to_string(&actual)?);
     }
     Ok(())
 }
@@ -111,36 +94,25 @@ async fn run_case(ctx: &Ctx, case: &DecodeCase) -> anyhow::Result<()> {
 pub fn cases(op: &'static OpInfo, mode: ErrorsMode) -> Vec<DecodeCase> {
     let shapes = op.shapes;
     let path_base: Vec<(String, JsValue)> = shapes.path.map(valid_query_struct).unwrap_or_default();
-    let query_base: Vec<(String, JsValue)> =
-        shapes.query.map(valid_query_struct).unwrap_or_default();
-    let body_base: Option<(Option<String>, Vec<u8>)> = shapes.body.as_ref().map(|b| {
-        (
-            Some("application/json".to_owned()),
-            valid_json(&b.shape).to_string().into_bytes(),
-        )
-    });
+    let query_base: Vec<(String, JsValue)> = shapes.query.map(valid_query_struct).unwrap_or_default();
+    let body_base: Option<(Option<String>, Vec<u8>)> = shapes
+        .body
+        .as_ref()
+        .map(|b| (Some("application/json".to_owned()), valid_json(&b.shape).to_string().into_bytes()));
 
     // (name, path, query, body)
     let mut variants: Vec<(String, Members, Members, Option<RawBody>)> = Vec::new();
     if let Some(s) = shapes.path {
         for (name, path) in query_struct_variants("path", s, &path_base) {
             // An empty segment would not route to the operation at all.
-            if path
-                .iter()
-                .all(|(_, v)| matches!(v, JsValue::String(s) if !s.is_empty()))
-            {
+            if path.iter().all(|(_, v)| matches!(v, JsValue::String(s) if !s.is_empty())) {
                 variants.push((name, path, query_base.clone(), body_base.clone()));
             }
         }
     }
     if let Some(b) = &shapes.body {
         for (name, content_type, bytes) in body_variants(b) {
-            variants.push((
-                name,
-                path_base.clone(),
-                query_base.clone(),
-                Some((content_type, bytes)),
-            ));
+            variants.push((name, path_base.clone(), query_base.clone(), Some((content_type, bytes))));
         }
     }
     if let Some(s) = shapes.query {
@@ -170,14 +142,7 @@ pub fn cases(op: &'static OpInfo, mode: ErrorsMode) -> Vec<DecodeCase> {
             }
             name = format!("{name}-{n}");
         }
-        out.push(DecodeCase {
-            name,
-            op,
-            path,
-            query,
-            body,
-            expected,
-        });
+        out.push(DecodeCase { name, op, path, query, body, expected });
     }
     out
 }
@@ -193,16 +158,10 @@ pub fn simulate(
 ) -> Result<(), Vec<Issue>> {
     let shapes = op.shapes;
     if let Some(s) = shapes.path {
-        engine::decode_struct(
-            s,
-            &parts::path_params(path.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
-            mode,
-        )?;
+        engine::decode_struct(s, &parts::path_params(path.iter().map(|(k, v)| (k.as_str(), v.as_str()))), mode)?;
     }
     if let Some(b) = &shapes.body {
-        let (content_type, bytes) = body
-            .map(|(c, b)| (c.as_deref(), b.as_slice()))
-            .unwrap_or((None, &[]));
+        let (content_type, bytes) = body.map(|(c, b)| (c.as_deref(), b.as_slice())).unwrap_or((None, &[]));
         let value = if bytes.is_empty() && !b.required {
             JsValue::Object(Vec::new())
         } else {
@@ -226,12 +185,8 @@ fn accepted(shape: &Shape, value: &JsValue) -> bool {
 
 /// A valid value of a JSON body position.
 pub fn valid_json(shape: &Shape) -> JsValue {
-    let first_ok = |candidates: Vec<JsValue>| {
-        candidates
-            .into_iter()
-            .find(|c| accepted(shape, c))
-            .unwrap_or(JsValue::Null)
-    };
+    let first_ok =
+        |candidates: Vec<JsValue>| candidates.into_iter().find(|c| accepted(shape, c)).unwrap_or(JsValue::Null);
     match shape {
         Shape::String(_) => first_ok(string_candidates()),
         Shape::Decimal => s("1"),
@@ -245,10 +200,7 @@ pub fn valid_json(shape: &Shape) -> JsValue {
         Shape::NumberFromString(_) => first_ok(vec![s("1"), s("0")]),
         Shape::Boolean => JsValue::Bool(false),
         Shape::Literals(values) => s(values[0]),
-        Shape::Array(a) => JsValue::Array(vec![
-            valid_json(&a.items);
-            a.min_items.unwrap_or(1).max(1) as usize
-        ]),
+        Shape::Array(a) => JsValue::Array(vec![valid_json(&a.items); a.min_items.unwrap_or(1).max(1) as usize]),
         Shape::Struct(st) => JsValue::Object(valid_struct(st)),
         Shape::Union(u) => JsValue::Object(valid_struct(u.variants[0].1)),
     }
@@ -260,21 +212,15 @@ fn string_candidates() -> Vec<JsValue> {
 
 /// The required members of a struct, with valid values, in declaration order.
 fn valid_struct(st: &StructShape) -> Vec<(String, JsValue)> {
-    st.fields
-        .iter()
-        .filter(|f| f.required)
-        .map(|f| (f.name.to_owned(), valid_json(&f.shape)))
-        .collect()
+    st.fields.iter().filter(|f| f.required).map(|f| (f.name.to_owned(), valid_json(&f.shape))).collect()
 }
 
 /// A valid value of a query or path position: a string.
 fn valid_query(shape: &Shape) -> JsValue {
     match shape {
-        Shape::NumberFromString(_)
-        | Shape::String(_)
-        | Shape::Literals(_)
-        | Shape::Decimal
-        | Shape::Date => valid_json(shape),
+        Shape::NumberFromString(_) | Shape::String(_) | Shape::Literals(_) | Shape::Decimal | Shape::Date => {
+            valid_json(shape)
+        }
         Shape::Number(_) => s("1"),
         Shape::Boolean => s("false"),
         _ => s("conformance"),
@@ -282,11 +228,7 @@ fn valid_query(shape: &Shape) -> JsValue {
 }
 
 fn valid_query_struct(st: &'static StructShape) -> Vec<(String, JsValue)> {
-    st.fields
-        .iter()
-        .filter(|f| f.required)
-        .map(|f| (f.name.to_owned(), valid_query(&f.shape)))
-        .collect()
+    st.fields.iter().filter(|f| f.required).map(|f| (f.name.to_owned(), valid_query(&f.shape))).collect()
 }
 
 fn with(base: &[(String, JsValue)], key: &str, value: JsValue) -> Vec<(String, JsValue)> {
@@ -311,11 +253,7 @@ struct Bad {
 }
 
 fn bad(at: impl Into<String>, what: impl Into<String>, value: JsValue) -> Bad {
-    Bad {
-        at: at.into(),
-        what: what.into(),
-        value,
-    }
+    Bad { at: at.into(), what: what.into(), value }
 }
 
 /// Too long in UTF-16 code units but not in characters: `max / 2 + 1` characters outside the BMP.
@@ -357,19 +295,11 @@ fn json_bad(shape: &Shape) -> Vec<Bad> {
             if let Some(min) = r.minimum {
                 out.push(bad("", "below-minimum", JsValue::Number(min - 1.0)));
                 if r.integer {
-                    out.push(bad(
-                        "",
-                        "below-minimum-fraction",
-                        JsValue::Number(min - 1.5),
-                    ));
+                    out.push(bad("", "below-minimum-fraction", JsValue::Number(min - 1.5)));
                 }
             }
             if r.integer {
-                out.push(bad(
-                    "",
-                    "fraction",
-                    JsValue::Number(r.minimum.unwrap_or(0.0) + 1.5),
-                ));
+                out.push(bad("", "fraction", JsValue::Number(r.minimum.unwrap_or(0.0) + 1.5)));
             }
             if let Some(max) = r.maximum {
                 out.push(bad("", "above-maximum", JsValue::Number(max + 1.0)));
@@ -393,32 +323,16 @@ fn json_bad(shape: &Shape) -> Vec<Bad> {
         }
         Shape::Array(a) => {
             let item = valid_json(&a.items);
-            let not_array = if matches!(item, JsValue::String(_)) {
-                item.clone()
-            } else {
-                s("conformance")
-            };
+            let not_array = if matches!(item, JsValue::String(_)) { item.clone() } else { s("conformance") };
             out.push(bad("", "not-an-array", not_array));
             if let Some(min) = a.min_items.filter(|m| *m > 0) {
-                out.push(bad(
-                    "",
-                    "too-few-items",
-                    JsValue::Array(vec![item.clone(); min as usize - 1]),
-                ));
+                out.push(bad("", "too-few-items", JsValue::Array(vec![item.clone(); min as usize - 1])));
             }
             if let Some(max) = a.max_items {
-                out.push(bad(
-                    "",
-                    "too-many-items",
-                    JsValue::Array(vec![item.clone(); max as usize + 1]),
-                ));
+                out.push(bad("", "too-many-items", JsValue::Array(vec![item.clone(); max as usize + 1])));
             }
             for b in json_bad(&a.items).into_iter().filter(|b| b.at.is_empty()) {
-                out.push(bad(
-                    "[1]",
-                    b.what,
-                    JsValue::Array(vec![item.clone(), b.value]),
-                ));
+                out.push(bad("[1]", b.what, JsValue::Array(vec![item.clone(), b.value])));
             }
         }
         Shape::Struct(st) => {
@@ -435,11 +349,7 @@ fn json_bad(shape: &Shape) -> Vec<Bad> {
                 "unknown",
                 JsValue::Object(vec![(u.tag.to_owned(), s("conformance-unknown"))]),
             ));
-            out.push(bad(
-                tag_at,
-                "wrong-type",
-                JsValue::Object(vec![(u.tag.to_owned(), JsValue::Number(1.0))]),
-            ));
+            out.push(bad(tag_at, "wrong-type", JsValue::Object(vec![(u.tag.to_owned(), JsValue::Number(1.0))])));
             for (name, variant) in u.variants {
                 out.extend(member_bad(variant, &format!("({name})"), Some(u.tag)));
             }
@@ -456,24 +366,12 @@ fn member_bad(st: &StructShape, prefix: &str, skip: Option<&str>) -> Vec<Bad> {
     for f in st.fields.iter().filter(|f| Some(f.name) != skip) {
         let at = format!("{prefix}.{}", f.name);
         if f.required {
-            out.push(bad(
-                at.clone(),
-                "missing",
-                JsValue::Object(without(&base, f.name)),
-            ));
+            out.push(bad(at.clone(), "missing", JsValue::Object(without(&base, f.name))));
         } else {
-            out.push(bad(
-                at.clone(),
-                "null",
-                JsValue::Object(with(&base, f.name, JsValue::Null)),
-            ));
+            out.push(bad(at.clone(), "null", JsValue::Object(with(&base, f.name, JsValue::Null))));
         }
         for b in json_bad(&f.shape) {
-            out.push(bad(
-                format!("{at}{}", b.at),
-                b.what,
-                JsValue::Object(with(&base, f.name, b.value)),
-            ));
+            out.push(bad(format!("{at}{}", b.at), b.what, JsValue::Object(with(&base, f.name, b.value))));
         }
     }
     out
@@ -484,25 +382,13 @@ fn body_variants(b: &BodyShape) -> Vec<(String, Option<String>, Vec<u8>)> {
     let json = Some("application/json".to_owned());
     let mut out: Vec<(String, Option<String>, Vec<u8>)> = Vec::new();
     for v in json_bad(&b.shape) {
-        out.push((
-            format!("body{}::{}", v.at, v.what),
-            json.clone(),
-            v.value.to_string().into_bytes(),
-        ));
+        out.push((format!("body{}::{}", v.at, v.what), json.clone(), v.value.to_string().into_bytes()));
     }
     let base = valid_json(&b.shape);
     out.push(("body::empty".into(), json.clone(), Vec::new()));
     out.push(("body::null".into(), json.clone(), b"null".to_vec()));
-    out.push((
-        "body::text-plain".into(),
-        Some("text/plain".into()),
-        base.to_string().into_bytes(),
-    ));
-    out.push((
-        "body::octet-stream".into(),
-        Some("application/octet-stream".into()),
-        base.to_string().into_bytes(),
-    ));
+    out.push(("body::text-plain".into(), Some("text/plain".into()), base.to_string().into_bytes()));
+    out.push(("body::octet-stream".into(), Some("application/octet-stream".into()), base.to_string().into_bytes()));
     let Shape::Struct(st) = &b.shape else {
         return out;
     };
@@ -512,13 +398,8 @@ fn body_variants(b: &BodyShape) -> Vec<(String, Option<String>, Vec<u8>)> {
     };
     // Each of these lacks the last required member, so that it fails whatever else the content type does.
     let lacking = without(&members, last.name);
-    let text =
-        |entries: &[(String, JsValue)]| JsValue::Object(entries.to_vec()).to_string().into_bytes();
-    out.push((
-        "body::json-with-charset".into(),
-        Some("application/json; charset=utf-8".into()),
-        text(&lacking),
-    ));
+    let text = |entries: &[(String, JsValue)]| JsValue::Object(entries.to_vec()).to_string().into_bytes();
+    out.push(("body::json-with-charset".into(), Some("application/json; charset=utf-8".into()), text(&lacking)));
     out.push(("body::no-content-type".into(), None, text(&lacking)));
     let form: Vec<(&str, &str)> = lacking
         .iter()
@@ -534,38 +415,19 @@ fn body_variants(b: &BodyShape) -> Vec<(String, Option<String>, Vec<u8>)> {
     ));
     let mut extra = lacking.clone();
     extra.push(("conformanceUnknownMember".into(), JsValue::Number(1.0)));
-    out.push((
-        "body::unknown-members-ignored".into(),
-        json.clone(),
-        text(&extra),
-    ));
+    out.push(("body::unknown-members-ignored".into(), json.clone(), text(&extra)));
     // Two failures: the first member is bad and the last required one is missing; declaration order decides.
     if let Some(first) = st.fields.first().filter(|f| f.name != last.name) {
         if let Some(b) = json_bad(&first.shape).into_iter().find(|b| b.at.is_empty()) {
-            out.push((
-                "body::two-failures".into(),
-                json.clone(),
-                text(&with(&lacking, first.name, b.value)),
-            ));
+            out.push(("body::two-failures".into(), json.clone(), text(&with(&lacking, first.name, b.value))));
         }
     }
     // Duplicate keys: the last one wins (the first is valid, the last is not).
-    if let Some(f) = st
-        .fields
-        .iter()
-        .find(|f| matches!(f.shape, Shape::Literals(_)))
-    {
+    if let Some(f) = st.fields.iter().find(|f| matches!(f.shape, Shape::Literals(_))) {
         let valid = JsValue::Object(with(&members, f.name, valid_json(&f.shape))).to_string();
-        let duplicate = format!(
-            ",{}:\"conformance-bogus\"}}",
-            JsValue::String(f.name.to_owned())
-        );
+        let duplicate = format!(",{}:\"conformance-bogus\"}}", JsValue::String(f.name.to_owned()));
         let body = format!("{}{duplicate}", valid.strip_suffix('}').unwrap_or(&valid));
-        out.push((
-            format!("body.{}::duplicate-key-last-wins", f.name),
-            json.clone(),
-            body.into_bytes(),
-        ));
+        out.push((format!("body.{}::duplicate-key-last-wins", f.name), json.clone(), body.into_bytes()));
     }
     out
 }
@@ -573,10 +435,7 @@ fn body_variants(b: &BodyShape) -> Vec<(String, Option<String>, Vec<u8>)> {
 /// Bad values of a query (or path) position: strings, or repeated keys (arrays of strings).
 fn query_bad(shape: &Shape) -> Vec<(String, JsValue)> {
     let v = valid_query(shape);
-    let mut out = vec![(
-        "repeated-key".to_owned(),
-        JsValue::Array(vec![v.clone(), v.clone()]),
-    )];
+    let mut out = vec![("repeated-key".to_owned(), JsValue::Array(vec![v.clone(), v.clone()]))];
     match shape {
         Shape::String(r) => {
             if let Some(min) = r.min_length.filter(|m| *m > 0) {
@@ -598,16 +457,10 @@ fn query_bad(shape: &Shape) -> Vec<(String, JsValue)> {
             out.push(("blank".into(), s("")));
             out.push(("digit-separator".into(), s("1_000")));
             if let Some(min) = r.minimum {
-                out.push((
-                    "below-minimum".into(),
-                    s(&bridge_contract::scalars::js_number_to_string(min - 1.0)),
-                ));
+                out.push(("below-minimum".into(), s(&bridge_contract::scalars::js_number_to_string(min - 1.0))));
             }
             if let Some(max) = r.maximum {
-                out.push((
-                    "above-maximum".into(),
-                    s(&bridge_contract::scalars::js_number_to_string(max + 1.0)),
-                ));
+                out.push(("above-maximum".into(), s(&bridge_contract::scalars::js_number_to_string(max + 1.0))));
             }
             if r.integer {
                 out.push(("fraction".into(), s("1.5")));
@@ -640,10 +493,7 @@ fn query_struct_variants(
             if is_path && !matches!(value, JsValue::String(_)) {
                 continue;
             }
-            out.push((
-                format!("{part}.{}::{what}", f.name),
-                with(base, f.name, value),
-            ));
+            out.push((format!("{part}.{}::{what}", f.name), with(base, f.name, value)));
         }
     }
     if is_path {
@@ -653,16 +503,10 @@ fn query_struct_variants(
         let lacking = without(base, last.name);
         if let Some(first) = st.fields.first().filter(|f| f.name != last.name) {
             if let Some((_, value)) = query_bad(&first.shape).into_iter().nth(1) {
-                out.push((
-                    format!("{part}::two-failures"),
-                    with(&lacking, first.name, value),
-                ));
+                out.push((format!("{part}::two-failures"), with(&lacking, first.name, value)));
             }
         }
-        out.push((
-            format!("{part}::unknown-parameters-ignored"),
-            with(&lacking, "conformanceUnknown", s("1")),
-        ));
+        out.push((format!("{part}::unknown-parameters-ignored"), with(&lacking, "conformanceUnknown", s("1"))));
     }
     out
 }
@@ -691,107 +535,48 @@ mod tests {
     use super::*;
 
     fn case<'a>(cases: &'a [DecodeCase], name: &str) -> &'a DecodeCase {
-        cases.iter().find(|c| c.name == name).unwrap_or_else(|| {
-            panic!(
-                "no case {name}: {:?}",
-                cases.iter().map(|c| &c.name).collect::<Vec<_>>()
-            )
-        })
+        cases
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no case {name}: {:?}", cases.iter().map(|c| &c.name).collect::<Vec<_>>()))
     }
 
     #[test]
     fn the_catalogue_covers_the_spec_table() {
         let quote = cases(contract().op("quoteBridge"), ErrorsMode::First);
         let c = case(&quote, "decode::quoteBridge::body.mode::not-a-literal");
-        assert_eq!(
-            c.expected.len(),
-            2,
-            "one Type issue per literal: {:?}",
-            c.expected
-        );
+        assert_eq!(c.expected.len(), 2, "one Type issue per literal: {:?}", c.expected);
         let c = case(&quote, "decode::quoteBridge::body.amount::not-a-decimal");
-        assert_eq!(
-            c.expected[0].message,
-            r#"Unable to decode "abc" into a BigDecimal"#
-        );
-        let c = case(
-            &quote,
-            "decode::quoteBridge::body.postBridgeData._tag::unknown",
-        );
-        assert_eq!(
-            serde_json::to_value(&c.expected[0].path).unwrap(),
-            serde_json::json!(["postBridgeData", "_tag"])
-        );
+        assert_eq!(c.expected[0].message, r#"Unable to decode "abc" into a BigDecimal"#);
+        let c = case(&quote, "decode::quoteBridge::body.postBridgeData._tag::unknown");
+        assert_eq!(serde_json::to_value(&c.expected[0].path).unwrap(), serde_json::json!(["postBridgeData", "_tag"]));
         let c = case(&quote, "decode::quoteBridge::body.amountNative::null");
-        assert_eq!(
-            c.expected.last().unwrap().message,
-            "Expected undefined, actual null"
-        );
+        assert_eq!(c.expected.last().unwrap().message, "Expected undefined, actual null");
         let c = case(&quote, "decode::quoteBridge::body::two-failures");
         assert_eq!(c.expected.len(), 1, "first error only: {:?}", c.expected);
-        let c = case(
-            &quote,
-            "decode::quoteBridge::body.mode::duplicate-key-last-wins",
-        );
-        assert!(
-            c.expected[0].message.contains("conformance-bogus"),
-            "{:?}",
-            c.expected
-        );
-        case(
-            &quote,
-            "decode::quoteBridge::body.postBridgeData(extended).vaultId::fraction",
-        );
-        case(
-            &quote,
-            "decode::quoteBridge::body.postBridgeData(partnerbtcfiv2).spans::too-many-items",
-        );
+        let c = case(&quote, "decode::quoteBridge::body.mode::duplicate-key-last-wins");
+        assert!(c.expected[0].message.contains("conformance-bogus"), "{:?}", c.expected);
+        case(&quote, "decode::quoteBridge::body.postBridgeData(extended).vaultId::fraction");
+        case(&quote, "decode::quoteBridge::body.postBridgeData(partnerbtcfiv2).spans::too-many-items");
         case(&quote, "decode::quoteBridge::body::text-plain");
         case(&quote, "decode::quoteBridge::body::empty");
 
         let sda = cases(contract().op("createDepositAddresses"), ErrorsMode::First);
-        let c = case(
-            &sda,
-            "decode::createDepositAddresses::body.addressNote::too-long-in-utf16-units",
-        );
+        let c = case(&sda, "decode::createDepositAddresses::body.addressNote::too-long-in-utf16-units");
         assert!(
-            c.expected[0]
-                .message
-                .starts_with("Expected a string at most 80 character(s) long"),
+            c.expected[0].message.starts_with("Expected a string at most 80 character(s) long"),
             "{:?}",
             c.expected
         );
-        case(
-            &sda,
-            "decode::createDepositAddresses::body.depositChains::too-few-items",
-        );
-        case(
-            &sda,
-            "decode::createDepositAddresses::body.depositChains[1]::too-short",
-        );
+        case(&sda, "decode::createDepositAddresses::body.depositChains::too-few-items");
+        case(&sda, "decode::createDepositAddresses::body.depositChains[1]::too-short");
 
         let events = cases(contract().op("listUserEvents"), ErrorsMode::First);
-        let c = case(
-            &events,
-            "decode::listUserEvents::query.pageSize::above-maximum",
-        );
-        assert!(
-            c.expected[0].message.contains("less than or equal to 50"),
-            "{:?}",
-            c.expected
-        );
-        case(
-            &events,
-            "decode::listUserEvents::query.pageToken::pattern-mismatch",
-        );
-        let c = case(
-            &events,
-            "decode::listUserEvents::query.sinceTimestamp::repeated-key",
-        );
-        assert_eq!(
-            c.expected[0].message,
-            r#"Expected string, actual ["1","1"]"#
-        );
+        let c = case(&events, "decode::listUserEvents::query.pageSize::above-maximum");
+        assert!(c.expected[0].message.contains("less than or equal to 50"), "{:?}", c.expected);
+        case(&events, "decode::listUserEvents::query.pageToken::pattern-mismatch");
+        let c = case(&events, "decode::listUserEvents::query.sinceTimestamp::repeated-key");
+        assert_eq!(c.expected[0].message, r#"Expected string, actual ["1","1"]"#);
 
         // Nothing is generated that the model decodes successfully.
         for c in quote.iter().chain(&sda).chain(&events) {

@@ -13,9 +13,7 @@ use crate::runner::{Check, Ctx, Needs};
 pub fn checks() -> Vec<Check> {
     macro_rules! check {
         ($name:literal, $needs:expr, $f:ident) => {
-            Check::new(concat!("isolation::", $name), $needs, |ctx| {
-                Box::pin($f(ctx))
-            })
+            Check::new(concat!("isolation::", $name), $needs, |ctx| Box::pin($f(ctx)))
         };
     }
     vec![
@@ -26,16 +24,8 @@ pub fn checks() -> Vec<Check> {
         check!("search", Needs::OTHER, search),
         check!("public-status", Needs::OTHER, public_status),
         check!("address-reuse", Needs::OTHER, address_reuse),
-        check!(
-            "sandbox-deposit-into-foreign-bridge",
-            Needs::OTHER_AND_HELPERS,
-            deposit_foreign_bridge
-        ),
-        check!(
-            "sandbox-deposit-into-foreign-address",
-            Needs::OTHER_AND_HELPERS,
-            deposit_foreign_address
-        ),
+        check!("sandbox-deposit-into-foreign-bridge", Needs::OTHER_AND_HELPERS, deposit_foreign_bridge),
+        check!("sandbox-deposit-into-foreign-address", Needs::OTHER_AND_HELPERS, deposit_foreign_address),
     ]
 }
 
@@ -48,22 +38,15 @@ fn like_unknown(
     unknown: &Reply,
     unknown_id: &str,
 ) -> anyhow::Result<()> {
-    let normalise =
-        |reply: &Reply, id: &str| String::from_utf8_lossy(&reply.body).replace(id, "<id>");
-    if foreign.status != unknown.status
-        || normalise(foreign, foreign_id) != normalise(unknown, unknown_id)
-    {
+    let normalise = |reply: &Reply, id: &str| String::from_utf8_lossy(&reply.body).replace(id, "<id>");
+    if foreign.status != unknown.status || normalise(foreign, foreign_id) != normalise(unknown, unknown_id) {
         bail!(
             "{what}: the other project's id is answered {}, an unknown id {}",
             foreign.describe(),
             unknown.describe()
         );
     }
-    ensure!(
-        foreign.status >= 400,
-        "{what}: the other project's id is answered {}",
-        foreign.describe()
-    );
+    ensure!(foreign.status >= 400, "{what}: the other project's id is answered {}", foreign.describe());
     Ok(())
 }
 
@@ -72,19 +55,9 @@ async fn commit_foreign_quote(ctx: &Ctx) -> anyhow::Result<()> {
     let id = str_at(&q, "/quoteId")?;
     let unknown = ctx.unique("quote");
     let other = ctx.other()?;
-    let foreign = other
-        .call("commitQuote", &[("quoteId", id)], &[], None)
-        .await?;
-    let missing = other
-        .call("commitQuote", &[("quoteId", &unknown)], &[], None)
-        .await?;
-    like_unknown(
-        "committing the main project's quote",
-        &foreign,
-        id,
-        &missing,
-        &unknown,
-    )?;
+    let foreign = other.call("commitQuote", &[("quoteId", id)], &[], None).await?;
+    let missing = other.call("commitQuote", &[("quoteId", &unknown)], &[], None).await?;
+    like_unknown("committing the main project's quote", &foreign, id, &missing, &unknown)?;
     // The quote is still the main project's to commit.
     commit(&ctx.main, id).await
 }
@@ -94,19 +67,9 @@ async fn get_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     let id = str_at(&q, "/quoteId")?;
     let unknown = ctx.unique("bridge");
     let other = ctx.other()?;
-    let foreign = other
-        .call("getBridge", &[("bridgeId", id)], &[], None)
-        .await?;
-    let missing = other
-        .call("getBridge", &[("bridgeId", &unknown)], &[], None)
-        .await?;
-    like_unknown(
-        "reading the main project's bridge",
-        &foreign,
-        id,
-        &missing,
-        &unknown,
-    )
+    let foreign = other.call("getBridge", &[("bridgeId", id)], &[], None).await?;
+    let missing = other.call("getBridge", &[("bridgeId", &unknown)], &[], None).await?;
+    like_unknown("reading the main project's bridge", &foreign, id, &missing, &unknown)
 }
 
 async fn history(ctx: &Ctx) -> anyhow::Result<()> {
@@ -117,26 +80,15 @@ async fn history(ctx: &Ctx) -> anyhow::Result<()> {
         let mut page = 1u64;
         loop {
             let p = page.to_string();
-            let mut query = vec![
-                ("page", p.as_str()),
-                ("limit", "100"),
-                ("sortBy", "createdAt"),
-                ("sortDirection", "desc"),
-            ];
+            let mut query =
+                vec![("page", p.as_str()), ("limit", "100"), ("sortBy", "createdAt"), ("sortDirection", "desc")];
             query.extend(state.map(|s| ("state", s)));
-            let answer = other
-                .call("listBridgeHistory", &[], &query, None)
-                .await?
-                .ok()?;
+            let answer = other.call("listBridgeHistory", &[], &query, None).await?.ok()?;
             let items = answer["items"].as_array().cloned().unwrap_or_default();
-            if let Some(item) = items
-                .iter()
-                .find(|i| i["bridge"]["_id"] == id || i["bridge"]["userId"] == record["userId"])
+            if let Some(item) =
+                items.iter().find(|i| i["bridge"]["_id"] == id || i["bridge"]["userId"] == record["userId"])
             {
-                bail!(
-                    "the other project's history lists the main project's bridge {}",
-                    item["bridge"]["_id"]
-                );
+                bail!("the other project's history lists the main project's bridge {}", item["bridge"]["_id"]);
             }
             if items.len() < 100 || page as usize >= MAX_PAGES {
                 break;
@@ -151,44 +103,27 @@ async fn event_feed(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let note = ctx.unique("isolation");
-    let created = create_addresses(
-        &ctx.main,
-        "createDepositAddresses",
-        &address_request(ctx, &note),
-    )
-    .await?;
+    let created = create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &note)).await?;
     let since = date_ms(&record, "/createdAt")?;
     let mine = feed(&ctx.main, since, 50).await?;
-    ensure!(
-        !events_of_bridge(&mine, id).is_empty(),
-        "the main project's feed has no event of its bridge {id}"
-    );
+    ensure!(!events_of_bridge(&mine, id).is_empty(), "the main project's feed has no event of its bridge {id}");
     let theirs = feed(ctx.other()?, since, 50).await?;
     ensure!(
         events_of_bridge(&theirs, id).is_empty(),
         "the other project's feed has events of the main project's bridge {id}"
     );
     let addresses: Vec<&Value> = created.iter().map(|a| &a["depositAddress"]).collect();
-    if let Some(e) = theirs
-        .iter()
-        .find(|e| addresses.contains(&&e["depositAddress"]) || e["addressNote"] == note.as_str())
+    if let Some(e) =
+        theirs.iter().find(|e| addresses.contains(&&e["depositAddress"]) || e["addressNote"] == note.as_str())
     {
-        bail!(
-            "the other project's feed has the main project's {} event",
-            e["_tag"]
-        );
+        bail!("the other project's feed has the main project's {} event", e["_tag"]);
     }
     Ok(())
 }
 
 async fn search(ctx: &Ctx) -> anyhow::Result<()> {
     let note = ctx.unique("isolation");
-    let created = create_addresses(
-        &ctx.main,
-        "createDepositAddresses",
-        &address_request(ctx, &note),
-    )
-    .await?;
+    let created = create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &note)).await?;
     let other = ctx.other()?;
     for op in ["searchDepositAddresses", "searchDepositAddressesLegacy"] {
         let found = read_pages(other, op, &[("addressNote", &note)], 50).await?;
@@ -201,10 +136,7 @@ async fn search(ctx: &Ctx) -> anyhow::Result<()> {
         let by_chain = read_pages(
             other,
             op,
-            &[
-                ("depositChain", chain),
-                ("destinationAddress", &ctx.config.fixtures.recipient),
-            ],
+            &[("depositChain", chain), ("destinationAddress", &ctx.config.fixtures.recipient)],
             100,
         )
         .await?;
@@ -218,12 +150,8 @@ async fn search(ctx: &Ctx) -> anyhow::Result<()> {
 }
 
 async fn public_status(ctx: &Ctx) -> anyhow::Result<()> {
-    let created = create_addresses(
-        &ctx.main,
-        "createDepositAddresses",
-        &address_request(ctx, &ctx.unique("isolation")),
-    )
-    .await?;
+    let created =
+        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
     let (chain, address) = address_keys(&created).remove(0);
     let unknown = ctx.unique("address");
     let destination = [("destinationAddress", ctx.config.fixtures.recipient.as_str())];
@@ -244,21 +172,13 @@ async fn public_status(ctx: &Ctx) -> anyhow::Result<()> {
             None,
         )
         .await?;
-    like_unknown(
-        "the public status of the main project's address",
-        &foreign,
-        &address,
-        &missing,
-        &unknown,
-    )
+    like_unknown("the public status of the main project's address", &foreign, &address, &missing, &unknown)
 }
 
 async fn address_reuse(ctx: &Ctx) -> anyhow::Result<()> {
     let request = address_request(ctx, &ctx.unique("isolation"));
-    let mine =
-        address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
-    let theirs =
-        address_keys(&create_addresses(ctx.other()?, "createDepositAddresses", &request).await?);
+    let mine = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
+    let theirs = address_keys(&create_addresses(ctx.other()?, "createDepositAddresses", &request).await?);
     ensure!(
         theirs.iter().all(|k| !mine.contains(k)),
         "the other project's identical request reused the main project's addresses {theirs:?}"
@@ -271,45 +191,17 @@ async fn deposit_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     let id = str_at(&q, "/quoteId")?;
     let unknown = ctx.unique("bridge");
     let other = ctx.other()?;
-    let foreign = other
-        .call(
-            "sandboxDepositBridge",
-            &[("bridgeId", id)],
-            &[],
-            Some(json!({})),
-        )
-        .await?;
-    let missing = other
-        .call(
-            "sandboxDepositBridge",
-            &[("bridgeId", &unknown)],
-            &[],
-            Some(json!({})),
-        )
-        .await?;
-    like_unknown(
-        "a deposit into the main project's bridge",
-        &foreign,
-        id,
-        &missing,
-        &unknown,
-    )?;
+    let foreign = other.call("sandboxDepositBridge", &[("bridgeId", id)], &[], Some(json!({}))).await?;
+    let missing = other.call("sandboxDepositBridge", &[("bridgeId", &unknown)], &[], Some(json!({}))).await?;
+    like_unknown("a deposit into the main project's bridge", &foreign, id, &missing, &unknown)?;
     let record = get_bridge(&ctx.main, id).await?;
-    ensure!(
-        record["state"] == "PENDING",
-        "the other project's deposit moved the bridge to {}",
-        record["state"]
-    );
+    ensure!(record["state"] == "PENDING", "the other project's deposit moved the bridge to {}", record["state"]);
     Ok(())
 }
 
 async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
-    let created = create_addresses(
-        &ctx.main,
-        "createDepositAddresses",
-        &address_request(ctx, &ctx.unique("isolation")),
-    )
-    .await?;
+    let created =
+        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
     let (chain, address) = address_keys(&created).remove(0);
     let unknown = ctx.unique("address");
     let f = &ctx.config.fixtures;
@@ -331,13 +223,7 @@ async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
             Some(deposit),
         )
         .await?;
-    like_unknown(
-        "a deposit into the main project's address",
-        &foreign,
-        &address,
-        &missing,
-        &unknown,
-    )?;
+    like_unknown("a deposit into the main project's address", &foreign, &address, &missing, &unknown)?;
     let status = ctx
         .main
         .call(

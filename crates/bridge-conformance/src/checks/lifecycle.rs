@@ -15,9 +15,7 @@ use crate::runner::{Check, Ctx, Needs};
 pub fn checks() -> Vec<Check> {
     macro_rules! check {
         ($name:literal, $f:ident) => {
-            Check::new(concat!("lifecycle::", $name), Needs::HELPERS, |ctx| {
-                Box::pin($f(ctx))
-            })
+            Check::new(concat!("lifecycle::", $name), Needs::HELPERS, |ctx| Box::pin($f(ctx)))
         };
     }
     vec![
@@ -25,29 +23,17 @@ pub fn checks() -> Vec<Check> {
         check!("bridge-to-executed", bridge_to_executed),
         check!("bridge-events", bridge_events),
         check!("deposit-twice-refused", deposit_twice_refused),
-        check!(
-            "expired-quote-cancels-the-bridge",
-            expired_quote_cancels_the_bridge
-        ),
+        check!("expired-quote-cancels-the-bridge", expired_quote_cancels_the_bridge),
         check!("deposit-address-bridged", deposit_address_bridged),
         check!("deposit-address-over-max", deposit_address_over_max),
         check!("deposit-address-under-min", deposit_address_under_min),
-        check!(
-            "deposit-address-unsupported-token",
-            deposit_address_unsupported_token
-        ),
+        check!("deposit-address-unsupported-token", deposit_address_unsupported_token),
         check!("routing-deposit-address", routing_deposit_address),
     ]
 }
 
 /// States in lifecycle order (the usual path; `CANCELLED` and the failure states end it elsewhere).
-pub const ORDER: [&str; 5] = [
-    "PENDING",
-    "PENDING_CONFIRMATION",
-    "DEPOSIT_ACCEPTED",
-    "ACCEPTED",
-    "EXECUTED",
-];
+pub const ORDER: [&str; 5] = ["PENDING", "PENDING_CONFIRMATION", "DEPOSIT_ACCEPTED", "ACCEPTED", "EXECUTED"];
 
 fn rank(state: &str) -> Option<usize> {
     ORDER.iter().position(|s| *s == state)
@@ -56,10 +42,7 @@ fn rank(state: &str) -> Option<usize> {
 async fn clock_advances(ctx: &Ctx) -> anyhow::Result<()> {
     let t0 = advance(&ctx.main, 0).await?;
     let t1 = advance(&ctx.main, 1500).await?;
-    ensure!(
-        t1 - t0 >= 1500,
-        "advancing by 1500 ms moved the clock from {t0} to {t1}"
-    );
+    ensure!(t1 - t0 >= 1500, "advancing by 1500 ms moved the clock from {t0} to {t1}");
     let t2 = advance(&ctx.main, 0).await?;
     ensure!(t2 >= t1, "the clock went backwards: {t1} then {t2}");
     Ok(())
@@ -68,15 +51,8 @@ async fn clock_advances(ctx: &Ctx) -> anyhow::Result<()> {
 /// Advances the clock in steps of a twentieth of the bridge's `estimatedDuration` (at least 1 s) until the
 /// bridge is `EXECUTED` or three durations have passed; the states seen must follow [`ORDER`]. Returns the
 /// states seen and the final record.
-pub async fn drive_to_executed(
-    api: &Api,
-    id: &str,
-    first: &Value,
-) -> anyhow::Result<(Vec<String>, Value)> {
-    let duration = first["estimatedDuration"]
-        .as_f64()
-        .filter(|d| *d > 0.0)
-        .unwrap_or(60_000.0) as u64;
+pub async fn drive_to_executed(api: &Api, id: &str, first: &Value) -> anyhow::Result<(Vec<String>, Value)> {
+    let duration = first["estimatedDuration"].as_f64().filter(|d| *d > 0.0).unwrap_or(60_000.0) as u64;
     let step = (duration / 20).max(1000);
     let mut seen = vec![first["state"].as_str().unwrap_or("?").to_owned()];
     let mut record = first.clone();
@@ -90,10 +66,7 @@ pub async fn drive_to_executed(
         if state != last {
             match (rank(&last), rank(&state)) {
                 (Some(a), Some(b)) if b > a => seen.push(state),
-                _ => bail!(
-                    "bridge {id} went from {last} to {state} (states seen: {})",
-                    seen.join(" → ")
-                ),
+                _ => bail!("bridge {id} went from {last} to {state} (states seen: {})", seen.join(" → ")),
             }
         }
     }
@@ -107,21 +80,8 @@ pub async fn drive_to_executed(
 async fn paid_bridge(ctx: &Ctx, request: Value) -> anyhow::Result<(Value, Value)> {
     let (q, _) = committed_bridge(&ctx.main, request).await?;
     let id = str_at(&q, "/quoteId")?;
-    let record = ctx
-        .main
-        .call(
-            "sandboxDepositBridge",
-            &[("bridgeId", id)],
-            &[],
-            Some(json!({})),
-        )
-        .await?
-        .ok()?;
-    ensure!(
-        record["_id"] == id,
-        "the deposit answered the record of {}, not {id}",
-        record["_id"]
-    );
+    let record = ctx.main.call("sandboxDepositBridge", &[("bridgeId", id)], &[], Some(json!({}))).await?.ok()?;
+    ensure!(record["_id"] == id, "the deposit answered the record of {}, not {id}", record["_id"]);
     ensure!(
         record["state"] == "PENDING_CONFIRMATION",
         "a paid bridge is {}, not PENDING_CONFIRMATION",
@@ -146,23 +106,10 @@ async fn bridge_to_executed(ctx: &Ctx) -> anyhow::Result<()> {
         "the executed record's amountOut = the quote's receiveAmount",
     )?;
     for (state, listed) in [("EXECUTED", true), ("PENDING", false)] {
-        let query = [
-            ("page", "1"),
-            ("limit", "100"),
-            ("sortBy", "updatedAt"),
-            ("sortDirection", "desc"),
-            ("state", state),
-        ];
-        let page = ctx
-            .main
-            .call("listBridgeHistory", &[], &query, None)
-            .await?
-            .ok()?;
-        let found = page["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|i| i["bridge"]["_id"] == id);
+        let query =
+            [("page", "1"), ("limit", "100"), ("sortBy", "updatedAt"), ("sortDirection", "desc"), ("state", state)];
+        let page = ctx.main.call("listBridgeHistory", &[], &query, None).await?.ok()?;
+        let found = page["items"].as_array().into_iter().flatten().any(|i| i["bridge"]["_id"] == id);
         ensure!(
             found == listed,
             "state={state} {} the executed bridge {id}",
@@ -178,42 +125,18 @@ async fn bridge_events(ctx: &Ctx) -> anyhow::Result<()> {
     let (_, executed) = drive_to_executed(&ctx.main, id, &paid).await?;
     let events = feed(&ctx.main, date_ms(&executed, "/createdAt")?, 50).await?;
     let ours = events_of_bridge(&events, id);
-    let kinds: Vec<&str> = ours
-        .iter()
-        .map(|e| e["_tag"].as_str().unwrap_or("?"))
-        .collect();
-    ensure!(kinds == ["BRIDGE_PENDING", "BRIDGE_ACCEPTED", "BRIDGE_EXECUTED"], "bridge {id} emitted {kinds:?}, expected BRIDGE_PENDING, BRIDGE_ACCEPTED, BRIDGE_EXECUTED once each, in order");
+    let kinds: Vec<&str> = ours.iter().map(|e| e["_tag"].as_str().unwrap_or("?")).collect();
+    ensure!(
+        kinds == ["BRIDGE_PENDING", "BRIDGE_ACCEPTED", "BRIDGE_EXECUTED"],
+        "bridge {id} emitted {kinds:?}, expected BRIDGE_PENDING, BRIDGE_ACCEPTED, BRIDGE_EXECUTED once each, in order"
+    );
     for event in &ours {
-        ensure!(
-            event["type"] == "bridge",
-            "{} has type {}, not bridge",
-            event["_tag"],
-            event["type"]
-        );
-        for m in [
-            "userId",
-            "chainIn",
-            "chainOut",
-            "token",
-            "depositor",
-            "recipient",
-            "amountIn",
-            "amountOut",
-            "fee",
-        ] {
-            ensure!(
-                event[m] == executed[m],
-                "{}.{m} is {}, the record's {}",
-                event["_tag"],
-                event[m],
-                executed[m]
-            );
+        ensure!(event["type"] == "bridge", "{} has type {}, not bridge", event["_tag"], event["type"]);
+        for m in ["userId", "chainIn", "chainOut", "token", "depositor", "recipient", "amountIn", "amountOut", "fee"] {
+            ensure!(event[m] == executed[m], "{}.{m} is {}, the record's {}", event["_tag"], event[m], executed[m]);
         }
     }
-    ensure!(
-        ours[1]["depositTxHash"] == executed["depositTxHash"],
-        "BRIDGE_ACCEPTED.depositTxHash is not the record's"
-    );
+    ensure!(ours[1]["depositTxHash"] == executed["depositTxHash"], "BRIDGE_ACCEPTED.depositTxHash is not the record's");
     ensure!(
         ours[2]["withdrawTxHash"] == executed["withdrawTxHash"],
         "BRIDGE_EXECUTED.withdrawTxHash is not the record's"
@@ -225,12 +148,7 @@ async fn deposit_twice_refused(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = paid_bridge(ctx, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     ctx.main
-        .call(
-            "sandboxDepositBridge",
-            &[("bridgeId", id)],
-            &[],
-            Some(json!({})),
-        )
+        .call("sandboxDepositBridge", &[("bridgeId", id)], &[], Some(json!({})))
         .await?
         .expect_tag(422, "InvalidRequest")?;
     Ok(())
@@ -250,19 +168,11 @@ async fn expired_quote_cancels_the_bridge(ctx: &Ctx) -> anyhow::Result<()> {
         cancelled["state"]
     );
     ctx.main
-        .call(
-            "commitQuote",
-            &[("quoteId", str_at(&late, "/quoteId")?)],
-            &[],
-            None,
-        )
+        .call("commitQuote", &[("quoteId", str_at(&late, "/quoteId")?)], &[], None)
         .await?
         .expect_tag(404, "QuoteNotFound")?;
     let events = feed(&ctx.main, date_ms(&record, "/createdAt")?, 50).await?;
-    let kinds: Vec<&str> = events_of_bridge(&events, id)
-        .iter()
-        .map(|e| e["_tag"].as_str().unwrap_or("?"))
-        .collect();
+    let kinds: Vec<&str> = events_of_bridge(&events, id).iter().map(|e| e["_tag"].as_str().unwrap_or("?")).collect();
     ensure!(
         kinds == ["BRIDGE_PENDING", "BRIDGE_CANCELLED"],
         "bridge {id} emitted {kinds:?}, expected BRIDGE_PENDING, BRIDGE_CANCELLED"
@@ -272,12 +182,8 @@ async fn expired_quote_cancels_the_bridge(ctx: &Ctx) -> anyhow::Result<()> {
 
 /// A new deposit address of the fixtures (first deposit chain) and its supported-token entry for `token`.
 async fn address_for(ctx: &Ctx, token: &str) -> anyhow::Result<(String, String, Value)> {
-    let created = create_addresses(
-        &ctx.main,
-        "createDepositAddresses",
-        &address_request(ctx, &ctx.unique("lifecycle")),
-    )
-    .await?;
+    let created =
+        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("lifecycle"))).await?;
     let address = &created[0];
     let supported = address["supportedTokens"]
         .as_array()
@@ -286,20 +192,10 @@ async fn address_for(ctx: &Ctx, token: &str) -> anyhow::Result<(String, String, 
         .find(|t| t["symbol"] == token)
         .cloned()
         .unwrap_or(Value::Null);
-    Ok((
-        str_at(address, "/depositChain")?.to_owned(),
-        str_at(address, "/depositAddress")?.to_owned(),
-        supported,
-    ))
+    Ok((str_at(address, "/depositChain")?.to_owned(), str_at(address, "/depositAddress")?.to_owned(), supported))
 }
 
-async fn deposit(
-    ctx: &Ctx,
-    chain: &str,
-    address: &str,
-    token: &str,
-    amount: &str,
-) -> anyhow::Result<Value> {
+async fn deposit(ctx: &Ctx, chain: &str, address: &str, token: &str, amount: &str) -> anyhow::Result<Value> {
     ctx.main
         .call(
             "sandboxDepositIntoAddress",
@@ -315,38 +211,20 @@ async fn last_bridges(ctx: &Ctx, chain: &str, address: &str) -> anyhow::Result<V
     let path = [("depositAddress", address), ("depositChain", chain)];
     let status = ctx
         .main
-        .call(
-            "getDepositAddressPublicStatus",
-            &path,
-            &[("destinationAddress", &ctx.config.fixtures.recipient)],
-            None,
-        )
+        .call("getDepositAddressPublicStatus", &path, &[("destinationAddress", &ctx.config.fixtures.recipient)], None)
         .await?
         .ok()?;
-    Ok(status["lastBridges"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default())
+    Ok(status["lastBridges"].as_array().cloned().unwrap_or_default())
 }
 
 async fn deposit_address_bridged(ctx: &Ctx) -> anyhow::Result<()> {
     let f = &ctx.config.fixtures;
     let (chain, address, supported) = address_for(ctx, &f.deposit_token).await?;
-    ensure!(
-        !supported.is_null(),
-        "the address does not list {} in supportedTokens",
-        f.deposit_token
-    );
+    ensure!(!supported.is_null(), "the address does not list {} in supportedTokens", f.deposit_token);
     let answer = deposit(ctx, &chain, &address, &f.deposit_token, &f.deposit_amount).await?;
     let id = answer["bridgeId"]
         .as_str()
-        .ok_or_else(|| {
-            anyhow!(
-                "a deposit of {} {} started no bridge: {answer}",
-                f.deposit_amount,
-                f.deposit_token
-            )
-        })?
+        .ok_or_else(|| anyhow!("a deposit of {} {} started no bridge: {answer}", f.deposit_amount, f.deposit_token))?
         .to_owned();
     let record = get_bridge(&ctx.main, &id).await?;
     ensure!(
@@ -356,11 +234,7 @@ async fn deposit_address_bridged(ctx: &Ctx) -> anyhow::Result<()> {
     );
     let (_, executed) = drive_to_executed(&ctx.main, &id, &record).await?;
     let last = last_bridges(ctx, &chain, &address).await?;
-    ensure!(
-        last.len() == 1,
-        "the public status lists {} deposits, expected 1",
-        last.len()
-    );
+    ensure!(last.len() == 1, "the public status lists {} deposits, expected 1", last.len());
     ensure!(
         last[0]["status"]["_tag"] == "EXECUTED",
         "the public status of the executed deposit is {}",
@@ -375,21 +249,13 @@ async fn deposit_address_bridged(ctx: &Ctx) -> anyhow::Result<()> {
     let detected = events
         .iter()
         .filter(|e| {
-            e["_tag"] == "DEPOSIT_ADDRESS_DEPOSIT_DETECTED"
-                && e["depositAddress"]["depositAddress"] == address.as_str()
+            e["_tag"] == "DEPOSIT_ADDRESS_DEPOSIT_DETECTED" && e["depositAddress"]["depositAddress"] == address.as_str()
         })
         .count();
+    ensure!(detected == 1, "{detected} DEPOSIT_ADDRESS_DEPOSIT_DETECTED events for the deposit, expected 1");
+    let kinds: Vec<&str> = events_of_bridge(&events, &id).iter().map(|e| e["_tag"].as_str().unwrap_or("?")).collect();
     ensure!(
-        detected == 1,
-        "{detected} DEPOSIT_ADDRESS_DEPOSIT_DETECTED events for the deposit, expected 1"
-    );
-    let kinds: Vec<&str> = events_of_bridge(&events, &id)
-        .iter()
-        .map(|e| e["_tag"].as_str().unwrap_or("?"))
-        .collect();
-    ensure!(
-        kinds.last() == Some(&"BRIDGE_EXECUTED")
-            && kinds.iter().filter(|k| **k == "BRIDGE_EXECUTED").count() == 1,
+        kinds.last() == Some(&"BRIDGE_EXECUTED") && kinds.iter().filter(|k| **k == "BRIDGE_EXECUTED").count() == 1,
         "the deposit's bridge emitted {kinds:?}, expected one BRIDGE_EXECUTED, last"
     );
     Ok(())
@@ -426,10 +292,7 @@ async fn rejected(
     let events = feed(&ctx.main, since, 50).await?;
     let found: Vec<&Value> = events
         .iter()
-        .filter(|e| {
-            e["_tag"] == "DEPOSIT_ADDRESS_BRIDGE_REJECTED"
-                && e["depositAddress"]["depositAddress"] == address
-        })
+        .filter(|e| e["_tag"] == "DEPOSIT_ADDRESS_BRIDGE_REJECTED" && e["depositAddress"]["depositAddress"] == address)
         .collect();
     ensure!(
         found.len() == 1 && found[0]["reason"] == reason,
@@ -446,15 +309,7 @@ async fn deposit_address_over_max(ctx: &Ctx) -> anyhow::Result<()> {
         .ok_or_else(|| anyhow!("{token} has no maxDepositLimitUsd: {supported}"))?;
     // Ten thousand times the USD limit, in tokens: over the limit for any token worth more than $0.0001.
     let amount = Decimal::try_from(max.ceil().max(1.0))? * Decimal::from(10_000);
-    rejected(
-        ctx,
-        &chain,
-        &address,
-        &token,
-        &amount.normalize().to_string(),
-        "OVER_MAX",
-    )
-    .await
+    rejected(ctx, &chain, &address, &token, &amount.normalize().to_string(), "OVER_MAX").await
 }
 
 async fn deposit_address_under_min(ctx: &Ctx) -> anyhow::Result<()> {
@@ -463,24 +318,13 @@ async fn deposit_address_under_min(ctx: &Ctx) -> anyhow::Result<()> {
     let min = supported["minDepositLimitUsd"]
         .as_f64()
         .ok_or_else(|| anyhow!("{token} has no minDepositLimitUsd: {supported}"))?;
-    ensure!(
-        min > 0.0,
-        "{token} has no minimum deposit (minDepositLimitUsd {min}): choose another --deposit-token"
-    );
+    ensure!(min > 0.0, "{token} has no minimum deposit (minDepositLimitUsd {min}): choose another --deposit-token");
     rejected(ctx, &chain, &address, &token, "0.000001", "UNDER_MIN").await
 }
 
 async fn deposit_address_unsupported_token(ctx: &Ctx) -> anyhow::Result<()> {
     let (chain, address, _) = address_for(ctx, &ctx.config.fixtures.deposit_token).await?;
-    rejected(
-        ctx,
-        &chain,
-        &address,
-        "CONFORMANCE",
-        "1",
-        "UNSUPPORTED_TOKEN",
-    )
-    .await
+    rejected(ctx, &chain, &address, "CONFORMANCE", "1", "UNSUPPORTED_TOKEN").await
 }
 
 /// A routing deposit address: created (ROUTING_DEPOSIT_ADDRESS_CREATED), a deposit its route matches is bridged,
@@ -490,38 +334,19 @@ async fn routing_deposit_address(ctx: &Ctx) -> anyhow::Result<()> {
     let f = &ctx.config.fixtures;
     let since = advance(&ctx.main, 0).await?;
     let request = routing_request(ctx, &ctx.unique("lifecycle"));
-    let created = ctx
-        .main
-        .call(
-            "sandboxCreateRoutingDepositAddress",
-            &[],
-            &[],
-            Some(request.clone()),
-        )
-        .await?
-        .ok()?;
+    let created = ctx.main.call("sandboxCreateRoutingDepositAddress", &[], &[], Some(request.clone())).await?.ok()?;
     ensure!(
         created["routes"] == request["routes"],
         "the routing address's routes are {}, not the {} asked for",
         created["routes"],
         request["routes"]
     );
-    let (chain, address) = (
-        str_at(&created, "/depositChain")?.to_owned(),
-        str_at(&created, "/depositAddress")?.to_owned(),
-    );
-    let into = [
-        ("depositAddress", address.as_str()),
-        ("depositChain", chain.as_str()),
-    ];
-    let call = |body: Value| {
-        ctx.main
-            .call("sandboxDepositIntoAddress", &into, &[], Some(body))
-    };
+    let (chain, address) =
+        (str_at(&created, "/depositChain")?.to_owned(), str_at(&created, "/depositAddress")?.to_owned());
+    let into = [("depositAddress", address.as_str()), ("depositChain", chain.as_str())];
+    let call = |body: Value| ctx.main.call("sandboxDepositIntoAddress", &into, &[], Some(body));
 
-    let routed = call(json!({"token": f.deposit_token, "amount": f.deposit_amount}))
-        .await?
-        .ok()?;
+    let routed = call(json!({"token": f.deposit_token, "amount": f.deposit_amount})).await?.ok()?;
     let id = routed["bridgeId"]
         .as_str()
         .ok_or_else(|| anyhow!("a deposit its route matches started no bridge: {routed}"))?;
@@ -535,21 +360,15 @@ async fn routing_deposit_address(ctx: &Ctx) -> anyhow::Result<()> {
         f.recipient
     );
 
-    let unrouted = call(json!({"token": "CONFORMANCE", "amount": "1"}))
-        .await?
-        .ok()?;
+    let unrouted = call(json!({"token": "CONFORMANCE", "amount": "1"})).await?.ok()?;
     let status = &unrouted["deposit"]["status"];
     ensure!(
-        unrouted["bridgeId"].is_null()
-            && status["_tag"] == "REJECTED"
-            && status["reason"] == "NO_ROUTE_FOUND",
+        unrouted["bridgeId"].is_null() && status["_tag"] == "REJECTED" && status["reason"] == "NO_ROUTE_FOUND",
         "a deposit no route matches is {status}, expected REJECTED NO_ROUTE_FOUND"
     );
 
     let delayed =
-        call(json!({"token": f.deposit_token, "amount": f.deposit_amount, "outcome": "delayed"}))
-            .await?
-            .ok()?;
+        call(json!({"token": f.deposit_token, "amount": f.deposit_amount, "outcome": "delayed"})).await?.ok()?;
     ensure!(
         delayed["deposit"]["status"]["_tag"] == "RETRYING",
         "a delayed routed deposit is {}, expected RETRYING",
@@ -558,8 +377,7 @@ async fn routing_deposit_address(ctx: &Ctx) -> anyhow::Result<()> {
 
     let events = feed(&ctx.main, since, 50).await?;
     let of_address = |e: &&Value| {
-        e["depositAddress"] == address.as_str()
-            || e["depositAddress"]["depositAddress"] == address.as_str()
+        e["depositAddress"] == address.as_str() || e["depositAddress"]["depositAddress"] == address.as_str()
     };
     let kinds: Vec<&str> = events
         .iter()
@@ -578,8 +396,7 @@ async fn routing_deposit_address(ctx: &Ctx) -> anyhow::Result<()> {
         .cloned()
         .unwrap_or_default();
     ensure!(
-        rejected["reason"] == "NO_ROUTE_FOUND"
-            && rejected["depositAddress"]["routes"] == request["routes"],
+        rejected["reason"] == "NO_ROUTE_FOUND" && rejected["depositAddress"]["routes"] == request["routes"],
         "ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED is {rejected}"
     );
     Ok(())

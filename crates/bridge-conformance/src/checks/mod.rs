@@ -49,24 +49,16 @@ pub async fn quote(api: &Api, request: Value) -> anyhow::Result<Value> {
 
 /// `POST /bridge/quote/commit/{quoteId}`, expecting 200 with the quote's id.
 pub async fn commit(api: &Api, quote_id: &str) -> anyhow::Result<()> {
-    let answer = api
-        .call("commitQuote", &[("quoteId", quote_id)], &[], None)
-        .await?
-        .ok()?;
+    let answer = api.call("commitQuote", &[("quoteId", quote_id)], &[], None).await?.ok()?;
     if answer["quoteId"] != quote_id {
-        bail!(
-            "committing quote {quote_id} answered quoteId {}",
-            answer["quoteId"]
-        );
+        bail!("committing quote {quote_id} answered quoteId {}", answer["quoteId"]);
     }
     Ok(())
 }
 
 /// `GET /bridge/history/bridge/{bridgeId}`, expecting 200.
 pub async fn get_bridge(api: &Api, id: &str) -> anyhow::Result<Value> {
-    api.call("getBridge", &[("bridgeId", id)], &[], None)
-        .await?
-        .ok()
+    api.call("getBridge", &[("bridgeId", id)], &[], None).await?.ok()
 }
 
 /// A fresh quote committed: the quote and the bridge record.
@@ -99,26 +91,17 @@ pub fn routing_request(ctx: &Ctx, note: &str) -> Value {
 /// `POST /sda/deposit-addresses` (or another create operation), expecting 200 with one address per chain.
 pub async fn create_addresses(api: &Api, op: &str, request: &Value) -> anyhow::Result<Vec<Value>> {
     let answer = api.call(op, &[], &[], Some(request.clone())).await?.ok()?;
-    let items = answer
-        .as_array()
-        .cloned()
-        .ok_or_else(|| anyhow!("{op} did not answer an array"))?;
-    let chains = request["depositChains"]
-        .as_array()
-        .map(Vec::len)
-        .unwrap_or(0);
+    let items = answer.as_array().cloned().ok_or_else(|| anyhow!("{op} did not answer an array"))?;
+    let chains = request["depositChains"].as_array().map(Vec::len).unwrap_or(0);
     if items.len() != chains {
-        bail!(
-            "{op} answered {} addresses for {chains} deposit chains",
-            items.len()
-        );
+        bail!("{op} answered {} addresses for {chains} deposit chains", items.len());
     }
-    for (item, chain) in items
-        .iter()
-        .zip(request["depositChains"].as_array().into_iter().flatten())
-    {
+    for (item, chain) in items.iter().zip(request["depositChains"].as_array().into_iter().flatten()) {
         if &item["depositChain"] != chain {
-            bail!("{op}: addresses are not in the order of depositChains ({} where {chain} was asked)", item["depositChain"]);
+            bail!(
+                "{op}: addresses are not in the order of depositChains ({} where {chain} was asked)",
+                item["depositChain"]
+            );
         }
     }
     Ok(items)
@@ -139,12 +122,7 @@ pub fn address_keys(items: &[Value]) -> Vec<(String, String)> {
 
 /// Reads a cursor-paged operation to the end: `items` of every page, following `nextPageToken`; fails when a
 /// token repeats or the pages never end.
-pub async fn read_pages(
-    api: &Api,
-    op: &str,
-    query: &[(&str, &str)],
-    page_size: u32,
-) -> anyhow::Result<Vec<Value>> {
+pub async fn read_pages(api: &Api, op: &str, query: &[(&str, &str)], page_size: u32) -> anyhow::Result<Vec<Value>> {
     let size = page_size.to_string();
     let mut items = Vec::new();
     let mut token: Option<String> = None;
@@ -156,14 +134,10 @@ pub async fn read_pages(
             q.push(("pageToken", t));
         }
         let page = api.call(op, &[], &q, None).await?.ok()?;
-        let page_items = page["items"]
-            .as_array()
-            .ok_or_else(|| anyhow!("{op} page {page_number} has no items array"))?;
+        let page_items =
+            page["items"].as_array().ok_or_else(|| anyhow!("{op} page {page_number} has no items array"))?;
         if page_items.len() > page_size as usize {
-            bail!(
-                "{op} page {page_number} has {} items, more than pageSize {page_size}",
-                page_items.len()
-            );
+            bail!("{op} page {page_number} has {} items, more than pageSize {page_size}", page_items.len());
         }
         items.extend(page_items.iter().cloned());
         match &page["nextPageToken"] {
@@ -182,42 +156,27 @@ pub async fn read_pages(
 
 /// The event feed from `since_ms` (inclusive), `page_size` per page.
 pub async fn feed(api: &Api, since_ms: i64, page_size: u32) -> anyhow::Result<Vec<Value>> {
-    read_pages(
-        api,
-        "listUserEvents",
-        &[("sinceTimestamp", &since_ms.to_string())],
-        page_size,
-    )
-    .await
+    read_pages(api, "listUserEvents", &[("sinceTimestamp", &since_ms.to_string())], page_size).await
 }
 
 /// `POST /sandbox/clock/advance`: the sandbox time after advancing, in ms.
 pub async fn advance(api: &Api, ms: u64) -> anyhow::Result<i64> {
-    let answer = api
-        .call("sandboxAdvanceClock", &[], &[], Some(json!({ "ms": ms })))
-        .await?
-        .ok()?;
+    let answer = api.call("sandboxAdvanceClock", &[], &[], Some(json!({ "ms": ms }))).await?.ok()?;
     date_ms(&answer, "/now")
 }
 
 /// The string at a JSON pointer.
 pub fn str_at<'a>(v: &'a Value, pointer: &str) -> anyhow::Result<&'a str> {
-    v.pointer(pointer).and_then(Value::as_str).ok_or_else(|| {
-        anyhow!(
-            "no string at {pointer} in {}",
-            crate::contract::excerpt(v.to_string().as_bytes())
-        )
-    })
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .ok_or_else(|| anyhow!("no string at {pointer} in {}", crate::contract::excerpt(v.to_string().as_bytes())))
 }
 
 /// The decimal string at a JSON pointer, exactly (`rust_decimal`; never rounded).
 pub fn dec(v: &Value, pointer: &str) -> anyhow::Result<Decimal> {
     let s = str_at(v, pointer)?;
-    let d: DecimalString = s
-        .parse()
-        .map_err(|e| anyhow!("{pointer} = {s:?} is not a decimal string: {e}"))?;
-    d.to_decimal()
-        .with_context(|| format!("{pointer} = {s:?} does not fit rust_decimal"))
+    let d: DecimalString = s.parse().map_err(|e| anyhow!("{pointer} = {s:?} is not a decimal string: {e}"))?;
+    d.to_decimal().with_context(|| format!("{pointer} = {s:?} does not fit rust_decimal"))
 }
 
 /// The decimal string at a pointer, or zero when the member is absent.
@@ -231,18 +190,12 @@ pub fn dec_or_zero(v: &Value, pointer: &str) -> anyhow::Result<Decimal> {
 /// The date string at a JSON pointer, in ms since the epoch.
 pub fn date_ms(v: &Value, pointer: &str) -> anyhow::Result<i64> {
     let s = str_at(v, pointer)?;
-    let d: DateString = s
-        .parse()
-        .map_err(|e| anyhow!("{pointer} = {s:?} is not a date: {e:?}"))?;
+    let d: DateString = s.parse().map_err(|e| anyhow!("{pointer} = {s:?} is not a date: {e:?}"))?;
     Ok(d.millis())
 }
 
 /// Fails with `what` and both sides when `left != right`.
-pub fn ensure_eq<T: PartialEq + std::fmt::Display>(
-    left: T,
-    right: T,
-    what: &str,
-) -> anyhow::Result<()> {
+pub fn ensure_eq<T: PartialEq + std::fmt::Display>(left: T, right: T, what: &str) -> anyhow::Result<()> {
     if left != right {
         bail!("{what}: {left} ≠ {right}");
     }
@@ -251,10 +204,7 @@ pub fn ensure_eq<T: PartialEq + std::fmt::Display>(
 
 /// The `_tag`s of events.
 pub fn tags(events: &[Value]) -> Vec<&str> {
-    events
-        .iter()
-        .map(|e| e["_tag"].as_str().unwrap_or("?"))
-        .collect()
+    events.iter().map(|e| e["_tag"].as_str().unwrap_or("?")).collect()
 }
 
 /// The events about bridge `id` (bridge events carry the record's `_id`).

@@ -18,14 +18,8 @@ pub fn checks() -> Vec<Check> {
         .operations()
         .iter()
         .map(|op| {
-            let needs = if op.sandbox_only {
-                Needs::HELPERS
-            } else {
-                Needs::NOTHING
-            };
-            Check::new(format!("schema::{}", op.id), needs, move |ctx| {
-                Box::pin(exercise(ctx, op))
-            })
+            let needs = if op.sandbox_only { Needs::HELPERS } else { Needs::NOTHING };
+            Check::new(format!("schema::{}", op.id), needs, move |ctx| Box::pin(exercise(ctx, op)))
         })
         .collect()
 }

@@ -26,35 +26,16 @@ pub fn checks() -> Vec<Check> {
     vec![
         check!("public-key", Needs::NOTHING, public_key),
         check!("test-event-delivered", Needs::HELPERS, test_event_delivered),
-        check!(
-            "bridge-events-delivered",
-            Needs::HELPERS,
-            bridge_events_delivered
-        ),
-        check!(
-            "deposit-address-events-delivered",
-            Needs::HELPERS,
-            deposit_address_events_delivered
-        ),
-        check!(
-            "failed-delivery-retried",
-            Needs::HELPERS,
-            failed_delivery_retried
-        ),
+        check!("bridge-events-delivered", Needs::HELPERS, bridge_events_delivered),
+        check!("deposit-address-events-delivered", Needs::HELPERS, deposit_address_events_delivered),
+        check!("failed-delivery-retried", Needs::HELPERS, failed_delivery_retried),
     ]
 }
 
 async fn verifier(ctx: &Ctx) -> anyhow::Result<WebhookVerifier> {
-    let served = ctx
-        .anonymous
-        .call("getWebhookPublicKey", &[], &[], None)
-        .await?
-        .ok()?;
-    let served = served
-        .as_str()
-        .ok_or_else(|| anyhow!("the public key is not a JSON string: {served}"))?;
-    WebhookVerifier::from_served_key(served)
-        .map_err(|e| anyhow!("the served public key cannot verify signatures: {e}"))
+    let served = ctx.anonymous.call("getWebhookPublicKey", &[], &[], None).await?.ok()?;
+    let served = served.as_str().ok_or_else(|| anyhow!("the public key is not a JSON string: {served}"))?;
+    WebhookVerifier::from_served_key(served).map_err(|e| anyhow!("the served public key cannot verify signatures: {e}"))
 }
 
 async fn public_key(ctx: &Ctx) -> anyhow::Result<()> {
@@ -68,23 +49,13 @@ struct Verified {
 }
 
 /// Verifies every delivery with the served key (the signature, then the envelope against the contract).
-fn verify_all(
-    verifier: &WebhookVerifier,
-    deliveries: &[Delivery],
-) -> anyhow::Result<Vec<Verified>> {
+fn verify_all(verifier: &WebhookVerifier, deliveries: &[Delivery]) -> anyhow::Result<Vec<Verified>> {
     let mut out = Vec::new();
     for (i, d) in deliveries.iter().enumerate() {
-        let what = format!(
-            "delivery {} (eventId {})",
-            i + 1,
-            event_id_of(d).unwrap_or_else(|| "?".into())
-        );
+        let what = format!("delivery {} (eventId {})", i + 1, event_id_of(d).unwrap_or_else(|| "?".into()));
         let body = crate::contract::excerpt(&d.body);
         let signature = d.signature.as_deref().ok_or_else(|| {
-            anyhow!(
-                "{what} has no {} header; body: {body}",
-                bridge_client::webhook::SIGNATURE_HEADER
-            )
+            anyhow!("{what} has no {} header; body: {body}", bridge_client::webhook::SIGNATURE_HEADER)
         })?;
         let media = d
             .content_type
@@ -95,19 +66,12 @@ fn verify_all(
             .unwrap_or_default()
             .trim()
             .to_ascii_lowercase();
-        ensure!(
-            media == "application/json",
-            "{what} has content type {:?}, not application/json",
-            d.content_type
-        );
-        let verified = verifier.verify(&d.body, signature).map_err(|e| {
-            anyhow!("{what}: {e} (verified with the key of GET /webhook/public-key); body: {body}")
-        })?;
+        ensure!(media == "application/json", "{what} has content type {:?}, not application/json", d.content_type);
+        let verified = verifier
+            .verify(&d.body, signature)
+            .map_err(|e| anyhow!("{what}: {e} (verified with the key of GET /webhook/public-key); body: {body}"))?;
         let envelope: Value = serde_json::from_slice(&d.body)?;
-        out.push(Verified {
-            event_id: verified.event_id,
-            event: envelope["event"].clone(),
-        });
+        out.push(Verified { event_id: verified.event_id, event: envelope["event"].clone() });
     }
     Ok(out)
 }
@@ -137,10 +101,7 @@ async fn wait(
         .await;
     let deliveries = receiver.deliveries();
     if !arrived {
-        let attempts = api
-            .call("sandboxListWebhookDeliveries", &[], &[], None)
-            .await?
-            .ok()?;
+        let attempts = api.call("sandboxListWebhookDeliveries", &[], &[], None).await?.ok()?;
         let listed = attempts["items"].as_array().map(Vec::len).unwrap_or(0);
         bail!(
             "{what}: not delivered to {} within {:?} of real time (sandbox clock advanced {} ms); the receiver got {} POST(s), GET /sandbox/webhook-deliveries lists {listed} attempt(s){}",
@@ -156,23 +117,10 @@ async fn wait(
 
 /// The attempts `GET /sandbox/webhook-deliveries?eventId=` lists, polled (real time, up to the webhook wait)
 /// until `done` holds for them; the last listing either way.
-async fn attempts(
-    ctx: &Ctx,
-    event_id: &str,
-    done: impl Fn(&[Value]) -> bool,
-) -> anyhow::Result<Vec<Value>> {
+async fn attempts(ctx: &Ctx, event_id: &str, done: impl Fn(&[Value]) -> bool) -> anyhow::Result<Vec<Value>> {
     let deadline = std::time::Instant::now() + ctx.config.webhook_wait;
     loop {
-        let answer = ctx
-            .main
-            .call(
-                "sandboxListWebhookDeliveries",
-                &[],
-                &[("eventId", event_id)],
-                None,
-            )
-            .await?
-            .ok()?;
+        let answer = ctx.main.call("sandboxListWebhookDeliveries", &[], &[("eventId", event_id)], None).await?.ok()?;
         let items = answer["items"].as_array().cloned().unwrap_or_default();
         if done(&items) || std::time::Instant::now() >= deadline {
             return Ok(items);
@@ -182,9 +130,7 @@ async fn attempts(
 }
 
 fn event_id_of(d: &Delivery) -> Option<String> {
-    serde_json::from_slice::<Value>(&d.body)
-        .ok()
-        .and_then(|v| v["eventId"].as_str().map(str::to_owned))
+    serde_json::from_slice::<Value>(&d.body).ok().and_then(|v| v["eventId"].as_str().map(str::to_owned))
 }
 
 async fn test_event_delivered(ctx: &Ctx) -> anyhow::Result<()> {
@@ -193,31 +139,16 @@ async fn test_event_delivered(ctx: &Ctx) -> anyhow::Result<()> {
     let message = ctx.unique("webhook-test");
     let sent = ctx
         .main
-        .call(
-            "sandboxSendWebhookTest",
-            &[],
-            &[],
-            Some(json!({"webhookUrl": receiver.url, "message": message})),
-        )
+        .call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url, "message": message})))
         .await?
         .ok()?;
     let event_id = str_at(&sent, "/eventId")?.to_owned();
-    let deliveries = wait(
-        ctx,
-        &receiver,
-        &format!("the WEBHOOK_TEST event {event_id}"),
-        |d| {
-            d.iter()
-                .any(|x| event_id_of(x).as_deref() == Some(&event_id))
-        },
-    )
+    let deliveries = wait(ctx, &receiver, &format!("the WEBHOOK_TEST event {event_id}"), |d| {
+        d.iter().any(|x| event_id_of(x).as_deref() == Some(&event_id))
+    })
     .await?;
     for v in verify_all(&verifier, &deliveries)? {
-        ensure!(
-            v.event_id == event_id,
-            "a delivery of event {} arrived where only {event_id} was sent",
-            v.event_id
-        );
+        ensure!(v.event_id == event_id, "a delivery of event {} arrived where only {event_id} was sent", v.event_id);
         ensure!(
             v.event["_tag"] == "WEBHOOK_TEST" && v.event["message"] == message.as_str(),
             "the delivered event is {}, expected WEBHOOK_TEST {message:?}",
@@ -225,24 +156,14 @@ async fn test_event_delivered(ctx: &Ctx) -> anyhow::Result<()> {
         );
     }
     // The deployment records an attempt once the receiver has answered: give it a moment.
-    let items = attempts(ctx, &event_id, |items| {
-        items.iter().any(|a| a["delivered"] == true)
-    })
-    .await?;
+    let items = attempts(ctx, &event_id, |items| items.iter().any(|a| a["delivered"] == true)).await?;
+    ensure!(!items.is_empty(), "GET /sandbox/webhook-deliveries?eventId={event_id} lists no attempt");
     ensure!(
-        !items.is_empty(),
-        "GET /sandbox/webhook-deliveries?eventId={event_id} lists no attempt"
-    );
-    ensure!(
-        items
-            .iter()
-            .all(|a| a["eventId"] == event_id.as_str() && a["url"] == receiver.url.as_str()),
+        items.iter().all(|a| a["eventId"] == event_id.as_str() && a["url"] == receiver.url.as_str()),
         "the attempts of {event_id} name another event or URL: {items:?}"
     );
     ensure!(
-        items
-            .iter()
-            .any(|a| a["delivered"] == true && a["status"] == 200),
+        items.iter().any(|a| a["delivered"] == true && a["status"] == 200),
         "no attempt of {event_id} is listed as delivered with status 200: {items:?}"
     );
     Ok(())
@@ -254,11 +175,7 @@ fn by_event_id(verified: Vec<Verified>) -> anyhow::Result<Vec<Verified>> {
     let mut out = Vec::new();
     for v in verified {
         match first.get(&v.event_id) {
-            Some(e) => ensure!(
-                *e == v.event,
-                "two deliveries of event {} carry different events",
-                v.event_id
-            ),
+            Some(e) => ensure!(*e == v.event, "two deliveries of event {} carry different events", v.event_id),
             None => {
                 first.insert(v.event_id.clone(), v.event.clone());
                 out.push(v);
@@ -275,16 +192,7 @@ async fn bridge_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
     request["webhookUrl"] = json!(receiver.url);
     let (q, _) = committed_bridge(&ctx.main, request).await?;
     let id = str_at(&q, "/quoteId")?.to_owned();
-    let paid = ctx
-        .main
-        .call(
-            "sandboxDepositBridge",
-            &[("bridgeId", &id)],
-            &[],
-            Some(json!({})),
-        )
-        .await?
-        .ok()?;
+    let paid = ctx.main.call("sandboxDepositBridge", &[("bridgeId", &id)], &[], Some(json!({}))).await?.ok()?;
     let (_, executed) = super::lifecycle::drive_to_executed(&ctx.main, &id, &paid).await?;
     let expected = ["BRIDGE_PENDING", "BRIDGE_ACCEPTED", "BRIDGE_EXECUTED"];
     let of_bridge = |d: &Delivery| {
@@ -293,32 +201,19 @@ async fn bridge_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
             .filter(|v| v["event"]["_id"] == id.as_str())
             .map(|v| v["event"]["_tag"].clone())
     };
-    let deliveries = wait(
-        ctx,
-        &receiver,
-        &format!("the events of bridge {id}"),
-        |ds| {
-            expected
-                .iter()
-                .all(|tag| ds.iter().any(|d| of_bridge(d).is_some_and(|t| t == *tag)))
-        },
-    )
+    let deliveries = wait(ctx, &receiver, &format!("the events of bridge {id}"), |ds| {
+        expected.iter().all(|tag| ds.iter().any(|d| of_bridge(d).is_some_and(|t| t == *tag)))
+    })
     .await?;
     let delivered = by_event_id(verify_all(&verifier, &deliveries)?)?;
     let feed_events = feed(&ctx.main, date_ms(&executed, "/createdAt")?, 50).await?;
     let listed = events_of_bridge(&feed_events, &id);
     // Deliveries are retried independently, so their order is not part of the contract (the feed's is).
-    let mut tags: Vec<&str> = delivered
-        .iter()
-        .map(|v| v.event["_tag"].as_str().unwrap_or("?"))
-        .collect();
+    let mut tags: Vec<&str> = delivered.iter().map(|v| v.event["_tag"].as_str().unwrap_or("?")).collect();
     tags.sort_unstable();
     let mut wanted = expected.to_vec();
     wanted.sort_unstable();
-    ensure!(
-        tags == wanted,
-        "delivered {tags:?} (distinct eventIds), expected {expected:?} once each"
-    );
+    ensure!(tags == wanted, "delivered {tags:?} (distinct eventIds), expected {expected:?} once each");
     for v in &delivered {
         ensure!(
             listed.contains(&&v.event),
@@ -347,25 +242,11 @@ async fn deposit_address_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
         )
         .await?
         .ok()?;
-    let expected = [
-        "DEPOSIT_ADDRESS_CREATED",
-        "DEPOSIT_ADDRESS_DEPOSIT_DETECTED",
-    ];
-    let tag_of = |d: &Delivery| {
-        serde_json::from_slice::<Value>(&d.body)
-            .ok()
-            .map(|v| v["event"]["_tag"].clone())
-    };
-    let deliveries = wait(
-        ctx,
-        &receiver,
-        &format!("the events of deposit address {address}"),
-        |ds| {
-            expected
-                .iter()
-                .all(|tag| ds.iter().any(|d| tag_of(d).is_some_and(|t| t == *tag)))
-        },
-    )
+    let expected = ["DEPOSIT_ADDRESS_CREATED", "DEPOSIT_ADDRESS_DEPOSIT_DETECTED"];
+    let tag_of = |d: &Delivery| serde_json::from_slice::<Value>(&d.body).ok().map(|v| v["event"]["_tag"].clone());
+    let deliveries = wait(ctx, &receiver, &format!("the events of deposit address {address}"), |ds| {
+        expected.iter().all(|tag| ds.iter().any(|d| tag_of(d).is_some_and(|t| t == *tag)))
+    })
     .await?;
     let delivered = by_event_id(verify_all(&verifier, &deliveries)?)?;
     for tag in expected {
@@ -378,28 +259,12 @@ async fn deposit_address_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
 async fn failed_delivery_retried(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
     let receiver = Receiver::start(true).await?;
-    let sent = ctx
-        .main
-        .call(
-            "sandboxSendWebhookTest",
-            &[],
-            &[],
-            Some(json!({"webhookUrl": receiver.url})),
-        )
-        .await?
-        .ok()?;
+    let sent =
+        ctx.main.call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url}))).await?.ok()?;
     let event_id = str_at(&sent, "/eventId")?.to_owned();
-    let deliveries = wait(
-        ctx,
-        &receiver,
-        &format!("a retry of event {event_id} after a 503"),
-        |d| {
-            d.iter()
-                .filter(|x| event_id_of(x).as_deref() == Some(&event_id))
-                .count()
-                >= 2
-        },
-    )
+    let deliveries = wait(ctx, &receiver, &format!("a retry of event {event_id} after a 503"), |d| {
+        d.iter().filter(|x| event_id_of(x).as_deref() == Some(&event_id)).count() >= 2
+    })
     .await?;
     verify_all(&verifier, &deliveries)?;
     let items = attempts(ctx, &event_id, |items| {
@@ -411,9 +276,7 @@ async fn failed_delivery_retried(ctx: &Ctx) -> anyhow::Result<()> {
         "GET /sandbox/webhook-deliveries does not list the first attempt as failed with 503: {items:?}"
     );
     ensure!(
-        items
-            .iter()
-            .any(|a| a["delivered"] == true && a["attempt"].as_u64() >= Some(2)),
+        items.iter().any(|a| a["delivered"] == true && a["attempt"].as_u64() >= Some(2)),
         "GET /sandbox/webhook-deliveries lists no later delivered attempt: {items:?}"
     );
     Ok(())

@@ -30,24 +30,14 @@ impl Running {
         let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
         let base_url = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(bridge_sandbox::serve_on(
-            opened,
-            listener,
-            ErrorsMode::First,
-            async move {
-                let _ = rx.await;
-            },
-        ));
-        Self {
-            base_url,
-            stop: Some(tx),
-            task,
-        }
+        let task = tokio::spawn(bridge_sandbox::serve_on(opened, listener, ErrorsMode::First, async move {
+            let _ = rx.await;
+        }));
+        Self { base_url, stop: Some(tx), task }
     }
 
     pub fn client(&self, data: &Path, project: &str) -> Client {
-        let token =
-            bridge_sandbox::mint_token(data, project, false, Duration::from_secs(3600)).unwrap();
+        let token = bridge_sandbox::mint_token(data, project, false, Duration::from_secs(3600)).unwrap();
         Client::new(&self.base_url, Credentials::bearer(token)).unwrap()
     }
 

@@ -33,11 +33,7 @@ pub enum ErrorsMode {
 
 /// Decodes `value` against `shape`: the normalised JSON value, or the issues.
 pub fn decode(shape: &Shape, value: &JsValue, mode: ErrorsMode) -> Result<Value, Vec<Issue>> {
-    let mut walker = Walker {
-        mode,
-        path: Vec::new(),
-        issues: Vec::new(),
-    };
+    let mut walker = Walker { mode, path: Vec::new(), issues: Vec::new() };
     match walker.go(shape, value) {
         Some(v) if walker.issues.is_empty() => Ok(v),
         _ => Err(walker.issues),
@@ -45,11 +41,7 @@ pub fn decode(shape: &Shape, value: &JsValue, mode: ErrorsMode) -> Result<Value,
 }
 
 /// Decodes a whole struct (a request part); a missing part is the empty object.
-pub fn decode_struct(
-    shape: &'static StructShape,
-    value: &JsValue,
-    mode: ErrorsMode,
-) -> Result<Value, Vec<Issue>> {
+pub fn decode_struct(shape: &'static StructShape, value: &JsValue, mode: ErrorsMode) -> Result<Value, Vec<Issue>> {
     decode(&Shape::Struct(shape), value, mode)
 }
 
@@ -61,11 +53,7 @@ struct Walker {
 
 impl Walker {
     fn issue(&mut self, tag: IssueTag, message: String) {
-        self.issues.push(Issue {
-            tag,
-            path: self.path.clone(),
-            message,
-        });
+        self.issues.push(Issue { tag, path: self.path.clone(), message });
     }
 
     fn expected(&mut self, what: &str, actual: &JsValue) {
@@ -139,9 +127,7 @@ impl Walker {
                 }
             },
             Shape::Literals(values) => match value {
-                JsValue::String(s) if values.contains(&s.as_str()) => {
-                    Some(Value::String(s.clone()))
-                }
+                JsValue::String(s) if values.contains(&s.as_str()) => Some(Value::String(s.clone())),
                 other => {
                     for literal in values.iter() {
                         self.expected(&render::quote(literal), other);
@@ -157,8 +143,7 @@ impl Walker {
                 let mut out = Vec::with_capacity(items.len());
                 let mut failed = false;
                 for (i, item) in items.iter().enumerate() {
-                    self.path
-                        .push(PropertyKey::Number(DecimalNumber::from(i as u32)));
+                    self.path.push(PropertyKey::Number(DecimalNumber::from(i as u32)));
                     let decoded = self.go(&array.items, item);
                     self.path.pop();
                     match decoded {
@@ -200,11 +185,7 @@ impl Walker {
             self.expected("string", value);
             return None;
         };
-        let s = if rules.trim {
-            trim_js(raw).to_owned()
-        } else {
-            raw.clone()
-        };
+        let s = if rules.trim { trim_js(raw).to_owned() } else { raw.clone() };
         let len = s.encode_utf16().count() as u64;
         let actual = render::quote(&s);
         if let Some(min) = rules.min_length.filter(|m| len < *m) {
@@ -213,10 +194,7 @@ impl Walker {
             } else {
                 format!("a string at least {min} character(s) long")
             };
-            self.issue(
-                IssueTag::Refinement,
-                format!("Expected {what}, actual {actual}"),
-            );
+            self.issue(IssueTag::Refinement, format!("Expected {what}, actual {actual}"));
             return None;
         }
         if let Some(max) = rules.max_length.filter(|m| len > *m) {
@@ -244,41 +222,26 @@ impl Walker {
             let what = if min == 0.0 {
                 "a non-negative number".to_owned()
             } else {
-                format!(
-                    "a number greater than or equal to {}",
-                    js_number_to_string(min)
-                )
+                format!("a number greater than or equal to {}", js_number_to_string(min))
             };
-            self.issue(
-                IssueTag::Refinement,
-                format!("Expected {what}, actual {actual}"),
-            );
+            self.issue(IssueTag::Refinement, format!("Expected {what}, actual {actual}"));
             return None;
         }
         if let Some(max) = rules.maximum.filter(|m| !(n <= *m)) {
             self.issue(
                 IssueTag::Refinement,
-                format!(
-                    "Expected a number less than or equal to {}, actual {actual}",
-                    js_number_to_string(max)
-                ),
+                format!("Expected a number less than or equal to {}, actual {actual}", js_number_to_string(max)),
             );
             return None;
         }
         // The framework's `int` is `Number.isSafeInteger`: an integral number beyond 2^53 - 1 is not an integer.
         if rules.integer && !(n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0) {
-            self.issue(
-                IssueTag::Refinement,
-                format!("Expected an integer, actual {actual}"),
-            );
+            self.issue(IssueTag::Refinement, format!("Expected an integer, actual {actual}"));
             return None;
         }
         if !n.is_finite() {
             // The framework would pass NaN and ±Infinity on; the contract's numbers are finite (see README).
-            self.issue(
-                IssueTag::Transformation,
-                format!("Unable to decode {actual} into a finite number"),
-            );
+            self.issue(IssueTag::Transformation, format!("Unable to decode {actual} into a finite number"));
             return None;
         }
         Some(json_number(n))
@@ -292,10 +255,7 @@ impl Walker {
         let mut out = Map::new();
         let mut failed = false;
         for field in s.fields {
-            let present = entries
-                .iter()
-                .find(|(k, _)| k == field.name)
-                .map(|(_, v)| v);
+            let present = entries.iter().find(|(k, _)| k == field.name).map(|(_, v)| v);
             self.path.push(PropertyKey::String(field.name.to_owned()));
             let ok = match present {
                 None if field.required => {
@@ -304,10 +264,7 @@ impl Walker {
                 }
                 None => {
                     if let Some(default) = field.default {
-                        out.insert(
-                            field.name.to_owned(),
-                            serde_json::from_str(default).unwrap_or(Value::Null),
-                        );
+                        out.insert(field.name.to_owned(), serde_json::from_str(default).unwrap_or(Value::Null));
                     }
                     true
                 }
@@ -380,9 +337,7 @@ fn json_number(n: f64) -> Value {
             Value::from(n as i64)
         }
     } else {
-        serde_json::Number::from_f64(n)
-            .map(Value::Number)
-            .unwrap_or(Value::Null)
+        serde_json::Number::from_f64(n).map(Value::Number).unwrap_or(Value::Null)
     }
 }
 
@@ -405,9 +360,7 @@ pub fn parse_js_number(s: &str) -> Option<f64> {
             if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
                 return None;
             }
-            Some(digits.chars().fold(0f64, |acc, c| {
-                acc * f64::from(radix) + f64::from(c.to_digit(radix).unwrap())
-            }))
+            Some(digits.chars().fold(0f64, |acc, c| acc * f64::from(radix) + f64::from(c.to_digit(radix).unwrap())))
         })
     };
     for (prefix, r) in [(["0x", "0X"], 16), (["0o", "0O"], 8), (["0b", "0B"], 2)] {
@@ -417,11 +370,7 @@ pub fn parse_js_number(s: &str) -> Option<f64> {
     }
     let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
     if unsigned == "Infinity" {
-        return Some(if t.starts_with('-') {
-            f64::NEG_INFINITY
-        } else {
-            f64::INFINITY
-        });
+        return Some(if t.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY });
     }
     // StrDecimalLiteral: digits [. digits] [e [+-] digits] | . digits [e ...]
     let bytes = unsigned.as_bytes();
@@ -460,20 +409,9 @@ pub fn parse_js_number(s: &str) -> Option<f64> {
         return None;
     }
     // Rust's float parser reads exactly this grammar (it also needs at least one digit, checked above).
-    let normalised = if unsigned.starts_with('.') {
-        format!("0{unsigned}")
-    } else {
-        unsigned.to_owned()
-    };
-    let normalised = normalised
-        .strip_suffix('.')
-        .map(str::to_owned)
-        .unwrap_or(normalised);
-    let value: f64 = normalised
-        .replace(".e", "e")
-        .replace(".E", "E")
-        .parse()
-        .ok()?;
+    let normalised = if unsigned.starts_with('.') { format!("0{unsigned}") } else { unsigned.to_owned() };
+    let normalised = normalised.strip_suffix('.').map(str::to_owned).unwrap_or(normalised);
+    let value: f64 = normalised.replace(".e", "e").replace(".E", "E").parse().ok()?;
     Some(if t.starts_with('-') { -value } else { value })
 }
 
@@ -482,22 +420,8 @@ pub fn trim_js(s: &str) -> &str {
     s.trim_matches(|c: char| {
         matches!(
             c,
-            '\u{9}'
-                | '\u{a}'
-                | '\u{b}'
-                | '\u{c}'
-                | '\u{d}'
-                | ' '
-                | '\u{a0}'
-                | '\u{1680}'
-                | '\u{2000}'
-                ..='\u{200a}'
-                    | '\u{2028}'
-                    | '\u{2029}'
-                    | '\u{202f}'
-                    | '\u{205f}'
-                    | '\u{3000}'
-                    | '\u{feff}'
+            '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+                ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
         )
     })
 }
@@ -512,31 +436,18 @@ mod tests {
     fn integers_are_safe_integers() {
         use super::super::shape::{NumberRules, Shape};
         use bridge_contract::js::JsValue;
-        let shape = Shape::Number(NumberRules {
-            minimum: Some(0.0),
-            maximum: None,
-            integer: true,
-        });
+        let shape = Shape::Number(NumberRules { minimum: Some(0.0), maximum: None, integer: true });
         let decode = |n: f64| super::decode(&shape, &JsValue::Number(n), super::ErrorsMode::First);
-        assert_eq!(
-            decode(9_007_199_254_740_991.0).unwrap(),
-            serde_json::json!(9_007_199_254_740_991u64)
-        );
+        assert_eq!(decode(9_007_199_254_740_991.0).unwrap(), serde_json::json!(9_007_199_254_740_991u64));
         for n in [9_007_199_254_740_992.0, 1e300] {
             let issues = decode(n).unwrap_err();
             assert_eq!(issues.len(), 1);
             assert_eq!(
                 issues[0].message,
-                format!(
-                    "Expected an integer, actual {}",
-                    bridge_contract::scalars::js_number_to_string(n)
-                )
+                format!("Expected an integer, actual {}", bridge_contract::scalars::js_number_to_string(n))
             );
         }
-        assert_eq!(
-            decode(-1.0).unwrap_err()[0].message,
-            "Expected a non-negative number, actual -1"
-        );
+        assert_eq!(decode(-1.0).unwrap_err()[0].message, "Expected a non-negative number, actual -1");
     }
 
     #[test]

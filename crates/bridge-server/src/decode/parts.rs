@@ -16,17 +16,11 @@ use bridge_contract::{Issue, IssueTag};
 pub fn body(content_type: Option<&[u8]>, bytes: &[u8]) -> Result<JsValue, Issue> {
     let media = content_type.map(|ct| {
         let ct = String::from_utf8_lossy(ct);
-        ct.split(';')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase()
+        ct.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
     });
     match media.as_deref() {
         None | Some("application/json") => json(bytes),
-        Some(m) if m.starts_with("text/") => {
-            Ok(JsValue::String(String::from_utf8_lossy(bytes).into_owned()))
-        }
+        Some(m) if m.starts_with("text/") => Ok(JsValue::String(String::from_utf8_lossy(bytes).into_owned())),
         Some("application/x-www-form-urlencoded") => Ok(form(bytes)),
         Some(_) => Ok(JsValue::Object(Vec::new())),
     }
@@ -64,10 +58,5 @@ pub fn form(bytes: &[u8]) -> JsValue {
 
 /// Path parameters as an object of strings.
 pub fn path_params<'a>(params: impl IntoIterator<Item = (&'a str, &'a str)>) -> JsValue {
-    JsValue::Object(
-        params
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), JsValue::String(v.to_owned())))
-            .collect(),
-    )
+    JsValue::Object(params.into_iter().map(|(k, v)| (k.to_owned(), JsValue::String(v.to_owned()))).collect())
 }

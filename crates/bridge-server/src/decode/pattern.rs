@@ -8,11 +8,9 @@ use regex::Regex;
 pub fn matches(pattern: &'static str, s: &str) -> bool {
     static CACHE: OnceLock<Mutex<HashMap<&'static str, Regex>>> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut cache = cache
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let regex = cache.entry(pattern).or_insert_with(|| {
-        Regex::new(pattern).unwrap_or_else(|e| panic!("schema pattern {pattern} compiles: {e}"))
-    });
+    let mut cache = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let regex = cache
+        .entry(pattern)
+        .or_insert_with(|| Regex::new(pattern).unwrap_or_else(|e| panic!("schema pattern {pattern} compiles: {e}")));
     regex.is_match(s)
 }

@@ -29,11 +29,7 @@ pub fn array(items: &Shape) -> String {
 }
 
 pub fn literals(values: &[&str]) -> String {
-    values
-        .iter()
-        .map(|v| quote(v))
-        .collect::<Vec<_>>()
-        .join(" | ")
+    values.iter().map(|v| quote(v)).collect::<Vec<_>>().join(" | ")
 }
 
 fn string(rules: &StringRules) -> String {
@@ -54,14 +50,8 @@ fn number(rules: &NumberRules, base: &str) -> String {
         (true, Some(m), None) if m == 0.0 => "NonNegativeInt".into(),
         (true, None, None) => "int".into(),
         (false, Some(m), None) if m == 0.0 => "NonNegative".into(),
-        (_, _, Some(max)) => format!(
-            "lessThanOrEqualTo({})",
-            bridge_contract::scalars::js_number_to_string(max)
-        ),
-        (_, Some(min), None) => format!(
-            "greaterThanOrEqualTo({})",
-            bridge_contract::scalars::js_number_to_string(min)
-        ),
+        (_, _, Some(max)) => format!("lessThanOrEqualTo({})", bridge_contract::scalars::js_number_to_string(max)),
+        (_, Some(min), None) => format!("greaterThanOrEqualTo({})", bridge_contract::scalars::js_number_to_string(min)),
         (false, None, None) => base.into(),
     }
 }
@@ -86,11 +76,7 @@ pub fn structure(s: &StructShape) -> String {
 }
 
 pub fn union(u: &UnionShape) -> String {
-    u.variants
-        .iter()
-        .map(|(_, s)| structure(s))
-        .collect::<Vec<_>>()
-        .join(" | ")
+    u.variants.iter().map(|(_, s)| structure(s)).collect::<Vec<_>>().join(" | ")
 }
 
 pub fn quote(s: &str) -> String {

@@ -37,11 +37,7 @@ pub struct Recorder {
 impl Recorder {
     fn record(&self, operation: &'static str, caller: &Caller, input: impl Serialize) {
         let input = serde_json::to_value(input).expect("inputs encode");
-        self.calls.lock().unwrap().push(Call {
-            operation,
-            project: caller.project_id.clone(),
-            input,
-        });
+        self.calls.lock().unwrap().push(Call { operation, project: caller.project_id.clone(), input });
         if self.panics {
             panic!("the recorder was told to panic in {operation}");
         }
@@ -53,18 +49,11 @@ impl Recorder {
 }
 
 fn invalid(op: &str) -> InvalidRequest {
-    InvalidRequest {
-        tag: Default::default(),
-        message: format!("recorded {op}"),
-    }
+    InvalidRequest { tag: Default::default(), message: format!("recorded {op}") }
 }
 
 impl BridgeApi for Recorder {
-    async fn quote_bridge(
-        &self,
-        caller: Caller,
-        body: BridgeQuoteRequest,
-    ) -> Result<QuoteResponse, QuoteBridgeError> {
+    async fn quote_bridge(&self, caller: Caller, body: BridgeQuoteRequest) -> Result<QuoteResponse, QuoteBridgeError> {
         self.record(QuoteBridge::ID, &caller, &body);
         Err(QuoteBridgeUnprocessable::from(invalid(QuoteBridge::ID)).into())
     }
@@ -76,11 +65,7 @@ impl BridgeApi for Recorder {
         self.record(QuoteBridgeSwap::ID, &caller, &body);
         Err(QuoteBridgeSwapUnprocessable::from(invalid(QuoteBridgeSwap::ID)).into())
     }
-    async fn commit_quote(
-        &self,
-        caller: Caller,
-        path: CommitQuotePath,
-    ) -> Result<QuoteCommitted, CommitQuoteError> {
+    async fn commit_quote(&self, caller: Caller, path: CommitQuotePath) -> Result<QuoteCommitted, CommitQuoteError> {
         self.record(CommitQuote::ID, &caller, &path);
         Err(invalid(CommitQuote::ID).into())
     }
@@ -92,11 +77,7 @@ impl BridgeApi for Recorder {
         self.record(ListBridgeHistory::ID, &caller, &query);
         Err(invalid(ListBridgeHistory::ID).into())
     }
-    async fn get_bridge(
-        &self,
-        caller: Caller,
-        path: GetBridgePath,
-    ) -> Result<BridgeRecord, GetBridgeError> {
+    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> {
         self.record(GetBridge::ID, &caller, &path);
         Err(invalid(GetBridge::ID).into())
     }
@@ -139,11 +120,7 @@ impl BridgeApi for Recorder {
         path: GetDepositAddressPublicStatusPath,
         query: GetDepositAddressPublicStatusQuery,
     ) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> {
-        self.record(
-            GetDepositAddressPublicStatus::ID,
-            &caller,
-            json!({"path": path, "query": query}),
-        );
+        self.record(GetDepositAddressPublicStatus::ID, &caller, json!({"path": path, "query": query}));
         Err(PublicStatusUnprocessable::from(invalid(GetDepositAddressPublicStatus::ID)).into())
     }
     async fn get_webhook_public_key(&self) -> Result<WebhookPublicKey, GetWebhookPublicKeyError> {
@@ -156,10 +133,7 @@ impl BridgeApi for Recorder {
         query: ListUserEventsQuery,
     ) -> Result<UserEventsPage, ListUserEventsError> {
         self.record(ListUserEvents::ID, &caller, &query);
-        Ok(UserEventsPage {
-            items: vec![],
-            next_page_token: None,
-        })
+        Ok(UserEventsPage { items: vec![], next_page_token: None })
     }
     async fn sandbox_deposit_bridge(
         &self,
@@ -167,11 +141,7 @@ impl BridgeApi for Recorder {
         path: SandboxDepositBridgePath,
         body: SandboxBridgeDepositRequest,
     ) -> Result<BridgeRecord, SandboxDepositBridgeError> {
-        self.record(
-            SandboxDepositBridge::ID,
-            &caller,
-            json!({"path": path, "body": body}),
-        );
+        self.record(SandboxDepositBridge::ID, &caller, json!({"path": path, "body": body}));
         Err(invalid(SandboxDepositBridge::ID).into())
     }
     async fn sandbox_deposit_into_address(
@@ -180,11 +150,7 @@ impl BridgeApi for Recorder {
         path: SandboxDepositIntoAddressPath,
         body: SandboxAddressDepositRequest,
     ) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> {
-        self.record(
-            SandboxDepositIntoAddress::ID,
-            &caller,
-            json!({"path": path, "body": body}),
-        );
+        self.record(SandboxDepositIntoAddress::ID, &caller, json!({"path": path, "body": body}));
         Err(PublicStatusUnprocessable::from(invalid(SandboxDepositIntoAddress::ID)).into())
     }
     async fn sandbox_advance_clock(
@@ -228,29 +194,18 @@ pub fn app(config: ServerConfig) -> (axum::Router, Recorder) {
 
 /// A router over `recorder`, authenticated like [`app`].
 pub fn app_over(recorder: Recorder, config: ServerConfig) -> (axum::Router, Recorder) {
-    let auth = JwtAuthenticator::new()
-        .with_hs256(SECRET)
-        .with_api_key("legacy-key", Caller::new("project-legacy"));
+    let auth = JwtAuthenticator::new().with_hs256(SECRET).with_api_key("legacy-key", Caller::new("project-legacy"));
     (router(recorder.clone(), auth, config), recorder)
 }
 
 /// A valid HS256 token for `project`.
 pub fn token(project: &str) -> String {
-    let claims = Claims {
-        sub: project.into(),
-        exp: now() + 3600,
-        iat: Some(now()),
-        features: vec![],
-    };
-    bridge_server::auth::sign_token(&claims, Algorithm::HS256, &EncodingKey::from_secret(SECRET))
-        .unwrap()
+    let claims = Claims { sub: project.into(), exp: now() + 3600, iat: Some(now()), features: vec![] };
+    bridge_server::auth::sign_token(&claims, Algorithm::HS256, &EncodingKey::from_secret(SECRET)).unwrap()
 }
 
 pub fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
 }
 
 /// An answer: status, and the body as JSON (or as a string when it is not JSON; `null` when empty).
@@ -314,11 +269,7 @@ impl<'a> Send<'a> {
         for (k, v) in &self.headers {
             request = request.header(*k, v.as_str());
         }
-        let response = app
-            .clone()
-            .oneshot(request.body(Body::from(self.body)).unwrap())
-            .await
-            .unwrap();
+        let response = app.clone().oneshot(request.body(Body::from(self.body)).unwrap()).await.unwrap();
         let status = response.status();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let body = if bytes.is_empty() {
@@ -327,15 +278,8 @@ impl<'a> Send<'a> {
             serde_json::from_slice(&bytes)
                 .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
         };
-        assert_ne!(
-            status,
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "never a 500: {body}"
-        );
-        Answer {
-            status: status.as_u16(),
-            body,
-        }
+        assert_ne!(status, StatusCode::INTERNAL_SERVER_ERROR, "never a 500: {body}");
+        Answer { status: status.as_u16(), body }
     }
 }
 
