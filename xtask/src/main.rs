@@ -3,15 +3,22 @@
 //! * `cargo xtask regen` rewrites every generated artifact (formatted, each with a header naming this command).
 //! * `cargo xtask check` writes nothing and fails, listing each problem, when the schema is not valid OpenAPI
 //!   3.0, breaks a house rule (`lint.rs`), or anything generated is stale.
+//! * `cargo xtask breaking --base <rev>` classifies every schema change since a revision (`breaking.rs`);
+//!   `cargo xtask release-check` applies the release policy to the changes since the last release
+//!   (`evolution.rs`, `release.rs`).
 //!
 //! Layout follows rust-analyzer's xtask codegen: each generator returns `(path, contents)` pairs and
 //! `codegen::ensure_file_contents` writes them or, in check mode, reports them.
 
+mod breaking;
 mod bundle;
 mod client;
 mod codegen;
+mod evolution;
+mod git;
 mod lint;
 mod operations;
+mod release;
 mod rust_types;
 #[path = "../../build_support/schema_hash.rs"]
 mod schema_hash;
@@ -36,12 +43,23 @@ enum Command {
     Regen,
     /// Validate and lint the schema and fail if any generated file is stale. Writes nothing.
     Check,
+    /// Classify every schema change since a revision as breaking or compatible, for clients and for servers.
+    #[command(long_about = evolution::BREAKING_HELP)]
+    Breaking(evolution::BreakingArgs),
+    /// Check that the version and CHANGELOG.md follow the breaking changes since the last release (CI runs it).
+    #[command(long_about = evolution::RELEASE_CHECK_HELP)]
+    ReleaseCheck(evolution::ReleaseCheckArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = workspace_root();
-    let check = matches!(cli.command, Command::Check);
+    let check = match &cli.command {
+        Command::Regen => false,
+        Command::Check => true,
+        Command::Breaking(args) => return evolution::breaking(&root, args),
+        Command::ReleaseCheck(args) => return evolution::release_check(&root, args),
+    };
     match run(&root, check) {
         Ok(problems) if problems.is_empty() => {
             eprintln!("xtask: {}", if check { "everything generated is current" } else { "regenerated" });

@@ -1,0 +1,202 @@
+//! The two commands against throw-away git repositories: exit statuses, the base chosen, the release policy.
+
+use std::path::Path;
+use std::process::Command;
+
+use super::*;
+
+const BASE_SCHEMA: &str = "\
+openapi: 3.0.3
+info: {title: fixture, version: 0.0.1}
+paths:
+  /quote:
+    post:
+      operationId: quote
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/QuoteRequest'}
+      responses:
+        '200': {description: ok}
+components:
+  schemas:
+    QuoteRequest:
+      type: object
+      required: [amount]
+      properties:
+        amount: {type: string}
+";
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn set_version(dir: &Path, version: &str) {
+    write(
+        dir,
+        "Cargo.toml",
+        &format!("[workspace]\n\n[package]\nname = \"bridge-contract\"\nversion = \"{version}\"\n"),
+    );
+    for name in ["bridge-server", "bridge-client"] {
+        write(
+            dir,
+            &format!("crates/{name}/Cargo.toml"),
+            &format!("[package]\nname = \"{name}\"\nversion = \"{version}\"\n"),
+        );
+    }
+}
+
+/// A repository with one commit holding the base schema and version 0.1.0, tagged `v0.1.0` when `tag`.
+fn repository(tag: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q"]);
+    write(dir.path(), "schema/openapi.yaml", BASE_SCHEMA);
+    set_version(dir.path(), "0.1.0");
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "first"]);
+    if tag {
+        git(dir.path(), &["tag", "-a", "v0.1.0", "-m", "0.1.0"]);
+    }
+    dir
+}
+
+fn breaking_args(base: &str, format: Format) -> BreakingArgs {
+    BreakingArgs { base: Some(base.to_owned()), head: None, format, rules: false }
+}
+
+fn make_memo_required(dir: &Path) {
+    let head = BASE_SCHEMA
+        .replace("required: [amount]", "required: [amount, memo]")
+        .replace("        amount: {type: string}\n", "        amount: {type: string}\n        memo: {type: string}\n");
+    write(dir, "schema/openapi.yaml", &head);
+}
+
+#[test]
+fn exit_status_0_when_nothing_breaks_and_1_when_something_does() {
+    let repo = repository(true);
+    let (status, out) = run_breaking(repo.path(), &breaking_args("v0.1.0", Format::Text));
+    assert_eq!(status, OK, "{out}");
+    assert!(out.contains("no changes"), "{out}");
+
+    make_memo_required(repo.path());
+    let (status, out) = run_breaking(repo.path(), &breaking_args("v0.1.0", Format::Text));
+    assert_eq!(status, BREAKING, "{out}");
+    assert!(out.contains("QuoteRequest.memo: required member added"), "{out}");
+
+    let (status, out) = run_breaking(repo.path(), &breaking_args("v0.1.0", Format::Json));
+    assert_eq!(status, BREAKING);
+    let json: Value = serde_json::from_str(&out).expect("--format json prints JSON");
+    assert_eq!(json["breaking"], true);
+    assert_eq!(json["changes"][0]["clients"], "breaking");
+    assert_eq!(json["changes"][0]["servers"], "compatible");
+    assert_eq!(json["changes"][0]["uses"][0]["side"], "client-to-server");
+
+    let (status, out) = run_breaking(repo.path(), &breaking_args("v0.1.0", Format::Markdown));
+    assert_eq!(status, BREAKING);
+    assert!(out.contains("### Breaking changes\n\n- `QuoteRequest.memo`: required member added; breaking for clients (client→server: quote)\n"), "{out}");
+}
+
+#[test]
+fn exit_status_2_when_it_cannot_compare() {
+    let repo = repository(true);
+    let (status, out) = run_breaking(repo.path(), &breaking_args("v9.9.9", Format::Text));
+    assert_eq!(status, CANNOT_COMPARE, "{out}");
+    assert!(out.contains("`v9.9.9` is not a commit"), "{out}");
+
+    write(repo.path(), "schema/openapi.yaml", "paths: [unclosed\n");
+    let (status, out) = run_breaking(repo.path(), &breaking_args("v0.1.0", Format::Text));
+    assert_eq!(status, CANNOT_COMPARE, "{out}");
+    assert!(out.contains("parsing"), "{out}");
+
+    write(repo.path(), "schema/openapi.yaml", "openapi: 3.0.3\n");
+    let (status, out) = run_breaking(repo.path(), &breaking_args("v0.1.0", Format::Text));
+    assert_eq!(status, CANNOT_COMPARE, "{out}");
+    assert!(out.contains("not an OpenAPI document"), "{out}");
+
+    std::fs::remove_dir_all(repo.path().join("schema")).unwrap();
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-q", "-m", "no schema"]);
+    let args =
+        BreakingArgs { base: Some("HEAD".into()), head: Some("v0.1.0".into()), format: Format::Text, rules: false };
+    let (status, out) = run_breaking(repo.path(), &args);
+    assert_eq!(status, CANNOT_COMPARE, "{out}");
+    assert!(out.contains("has no schema/openapi.yaml"), "{out}");
+}
+
+#[test]
+fn two_revisions_can_be_compared() {
+    let repo = repository(true);
+    make_memo_required(repo.path());
+    git(repo.path(), &["commit", "-q", "-am", "memo"]);
+    write(repo.path(), "schema/openapi.yaml", BASE_SCHEMA); // the working tree no longer matters
+    let args =
+        BreakingArgs { base: Some("v0.1.0".into()), head: Some("HEAD".into()), format: Format::Text, rules: false };
+    let (status, out) = run_breaking(repo.path(), &args);
+    assert_eq!(status, BREAKING, "{out}");
+    assert!(out.contains("QuoteRequest.memo"), "{out}");
+}
+
+#[test]
+fn release_check_needs_the_version_bump_and_the_changelog_entry() {
+    let repo = repository(true);
+    let (status, out) = run_release_check(repo.path(), &ReleaseCheckArgs { base: None });
+    assert_eq!(status, OK, "{out}");
+    assert!(out.contains("base v0.1.0 ("), "{out}");
+    assert!(out.contains("the newest v* tag reachable from HEAD"), "{out}");
+
+    make_memo_required(repo.path());
+    let (status, out) = run_release_check(repo.path(), &ReleaseCheckArgs { base: None });
+    assert_eq!(status, BREAKING, "{out}");
+    assert!(
+        out.contains(
+            "bridge-contract, bridge-server, bridge-client: breaking changes since 0.1.0 need version 0.2.0 or later"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("CHANGELOG.md is missing"), "{out}");
+
+    set_version(repo.path(), "0.2.0");
+    let changelog = "# Changelog\n\n## [Unreleased]\n\n- Quotes take a memo.\n\n## [0.1.0]\n\n- `QuoteRequest.memo` is not here yet\n";
+    write(repo.path(), "CHANGELOG.md", changelog);
+    let (status, out) = run_release_check(repo.path(), &ReleaseCheckArgs { base: None });
+    assert_eq!(status, BREAKING, "{out}");
+    assert!(out.contains("does not name 1 breaking change(s)") && out.contains("`QuoteRequest.memo`"), "{out}");
+    assert!(!out.contains("need version"), "{out}");
+
+    let (_, markdown) = run_breaking(repo.path(), &breaking_args("v0.1.0", Format::Markdown));
+    write(repo.path(), "CHANGELOG.md", &changelog.replace("- Quotes take a memo.\n", &markdown));
+    let (status, out) = run_release_check(repo.path(), &ReleaseCheckArgs { base: None });
+    assert_eq!(status, OK, "{out}");
+}
+
+#[test]
+fn release_check_compares_with_the_first_commit_without_a_release_tag() {
+    let repo = repository(false);
+    make_memo_required(repo.path());
+    git(repo.path(), &["commit", "-q", "-am", "memo"]);
+    let (status, out) = run_release_check(repo.path(), &ReleaseCheckArgs { base: None });
+    assert!(out.contains("the first commit (no v* tag is reachable from HEAD)"), "{out}");
+    assert_eq!(status, BREAKING, "{out}");
+
+    // The newest release by version, not by name: v0.10.0 is newer than v0.9.0.
+    git(repo.path(), &["tag", "v0.9.0", "HEAD~1"]);
+    git(repo.path(), &["tag", "vnext", "HEAD~1"]); // not a release: not a version
+    git(repo.path(), &["tag", "v0.10.0", "HEAD"]);
+    let (status, out) = run_release_check(repo.path(), &ReleaseCheckArgs { base: None });
+    assert!(out.contains("base v0.10.0 ("), "{out}");
+    assert_eq!(status, OK, "{out}");
+}
