@@ -5,9 +5,13 @@
 //! and any algorithm not configured are refused) and optionally legacy API keys. Answers, for every
 //! authenticated operation (facts file):
 //!
+//! The bearer token is `Authorization: Bearer <JWT>` or, as the production service's official SDK sends it, the
+//! JWT as the whole header value with no scheme (`Authorization: <JWT>`); both are accepted everywhere and behave
+//! the same ([`bearer_token`]).
+//!
 //! | credential | answer |
 //! |---|---|
-//! | none (no `Authorization: Bearer`, no accepted API key header) | 401 `Unauthorized` |
+//! | none (no bearer token in `Authorization`, no accepted API key header) | 401 `Unauthorized` |
 //! | a bearer token that is malformed or whose signature does not verify | 400 `InvalidJwt` |
 //! | a verified token that is expired, not yet valid, or rejected by the authenticator | 401 `Unauthorized` |
 //! | a legacy API key (`x-api-key`, event feed only) that is unknown | 401 `Unauthorized` |
@@ -63,7 +67,7 @@ pub enum AuthFailure {
 
 /// Verifies credentials. Implement it to plug in another token scheme or a key store.
 pub trait Authenticator: Send + Sync + 'static {
-    /// Verifies the token of `Authorization: Bearer <token>`.
+    /// Verifies the token of `Authorization: Bearer <token>` (or `Authorization: <token>`).
     fn verify_bearer(&self, token: &str) -> Result<Caller, AuthFailure>;
 
     /// Verifies a legacy API key (only operations whose security allows it ask). Rejects all by default.
@@ -88,13 +92,10 @@ pub fn authenticate(auth: &dyn Authenticator, security: Security, headers: &Head
     }
     if let Some(value) = headers.get(http::header::AUTHORIZATION) {
         let value = value.to_str().map_err(|_| AuthFailure::Invalid("the Authorization header is not text".into()))?;
-        let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
-        if scheme.eq_ignore_ascii_case("bearer") {
-            let token = token.trim();
-            if token.is_empty() {
-                return Err(AuthFailure::Invalid("the bearer token is empty".into()));
-            }
-            return auth.verify_bearer(token);
+        match bearer_token(value) {
+            Some(token) if token.is_empty() => return Err(AuthFailure::Invalid("the bearer token is empty".into())),
+            Some(token) => return auth.verify_bearer(token),
+            None => {}
         }
     }
     if security == Security::BearerOrApiKey {
@@ -105,6 +106,20 @@ pub fn authenticate(auth: &dyn Authenticator, security: Security, headers: &Head
         return Err(AuthFailure::Rejected(format!("a bearer token or an {API_KEY_HEADER} header is required")));
     }
     Err(AuthFailure::Rejected("a bearer token is required (Authorization: Bearer <JWT>)".into()))
+}
+
+/// The token an `Authorization` header value carries: `Bearer <token>` (any case), or the token as the whole
+/// value with no scheme, as the production service's official SDK sends it (a JWT has no white space).
+/// `None` for an empty value or another scheme (`Basic ...`): no bearer credential.
+pub fn bearer_token(value: &str) -> Option<&str> {
+    let value = value.trim();
+    match value.split_once(char::is_whitespace) {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => Some(token.trim()),
+        Some(_) => None,
+        None if value.eq_ignore_ascii_case("bearer") => Some(""),
+        None if value.is_empty() => None,
+        None => Some(value),
+    }
 }
 
 /// The claims of a project token.

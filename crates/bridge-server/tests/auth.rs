@@ -127,3 +127,56 @@ async fn body_over_the_limit_is_413() {
     assert_eq!((answer.status, answer.body["_tag"].as_str()), (413, Some("PayloadTooLarge")));
     assert!(recorder.last().is_none(), "nothing reached the handler");
 }
+
+/// The production service's SDK sends the JWT as the whole `Authorization` value, without `Bearer`: every
+/// credential gets the same answer in both forms, on the event feed and on a bearer-only operation.
+#[tokio::test]
+async fn a_jwt_without_a_scheme_is_answered_exactly_like_a_bearer_token() {
+    let valid = sign_token(&claims(now() + 60), Algorithm::HS256, &EncodingKey::from_secret(common::SECRET)).unwrap();
+    let expired = sign_token(&claims(now() - 10), Algorithm::HS256, &EncodingKey::from_secret(common::SECRET)).unwrap();
+    let forged =
+        sign_token(&claims(now() + 60), Algorithm::HS256, &EncodingKey::from_secret(b"not the issuer's key!")).unwrap();
+    let cases = [(valid.as_str(), 200, None), (expired.as_str(), 401, Some("Unauthorized"))];
+    let invalid = [("not-a-jwt", 400), ("a.b.c", 400), (forged.as_str(), 400)];
+    for uri in [EVENTS, "/bridge/history/bridge/b1"] {
+        let expected_ok = if uri == EVENTS { 200 } else { 422 }; // the recorder answers getBridge with 422
+        for (token, status, tag) in cases {
+            let status = if status == 200 { expected_ok } else { status };
+            for value in [format!("Bearer {token}"), format!("bearer {token}"), token.to_owned()] {
+                let (got, body) = status_with(Some(value.clone()), uri).await;
+                assert_eq!(got, status, "{uri} with Authorization: {value}");
+                if let Some(tag) = tag {
+                    assert_eq!(body["_tag"].as_str(), Some(tag), "{uri} with Authorization: {value}");
+                }
+            }
+        }
+        for (token, status) in invalid {
+            for value in [format!("Bearer {token}"), token.to_owned()] {
+                let (got, body) = status_with(Some(value.clone()), uri).await;
+                assert_eq!(
+                    (got, body["_tag"].as_str()),
+                    (status, Some("InvalidJwt")),
+                    "{uri} with Authorization: {value}"
+                );
+            }
+        }
+    }
+    // The handler saw the project of the token sent without a scheme.
+    let (app, recorder) = app(ServerConfig::default());
+    let answer = Send::get(EVENTS).without_auth().header("authorization", valid).to(&app).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(recorder.last().unwrap().project, "project-a");
+}
+
+#[test]
+fn the_bearer_token_of_an_authorization_value() {
+    use bridge_server::auth::bearer_token;
+    assert_eq!(bearer_token("Bearer abc.def.ghi"), Some("abc.def.ghi"));
+    assert_eq!(bearer_token("BEARER  abc "), Some("abc"));
+    assert_eq!(bearer_token("abc.def.ghi"), Some("abc.def.ghi"));
+    assert_eq!(bearer_token(" eyJ.x.y "), Some("eyJ.x.y"));
+    assert_eq!(bearer_token("Bearer"), Some(""));
+    assert_eq!(bearer_token("Bearer "), Some(""));
+    assert_eq!(bearer_token(""), None);
+    assert_eq!(bearer_token("Basic dXNlcjpwYXNz"), None);
+}

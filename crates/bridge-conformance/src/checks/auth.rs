@@ -4,6 +4,10 @@
 //! `Unauthorized` for an expired token of the right issuer (`bridge_server::auth`'s table). Each request is also
 //! undecodable (a JSON string as body, no query), so a server that decoded before authenticating answers a decode error
 //! instead and fails. An operation with `security: []` (the webhook public key) answers without any credential.
+//!
+//! The production service's SDK sends the JWT as the whole `Authorization` value, without `Bearer`: for every
+//! authenticated operation the same cases run in that form too (`...-no-scheme`), and a valid token sent without a
+//! scheme must get exactly the answer (status and `_tag`) the same request gets with `Bearer`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -17,7 +21,7 @@ use crate::contract::{contract, OpInfo};
 use crate::http::{Body, Credential};
 use crate::runner::{Check, Ctx, Needs};
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Case {
     NoCredential,
     MalformedToken,
@@ -25,6 +29,17 @@ enum Case {
     ExpiredToken,
     UnknownApiKey,
     NoneNeeded,
+    /// The token cases again, the JWT sent as the whole `Authorization` value (production's SDK).
+    NoScheme(Token),
+}
+
+/// A token sent without a scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Token {
+    Valid,
+    Malformed,
+    WrongSignature,
+    Expired,
 }
 
 impl Case {
@@ -36,27 +51,37 @@ impl Case {
             Case::ExpiredToken => "expired-token",
             Case::UnknownApiKey => "unknown-api-key",
             Case::NoneNeeded => "no-credential-needed",
+            Case::NoScheme(Token::Valid) => "valid-token-no-scheme",
+            Case::NoScheme(Token::Malformed) => "malformed-token-no-scheme",
+            Case::NoScheme(Token::WrongSignature) => "wrong-signature-no-scheme",
+            Case::NoScheme(Token::Expired) => "expired-token-no-scheme",
         }
     }
 }
 
+/// The token cases in both forms.
+const TOKEN_CASES: [Case; 8] = [
+    Case::NoCredential,
+    Case::MalformedToken,
+    Case::WrongSignature,
+    Case::ExpiredToken,
+    Case::NoScheme(Token::Valid),
+    Case::NoScheme(Token::Malformed),
+    Case::NoScheme(Token::WrongSignature),
+    Case::NoScheme(Token::Expired),
+];
+
 pub fn checks() -> Vec<Check> {
     let mut checks = Vec::new();
     for op in contract().operations() {
-        let cases: &[Case] = match op.security {
-            Security::None => &[Case::NoneNeeded],
-            Security::Bearer => &[Case::NoCredential, Case::MalformedToken, Case::WrongSignature, Case::ExpiredToken],
-            Security::BearerOrApiKey => &[
-                Case::NoCredential,
-                Case::MalformedToken,
-                Case::WrongSignature,
-                Case::ExpiredToken,
-                Case::UnknownApiKey,
-            ],
+        let cases: Vec<Case> = match op.security {
+            Security::None => vec![Case::NoneNeeded],
+            Security::Bearer => TOKEN_CASES.to_vec(),
+            Security::BearerOrApiKey => TOKEN_CASES.iter().copied().chain([Case::UnknownApiKey]).collect(),
         };
-        for &case in cases {
+        for case in cases {
             let mut needs = if op.sandbox_only { Needs::HELPERS } else { Needs::NOTHING };
-            needs.expired = matches!(case, Case::ExpiredToken);
+            needs.expired = matches!(case, Case::ExpiredToken | Case::NoScheme(Token::Expired));
             checks.push(Check::new(format!("auth::{}::{}", op.id, case.name()), needs, move |ctx| {
                 Box::pin(run(ctx, op, case))
             }));
@@ -66,12 +91,19 @@ pub fn checks() -> Vec<Check> {
 }
 
 async fn run(ctx: &Ctx, op: &'static OpInfo, case: Case) -> anyhow::Result<()> {
+    let expired = || ctx.config.expired_token.clone().unwrap_or_default();
     let credential = match case {
         Case::NoCredential | Case::NoneNeeded => Credential::None,
         Case::MalformedToken => Credential::Authorization("Bearer conformance.not-a-jwt".into()),
         Case::WrongSignature => Credential::Bearer(resigned_with_random_key(&ctx.config.token)?),
-        Case::ExpiredToken => Credential::Bearer(ctx.config.expired_token.clone().unwrap_or_default()),
+        Case::ExpiredToken => Credential::Bearer(expired()),
         Case::UnknownApiKey => Credential::ApiKey(ctx.unique("unknown-api-key")),
+        Case::NoScheme(Token::Valid) => Credential::Authorization(ctx.config.token.clone()),
+        Case::NoScheme(Token::Malformed) => Credential::Authorization("conformance.not-a-jwt".into()),
+        Case::NoScheme(Token::WrongSignature) => {
+            Credential::Authorization(resigned_with_random_key(&ctx.config.token)?)
+        }
+        Case::NoScheme(Token::Expired) => Credential::Authorization(expired()),
     };
     let api = ctx.main.with_credential(credential);
     let names: Vec<&str> = op.shapes.path.map(|s| s.fields.iter().map(|f| f.name).collect()).unwrap_or_default();
@@ -81,16 +113,39 @@ async fn run(ctx: &Ctx, op: &'static OpInfo, case: Case) -> anyhow::Result<()> {
         Some(_) => Body::Raw { content_type: Some("application/json".into()), bytes: b"\"conformance\"".to_vec() },
         None => Body::None,
     };
-    let reply = api.send(op, &path, "", body).await?;
+    let reply = api.send(op, &path, "", body.clone()).await?;
     let (status, tag) = match case {
+        Case::NoScheme(Token::Valid) => {
+            // Authenticated: the same answer as with `Bearer` (the request is undecodable where it has a body).
+            let bearer = ctx
+                .main
+                .with_credential(Credential::Bearer(ctx.config.token.clone()))
+                .send(op, &path, "", body)
+                .await?;
+            if reply.status != bearer.status || reply.tag() != bearer.tag() {
+                bail!(
+                    "without a scheme the token got {}; with `Bearer` it got {}",
+                    reply.describe(),
+                    bearer.describe()
+                );
+            }
+            if reply.status == 401 || reply.tag() == Some("InvalidJwt") {
+                bail!("a valid token was refused in both forms: {}", reply.describe());
+            }
+            return Ok(());
+        }
         Case::NoneNeeded => {
             if !(200..300).contains(&reply.status) {
                 bail!("a request without credentials got {}; this operation needs none", reply.describe());
             }
             return Ok(());
         }
-        Case::NoCredential | Case::ExpiredToken | Case::UnknownApiKey => (401, "Unauthorized"),
-        Case::MalformedToken | Case::WrongSignature => (400, "InvalidJwt"),
+        Case::NoCredential | Case::ExpiredToken | Case::UnknownApiKey | Case::NoScheme(Token::Expired) => {
+            (401, "Unauthorized")
+        }
+        Case::MalformedToken | Case::WrongSignature | Case::NoScheme(Token::Malformed | Token::WrongSignature) => {
+            (400, "InvalidJwt")
+        }
     };
     if reply.status != status || reply.tag() != Some(tag) {
         bail!("expected {status} {tag}, got {}", reply.describe());
@@ -136,6 +191,8 @@ mod tests {
         assert!(names.contains(&"auth::listUserEvents::unknown-api-key".to_owned()));
         assert!(!names.contains(&"auth::quoteBridge::unknown-api-key".to_owned()));
         assert!(names.contains(&"auth::getWebhookPublicKey::no-credential-needed".to_owned()));
+        assert!(names.contains(&"auth::createDepositAddresses::valid-token-no-scheme".to_owned()));
+        assert!(names.contains(&"auth::listUserEvents::expired-token-no-scheme".to_owned()));
     }
 
     #[test]
