@@ -156,8 +156,13 @@
 #![warn(missing_docs)]
 
 mod auth;
+pub mod commit;
 mod error;
 pub mod pagers;
+pub mod receiver;
+pub mod retry;
+mod transport;
+pub mod wait;
 pub mod webhook;
 
 /// progenitor's generated client (`src/generated/client.rs`), which [`Client`] wraps: the same operations,
@@ -172,9 +177,12 @@ mod operations;
 use std::time::Duration;
 
 pub use auth::{Credentials, TokenError, TokenFuture, TokenProvider, API_KEY_HEADER};
-pub use error::{Error, UnexpectedResponse};
+pub use error::{Error, OperationError, UnexpectedResponse};
 pub use futures_core::Stream;
 pub use pagers::EventPage;
+pub use retry::RetryPolicy;
+pub use transport::{Settings, DEFAULT_USER_AGENT};
+pub use wait::{BridgeRecordExt, Until, WaitError, WaitPolicy};
 pub use webhook::Event;
 
 use bridge_contract::operations::GetWebhookPublicKeyError;
@@ -223,7 +231,34 @@ impl Client {
 
     /// A client that sends its requests with `http`.
     pub fn with_reqwest(base_url: &str, http: reqwest::Client, credentials: Credentials) -> Self {
-        Self { raw: raw::Client::new_with_client(base_url.trim_end_matches('/'), http, credentials) }
+        Self { raw: raw::Client::new_with_client(base_url.trim_end_matches('/'), http, Settings::new(credentials)) }
+    }
+
+    /// This client with `policy` for retries ([`RetryPolicy::default`] unless set; [`RetryPolicy::none`] turns
+    /// retries off).
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.raw.inner.retry = policy;
+        self
+    }
+
+    /// This client with `policy` for [`Client::wait_for_bridge`] and [`Client::bridge_states`].
+    pub fn with_wait_policy(mut self, policy: WaitPolicy) -> Self {
+        self.raw.inner.wait = policy;
+        self
+    }
+
+    /// This client sending `User-Agent: <product> bridge-client/<version>`, `product` naming your service (for
+    /// example `payments/2.3`). Fails when `product` cannot be a header value.
+    pub fn with_user_agent(mut self, product: &str) -> Result<Self, BuildError> {
+        let value = reqwest::header::HeaderValue::from_str(&format!("{} {DEFAULT_USER_AGENT}", product.trim()))
+            .map_err(|e| BuildError(Box::new(e)))?;
+        self.raw.inner.user_agent = value;
+        Ok(self)
+    }
+
+    /// The settings applied to every request (credentials, retry and wait policies, user agent).
+    pub fn settings(&self) -> &Settings {
+        &self.raw.inner
     }
 
     /// The base URL requests go to.
