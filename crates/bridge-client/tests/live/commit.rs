@@ -97,6 +97,42 @@ async fn a_commit_whose_answer_is_lost_returns_what_a_first_commit_would() {
 }
 
 #[tokio::test]
+async fn a_commit_that_times_out_is_committed_once() {
+    let sandbox = Sandbox::start().await;
+    let proxy = Proxy::start(sandbox.addr).await;
+    let timeout = std::time::Duration::from_millis(300);
+    let late = || Fault::Delay(std::time::Duration::from_millis(1500));
+    // The commit reaches the service 1.5 s late, long after the client gave up on it: the client finds no
+    // bridge yet and commits again; whichever commit lands first wins, and the caller gets one answer.
+    let quote = quote(&sandbox).await;
+    let commit = format!("/bridge/quote/commit/{}", quote.quote_id);
+    proxy.inject("POST", &commit, 1, late());
+    let client = crate::harness::client_with_timeout(&proxy, &sandbox, quick_retries(), timeout);
+    assert_eq!(
+        client.commit_quote(&quote.quote_id).await.unwrap().quote_id,
+        quote.quote_id
+    );
+    assert_eq!(proxy.seen_at("POST", &commit).len(), 2);
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await; // the late commit lands (and is refused)
+    committed_once(&sandbox, &quote.quote_id).await;
+
+    // Without retries: the timeout.
+    let quote = crate::harness::quote(&sandbox).await;
+    proxy.inject(
+        "POST",
+        &format!("/bridge/quote/commit/{}", quote.quote_id),
+        1,
+        late(),
+    );
+    let once = crate::harness::client_with_timeout(&proxy, &sandbox, RetryPolicy::none(), timeout);
+    let err = once.commit_quote(&quote.quote_id).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Communication(e) if e.is_timeout()),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_commit_lost_before_it_reached_the_service_is_made_again() {
     let sandbox = Sandbox::start().await;
     let proxy = Proxy::start(sandbox.addr).await;

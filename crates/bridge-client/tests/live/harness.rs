@@ -88,11 +88,21 @@ impl Drop for Sandbox {
     }
 }
 
-/// A client through `proxy` with short, exact retry delays and a short timeout.
+/// A client through `proxy` with `retry` and a 5-second timeout.
 pub fn client_via(proxy: &Proxy, sandbox: &Sandbox, retry: RetryPolicy) -> Client {
+    client_with_timeout(proxy, sandbox, retry, Duration::from_secs(5))
+}
+
+/// A client through `proxy` with `retry` and `timeout` per attempt.
+pub fn client_with_timeout(
+    proxy: &Proxy,
+    sandbox: &Sandbox,
+    retry: RetryPolicy,
+    timeout: Duration,
+) -> Client {
     let http = Client::reqwest_builder()
         .unwrap()
-        .timeout(Duration::from_secs(5))
+        .timeout(timeout)
         .build()
         .unwrap();
     Client::with_reqwest(&proxy.base_url, http, Credentials::bearer(sandbox.token()))
@@ -488,9 +498,13 @@ async fn connection(mut socket: TcpStream, upstream: SocketAddr, state: Arc<Mute
     let _ = socket.shutdown().await;
 }
 
+/// The fields of one recorded event, `message` included.
+pub type Fields = Vec<(String, String)>;
+type Events = Arc<Mutex<Vec<Fields>>>;
+
 /// Records the `tracing` events of the client (target `bridge_client...`) while it lives.
 pub struct LogCapture {
-    events: Arc<Mutex<Vec<Vec<(String, String)>>>>,
+    events: Events,
     _guard: tracing::subscriber::DefaultGuard,
 }
 
@@ -506,7 +520,7 @@ impl LogCapture {
     }
 
     /// The fields (`message` included) of each event recorded so far whose message is `message`.
-    pub fn events(&self, message: &str) -> Vec<Vec<(String, String)>> {
+    pub fn events(&self, message: &str) -> Vec<Fields> {
         let events = self.events.lock().unwrap();
         events
             .iter()
@@ -524,7 +538,7 @@ pub fn field<'a>(event: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-struct Recorder(Arc<Mutex<Vec<Vec<(String, String)>>>>);
+struct Recorder(Events);
 
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
     fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {

@@ -99,6 +99,37 @@ async fn a_safe_read_rides_out_a_reset_a_drop_and_a_gateway_503() {
 }
 
 #[tokio::test]
+async fn a_read_slower_than_the_timeout_is_retried() {
+    let sandbox = Sandbox::start().await;
+    let proxy = Proxy::start(sandbox.addr).await;
+    let timeout = Duration::from_millis(300);
+    proxy.inject(
+        "GET",
+        "/webhook/public-key",
+        1,
+        crate::harness::Fault::Delay(Duration::from_secs(2)),
+    );
+    let client = crate::harness::client_with_timeout(&proxy, &sandbox, quick_retries(), timeout);
+    client
+        .get_webhook_public_key()
+        .await
+        .expect("the second attempt is not delayed");
+    assert_eq!(proxy.seen_at("GET", "/webhook/public-key").len(), 2);
+
+    proxy.inject(
+        "GET",
+        "/webhook/public-key",
+        1,
+        crate::harness::Fault::Delay(Duration::from_secs(2)),
+    );
+    let once = crate::harness::client_with_timeout(&proxy, &sandbox, RetryPolicy::none(), timeout);
+    match once.get_webhook_public_key().await {
+        Err(Error::Communication(e)) => assert!(e.is_timeout(), "{e}"),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn a_429_is_retried_after_its_retry_after() {
     let sandbox = Sandbox::start().await;
     let proxy = Proxy::start(sandbox.addr).await;
