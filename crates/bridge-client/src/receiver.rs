@@ -14,7 +14,7 @@
 //! 3. asks the [`Deduplicate`] hook, if one is set, whether the `eventId` was processed already; a duplicate is
 //!    acknowledged (200) without reaching the handler. The handler marks an event processed with
 //!    [`Webhook::ack`] once it has stored or acted on it, so an event whose handling failed is delivered again;
-//! 4. decodes the envelope: an event of a kind this build does not know is [`Event::Unknown`] (tag and raw
+//! 4. decodes the envelope: an event of a kind this build does not know is [`crate::Event::Unknown`] (tag and raw
 //!    JSON), so a newer service does not break the receiver; a known kind whose members do not match the
 //!    contract is refused (400).
 //!

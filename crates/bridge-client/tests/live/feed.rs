@@ -153,15 +153,24 @@ async fn a_known_kind_whose_members_do_not_match_the_contract_fails_the_page() {
         .await
         .unwrap();
     let proxy = Proxy::start(sandbox.addr).await;
-    // A BRIDGE_PENDING event whose `amountIn` is a number instead of a decimal string.
+    // The first event with one of its string members (other than the tags) turned into a number: a known kind
+    // whose members do not match the contract.
     proxy.inject(
         "GET",
         FEED,
         1000,
         Fault::rewrite(|page| {
-            if let Some(first) = page.pointer_mut("/items/0") {
-                first["amountIn"] = json!(100);
-            }
+            let first = page
+                .pointer_mut("/items/0")
+                .and_then(Value::as_object_mut)
+                .expect("an event");
+            let (_, member) = first
+                .iter_mut()
+                .find(|(name, value)| {
+                    value.is_string() && !["_tag", "type"].contains(&name.as_str())
+                })
+                .expect("a string member");
+            *member = json!(100);
         }),
     );
     let client = client_via(&proxy, &sandbox, quick_retries());
