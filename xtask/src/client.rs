@@ -8,7 +8,13 @@
 //! * `operations.rs`: one method per operation on `bridge_client::Client`, written from progenitor's method
 //!   signatures: the same call, but with the contract's `{Operation}Query` struct for query parameters, the
 //!   success value itself and `bridge_client::Error<{Operation}Error>` (the root crate's per-operation error
-//!   enum) as the error. Plus the table the authentication hook reads (`Security` of each operation).
+//!   enum) as the error. Plus the tables the request hooks read (`Security` of each operation, and whether it is
+//!   safe to retry: a GET, or `x-safe-to-retry: true`), and the operation of each error enum
+//!   (`crate::error::OperationError`, so an error names the operation that failed).
+//!
+//! The client's own code (`crates/bridge-client/src/*.rs`) is the runtime the generated code calls: credentials,
+//! user agent and retries in the request hooks (`crate::transport::Settings` is progenitor's inner type), and
+//! the few operations of [`RESOLVED`] whose method hands over to hand-written code.
 //!
 //! progenitor runs here, not in a build script or macro, so the client's users never compile it.
 
@@ -34,6 +40,19 @@ const OUT_DIR: &str = "crates/bridge-client/src/generated";
 /// (`Known(WebhookEvent)` or `Unknown { tag, raw }`) instead, and converts to the root crate's page.
 const CLIENT_TYPES: &[(&str, &str)] = &[("UserEventsPage", "crate::EventPage")];
 
+/// Operations whose typed method hands over to a hand-written function of the same parameters (after `self`),
+/// with the paragraph added to its documentation.
+///
+/// `commitQuote` changes state, so it is never retried blindly; when its answer is lost (a timeout, a reset
+/// connection, a gateway's 5xx) the client resolves it with `getBridge` (the quote id is the bridge id).
+const RESOLVED: &[(&str, &str, &str)] = &[(
+    "commitQuote",
+    "crate::commit::commit_resolving_lost_answers",
+    "A lost answer (a timeout, a reset connection, a gateway's 5xx) is resolved by the client, not by its caller:\n\
+     it reads the bridge (the quote id is the bridge id) and answers as a first successful commit would have, or\n\
+     commits again if the bridge does not exist. See [`crate::commit`].",
+)];
+
 pub fn generate(doc: &Yaml, json: &Value) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let spec_json = progenitor_document(json)?;
     let spec: openapiv3::OpenAPI =
@@ -43,7 +62,7 @@ pub fn generate(doc: &Yaml, json: &Value) -> anyhow::Result<Vec<(PathBuf, String
     settings
         .with_interface(InterfaceStyle::Positional)
         .with_tag(TagStyle::Merged)
-        .with_inner_type(quote::quote!(crate::auth::Credentials))
+        .with_inner_type(quote::quote!(crate::transport::Settings))
         .with_hooks(HooksMode::Expected);
     let schemas =
         json.pointer("/components/schemas").and_then(Value::as_object).ok_or_else(|| anyhow!("no schemas"))?;
@@ -155,6 +174,8 @@ struct OpInfo {
     query: Option<String>,
     /// The (OpenAPI) names of its query parameters.
     query_params: Vec<String>,
+    /// A GET, or marked `x-safe-to-retry: true`: retried after a timeout or a lost connection.
+    safe_to_retry: bool,
 }
 
 fn op_infos(doc: &Yaml) -> anyhow::Result<BTreeMap<String, OpInfo>> {
@@ -186,6 +207,7 @@ fn op_infos(doc: &Yaml) -> anyhow::Result<BTreeMap<String, OpInfo>> {
                 sandbox: tags.contains(&"sandbox"),
                 query: (!query_params.is_empty()).then(|| format!("{}Query", op.params_of.to_upper_camel_case())),
                 query_params,
+                safe_to_retry: op.method == "get" || op.op.get("x-safe-to-retry").and_then(Y::as_bool) == Some(true),
             },
         );
     }
@@ -215,6 +237,8 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
 
     let mut out = String::new();
     let mut security = String::new();
+    let mut safe = String::new();
+    let mut error_ops = String::new();
     let mut seen = Vec::new();
     for m in &methods {
         let fn_name = m.sig.ident.to_string();
@@ -272,6 +296,13 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
                 line(l);
             }
         }
+        let resolved = RESOLVED.iter().find(|(id, _, _)| *id == op.id);
+        if let Some((_, _, doc)) = resolved {
+            line("");
+            for l in doc.lines() {
+                line(l);
+            }
+        }
         if op.sandbox {
             line("");
             line("**Sandbox only**: production deployments do not have this path and answer 404, which surfaces as");
@@ -284,11 +315,14 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
             (true, None) => "#[deprecated(note = \"kept for backward compatibility\")]\n".to_owned(),
             _ => String::new(),
         };
+        let call = match resolved {
+            Some((_, function, _)) => format!("{function}(self, {})", args.join(", ")),
+            None => format!("crate::error::lift(self.raw.{fn_name}({}).await)", args.join(", ")),
+        };
         writeln!(
             out,
-            "{docs}{deprecated}pub async fn {fn_name}{generics}(&'a self, {params}) -> Result<{success}, crate::Error<::bridge_contract::operations::{name}Error>> {{\n    crate::error::lift(self.raw.{fn_name}({args}).await).await\n}}\n",
+            "{docs}{deprecated}pub async fn {fn_name}{generics}(&'a self, {params}) -> Result<{success}, crate::Error<::bridge_contract::operations::{name}Error>> {{\n    {call}.await\n}}\n",
             params = params.join(", "),
-            args = args.join(", "),
             name = op.name,
         )?;
         writeln!(
@@ -296,10 +330,21 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
             "        {fn_name:?} => <::bridge_contract::operations::{} as Operation>::SECURITY,",
             op.name
         )?;
+        writeln!(safe, "        {fn_name:?} => {},", op.safe_to_retry)?;
+        writeln!(
+            error_ops,
+            "impl crate::error::OperationError for ::bridge_contract::operations::{name}Error {{ type Operation = ::bridge_contract::operations::{name}; }}",
+            name = op.name
+        )?;
     }
     for id in ops.keys() {
         if !seen.contains(id) {
             bail!("progenitor generated no method for operation {id}");
+        }
+    }
+    for (id, _, _) in RESOLVED {
+        if !ops.values().any(|op| op.id == *id) {
+            bail!("RESOLVED names {id}, which is not an operation of the document");
         }
     }
     let body = format!(
@@ -307,7 +352,11 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
          /// The operations of the document, one method each (generated from progenitor's client by `cargo xtask regen`).\n\
          impl crate::Client {{\n{out}}}\n\n\
          /// Who may call the operation progenitor names `operation` (its snake-case `operationId`).\n\
-         pub(crate) fn security(operation: &str) -> Option<Security> {{\n    Some(match operation {{\n{security}        _ => return None,\n    }})\n}}\n"
+         pub(crate) fn security(operation: &str) -> Option<Security> {{\n    Some(match operation {{\n{security}        _ => return None,\n    }})\n}}\n\n\
+         /// Whether the operation progenitor names `operation` may be repeated when its answer is lost: a GET, or\n\
+         /// marked `x-safe-to-retry: true` in the document.\n\
+         pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {{\n    Some(match operation {{\n{safe}        _ => return None,\n    }})\n}}\n\n\
+         {error_ops}"
     );
     Ok(format!(
         "{HEADER}\n//! The typed methods of [`crate::Client`], one per operation, generated from progenitor's client.\n#![allow(clippy::needless_lifetimes)]\n\n{}",

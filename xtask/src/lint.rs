@@ -7,7 +7,8 @@
 //!   JSON kinds, or an `x-presence-discriminator` union of closed objects told apart by a required member that no
 //!   other variant allows (production's BRIDGE_CANCELLED has no tag); `anyOf` and `not` are not used;
 //! * objects and multi-value enums are named components (inline only as `allOf` members of a component);
-//! * every `$ref` resolves; `x-alias-of` names an existing operation;
+//! * every `$ref` resolves; `x-alias-of` names an existing operation; `x-safe-to-retry` is `true` and only on
+//!   operations other than GETs (a GET is safe to retry by definition);
 //! * every operation documents 503 [`SERVICE_UNAVAILABLE`] (or a response whose schema is a union with its
 //!   schema), the answer `bridge_server::router` gives for any operation whose implementation fails.
 
@@ -68,6 +69,16 @@ impl<'a> Lint<'a> {
                 }
                 if let Some(target) = op.get("x-alias-of").and_then(Value::as_str) {
                     aliases.push((at.clone(), target.to_owned()));
+                }
+                match op.get("x-safe-to-retry") {
+                    None => {}
+                    Some(Value::Bool(true)) if method != "get" => {}
+                    Some(Value::Bool(true)) => self
+                        .problems
+                        .push(format!("{at}: x-safe-to-retry on a GET (GETs are safe to retry by definition)")),
+                    Some(other) => {
+                        self.problems.push(format!("{at}: x-safe-to-retry must be `true` (or absent), not {other}"))
+                    }
                 }
                 let responses = op.get("responses").and_then(Value::as_object);
                 let successes = responses

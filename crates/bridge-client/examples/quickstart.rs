@@ -12,20 +12,12 @@
 
 use std::error::Error as StdError;
 
-use bridge_client::{Client, Credentials, Event};
+use bridge_client::{BridgeRecordExt as _, Client, Credentials, Event};
 use bridge_contract::{
-    BridgeRecord, BridgeSwapQuoteRequest, DecimalNumber, ListUserEventsQuery, QuoteMode, SandboxAdvanceClockRequest,
+    BridgeSwapQuoteRequest, DecimalNumber, ListUserEventsQuery, QuoteMode, SandboxAdvanceClockRequest,
     SandboxBridgeDepositRequest,
 };
 use futures_util::TryStreamExt as _;
-
-fn state_of(record: &BridgeRecord) -> &'static str {
-    match record {
-        BridgeRecord::Bridge(b) => b.state.tag(),
-        BridgeRecord::BridgeSwap(b) => b.state.tag(),
-        BridgeRecord::DepositAddressBridge(b) => b.state.tag(),
-    }
-}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn StdError>> {
@@ -74,12 +66,11 @@ async fn main() -> Result<(), Box<dyn StdError>> {
     let record = client
         .sandbox_deposit_bridge(&bridge_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
         .await?;
-    println!("deposit sent: {}", state_of(&record));
+    println!("deposit sent: {}", record.state_tag());
     for _ in 0..20 {
         let record = client.get_bridge(&bridge_id).await?;
-        let state = state_of(&record);
-        println!("  {state}");
-        if matches!(state, "EXECUTED" | "CANCELLED" | "FAILED") {
+        println!("  {}", record.state_tag());
+        if record.is_final() {
             break;
         }
         let clock = client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 60_000 }).await?;

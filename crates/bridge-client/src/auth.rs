@@ -10,8 +10,8 @@
 //! | `GET /webhook/user-events-cursor` (bearer or legacy key) | `Authorization: Bearer <jwt>` when a bearer credential is set, else `x-api-key: <key>` |
 //! | every other operation (bearer) | `Authorization: Bearer <jwt>` |
 //!
-//! The credentials are applied by progenitor's request hook (`ClientHooks::pre`), implemented here for the
-//! generated client.
+//! The credentials are applied by progenitor's request hook (`ClientHooks::pre`, in `transport.rs`), and again
+//! before each retry.
 
 use std::fmt;
 use std::future::Future;
@@ -19,7 +19,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use bridge_contract::Security;
-use progenitor_client::{ClientHooks, ClientInfo, OperationInfo};
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 
 /// The header of the legacy API key (`components.securitySchemes.legacyApiKey`).
@@ -107,6 +106,14 @@ impl Credentials {
         self
     }
 
+    /// Sets the headers the operation progenitor names `operation` calls for on `request`.
+    pub(crate) async fn apply_for(&self, request: &mut reqwest::Request, operation: &str) -> Result<(), String> {
+        // Every operation of the document is in the table; an unknown name would be a generator bug, and
+        // sending the bearer token is the safe default for it.
+        let security = crate::operations::security(operation).unwrap_or(Security::Bearer);
+        self.apply(request, security).await
+    }
+
     /// Sets the headers `security` calls for on `request`.
     pub(crate) async fn apply(&self, request: &mut reqwest::Request, security: Security) -> Result<(), String> {
         let headers = request.headers_mut();
@@ -138,18 +145,5 @@ impl fmt::Debug for Credentials {
             .field("bearer", &self.bearer.as_ref().map(|_| "<redacted>"))
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .finish()
-    }
-}
-
-impl ClientHooks<Credentials> for crate::raw::Client {
-    async fn pre<E>(
-        &self,
-        request: &mut reqwest::Request,
-        info: &OperationInfo,
-    ) -> Result<(), progenitor_client::Error<E>> {
-        // Every operation of the document is in the table; an unknown name would be a generator bug, and
-        // sending the bearer token is the safe default for it.
-        let security = crate::operations::security(info.operation_id).unwrap_or(Security::Bearer);
-        self.inner().apply(request, security).await.map_err(progenitor_client::Error::Custom)
     }
 }

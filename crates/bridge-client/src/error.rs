@@ -1,6 +1,11 @@
 //! The error of every client call: a documented error answer decoded to the operation's error enum, an answer
 //! the document does not describe (kept whole: status, headers, raw body), or a failure to send or receive.
 //!
+//! An error names the operation that failed ([`Error::operation`]; its `Display` starts with the `operationId`,
+//! method and path) and why: the documented error's status, `_tag` and `message`, the undocumented status and
+//! body, or the chain of causes of a communication failure. The operation is known from the error enum's type
+//! ([`OperationError`], implemented by the generator for every `{Operation}Error`).
+//!
 //! Why not progenitor's `Error<E>` as is: progenitor decodes one error type per operation without looking at the
 //! status, and when a body does not decode it keeps the bytes but drops the status
 //! (`InvalidResponsePayload(Bytes, serde_json::Error)`). The generator therefore gives progenitor raw error bodies
@@ -9,7 +14,7 @@
 
 use std::fmt;
 
-use bridge_contract::ErrorResponse;
+use bridge_contract::{ErrorResponse, Operation};
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use progenitor_client::{ByteStream, ResponseValue};
@@ -34,6 +39,14 @@ pub enum Error<E> {
     Communication(reqwest::Error),
     /// The request could not be built: the token provider failed, or a header value is invalid.
     InvalidRequest(String),
+}
+
+/// The operation an error enum belongs to; implemented for every `bridge_contract::operations::{Operation}Error`
+/// by `cargo xtask regen`.
+pub trait OperationError: ErrorResponse {
+    /// The operation (its `operationId`, method and path are [`Operation::ID`], [`Operation::METHOD`],
+    /// [`Operation::PATH`]).
+    type Operation: Operation;
 }
 
 /// An answer the document does not describe for the operation called.
@@ -70,6 +83,13 @@ impl<E: ErrorResponse> Error<E> {
     }
 }
 
+impl<E: OperationError> Error<E> {
+    /// The `operationId` of the operation that failed.
+    pub fn operation(&self) -> &'static str {
+        <E::Operation as Operation>::ID
+    }
+}
+
 impl<E> Error<E> {
     /// The decoded documented error, if this is one.
     pub fn api(&self) -> Option<&E> {
@@ -96,10 +116,20 @@ impl<E> Error<E> {
     }
 }
 
-impl<E: fmt::Debug> fmt::Display for Error<E> {
+impl<E: OperationError + fmt::Debug> fmt::Display for Error<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({} {}) failed: ", E::Operation::ID, E::Operation::METHOD, E::Operation::PATH)?;
         match self {
-            Error::Api(e) => write!(f, "error answer: {e:?}"),
+            Error::Api(e) => {
+                write!(f, "HTTP {}", e.status())?;
+                // Every documented error body has a `_tag`, and most a `message`: show them, else the body.
+                let body = serde_json::to_value(e).unwrap_or_default();
+                match (body.get("_tag").and_then(|t| t.as_str()), body.get("message").and_then(|m| m.as_str())) {
+                    (Some(tag), Some(message)) => write!(f, " {tag}: {message}"),
+                    (Some(tag), None) => write!(f, " {tag}: {body}"),
+                    _ => write!(f, ": {body}"),
+                }
+            }
             Error::UnexpectedResponse(u) => {
                 write!(f, "undocumented answer: HTTP {}", u.status)?;
                 if let Some(why) = &u.decode_error {
@@ -113,7 +143,16 @@ impl<E: fmt::Debug> fmt::Display for Error<E> {
                 }
                 Ok(())
             }
-            Error::Communication(e) => write!(f, "communication error: {e}"),
+            Error::Communication(e) => {
+                // reqwest's own text names the URL; the reason (reset, refused, timed out) is in its causes.
+                write!(f, "communication error: {e}")?;
+                let mut cause = std::error::Error::source(e);
+                while let Some(c) = cause {
+                    write!(f, ": {c}")?;
+                    cause = c.source();
+                }
+                Ok(())
+            }
             Error::InvalidRequest(s) => write!(f, "invalid request: {s}"),
         }
     }
@@ -135,7 +174,7 @@ impl<E: fmt::Debug> fmt::Debug for Error<E> {
     }
 }
 
-impl<E: fmt::Debug> std::error::Error for Error<E> {
+impl<E: OperationError + fmt::Debug> std::error::Error for Error<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Communication(e) => Some(e),

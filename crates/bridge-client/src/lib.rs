@@ -1,19 +1,32 @@
 //! # bridge-client
 //!
 //! A client of the bridge, swap and smart-deposit-address service, generated from `schema/openapi.yaml` (the
-//! workspace's single source of truth), plus what a generator cannot write: credentials, typed errors,
-//! pagers as streams, and webhook signature verification and signing.
+//! workspace's single source of truth), plus what a generator cannot write: credentials, retries, a commit that
+//! survives a lost answer, waiting for a bridge, typed errors that name the operation, pagers as streams, and
+//! webhooks (verification and signing, and a receiver for axum).
 //!
 //! * [`Client`]: one async method per operation of the document (`quote_bridge`, `commit_quote`,
 //!   `get_bridge`, `list_user_events`, ...), taking and returning the types of [`bridge_contract`]; query
 //!   parameters are the contract's `{Operation}Query` structs. Methods of operations tagged `sandbox` are served
 //!   only by the sandbox (`bridge-sandbox`); production answers 404.
-//! * [`Credentials`]: a bearer JWT, a [`TokenProvider`] for rotating tokens, and the legacy API key
-//!   (`x-api-key`, accepted by the event feed only).
+//! * [`Credentials`]: a bearer JWT, a [`TokenProvider`] for rotating tokens (asked before every request and
+//!   every retry), and the legacy API key (`x-api-key`, accepted by the event feed only).
+//! * [`RetryPolicy`] ([`retry`]): safe requests (reads, quotes) retried on connection errors, timeouts, 429 and
+//!   503 with jittered exponential backoff, honouring `retryAfter`; state-changing ones only when the answer
+//!   proves nothing was done. On by default; [`RetryPolicy::none`] turns it off.
+//! * [`Client::commit_quote`] ([`commit`]): a commit whose answer was lost is resolved by reading the bridge, so
+//!   a quote is committed once and the caller gets the answer a first commit would have given.
+//! * [`Client::wait_for_bridge`] and [`Client::bridge_states`] ([`wait`]): follow a bridge to a final state or a
+//!   chosen one, told by the event feed when to look, polling with backoff otherwise.
+//! * [`receiver`]: checks webhook deliveries (signature with the served key, refetched when it rotates; age;
+//!   duplicates) and, with the `axum` feature, hands an axum handler the typed event.
+//! * Every request carries `User-Agent: bridge-client/<version>` ([`DEFAULT_USER_AGENT`]; add your service's
+//!   name with [`Client::with_user_agent`]).
 //! * [`Error`]: a documented error answer decodes to the operation's error enum
 //!   (`bridge_contract::operations::{Operation}Error`, one variant per documented status, each holding that
 //!   status's body type); an undocumented status or body is [`Error::UnexpectedResponse`] with the status,
-//!   headers and raw body.
+//!   headers and raw body. Its text names the operation (`getBridge (GET /bridge/history/bridge/{bridgeId})
+//!   failed: HTTP 404 BridgeNotFound: ...`).
 //! * Pagers ([`pagers`]): the event feed and the deposit-address search as streams following `nextPageToken`,
 //!   the history page by page.
 //! * [`webhook`]: verifying deliveries ([`webhook::WebhookVerifier::verify`]) and signing them
@@ -33,16 +46,18 @@
 //! `GenerationSettings::with_replacement`, so there is no second copy of any type (one exception by design:
 //! the event feed's page is [`EventPage`], whose items are [`webhook::Event`]s).
 //!
-//! ## Quote, commit, poll the status
+//! ## Quote, commit, wait
 //!
 //! ```no_run
 //! use std::time::Duration;
 //!
-//! use bridge_client::{Client, Credentials};
-//! use bridge_contract::{BridgeRecord, BridgeSwapQuoteRequest, QuoteMode};
+//! use bridge_client::{BridgeRecordExt as _, Client, Credentials, RetryPolicy, Until};
+//! use bridge_contract::{BridgeSwapQuoteRequest, QuoteMode};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let client = Client::new("http://127.0.0.1:8080", Credentials::bearer("<JWT>"))?;
+//! let client = Client::new("http://127.0.0.1:8080", Credentials::bearer("<JWT>"))?
+//!     .with_retry(RetryPolicy::default()) // the default: 4 attempts within 30 s
+//!     .with_user_agent("payments/2.3")?;
 //! // A single-token bridge is a bridge-swap quote with the same token on both sides (production's way).
 //! let quote = client
 //!     .quote_bridge_swap(&BridgeSwapQuoteRequest {
@@ -64,19 +79,10 @@
 //! // Members every quote variant has are read without a `match`.
 //! println!("pay {} to receive {}", quote.pay_amount(), quote.receive_amount());
 //!
+//! // Committed once, even when the answer is lost on the way back.
 //! let bridge_id = client.commit_quote(quote.quote_id()).await?.quote_id;
-//! loop {
-//!     let state = match client.get_bridge(&bridge_id).await? {
-//!         BridgeRecord::Bridge(b) => b.state.tag(),
-//!         BridgeRecord::BridgeSwap(b) => b.state.tag(),
-//!         BridgeRecord::DepositAddressBridge(b) => b.state.tag(),
-//!     };
-//!     println!("{bridge_id}: {state}");
-//!     if matches!(state, "EXECUTED" | "CANCELLED" | "FAILED") {
-//!         break;
-//!     }
-//!     tokio::time::sleep(Duration::from_secs(5)).await;
-//! }
+//! let done = client.wait_for_bridge(&bridge_id, Until::Final, Duration::from_secs(30 * 60)).await?;
+//! println!("{bridge_id}: {}", done.state_tag());
 //! # Ok(()) }
 //! ```
 //!
@@ -143,13 +149,18 @@
 //! # Ok(()) }
 //! ```
 //!
-//! See [`webhook`] for the algorithm, and `examples/quickstart.rs` for a program that runs against the sandbox.
+//! See [`webhook`] for the algorithm, [`receiver`] for a receiver on axum that does all of this (and fetches the
+//! key again when it rotates), and `examples/quickstart.rs` and `examples/webhook_receiver.rs` for programs that
+//! run against the sandbox.
 //!
 //! ## Features
 //!
 //! No default features: the client speaks plain HTTP (enough for a local sandbox), or HTTPS through the
 //! `reqwest::Client` you hand it with [`Client::with_reqwest`] (the usual choice in a service that already
 //! configures reqwest).
+//!
+//! `axum` (opt-in): the [`receiver::Webhook`] extractor for axum 0.8, through `axum-core` 0.5 (axum's small core
+//! crate, not axum itself). [`receiver::WebhookReceiver`] works without it, in any framework.
 //!
 //! `rustls` (opt-in): HTTPS with rustls and the `ring` provider, configured on this client's own
 //! `reqwest::Client`; no process-wide provider is installed. It turns on reqwest's `rustls-no-provider`
@@ -160,8 +171,13 @@
 #![warn(missing_docs)]
 
 mod auth;
+pub mod commit;
 mod error;
 pub mod pagers;
+pub mod receiver;
+pub mod retry;
+mod transport;
+pub mod wait;
 pub mod webhook;
 
 /// progenitor's generated client (`src/generated/client.rs`), which [`Client`] wraps: the same operations,
@@ -178,9 +194,12 @@ mod operations;
 use std::time::Duration;
 
 pub use auth::{Credentials, TokenError, TokenFuture, TokenProvider, API_KEY_HEADER};
-pub use error::{Error, UnexpectedResponse};
+pub use error::{Error, OperationError, UnexpectedResponse};
 pub use futures_core::Stream;
 pub use pagers::EventPage;
+pub use retry::RetryPolicy;
+pub use transport::{Settings, DEFAULT_USER_AGENT};
+pub use wait::{BridgeRecordExt, Until, WaitError, WaitPolicy};
 pub use webhook::Event;
 
 use bridge_contract::operations::GetWebhookPublicKeyError;
@@ -229,7 +248,34 @@ impl Client {
 
     /// A client that sends its requests with `http`.
     pub fn with_reqwest(base_url: &str, http: reqwest::Client, credentials: Credentials) -> Self {
-        Self { raw: raw::Client::new_with_client(base_url.trim_end_matches('/'), http, credentials) }
+        Self { raw: raw::Client::new_with_client(base_url.trim_end_matches('/'), http, Settings::new(credentials)) }
+    }
+
+    /// This client with `policy` for retries ([`RetryPolicy::default`] unless set; [`RetryPolicy::none`] turns
+    /// retries off).
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.raw.inner.retry = policy;
+        self
+    }
+
+    /// This client with `policy` for [`Client::wait_for_bridge`] and [`Client::bridge_states`].
+    pub fn with_wait_policy(mut self, policy: WaitPolicy) -> Self {
+        self.raw.inner.wait = policy;
+        self
+    }
+
+    /// This client sending `User-Agent: <product> bridge-client/<version>`, `product` naming your service (for
+    /// example `payments/2.3`). Fails when `product` cannot be a header value.
+    pub fn with_user_agent(mut self, product: &str) -> Result<Self, BuildError> {
+        let value = reqwest::header::HeaderValue::from_str(&format!("{} {DEFAULT_USER_AGENT}", product.trim()))
+            .map_err(|e| BuildError(Box::new(e)))?;
+        self.raw.inner.user_agent = value;
+        Ok(self)
+    }
+
+    /// The settings applied to every request (credentials, retry and wait policies, user agent).
+    pub fn settings(&self) -> &Settings {
+        &self.raw.inner
     }
 
     /// The base URL requests go to.

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bridge_client::webhook::WebhookSigner;
-use bridge_client::{Client, Credentials, Error, Event, TokenError};
+use bridge_client::{Client, Credentials, Error, Event, RetryPolicy, TokenError};
 use bridge_contract::operations::{ListUserEventsError, QuoteBridgeError, QuoteBridgeSwapError};
 use bridge_contract::{
     BadRequest, DecimalNumber, HistorySortBy, ListBridgeHistoryQuery, ListUserEventsQuery, QuoteBridgeUnprocessable,
@@ -254,7 +254,8 @@ async fn undocumented_answers_keep_status_and_raw_body() {
         _ => text(404, ""),
     })
     .await;
-    let client = Client::new(&server.base_url, Credentials::bearer("jwt")).unwrap();
+    // One attempt each (retries are tested against the sandbox in tests/live).
+    let client = Client::new(&server.base_url, Credentials::bearer("jwt")).unwrap().with_retry(RetryPolicy::none());
 
     let err = client.quote_bridge(&bridge_request()).await.unwrap_err();
     let u = err.unexpected().expect("an undocumented answer");
@@ -276,7 +277,7 @@ async fn undocumented_answers_keep_status_and_raw_body() {
         assert_eq!(err.status().unwrap().as_u16(), status);
     }
     // A connection that cannot be made is a communication error.
-    let nowhere = Client::new("http://127.0.0.1:9", Credentials::none()).unwrap();
+    let nowhere = Client::new("http://127.0.0.1:9", Credentials::none()).unwrap().with_retry(RetryPolicy::none());
     assert!(matches!(nowhere.get_webhook_public_key().await, Err(Error::Communication(_))));
 }
 

@@ -71,7 +71,7 @@ Version: 0.0.1*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
-    pub(crate) inner: crate::auth::Credentials,
+    pub(crate) inner: crate::transport::Settings,
 }
 impl Client {
     /// Create a new client.
@@ -79,7 +79,7 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new(baseurl: &str, inner: crate::auth::Credentials) -> Self {
+    pub fn new(baseurl: &str, inner: crate::transport::Settings) -> Self {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
@@ -98,7 +98,7 @@ impl Client {
     pub fn new_with_client(
         baseurl: &str,
         client: reqwest::Client,
-        inner: crate::auth::Credentials,
+        inner: crate::transport::Settings,
     ) -> Self {
         Self {
             baseurl: baseurl.to_string(),
@@ -107,7 +107,7 @@ impl Client {
         }
     }
 }
-impl ClientInfo<crate::auth::Credentials> for Client {
+impl ClientInfo<crate::transport::Settings> for Client {
     fn api_version() -> &'static str {
         "0.0.1"
     }
@@ -117,7 +117,7 @@ impl ClientInfo<crate::auth::Credentials> for Client {
     fn client(&self) -> &reqwest::Client {
         &self.client
     }
-    fn inner(&self) -> &crate::auth::Credentials {
+    fn inner(&self) -> &crate::transport::Settings {
         &self.inner
     }
 }
@@ -125,7 +125,7 @@ const _: () = {
     #[allow(dead_code)]
     fn assert_client_hooks()
     where
-        Client: ClientHooks<crate::auth::Credentials>,
+        Client: ClientHooks<crate::transport::Settings>,
     {}
 };
 #[allow(clippy::all)]
@@ -373,6 +373,9 @@ Quotes depositing `tokenIn` on `chainIn` and receiving `tokenOut` on `chainOut`.
 quote when `isSda` is `"true"`. `postBridgeData` from a project without the post-bridge feature answers 422
 `InvalidRequest` (production documents no 403 on quotes).
 
+Safe to retry (`x-safe-to-retry`): a quote changes nothing; a repeated request makes another quote, and
+a quote that is never committed expires.
+
 
 Sends a `POST` request to `/bridge/quote/bridge-swap/user`
 
@@ -481,6 +484,9 @@ Production marks this path deprecated in favour of `POST /bridge/quote/bridge-sw
 (spec 2.4), which is what this contract's servers send; the answer's type is production's, the three-variant
 `QuoteResponse`, so that a client decodes whatever production sends here too. `postBridgeData` from a project
 without the post-bridge feature answers 422 `InvalidRequest` (production documents no 403 on quotes).
+
+Safe to retry (`x-safe-to-retry`): a quote changes nothing; a repeated request makes another quote, and
+a quote that is never committed expires.
 
 
 Sends a `POST` request to `/bridge/quote/user`

@@ -19,6 +19,9 @@ impl crate::Client {
     /// (spec 2.4), which is what this contract's servers send; the answer's type is production's, the three-variant
     /// `QuoteResponse`, so that a client decodes whatever production sends here too. `postBridgeData` from a project
     /// without the post-bridge feature answers 422 `InvalidRequest` (production documents no 403 on quotes).
+    ///
+    /// Safe to retry (`x-safe-to-retry`): a quote changes nothing; a repeated request makes another quote, and
+    /// a quote that is never committed expires.
     #[deprecated(note = "kept for backward compatibility")]
     pub async fn quote_bridge<'a>(
         &'a self,
@@ -37,6 +40,9 @@ impl crate::Client {
     /// `bridge` quote when no swap is needed, a `bridgeSwap` quote otherwise, and a `depositAddressBridge`
     /// quote when `isSda` is `"true"`. `postBridgeData` from a project without the post-bridge feature answers 422
     /// `InvalidRequest` (production documents no 403 on quotes).
+    ///
+    /// Safe to retry (`x-safe-to-retry`): a quote changes nothing; a repeated request makes another quote, and
+    /// a quote that is never committed expires.
     pub async fn quote_bridge_swap<'a>(
         &'a self,
         body: &'a ::bridge_contract::BridgeSwapQuoteRequest,
@@ -53,6 +59,10 @@ impl crate::Client {
     /// Commits a quote that has not expired. From then on the quote id is the bridge id
     /// (`GET /bridge/history/bridge/{quoteId}`). A quote is committed at most once; committing it again
     /// answers 422 `InvalidRequest`. No request body.
+    ///
+    /// A lost answer (a timeout, a reset connection, a gateway's 5xx) is resolved by the client, not by its caller:
+    /// it reads the bridge (the quote id is the bridge id) and answers as a first successful commit would have, or
+    /// commits again if the bridge does not exist. See [`crate::commit`].
     pub async fn commit_quote<'a>(
         &'a self,
         quote_id: &'a str,
@@ -60,7 +70,7 @@ impl crate::Client {
         ::bridge_contract::QuoteCommitted,
         crate::Error<::bridge_contract::operations::CommitQuoteError>,
     > {
-        crate::error::lift(self.raw.commit_quote(quote_id).await).await
+        crate::commit::commit_resolving_lost_answers(self, quote_id).await
     }
     /// List the project's bridge records by page.
     ///
@@ -457,4 +467,100 @@ pub(crate) fn security(operation: &str) -> Option<Security> {
             _ => return None,
         },
     )
+}
+/// Whether the operation progenitor names `operation` may be repeated when its answer is lost: a GET, or
+/// marked `x-safe-to-retry: true` in the document.
+pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {
+    Some(
+        match operation {
+            "quote_bridge" => true,
+            "quote_bridge_swap" => true,
+            "commit_quote" => false,
+            "list_bridge_history" => true,
+            "get_bridge" => true,
+            "create_deposit_addresses" => false,
+            "create_deposit_addresses_legacy" => false,
+            "search_deposit_addresses" => true,
+            "search_deposit_addresses_legacy" => true,
+            "get_deposit_address_public_status" => true,
+            "get_webhook_public_key" => true,
+            "list_user_events" => true,
+            "sandbox_deposit_bridge" => false,
+            "sandbox_deposit_into_address" => false,
+            "sandbox_create_routing_deposit_address" => false,
+            "sandbox_advance_clock" => false,
+            "sandbox_send_webhook_test" => false,
+            "sandbox_list_webhook_deliveries" => true,
+            _ => return None,
+        },
+    )
+}
+impl crate::error::OperationError for ::bridge_contract::operations::QuoteBridgeError {
+    type Operation = ::bridge_contract::operations::QuoteBridge;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::QuoteBridgeSwapError {
+    type Operation = ::bridge_contract::operations::QuoteBridgeSwap;
+}
+impl crate::error::OperationError for ::bridge_contract::operations::CommitQuoteError {
+    type Operation = ::bridge_contract::operations::CommitQuote;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::ListBridgeHistoryError {
+    type Operation = ::bridge_contract::operations::ListBridgeHistory;
+}
+impl crate::error::OperationError for ::bridge_contract::operations::GetBridgeError {
+    type Operation = ::bridge_contract::operations::GetBridge;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::CreateDepositAddressesError {
+    type Operation = ::bridge_contract::operations::CreateDepositAddresses;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::CreateDepositAddressesLegacyError {
+    type Operation = ::bridge_contract::operations::CreateDepositAddressesLegacy;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SearchDepositAddressesError {
+    type Operation = ::bridge_contract::operations::SearchDepositAddresses;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SearchDepositAddressesLegacyError {
+    type Operation = ::bridge_contract::operations::SearchDepositAddressesLegacy;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetDepositAddressPublicStatusError {
+    type Operation = ::bridge_contract::operations::GetDepositAddressPublicStatus;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetWebhookPublicKeyError {
+    type Operation = ::bridge_contract::operations::GetWebhookPublicKey;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::ListUserEventsError {
+    type Operation = ::bridge_contract::operations::ListUserEvents;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxDepositBridgeError {
+    type Operation = ::bridge_contract::operations::SandboxDepositBridge;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxDepositIntoAddressError {
+    type Operation = ::bridge_contract::operations::SandboxDepositIntoAddress;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxCreateRoutingDepositAddressError {
+    type Operation = ::bridge_contract::operations::SandboxCreateRoutingDepositAddress;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxAdvanceClockError {
+    type Operation = ::bridge_contract::operations::SandboxAdvanceClock;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxSendWebhookTestError {
+    type Operation = ::bridge_contract::operations::SandboxSendWebhookTest;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxListWebhookDeliveriesError {
+    type Operation = ::bridge_contract::operations::SandboxListWebhookDeliveries;
 }
