@@ -130,10 +130,20 @@ fn convert<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, serde_json
     serde_json::from_value(serde_json::to_value(value)?)
 }
 
-/// Authentication, then decoding: path parameters, body, query.
+/// Whether a path has an empty segment (`/sda/deposit-addresses//ETHEREUM/public-status`): such a path matches
+/// no route (404, empty body), as production answers, so no handler ever sees an empty path parameter.
+pub fn has_empty_segment(path: &str) -> bool {
+    path.strip_prefix('/').unwrap_or(path).split('/').any(str::is_empty) && path != "/"
+}
+
+/// Routing's last word (an empty path segment matches no route), then authentication, then decoding: path
+/// parameters, body, query.
 async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Result<(Caller, Input<O>), Response> {
     let inner = &state.0;
     let (mut head, body) = request.into_parts();
+    if has_empty_segment(head.uri.path()) {
+        return Err(StatusCode::NOT_FOUND.into_response());
+    }
     let caller = authenticate(&*inner.auth, O::SECURITY, &head.headers).map_err(auth_failure)?;
     let Some(shapes) = shapes::by_operation_id(O::ID) else {
         return Err(internal(&format!("no decoder tables for {}", O::ID)));

@@ -184,3 +184,43 @@ async fn a_panicking_handler_answers_503_service_unavailable() {
     let typed = ListUserEventsError::from_response(feed.status, feed.body.to_string().as_bytes());
     assert!(matches!(typed, Some(Ok(ListUserEventsError::ServiceUnavailable(_)))), "{feed:?}");
 }
+
+/// A path with an empty segment matches no route, as production answers: every path parameter of every
+/// operation (from `every_operation!`), emptied in turn, gives 404 with an empty body, before authentication
+/// (no credential is sent either), and no handler is called.
+#[tokio::test]
+async fn an_empty_path_segment_matches_no_route() {
+    let (app, recorder) = app(ServerConfig::default());
+    let mut tried = 0;
+    macro_rules! each {
+        ($op:ident, $id:literal) => {
+            let template = <$op as Operation>::PATH;
+            let names: Vec<&str> =
+                template.split('/').filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}'))).collect();
+            for emptied in &names {
+                let mut path = template.to_owned();
+                for name in &names {
+                    let value = if name == emptied { "" } else { "x1" };
+                    path = path.replace(&format!("{{{name}}}"), value);
+                }
+                let uri = Box::leak(format!("{path}?a=1").into_boxed_str());
+                let answer = Send::json(<$op as Operation>::METHOD, uri, "{}").without_auth().to(&app).await;
+                assert_eq!(
+                    (answer.status, &answer.body),
+                    (404, &Value::Null),
+                    "{} {uri} ({})",
+                    <$op as Operation>::METHOD,
+                    $id
+                );
+                tried += 1;
+            }
+        };
+    }
+    bridge_contract::every_operation!(each);
+    assert!(tried >= 6, "the document has operations with path parameters ({tried} tried)");
+    assert!(recorder.last().is_none(), "no handler was called");
+    for path in ["/bridge//history/bridge/b1", "//bridge/history/bridge/b1"] {
+        assert_eq!(Send::get(path).to(&app).await.status, 404, "{path}");
+    }
+    assert!(!bridge_server::serve::has_empty_segment("/bridge/history/bridge/b1"));
+}
