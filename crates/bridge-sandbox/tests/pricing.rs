@@ -1517,3 +1517,41 @@ fn boundaries() {
     let stellar = bridge_request(&cat, "USDC", "STELLAR", "BASE", "10.1234567", QuoteMode::Pay);
     assert!(matches!(bridge_err(&cat, &stellar), QuoteBridgeUnprocessable::InvalidRequest(_)));
 }
+
+/// Deposit addresses are derived, not stored apart from their rows: the same chain and seed must keep giving the
+/// same address (and Stellar metadata) whatever implements the hashing and encodings, or existing data directories
+/// and fixtures would name addresses the sandbox no longer makes. Pinned per chain family, with seed edge cases.
+#[test]
+fn deposit_addresses_are_pinned() {
+    let cat = Catalogue::builtin();
+    let pinned: &[(&str, u64, &str)] = &[
+        ("ETHEREUM", 0, "0x9b5386307a8833be65bb97833810ee39b05f2deb"),
+        ("ETHEREUM", 1, "0xb2446eab79f789d779e1333ec402daad332954eb"),
+        ("ETHEREUM", u64::MAX, "0xd44e791ea6b043e1210959dfb7d1da7c9cf30759"),
+        ("SOLANA", 0, "5pGhF5xFAnkBAKhsPPXpQyBE36kUicZ5psFCbTmjstPH"),
+        ("SOLANA", 42, "5fHCEoRPyXijbv4gt4C3aFhHkw3ZZ2AKj7bqa9E1SEBS"),
+        ("SOLANA", u64::MAX, "FzYVCXsDnGigVxDRvYiqjdAm3hMXcvhNGjAipKVWpUiG"),
+        ("TRON", 0, "TYiKWVkzLpSzeVJgpm2mSJn6qyuoTZ991b"),
+        ("TRON", 42, "TWjB58wqHtYiqxAFvfJiBgpZRmvfgEfmdg"),
+        ("TRON", u64::MAX, "TLNEoU61c2QLFXrqf4ipLJGV8fzPD9qaiY"),
+        ("TON", 0, "UQDF2JGttI97zWE7C_UfKu7rvSiMnmOnENiN-7jaz0sxPfEq"),
+        ("TON", 1, "UQCqvCc4Z2-Pf02VO0NAOkWJwfY5uqk-WwyGr-6HVlphgiot"),
+        ("TON", 42, "UQAA-8WeQu0xlRzWBp9tHz5dZ99os5gS9Kp8-S7TEUdjzW7d"),
+        ("STARKNET", 0, "0x07114c8d2149448a24b9387045d03a22541149699fbfb4d1fc646c4637192835"),
+        ("STARKNET", 42, "0x052c84dc35427e19476e4d4613508003bb432a781a448f0dcba5967fc19ed930"),
+        ("STELLAR", 0, "MCPIR7IBHYSITWPRLTMRMSWQAAJXQZYPTW5XA4NHVZVJPI5JYCLOAAAAAAAAAAAAACSPA"),
+        ("STELLAR", 42, "MCPIR7IBHYSITWPRLTMRMSWQAAJXQZYPTW5XA4NHVZVJPI5JYCLOAAAAAAAAAAAAFKGHK"),
+        ("STELLAR", u64::MAX, "MCPIR7IBHYSITWPRLTMRMSWQAAJXQZYPTW5XA4NHVZVJPI5JYCLOB7777777777775CVM"),
+    ];
+    for (chain, seed, expected) in pinned {
+        let (address, metadata) = cat.deposit_address(chain, *seed).unwrap();
+        assert_eq!(&address, expected, "{chain} seed {seed}");
+        match metadata {
+            Some(ChainMetadata::Stellar(m)) => {
+                assert_eq!(m.base_address, "GCPIR7IBHYSITWPRLTMRMSWQAAJXQZYPTW5XA4NHVZVJPI5JYCLOBJ7O");
+                assert_eq!(m.memo_id, seed.to_string());
+            }
+            None => assert_ne!(*chain, "STELLAR", "a Stellar deposit address has its metadata"),
+        }
+    }
+}
