@@ -67,11 +67,13 @@ pub fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     Ok(Opened { sandbox, keys })
 }
 
-/// The whole HTTP application: the contract's routes (a panicking handler answers 503, see
-/// [`bridge_server::router`]), `/openapi.json`, `/docs`, tracing.
+/// The whole HTTP application: the contract's routes and the sandbox helpers (a panicking handler answers 503, see
+/// [`bridge_server::router`] and [`bridge_server::sandbox_router`]), `/openapi.json`, `/docs`, tracing.
 pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
     let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
-    bridge_server::router(opened.sandbox.clone(), auth, ServerConfig { errors, ..ServerConfig::default() })
+    let config = ServerConfig { errors, ..ServerConfig::default() };
+    bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
+        .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))
         .merge(docs::routes())
         .layer(tower_http::trace::TraceLayer::new_for_http())
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use bridge_contract::operations::*;
 use bridge_contract::*;
-use bridge_server::{BridgeApi, Caller};
+use bridge_server::{BridgeApi, Caller, SandboxApi};
 use serde_json::{json, Value};
 
 use crate::catalogue::Catalogue;
@@ -551,7 +551,9 @@ impl BridgeApi for Sandbox {
         let next_page_token = if more { page.last().map(|(seq, _)| format!("{seq:024x}")) } else { None };
         Ok(UserEventsPage { items: page.into_iter().map(|(_, e)| e).collect(), next_page_token })
     }
+}
 
+impl SandboxApi for Sandbox {
     async fn sandbox_deposit_bridge(
         &self,
         caller: Caller,
