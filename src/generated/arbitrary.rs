@@ -2221,6 +2221,39 @@ impl Arbitrary for Rejection {
             .boxed()
     }
 }
+impl Arbitrary for Refund {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DecimalString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        refund_tx_hash,
+                        refund_tx_timestamp,
+                        refunded_token,
+                        refunded_amount,
+                        refunded_chain,
+                    ),
+                )|
+            Refund {
+                refund_tx_hash,
+                refund_tx_timestamp,
+                refunded_token,
+                refunded_amount,
+                refunded_chain,
+            })
+            .boxed()
+    }
+}
 impl Arbitrary for StringOrNumber {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;

@@ -1161,6 +1161,33 @@ impl From<&DepositAddressStateDepositAccepted> for StateDepositAccepted {
         }
     }
 }
+impl StateDepositAccepted {
+    /// `StateDepositAccepted` from the members of the same names of [`StatePendingConfirmation`] (`x-built-from`); members none of them has are absent.
+    /// The members they lack are given: `depositCommittedAt`.
+    pub fn from_state_pending_confirmation(
+        state_pending_confirmation: &StatePendingConfirmation,
+        deposit_committed_at: impl Into<crate::DateString>,
+    ) -> Self {
+        Self {
+            state: Default::default(),
+            deposit_tx_hash: state_pending_confirmation.deposit_tx_hash.clone(),
+            deposit_committed_at: deposit_committed_at.into(),
+            deposit_discovered_at: Some(
+                state_pending_confirmation.deposit_discovered_at.clone(),
+            ),
+            deposit_confirmed_at: None,
+            expected_deposit_confirmed_at: Some(
+                state_pending_confirmation.expected_deposit_confirmed_at.clone(),
+            ),
+            expected_deposit_confirmed_at_block: Some(
+                state_pending_confirmation.expected_deposit_confirmed_at_block.clone(),
+            ),
+            pre_swap_tx_hash: None,
+            pre_swap_committed_at: None,
+            is_confirmed: None,
+        }
+    }
+}
 /// `StateAccepted` from the members of the same names of [`DepositAddressStateAccepted`] (`x-built-from`); members none of them has are absent.
 impl From<&DepositAddressStateAccepted> for StateAccepted {
     fn from(deposit_address_state_accepted: &DepositAddressStateAccepted) -> Self {
@@ -1190,12 +1217,131 @@ impl From<&DepositAddressStateAccepted> for StateAccepted {
         }
     }
 }
-/// `DepositAddressStatePending` from the members of the same names of [`StatePending`] (`x-built-from`); members none of them has are absent.
-impl From<&StatePending> for DepositAddressStatePending {
-    fn from(_state_pending: &StatePending) -> Self {
+/// `StateAccepted` from the members of the same names of [`StateDepositAccepted`] (`x-built-from`); members none of them has are absent.
+impl From<&StateDepositAccepted> for StateAccepted {
+    fn from(state_deposit_accepted: &StateDepositAccepted) -> Self {
         Self {
-            deposit_address: None,
             state: Default::default(),
+            deposit_tx_hash: state_deposit_accepted.deposit_tx_hash.clone(),
+            deposit_committed_at: state_deposit_accepted.deposit_committed_at.clone(),
+            deposit_discovered_at: state_deposit_accepted.deposit_discovered_at.clone(),
+            deposit_confirmed_at: state_deposit_accepted.deposit_confirmed_at.clone(),
+            expected_deposit_confirmed_at: state_deposit_accepted
+                .expected_deposit_confirmed_at
+                .clone(),
+            expected_deposit_confirmed_at_block: state_deposit_accepted
+                .expected_deposit_confirmed_at_block
+                .clone(),
+            pre_swap_tx_hash: state_deposit_accepted.pre_swap_tx_hash.clone(),
+            pre_swap_committed_at: state_deposit_accepted.pre_swap_committed_at.clone(),
+            is_confirmed: state_deposit_accepted.is_confirmed.clone(),
+        }
+    }
+}
+impl StateExecuted {
+    /// `StateExecuted` from the members of the same names of [`StateAccepted`] (`x-built-from`); members none of them has are absent.
+    /// The members they lack are given: `withdrawTxHash`, `withdrawCommittedAt`.
+    pub fn from_state_accepted(
+        state_accepted: &StateAccepted,
+        withdraw_tx_hash: impl Into<String>,
+        withdraw_committed_at: impl Into<crate::DateString>,
+    ) -> Self {
+        Self {
+            state: Default::default(),
+            deposit_tx_hash: state_accepted.deposit_tx_hash.clone(),
+            deposit_committed_at: state_accepted.deposit_committed_at.clone(),
+            deposit_discovered_at: state_accepted.deposit_discovered_at.clone(),
+            deposit_confirmed_at: state_accepted.deposit_confirmed_at.clone(),
+            expected_deposit_confirmed_at: state_accepted
+                .expected_deposit_confirmed_at
+                .clone(),
+            expected_deposit_confirmed_at_block: state_accepted
+                .expected_deposit_confirmed_at_block
+                .clone(),
+            pre_swap_tx_hash: state_accepted.pre_swap_tx_hash.clone(),
+            pre_swap_committed_at: state_accepted.pre_swap_committed_at.clone(),
+            is_confirmed: state_accepted.is_confirmed.clone(),
+            withdraw_tx_hash: withdraw_tx_hash.into(),
+            withdraw_committed_at: withdraw_committed_at.into(),
+        }
+    }
+}
+impl StateFailed {
+    /// `StateFailed` from the members of the same names of [`StateDepositAccepted`] (`x-built-from`); members none of them has are absent.
+    /// The members they lack are given: `failedAt`.
+    pub fn from_state_deposit_accepted(
+        state_deposit_accepted: &StateDepositAccepted,
+        failed_at: impl Into<crate::DateString>,
+    ) -> Self {
+        Self {
+            state: Default::default(),
+            deposit_tx_hash: state_deposit_accepted.deposit_tx_hash.clone(),
+            deposit_committed_at: state_deposit_accepted.deposit_committed_at.clone(),
+            deposit_discovered_at: state_deposit_accepted.deposit_discovered_at.clone(),
+            deposit_confirmed_at: state_deposit_accepted.deposit_confirmed_at.clone(),
+            expected_deposit_confirmed_at: state_deposit_accepted
+                .expected_deposit_confirmed_at
+                .clone(),
+            expected_deposit_confirmed_at_block: state_deposit_accepted
+                .expected_deposit_confirmed_at_block
+                .clone(),
+            pre_swap_tx_hash: state_deposit_accepted.pre_swap_tx_hash.clone(),
+            pre_swap_committed_at: state_deposit_accepted.pre_swap_committed_at.clone(),
+            is_confirmed: state_deposit_accepted.is_confirmed.clone(),
+            failed_at: failed_at.into(),
+        }
+    }
+}
+/// `StateSwapFailedRefunded` from the members of the same names of [`Rejection`] and [`Refund`] (`x-built-from`); members none of them has are absent.
+impl From<(&Rejection, &Refund)> for StateSwapFailedRefunded {
+    fn from((rejection, refund): (&Rejection, &Refund)) -> Self {
+        Self {
+            state: Default::default(),
+            deposit_tx_hash: rejection.deposit_tx_hash.clone(),
+            deposit_committed_at: rejection.deposit_committed_at.clone(),
+            reason: rejection.reason.clone(),
+            additional_data: rejection.additional_data.clone(),
+            deposit_discovered_at: None,
+            deposit_confirmed_at: None,
+            expected_deposit_confirmed_at: None,
+            expected_deposit_confirmed_at_block: None,
+            pre_swap_tx_hash: None,
+            pre_swap_committed_at: None,
+            is_confirmed: None,
+            refund_tx_hash: refund.refund_tx_hash.clone(),
+            refund_tx_timestamp: refund.refund_tx_timestamp.clone(),
+            refunded_token: refund.refunded_token.clone(),
+            refunded_amount: refund.refunded_amount.clone(),
+            refunded_chain: refund.refunded_chain.clone(),
+        }
+    }
+}
+/// `StateDepositReceivedAfterGracePeriod` from the members of the same names of [`Rejection`] (`x-built-from`); members none of them has are absent.
+impl From<&Rejection> for StateDepositReceivedAfterGracePeriod {
+    fn from(rejection: &Rejection) -> Self {
+        Self {
+            state: Default::default(),
+            deposit_tx_hash: rejection.deposit_tx_hash.clone(),
+            deposit_committed_at: rejection.deposit_committed_at.clone(),
+            reason: rejection.reason.clone(),
+            additional_data: rejection.additional_data.clone(),
+        }
+    }
+}
+/// `StateDepositReceivedAfterGracePeriodRefunded` from the members of the same names of [`Rejection`] and [`Refund`] (`x-built-from`); members none of them has are absent.
+impl From<(&Rejection, &Refund)> for StateDepositReceivedAfterGracePeriodRefunded {
+    fn from((rejection, refund): (&Rejection, &Refund)) -> Self {
+        Self {
+            state: Default::default(),
+            deposit_tx_hash: rejection.deposit_tx_hash.clone(),
+            deposit_committed_at: rejection.deposit_committed_at.clone(),
+            reason: rejection.reason.clone(),
+            additional_data: rejection.additional_data.clone(),
+            refund_tx_hash: refund.refund_tx_hash.clone(),
+            refund_tx_timestamp: refund.refund_tx_timestamp.clone(),
+            refunded_token: refund.refunded_token.clone(),
+            refunded_amount: refund.refunded_amount.clone(),
+            refunded_chain: refund.refunded_chain.clone(),
         }
     }
 }

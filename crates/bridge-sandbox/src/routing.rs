@@ -1,15 +1,20 @@
 //! Routing deposit addresses (sandbox helper `POST /sandbox/routing-deposit-addresses`): creation, and the
-//! choice of the route a deposit follows. Deposits into them are simulated by [`crate::addresses::deposit`].
+//! choice of the route a deposit follows. Deposits into them are simulated by [`crate::deposits`].
 //!
 //! The spec knows routing deposit addresses only through their three event kinds; how routes are ordered and
 //! matched is this contract's design, stated on `RoutingRoute` and `RoutingMatcher` in the schema.
 
-use bridge_contract::operations::*;
-use bridge_contract::*;
+use bridge_contract::operations::SandboxCreateRoutingDepositAddressError;
+use bridge_contract::{
+    DecimalNumber, InvalidRequest, RoutingAction, RoutingActionBridge, RoutingActionBridgeSwap, RoutingCompositeStep,
+    RoutingDepositAddress, RoutingDepositAddressCreatedEvent, RoutingMatcher, RoutingRoute,
+    SandboxRoutingDepositAddressRequest,
+};
 use bridge_server::Caller;
 
-use crate::service::{invalid, storage, Sandbox};
-use crate::store::StoredRoutingAddress;
+use crate::catalogue::Catalogue;
+use crate::core::Core;
+use crate::store::{Counter, StoredRoutingAddress};
 
 type CreateError = SandboxCreateRoutingDepositAddressError;
 
@@ -116,8 +121,7 @@ fn swap_destination(s: &RoutingActionBridgeSwap) -> Destination<'_> {
 
 /// Checks every route against the catalogue and the composite-action order: the first problem, in the words of
 /// a 422 answer.
-fn route_problem(sb: &Sandbox, caller: &Caller, routes: &[RoutingRoute]) -> Option<String> {
-    let cat = sb.catalogue();
+fn route_problem(cat: &Catalogue, caller: &Caller, routes: &[RoutingRoute]) -> Option<String> {
     routes.iter().enumerate().find_map(|(i, route)| {
         if let RoutingAction::Composite(c) = &route.action {
             let transfer_first = matches!(c.actions.first(), Some(RoutingCompositeStep::Bridge(_) | RoutingCompositeStep::BridgeSwap(_)));
@@ -151,23 +155,23 @@ fn route_problem(sb: &Sandbox, caller: &Caller, routes: &[RoutingRoute]) -> Opti
 }
 
 pub async fn create(
-    sb: &Sandbox,
+    core: &Core,
     caller: &Caller,
     body: SandboxRoutingDepositAddressRequest,
 ) -> Result<RoutingDepositAddress, CreateError> {
-    if sb.catalogue().chain(&body.deposit_chain).is_none() {
-        return Err(invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into());
+    let cat = &core.catalogue;
+    if cat.chain(&body.deposit_chain).is_none() {
+        return Err(InvalidRequest::new(format!("unsupported deposit chain {}", body.deposit_chain)).into());
     }
-    if let Some(problem) = route_problem(sb, caller, &body.routes) {
-        return Err(invalid(problem).into());
+    if let Some(problem) = route_problem(cat, caller, &body.routes) {
+        return Err(InvalidRequest::new(problem).into());
     }
     let deposit_address = loop {
-        let seed = sb.next("routing-address").await.map_err(storage::<CreateError>)?;
-        let Some((address, _)) = sb.catalogue().deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
-            return Err(invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into());
+        let seed = core.next(Counter::RoutingAddress).await?;
+        let Some((address, _)) = cat.deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
+            return Err(InvalidRequest::new(format!("unsupported deposit chain {}", body.deposit_chain)).into());
         };
-        let (c, a) = (body.deposit_chain.clone(), address.clone());
-        if !sb.store_call(move |s| s.address_taken(&c, &a)).await.map_err(storage::<CreateError>)? {
+        if !core.store.address_taken(&body.deposit_chain, &address).await? {
             break address;
         }
     };
@@ -177,22 +181,22 @@ pub async fn create(
         routes: body.routes,
         address_note: body.address_note,
     };
-    let created = WebhookEvent::RoutingDepositAddressCreated(RoutingDepositAddressCreatedEvent {
-        tag: Default::default(),
-        deposit_chain: address.deposit_chain.clone(),
-        deposit_address: address.deposit_address.clone(),
-        routes: address.routes.clone(),
+    let created = RoutingDepositAddressCreatedEvent {
         address_note: address.address_note.clone(),
-    });
-    let event =
-        sb.make_event(&caller.project_id, created, body.webhook_url.clone()).await.map_err(storage::<CreateError>)?;
+        ..RoutingDepositAddressCreatedEvent::new(
+            address.deposit_chain.clone(),
+            address.deposit_address.clone(),
+            address.routes.clone(),
+        )
+    };
+    let event = core.event(&caller.project_id, core.now_ms(), created, body.webhook_url.clone()).await?;
     let stored = StoredRoutingAddress {
         project: caller.project_id.clone(),
         address: address.clone(),
         webhook_url: body.webhook_url,
-        created_ms: sb.now_ms(),
+        created_ms: core.now_ms(),
     };
-    sb.store_call(move |s| s.insert_routing_address(&stored, &[event])).await.map_err(storage::<CreateError>)?;
+    core.store.insert_routing_address(&stored, &[event]).await?;
     tracing::info!(project = %caller.project_id, chain = %address.deposit_chain, address = %address.deposit_address, routes = address.routes.len(), "routing deposit address");
     Ok(address)
 }
@@ -200,6 +204,10 @@ pub async fn create(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bridge_contract::{
+        RoutingActionComposite, RoutingMatcherSentAmountUsdBetween, RoutingMatcherSentAmountUsdLowerThan,
+        RoutingMatcherSentToken,
+    };
 
     fn bridge_to(to: &str) -> RoutingAction {
         RoutingAction::Bridge(RoutingActionBridge {
