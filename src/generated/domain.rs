@@ -1104,6 +1104,32 @@ impl DepositAddressNotFound {
         }
     }
 }
+/// `DepositAddressBridgeQuote` from the members of the same names of [`BridgeQuote`] (`x-built-from`); members none of them has are absent.
+impl From<&BridgeQuote> for DepositAddressBridgeQuote {
+    fn from(bridge_quote: &BridgeQuote) -> Self {
+        Self {
+            tag: Default::default(),
+            chain_in: bridge_quote.chain_in.clone(),
+            chain_out: bridge_quote.chain_out.clone(),
+            pay_amount: bridge_quote.pay_amount.clone(),
+            pay_amount_usd: bridge_quote.pay_amount_usd.clone(),
+            receive_amount: bridge_quote.receive_amount.clone(),
+            receive_amount_usd: bridge_quote.receive_amount_usd.clone(),
+            fees: bridge_quote.fees.clone(),
+            depositor: bridge_quote.depositor.clone(),
+            recipient: bridge_quote.recipient.clone(),
+            expires_at: bridge_quote.expires_at.clone(),
+            quote_id: bridge_quote.quote_id.clone(),
+            promotion: bridge_quote.promotion.clone(),
+            gas_boost: bridge_quote.gas_boost.clone(),
+            speed: bridge_quote.speed.clone(),
+            estimated_duration: bridge_quote.estimated_duration.clone(),
+            post_bridge_data: bridge_quote.post_bridge_data.clone(),
+            webhook_url: bridge_quote.webhook_url.clone(),
+            token: bridge_quote.token.clone(),
+        }
+    }
+}
 /// `StatePendingConfirmation` from the members of the same names of [`DepositAddressStatePendingConfirmation`] (`x-built-from`); members none of them has are absent.
 impl From<&DepositAddressStatePendingConfirmation> for StatePendingConfirmation {
     fn from(

@@ -210,11 +210,7 @@ mod tests {
     };
 
     fn bridge_to(to: &str) -> RoutingAction {
-        RoutingAction::Bridge(RoutingActionBridge {
-            tag: Default::default(),
-            destination_chain: "BASE".into(),
-            destination_address: to.into(),
-        })
+        RoutingAction::Bridge(RoutingActionBridge::new("BASE", to))
     }
 
     fn route(priority: Option<i64>, matcher: Option<RoutingMatcher>, to: &str) -> RoutingRoute {
@@ -222,26 +218,22 @@ mod tests {
     }
 
     fn tokens(list: &[&str]) -> Option<RoutingMatcher> {
-        Some(RoutingMatcher::SentToken(RoutingMatcherSentToken {
-            tag: Default::default(),
-            symbols_or_addresses: list.iter().map(|s| s.to_string()).collect(),
-        }))
+        Some(RoutingMatcher::SentToken(RoutingMatcherSentToken::new(
+            list.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        )))
     }
 
     fn lower(value: i32, inclusive: Option<bool>) -> Option<RoutingMatcher> {
         Some(RoutingMatcher::SentAmountUsdLowerThan(RoutingMatcherSentAmountUsdLowerThan {
-            tag: Default::default(),
-            value: value.into(),
             inclusive,
+            ..RoutingMatcherSentAmountUsdLowerThan::new(value)
         }))
     }
 
     fn between(from: i32, to: i32, inclusive: Option<bool>) -> Option<RoutingMatcher> {
         Some(RoutingMatcher::SentAmountUsdBetween(RoutingMatcherSentAmountUsdBetween {
-            tag: Default::default(),
-            from: from.into(),
-            to: to.into(),
             inclusive,
+            ..RoutingMatcherSentAmountUsdBetween::new(from, to)
         }))
     }
 
@@ -295,13 +287,8 @@ mod tests {
 
     #[test]
     fn a_composite_action_sends_the_deposit_where_its_first_step_does() {
-        let swap = RoutingCompositeStep::BridgeSwap(RoutingActionBridgeSwap {
-            tag: Default::default(),
-            destination_chain: "ARBITRUM".into(),
-            destination_address: "0xdest".into(),
-            token_out: "USDT".into(),
-        });
-        let action = RoutingAction::Composite(RoutingActionComposite { tag: Default::default(), actions: vec![swap] });
+        let swap = RoutingCompositeStep::BridgeSwap(RoutingActionBridgeSwap::new("ARBITRUM", "0xdest", "USDT"));
+        let action = RoutingAction::Composite(RoutingActionComposite::new(vec![swap]));
         let to = destination(&action);
         assert_eq!((to.destination_chain, to.destination_address, to.token_out), ("ARBITRUM", "0xdest", Some("USDT")));
     }

@@ -102,8 +102,7 @@ pub fn deposit_address(family: Family, chain_id: &str, seed: u64) -> (String, Op
             let mut payload = key.to_vec();
             payload.extend_from_slice(&seed.to_be_bytes());
             let muxed = strkey(STRKEY_MUXED, &payload);
-            let metadata =
-                StellarChainMetadata { tag: Default::default(), base_address: base, memo_id: seed.to_string() };
+            let metadata = StellarChainMetadata::new(base, seed.to_string());
             (muxed, Some(ChainMetadata::Stellar(metadata)))
         }
     }

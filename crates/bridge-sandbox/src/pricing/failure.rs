@@ -1,0 +1,129 @@
+//! Every refusal of the pricing model ([`Failure`]), and how it becomes an operation's error body or a deposit's
+//! reject reason.
+
+use bridge_contract::operations::{QuoteBridgeError, QuoteBridgeSwapError};
+use bridge_contract::{
+    DecimalString, DepositLimitReached, GasBoostGreaterThanReceiveAmount, InvalidRequest, NegativeReceiveAmount,
+    NoBridgeTokenFoundError, NoRouteFoundError, QuoteBridgeSwapUnprocessable, QuoteBridgeUnprocessable, RejectReason,
+    SameChainSwapNotAvailable, SdaDepositBelowMinimum, SdaDepositLimitExceeded, WithdrawLimitReached,
+};
+use rust_decimal::Decimal;
+
+use super::exact::dstr;
+use crate::catalogue::Chain;
+
+/// Every refusal of the pricing model, before it is put into an operation's error enum.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Failure {
+    InvalidRequest(InvalidRequest),
+    WithdrawLimitReached(WithdrawLimitReached),
+    DepositLimitReached(DepositLimitReached),
+    GasBoostGreaterThanReceiveAmount(GasBoostGreaterThanReceiveAmount),
+    NegativeReceiveAmount(NegativeReceiveAmount),
+    SdaDepositLimitExceeded(SdaDepositLimitExceeded),
+    SdaDepositBelowMinimum(SdaDepositBelowMinimum),
+    NoRouteFound(NoRouteFoundError),
+    SameChainSwapNotAvailable(SameChainSwapNotAvailable),
+    NoBridgeTokenFound(NoBridgeTokenFoundError),
+}
+
+pub(super) type R<T> = Result<T, Failure>;
+
+impl Failure {
+    pub(super) fn into_bridge_error(self) -> QuoteBridgeError {
+        use QuoteBridgeUnprocessable as U;
+        let u = match self {
+            Failure::InvalidRequest(e) => U::InvalidRequest(e),
+            Failure::WithdrawLimitReached(e) => U::WithdrawLimitReached(e),
+            Failure::DepositLimitReached(e) => U::DepositLimitReached(e),
+            Failure::GasBoostGreaterThanReceiveAmount(e) => U::GasBoostGreaterThanReceiveAmount(e),
+            Failure::NegativeReceiveAmount(e) => U::NegativeReceiveAmount(e),
+            Failure::SdaDepositLimitExceeded(e) => U::SdaDepositLimitExceeded(e),
+            Failure::SdaDepositBelowMinimum(e) => U::SdaDepositBelowMinimum(e),
+            // Not produced by bridge quotes; kept total.
+            Failure::NoRouteFound(e) => U::InvalidRequest(invalid_body(format!(
+                "no route from {} on {} to {} on {}",
+                e.token_in, e.chain_in, e.token_out, e.chain_out
+            ))),
+            Failure::SameChainSwapNotAvailable(e) => U::InvalidRequest(invalid_body(e.message)),
+            Failure::NoBridgeTokenFound(e) => U::InvalidRequest(invalid_body(e.message)),
+        };
+        QuoteBridgeError::QuoteBridgeUnprocessable(u)
+    }
+
+    pub(super) fn into_bridge_swap_error(self) -> QuoteBridgeSwapError {
+        use QuoteBridgeSwapUnprocessable as U;
+        let u = match self {
+            Failure::NoRouteFound(e) => return QuoteBridgeSwapError::NoRouteFoundError(e),
+            Failure::InvalidRequest(e) => U::InvalidRequest(e),
+            Failure::WithdrawLimitReached(e) => U::WithdrawLimitReached(e),
+            Failure::DepositLimitReached(e) => U::DepositLimitReached(e),
+            Failure::GasBoostGreaterThanReceiveAmount(e) => U::GasBoostGreaterThanReceiveAmount(e),
+            Failure::NegativeReceiveAmount(e) => U::NegativeReceiveAmount(e),
+            Failure::SdaDepositLimitExceeded(e) => U::SdaDepositLimitExceeded(e),
+            Failure::SdaDepositBelowMinimum(e) => U::SdaDepositBelowMinimum(e),
+            Failure::SameChainSwapNotAvailable(e) => U::SameChainSwapNotAvailable(e),
+            Failure::NoBridgeTokenFound(e) => U::NoBridgeTokenFoundError(e),
+        };
+        QuoteBridgeSwapError::QuoteBridgeSwapUnprocessable(u)
+    }
+
+    pub(super) fn reject_reason(self) -> RejectReason {
+        match self {
+            Failure::SdaDepositBelowMinimum(_)
+            | Failure::NegativeReceiveAmount(_)
+            | Failure::GasBoostGreaterThanReceiveAmount(_) => RejectReason::UnderMin,
+            Failure::SdaDepositLimitExceeded(_)
+            | Failure::DepositLimitReached(_)
+            | Failure::WithdrawLimitReached(_) => RejectReason::OverMax,
+            Failure::NoRouteFound(_) | Failure::NoBridgeTokenFound(_) | Failure::SameChainSwapNotAvailable(_) => {
+                RejectReason::NoRouteFound
+            }
+            Failure::InvalidRequest(_) => RejectReason::TerminalProcessingIssue,
+        }
+    }
+}
+
+pub(super) fn invalid_body(message: impl Into<String>) -> InvalidRequest {
+    InvalidRequest::new(message)
+}
+
+pub(super) fn invalid(message: impl Into<String>) -> Failure {
+    Failure::InvalidRequest(invalid_body(message))
+}
+
+pub(super) fn range_error() -> Failure {
+    invalid("the amounts of this quote exceed exact decimal arithmetic (28 significant digits); use a smaller amount")
+}
+
+/// Why a decimal string cannot be priced, without echoing all of it.
+pub(super) fn out_of_range(
+    member: &str,
+    value: &DecimalString,
+    e: &bridge_contract::scalars::DecimalRangeError,
+) -> String {
+    use bridge_contract::scalars::DecimalRangeErrorKind as K;
+    let why = match e.kind() {
+        K::TooManyDecimalPlaces { needed } => {
+            format!("it has {needed} decimal places and at most 28 are supported")
+        }
+        K::TooManyDigits { needed } => {
+            format!("its {needed} digits exceed exact decimal arithmetic (at most 79228162514264337593543950335)")
+        }
+        _ => "it has no exact rust_decimal value".to_owned(),
+    };
+    format!("`{member}` {} is out of range: {why}", shown(&value.to_string()))
+}
+
+/// `text`, cut to 64 characters for error messages.
+pub(super) fn shown(text: &str) -> String {
+    crate::catalogue::shorten(text)
+}
+
+pub(super) fn no_route(token_in: &str, token_out: &str, chain_in: &Chain, chain_out: &Chain) -> Failure {
+    Failure::NoRouteFound(NoRouteFoundError::new(token_in, token_out, chain_in.id.clone(), chain_out.id.clone()))
+}
+
+pub(super) fn negative(receive: Decimal) -> Failure {
+    Failure::NegativeReceiveAmount(NegativeReceiveAmount::new(dstr(receive)))
+}
