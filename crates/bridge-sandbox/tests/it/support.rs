@@ -1,7 +1,5 @@
 //! Test support: a sandbox started on a free loopback port over a data directory, with the manual clock.
 
-#![allow(dead_code)]
-
 use std::path::Path;
 use std::time::Duration;
 

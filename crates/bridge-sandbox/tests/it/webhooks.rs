@@ -5,18 +5,16 @@
 // `POST /bridge/quote/user` is deprecated in production; it is the spec's single-token quote and stays under test.
 #![allow(deprecated)]
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::Running;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use bridge_client::webhook::{Event, WebhookVerifier, SIGNATURE_HEADER};
 use bridge_client::Client;
 use bridge_contract::*;
-use support::Running;
 
 /// A webhook receiver on 127.0.0.1 that answers 500 to its first `fail_first` requests, and takes `delay` to
 /// answer each.
