@@ -109,11 +109,11 @@ impl BridgeRecordBridge {
         state: BridgeState,
     ) -> Self {
         Self {
-            common: common,
+            common,
             tag: None,
             token: token.into(),
             usd_price: usd_price.into(),
-            state: state,
+            state,
         }
     }
 }
@@ -126,12 +126,12 @@ impl BridgeRecordDepositAddressBridge {
         state: DepositAddressBridgeState,
     ) -> Self {
         Self {
-            common: common,
+            common,
             tag: Default::default(),
             token: token.into(),
             usd_price: usd_price.into(),
             token_out: None,
-            state: state,
+            state,
         }
     }
 }

@@ -95,14 +95,15 @@ fn constructors(doc: &Yaml, structs: &Structs) -> anyhow::Result<String> {
         let body: Vec<String> = fields
             .iter()
             .map(|f| {
+                if f.flatten.is_some() {
+                    return f.ident.clone(); // the parameter of the same name
+                }
                 let value = if f.tag && f.required {
-                    "Default::default()".to_owned()
-                } else if f.flatten.is_some() {
-                    f.ident.clone()
+                    "Default::default()"
                 } else if f.required {
-                    format!("{}.into()", f.ident)
+                    return format!("{0}: {0}.into()", f.ident);
                 } else {
-                    "None".to_owned()
+                    "None"
                 };
                 format!("{}: {value}", f.ident)
             })
@@ -176,7 +177,7 @@ fn built_from(doc: &Yaml, structs: &Structs, unions: &Unions) -> anyhow::Result<
                 .iter()
                 .map(|s| s.as_str().ok_or_else(|| anyhow!("{name}: x-built-from names components by name")))
                 .collect::<anyhow::Result<_>>()?;
-            t.push_str(&conversion(name, fields, &sources, structs, unions).with_context(|| format!("{name}"))?);
+            t.push_str(&conversion(name, fields, &sources, structs, unions).with_context(|| name.to_owned())?);
         }
     }
     Ok(t)

@@ -21,7 +21,7 @@ use crate::catalogue::usd_number;
 use crate::core::{date, Core};
 use crate::ids;
 use crate::lifecycle::{self, DELAY_MS};
-use crate::pricing::{self, QuoteContext};
+use crate::pricing::{self, DepositQuote, QuoteContext};
 use crate::records::{self, NewRecord, Plan, SeenDeposit};
 use crate::routing;
 use crate::store::{Counter, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredRoutingAddress};
@@ -31,8 +31,8 @@ pub const REQUIRED_CONFIRMATIONS: u64 = 12;
 
 /// The address a simulated deposit goes into, as its events name it.
 enum Target {
-    /// A deposit address: its events are the DEPOSIT_ADDRESS_* kinds.
-    Sda(StoredAddress),
+    /// A deposit address: its events are the DEPOSIT_ADDRESS_* kinds. (Boxed: much larger than a routing one.)
+    Sda(Box<StoredAddress>),
     /// A routing deposit address: its events are the ROUTING_DEPOSIT_ADDRESS_* kinds.
     Routing(StoredRoutingAddress),
 }
@@ -117,7 +117,7 @@ fn amount_wei(amount: &DecimalString, decimals: u32) -> String {
 
 async fn target(core: &Core, caller: &Caller, chain: &str, address: &str) -> StoreResult<Option<Target>> {
     Ok(match core.store.address(chain, address).await? {
-        Some(a) if a.project == caller.project_id => Some(Target::Sda(a)),
+        Some(a) if a.project == caller.project_id => Some(Target::Sda(Box::new(a))),
         Some(_) => None,
         None => match core.store.routing_address(chain, address).await? {
             Some(a) if a.project == caller.project_id => Some(Target::Routing(a)),
@@ -196,13 +196,15 @@ pub async fn deposit(
     let priced = destination.and_then(|d| {
         pricing::quote_deposit(
             &ctx,
-            &path.deposit_chain,
-            &d.chain,
-            &d.address,
-            &body.token,
-            &body.amount,
-            d.token_out.as_deref(),
-            &sender,
+            &DepositQuote {
+                deposit_chain: &path.deposit_chain,
+                destination_chain: &d.chain,
+                destination_address: &d.address,
+                token: &body.token,
+                amount: &body.amount,
+                token_out: d.token_out.as_deref(),
+                depositor: &sender,
+            },
         )
     });
     let mut last_bridge = LastBridge {

@@ -1,4 +1,4 @@
-//! Every refusal of the pricing model ([`Failure`]), and how it becomes an operation's error body or a deposit's
+//! Every refusal of the pricing model ([`Refusal`]), and how it becomes an operation's error answer or a deposit's
 //! reject reason.
 
 use bridge_contract::operations::{QuoteBridgeError, QuoteBridgeSwapError};
@@ -27,10 +27,41 @@ pub(super) enum Failure {
     NoBridgeTokenFound(NoBridgeTokenFoundError),
 }
 
-pub(super) type R<T> = Result<T, Failure>;
+/// A refusal of the pricing model: the body of the operation's error answer (`QuoteBridgeError` and
+/// `QuoteBridgeSwapError` convert from it, `?` included) or a deposit's [`RejectReason`]. Boxed, as the contract's
+/// error bodies are large.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal(Box<Failure>);
+
+impl From<Failure> for Refusal {
+    fn from(failure: Failure) -> Self {
+        Self(Box::new(failure))
+    }
+}
+
+impl From<Refusal> for QuoteBridgeError {
+    fn from(refusal: Refusal) -> Self {
+        refusal.0.into_bridge_error()
+    }
+}
+
+impl From<Refusal> for QuoteBridgeSwapError {
+    fn from(refusal: Refusal) -> Self {
+        refusal.0.into_bridge_swap_error()
+    }
+}
+
+impl Refusal {
+    /// Why a deposit into a deposit address that the model refuses is not bridged.
+    pub fn reject_reason(self) -> RejectReason {
+        self.0.reject_reason()
+    }
+}
+
+pub(super) type R<T> = Result<T, Refusal>;
 
 impl Failure {
-    pub(super) fn into_bridge_error(self) -> QuoteBridgeError {
+    fn into_bridge_error(self) -> QuoteBridgeError {
         use QuoteBridgeUnprocessable as U;
         let u = match self {
             Failure::InvalidRequest(e) => U::InvalidRequest(e),
@@ -51,7 +82,7 @@ impl Failure {
         QuoteBridgeError::QuoteBridgeUnprocessable(u)
     }
 
-    pub(super) fn into_bridge_swap_error(self) -> QuoteBridgeSwapError {
+    fn into_bridge_swap_error(self) -> QuoteBridgeSwapError {
         use QuoteBridgeSwapUnprocessable as U;
         let u = match self {
             Failure::NoRouteFound(e) => return QuoteBridgeSwapError::NoRouteFoundError(e),
@@ -68,7 +99,7 @@ impl Failure {
         QuoteBridgeSwapError::QuoteBridgeSwapUnprocessable(u)
     }
 
-    pub(super) fn reject_reason(self) -> RejectReason {
+    fn reject_reason(self) -> RejectReason {
         match self {
             Failure::SdaDepositBelowMinimum(_)
             | Failure::NegativeReceiveAmount(_)
@@ -88,11 +119,11 @@ pub(super) fn invalid_body(message: impl Into<String>) -> InvalidRequest {
     InvalidRequest::new(message)
 }
 
-pub(super) fn invalid(message: impl Into<String>) -> Failure {
-    Failure::InvalidRequest(invalid_body(message))
+pub(super) fn invalid(message: impl Into<String>) -> Refusal {
+    Failure::InvalidRequest(invalid_body(message)).into()
 }
 
-pub(super) fn range_error() -> Failure {
+pub(super) fn range_error() -> Refusal {
     invalid("the amounts of this quote exceed exact decimal arithmetic (28 significant digits); use a smaller amount")
 }
 
@@ -120,10 +151,10 @@ pub(super) fn shown(text: &str) -> String {
     crate::catalogue::shorten(text)
 }
 
-pub(super) fn no_route(token_in: &str, token_out: &str, chain_in: &Chain, chain_out: &Chain) -> Failure {
-    Failure::NoRouteFound(NoRouteFoundError::new(token_in, token_out, chain_in.id.clone(), chain_out.id.clone()))
+pub(super) fn no_route(token_in: &str, token_out: &str, chain_in: &Chain, chain_out: &Chain) -> Refusal {
+    Failure::NoRouteFound(NoRouteFoundError::new(token_in, token_out, chain_in.id.clone(), chain_out.id.clone())).into()
 }
 
-pub(super) fn negative(receive: Decimal) -> Failure {
-    Failure::NegativeReceiveAmount(NegativeReceiveAmount::new(dstr(receive)))
+pub(super) fn negative(receive: Decimal) -> Refusal {
+    Failure::NegativeReceiveAmount(NegativeReceiveAmount::new(dstr(receive))).into()
 }

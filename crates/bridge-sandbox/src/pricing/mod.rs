@@ -135,7 +135,6 @@ mod leg;
 mod price;
 mod route;
 
-use bridge_contract::operations::{QuoteBridgeError, QuoteBridgeSwapError};
 use bridge_contract::{
     BridgeQuote, BridgeQuoteRequest, BridgeSwapQuote, BridgeSwapQuoteRequest, DateString, DecimalString, QuoteMode,
     QuoteResponse, RejectReason, SameChainSwapNotAvailable, SwapQuote,
@@ -144,6 +143,7 @@ use rust_decimal::Decimal;
 
 use crate::catalogue::{usd_number, Catalogue};
 use exact::{dstr, floor_div, mul};
+pub use failure::Refusal;
 use failure::{invalid, no_route, Failure, R};
 use price::price;
 use route::{check_address, is_sda, known_chain, plain_route, route_between, Request};
@@ -162,17 +162,30 @@ pub struct QuoteContext<'a> {
 
 /// POST /bridge/quote/user. Never panics; every refusal is a documented error (422 InvalidRequest for an
 /// unsupported chain/token, limits, NegativeReceiveAmount, GasBoostGreaterThanReceiveAmount, Sda* limits).
-pub fn quote_bridge(ctx: &QuoteContext, req: &BridgeQuoteRequest) -> Result<BridgeQuote, QuoteBridgeError> {
-    bridge_quote(ctx, req).map_err(Failure::into_bridge_error)
+pub fn quote_bridge(ctx: &QuoteContext, req: &BridgeQuoteRequest) -> Result<BridgeQuote, Refusal> {
+    bridge_quote(ctx, req)
 }
 
 /// POST /bridge/quote/bridge-swap/user: `bridge` variant for the same token, `bridgeSwap` otherwise,
 /// `depositAddressBridge` when isSda is "true".
-pub fn quote_bridge_swap(
-    ctx: &QuoteContext,
-    req: &BridgeSwapQuoteRequest,
-) -> Result<QuoteResponse, QuoteBridgeSwapError> {
-    bridge_swap_quote(ctx, req).map_err(Failure::into_bridge_swap_error)
+pub fn quote_bridge_swap(ctx: &QuoteContext, req: &BridgeSwapQuoteRequest) -> Result<QuoteResponse, Refusal> {
+    bridge_swap_quote(ctx, req)
+}
+
+/// A deposit into a deposit address, to be priced by [`quote_deposit`].
+#[derive(Debug, Clone, Copy)]
+pub struct DepositQuote<'a> {
+    pub deposit_chain: &'a str,
+    /// Where the deposit is bridged to (the address's destination, or its route's).
+    pub destination_chain: &'a str,
+    pub destination_address: &'a str,
+    /// The deposited token's symbol.
+    pub token: &'a str,
+    pub amount: &'a DecimalString,
+    /// The token to receive, when the address swaps.
+    pub token_out: Option<&'a str>,
+    /// The deposit's sender, taken as is.
+    pub depositor: &'a str,
 }
 
 /// A deposit of `amount` `token` into a deposit address: the quote the bridge is made from, or the reject reason
@@ -182,17 +195,9 @@ pub fn quote_bridge_swap(
 /// validated); the amount is rounded down to the route's precision. The answer is `depositAddressBridge`
 /// when the deposited token is bridged as such, `bridgeSwap` when it is swapped (`token_out` differs, or
 /// the token is not bridgeable).
-#[allow(clippy::too_many_arguments)]
-pub fn quote_deposit(
-    ctx: &QuoteContext,
-    deposit_chain: &str,
-    destination_chain: &str,
-    destination_address: &str,
-    token: &str,
-    amount: &DecimalString,
-    token_out: Option<&str>,
-    depositor: &str,
-) -> Result<QuoteResponse, RejectReason> {
+pub fn quote_deposit(ctx: &QuoteContext, deposit: &DepositQuote) -> Result<QuoteResponse, RejectReason> {
+    let DepositQuote { deposit_chain, destination_chain, destination_address, token, amount, token_out, depositor } =
+        *deposit;
     let cat = ctx.catalogue;
     if !cat.supported_tokens(deposit_chain, destination_chain, token_out).iter().any(|t| t.symbol == token) {
         return Err(RejectReason::UnsupportedToken);
@@ -235,7 +240,7 @@ pub fn quote_deposit(
             QuoteResponse::DepositAddressBridge(priced.deposit_address_quote(ctx, &route, &request)?)
         })
     })();
-    answer.map_err(|f| f.reject_reason())
+    answer.map_err(Refusal::reject_reason)
 }
 
 /// The swaps of a bridge-swap quote as the `SwapQuote` objects of events (`preSwap`, `postSwap`): `None`
@@ -321,7 +326,8 @@ fn bridge_swap_quote(ctx: &QuoteContext, req: &BridgeSwapQuoteRequest) -> R<Quot
         return Err(Failure::SameChainSwapNotAvailable(SameChainSwapNotAvailable::new(format!(
             "chainIn and chainOut are both {}: same-chain swaps are not available",
             chain_in.id
-        ))));
+        )))
+        .into());
     }
     let t_in =
         chain_in.token(&req.token_in).ok_or_else(|| no_route(&req.token_in, &req.token_out, chain_in, chain_out))?;

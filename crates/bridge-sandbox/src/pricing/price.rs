@@ -28,7 +28,8 @@ pub(super) fn check_deposit_limit(route: &Route, pay: Decimal) -> R<()> {
             pay_amount_usd: mul(pay, t.usd_price).ok().map(dstr),
             max_deposit_amount_usd: mul(t.max_deposit, t.usd_price).ok().map(dstr),
             ..DepositLimitReached::new(t.symbol.clone(), route.chain_in.id.clone(), dstr(pay), dstr(t.max_deposit))
-        }));
+        })
+        .into());
     }
     Ok(())
 }
@@ -43,7 +44,8 @@ pub(super) fn check_sda_limits(route: &Route, pay: Decimal) -> R<()> {
             route.chain_out.id.clone(),
             dstr(pay_usd),
             dstr(t.min_deposit_usd),
-        )));
+        ))
+        .into());
     }
     if pay_usd > t.max_deposit_usd {
         return Err(Failure::SdaDepositLimitExceeded(SdaDepositLimitExceeded::new(
@@ -52,7 +54,8 @@ pub(super) fn check_sda_limits(route: &Route, pay: Decimal) -> R<()> {
             route.chain_out.id.clone(),
             dstr(pay_usd),
             dstr(t.max_deposit_usd),
-        )));
+        ))
+        .into());
     }
     Ok(())
 }
@@ -65,7 +68,8 @@ pub(super) fn check_withdraw_limit(route: &Route, receive: Decimal) -> R<()> {
             route.chain_out.id.clone(),
             dstr(receive),
             dstr(t.max_withdraw),
-        )));
+        ))
+        .into());
     }
     Ok(())
 }
@@ -110,7 +114,8 @@ pub(super) fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> R<Price
                     return Err(Failure::GasBoostGreaterThanReceiveAmount(GasBoostGreaterThanReceiveAmount::new(
                         dstr(b.cost),
                         dstr(leg.receive_before_boost),
-                    )));
+                    ))
+                    .into());
                 }
             }
             let receive = if route.post_swap() {

@@ -5,7 +5,7 @@
 use bridge_contract::{DecimalString, IsSdaFlag, NoBridgeTokenFoundError, PostBridgeData, QuoteMode};
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::failure::{invalid, negative, out_of_range, shown, Failure, R};
+use super::failure::{invalid, negative, out_of_range, shown, Failure, Refusal, R};
 use crate::catalogue::{Catalogue, Chain, Token};
 
 /// The parts of a quote request the model uses.
@@ -111,12 +111,14 @@ pub(super) fn route_between<'a>(
     if t_in.symbol == t_out.symbol && t_in.bridgeable && t_out.bridgeable {
         return plain_route(chain_in, chain_out, &t_in.symbol);
     }
-    let symbol = cat.bridge_token(&chain_in.id, &chain_out.id, &t_in.symbol, &t_out.symbol).ok_or_else(|| {
-        Failure::NoBridgeTokenFound(NoBridgeTokenFoundError::new(format!(
-            "no token is bridged between {} and {}",
-            chain_in.id, chain_out.id
-        )))
-    })?;
+    let symbol =
+        cat.bridge_token(&chain_in.id, &chain_out.id, &t_in.symbol, &t_out.symbol).ok_or_else(|| -> Refusal {
+            Failure::NoBridgeTokenFound(NoBridgeTokenFoundError::new(format!(
+                "no token is bridged between {} and {}",
+                chain_in.id, chain_out.id
+            )))
+            .into()
+        })?;
     let (Some(bridge_in), Some(bridge_out)) = (chain_in.token(&symbol), chain_out.token(&symbol)) else {
         return Err(invalid(format!("bridge token {symbol} is missing")));
     };
