@@ -83,7 +83,7 @@ pub struct Destination<'a> {
 }
 
 /// The transfer an action makes: its own, or the first step of a composite action (whose order
-/// [`route_problem`] checked when the route was created).
+/// `route_problem` checked when the route was created).
 pub fn destination(action: &RoutingAction) -> Destination<'_> {
     fn transfer(step: &RoutingCompositeStep) -> Option<Destination<'_>> {
         match step {

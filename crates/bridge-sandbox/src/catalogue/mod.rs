@@ -2,7 +2,7 @@
 //! promotions, sponsored projects and swap settings.
 //!
 //! * this module: the model ([`Catalogue`], [`Chain`], [`Token`], [`FeeSettings`]) and what is looked up in it;
-//! * [`config`]: the built-in catalogue (`src/catalogue/default.toml`, compiled in) and how a config file is merged
+//! * `config`: the built-in catalogue (`src/catalogue/default.toml`, compiled in) and how a config file is merged
 //!   over it ([`Catalogue::from_toml`], [`Catalogue::with_overrides`]): tables merge key by key, any other value
 //!   (string, number, array) replaces the built-in one, `enabled = false` removes a chain or a token, and
 //!   `inherit_builtin = false` at the top of a file makes it a complete catalogue of its own. Every amount and
@@ -10,7 +10,7 @@
 //!   shortest decimal form). Token fields are looked up on the token (`[chains.X.tokens.Y]`), then on its symbol
 //!   (`[symbols.Y]`): a symbol carries the defaults (price, decimals, limits) that a chain may override, as BINANCE
 //!   does for the 18-decimal stablecoins;
-//! * [`address`]: addresses per chain family, validated with their checksums, and the deterministic deposit
+//! * `address`: addresses per chain family, validated with their checksums, and the deterministic deposit
 //!   addresses ([`Catalogue::deposit_address`]).
 
 mod address;

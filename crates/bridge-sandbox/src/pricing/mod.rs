@@ -124,9 +124,9 @@
 //! `OVER_MAX` (`SdaDepositLimitExceeded`, `DepositLimitReached`, `WithdrawLimitReached`, an amount beyond
 //! range), `NO_ROUTE_FOUND` (no route or bridge token), `TERMINAL_PROCESSING_ISSUE` (anything else).
 //!
-//! The model's parts: [`route`] (the request and its route), [`leg`] (the bridged leg's fees and gas boost),
-//! [`price`] (both modes through the swaps, and the limits), [`exact`] (exact decimal arithmetic), [`assemble`]
-//! (the contract's quote variants) and [`failure`] (every refusal, as the operations' error bodies).
+//! The model's parts: `route` (the request and its route), `leg` (the bridged leg's fees and gas boost),
+//! `price` (both modes through the swaps, and the limits), `exact` (exact decimal arithmetic), `assemble`
+//! (the contract's quote variants) and `failure` (every refusal, as the operations' error bodies).
 
 mod assemble;
 mod exact;
