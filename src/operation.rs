@@ -50,3 +50,27 @@ pub trait ErrorResponse: Sized + Serialize {
     /// Decodes an error answer: `None` when `status` is not documented for this operation.
     fn from_response(status: u16, body: &[u8]) -> Option<Result<Self, serde_json::Error>>;
 }
+
+/// A failure that means "the service could not answer, and nothing was changed": a store or a dependency of an
+/// implementation failed. Every operation documents 503 `ServiceUnavailable` for it, and every operation's error
+/// enum converts from any `T: IntoServiceUnavailable` (generated), so an implementation propagates such a failure
+/// with `?` instead of mapping it at each call.
+///
+/// ```
+/// use bridge_contract::operations::GetBridgeError;
+/// use bridge_contract::{IntoServiceUnavailable, ServiceUnavailable};
+///
+/// struct StoreDown(&'static str);
+/// impl IntoServiceUnavailable for StoreDown {
+///     fn into_service_unavailable(self) -> ServiceUnavailable {
+///         ServiceUnavailable::new(format!("the store failed: {}", self.0))
+///     }
+/// }
+/// fn read() -> Result<(), StoreDown> { Err(StoreDown("disk full")) }
+/// fn get_bridge() -> Result<(), GetBridgeError> { Ok(read()?) }
+/// assert!(matches!(get_bridge(), Err(GetBridgeError::ServiceUnavailable(e)) if e.message.ends_with("disk full")));
+/// ```
+pub trait IntoServiceUnavailable {
+    /// The 503 answer (its `message` says what failed).
+    fn into_service_unavailable(self) -> crate::types::ServiceUnavailable;
+}

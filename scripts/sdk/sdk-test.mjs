@@ -5,7 +5,7 @@
 // `isSignatureValid`. The sandbox helpers (not part of production) are called with plain fetch to move bridges
 // and deposits through their lifecycle.
 //
-// Run by the Rust test `the_official_sdk_works_against_the_sandbox` (crates/bridge-sandbox/tests), which starts
+// Run by the Rust test `the_official_sdk_works_against_the_sandbox` (crates/bridge-sandbox/tests/it/sdk.rs), which starts
 // the sandbox, passes its base URL and a project token, and checks the JSON report this prints on stdout:
 //   { calls: [{ name, operation, status, body }], deliveries: [{ eventId, tag, verified }], feed: [eventId...] }
 // Run by hand with: node scripts/sdk/sdk-test.mjs http://127.0.0.1:8080 "$(bridge-sandbox token --project p)"

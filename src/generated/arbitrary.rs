@@ -2221,6 +2221,39 @@ impl Arbitrary for Rejection {
             .boxed()
     }
 }
+impl Arbitrary for Refund {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DecimalString>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        refund_tx_hash,
+                        refund_tx_timestamp,
+                        refunded_token,
+                        refunded_amount,
+                        refunded_chain,
+                    ),
+                )|
+            Refund {
+                refund_tx_hash,
+                refund_tx_timestamp,
+                refunded_token,
+                refunded_amount,
+                refunded_chain,
+            })
+            .boxed()
+    }
+}
 impl Arbitrary for StringOrNumber {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
@@ -4841,6 +4874,57 @@ impl Arbitrary for BridgeRefundedEvent {
                 refunded_token,
                 refunded_amount,
                 refunded_chain,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SdaDeposit {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                proptest::string::string_regex("[0-9]+").expect("pattern compiles"),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+            (
+                any::<crate::DateString>(),
+                proptest::option::of(
+                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                ),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        id,
+                        token_symbol,
+                        token_address,
+                        amount,
+                        amount_usd,
+                        amount_wei,
+                        sender,
+                        tx_hash,
+                    ),
+                    (created_at, block_number),
+                )|
+            SdaDeposit {
+                id,
+                token_symbol,
+                token_address,
+                amount,
+                amount_usd,
+                amount_wei,
+                sender,
+                tx_hash,
+                created_at,
+                block_number,
             })
             .boxed()
     }

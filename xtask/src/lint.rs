@@ -8,7 +8,7 @@
 //!   other variant allows (production's BRIDGE_CANCELLED has no tag); `anyOf` and `not` are not used;
 //! * objects and multi-value enums are named components (inline only as `allOf` members of a component);
 //! * every `$ref` resolves; `x-alias-of` names an existing operation; `x-safe-to-retry` is `true` and only on
-//!   operations other than GETs (a GET is safe to retry by definition);
+//!   operations other than GETs (a GET is safe to retry by definition); `x-built-from` names existing components;
 //! * every operation documents 503 [`SERVICE_UNAVAILABLE`] (or a response whose schema is a union with its
 //!   schema), the answer `bridge_server::router` gives for any operation whose implementation fails.
 
@@ -176,6 +176,9 @@ impl<'a> Lint<'a> {
                 self.problems.push(format!("{at}: `{banned}` is not used in this schema (untagged)"));
             }
         }
+        if let Some(lists) = obj.get("x-built-from") {
+            self.built_from(lists, at, place);
+        }
         if let Some(values) = obj.get("enum").and_then(Value::as_array) {
             if values.len() > 1 && place != Place::Component {
                 self.problems.push(format!("{at}: inline enum with several values; make it a named component"));
@@ -210,6 +213,25 @@ impl<'a> Lint<'a> {
         }
         if let Some(extra) = obj.get("additionalProperties").filter(|v| v.is_object()) {
             self.schema(extra, &format!("{at}{{}}"), Place::Inline);
+        }
+    }
+
+    /// `x-built-from` (a code-generation hint) is on a component and lists lists of existing component names.
+    fn built_from(&mut self, lists: &Value, at: &str, place: Place) {
+        let names: Option<Vec<&str>> = lists
+            .as_array()
+            .and_then(|lists| lists.iter().map(Value::as_array).collect::<Option<Vec<_>>>())
+            .and_then(|lists| lists.into_iter().flatten().map(Value::as_str).collect());
+        match names {
+            _ if place != Place::Component => self.problems.push(format!("{at}: x-built-from is for components")),
+            None => self.problems.push(format!("{at}: x-built-from must be a list of lists of component names")),
+            Some(names) => {
+                for name in names {
+                    if self.doc.pointer(&format!("/components/schemas/{name}")).is_none() {
+                        self.problems.push(format!("{at}: x-built-from names unknown component `{name}`"));
+                    }
+                }
+            }
         }
     }
 

@@ -14,6 +14,7 @@ mod breaking;
 mod bundle;
 mod client;
 mod codegen;
+mod domain;
 mod evolution;
 mod git;
 mod lint;

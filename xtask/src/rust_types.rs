@@ -45,6 +45,8 @@ pub fn generate(doc: &Yaml, fingerprint: &str) -> anyhow::Result<Vec<(PathBuf, S
         components: Vec::new(),
         struct_fields: BTreeMap::new(),
         unions: Vec::new(),
+        struct_defs: BTreeMap::new(),
+        tag_types: std::collections::BTreeSet::new(),
     };
     for (name, schema) in schemas {
         let name = name.as_str().ok_or_else(|| anyhow!("schema names are strings"))?;
@@ -68,7 +70,12 @@ pub fn generate(doc: &Yaml, fingerprint: &str) -> anyhow::Result<Vec<(PathBuf, S
         "{HEADER}\n//! proptest strategies that produce schema-valid values of every generated type (feature `proptest`).\n\n{}",
         format_rust(&format!("use proptest::prelude::*;\nuse crate::types::*;\n\n{}", gen.arb))?
     );
-    Ok(vec![(PathBuf::from("src/generated/types.rs"), types), (PathBuf::from("src/generated/arbitrary.rs"), arb)])
+    let domain = crate::domain::generate(doc, &gen.struct_defs, &gen.unions)?;
+    Ok(vec![
+        (PathBuf::from("src/generated/types.rs"), types),
+        (PathBuf::from("src/generated/arbitrary.rs"), arb),
+        (PathBuf::from("src/generated/domain.rs"), domain),
+    ])
 }
 
 struct Gen<'a> {
@@ -81,6 +88,10 @@ struct Gen<'a> {
     struct_fields: BTreeMap<String, Vec<(String, String)>>,
     /// Every union of structs: (union, [(variant ident, variant type)]), for the accessors of shared members.
     unions: Vec<(String, Vec<(String, String)>)>,
+    /// Every generated struct with what `crate::domain` needs of its fields (constructors and conversions).
+    struct_defs: BTreeMap<String, Vec<crate::domain::FieldDef>>,
+    /// The one-variant enums generated for tag properties.
+    tag_types: std::collections::BTreeSet<String>,
 }
 
 /// How one property or parameter maps to Rust.
@@ -259,7 +270,20 @@ impl<'a> Gen<'a> {
             recorded.push((f.rust.clone(), rust_ty));
         }
         writeln!(t, "}}\n")?;
-        self.struct_fields.insert(name.to_owned(), recorded);
+        self.struct_fields.insert(name.to_owned(), recorded.clone());
+        let defs = fields
+            .iter()
+            .zip(recorded)
+            .map(|(f, (ident, declared))| crate::domain::FieldDef {
+                json: f.json.clone(),
+                ident,
+                declared,
+                required: f.required,
+                flatten: f.flatten.then(|| f.ty.rust.clone()),
+                tag: self.tag_types.contains(&f.ty.rust),
+            })
+            .collect();
+        self.struct_defs.insert(name.to_owned(), defs);
 
         // proptest: tuples of at most eight strategies, nested, mapped into the struct.
         let strategies: Vec<String> = fields
@@ -574,6 +598,7 @@ impl<'a> Gen<'a> {
                     let value = value.as_str().ok_or_else(|| anyhow!("tag values are strings"))?.to_owned();
                     let tag_type = format!("{owner}{}", prop.trim_start_matches('_').to_upper_camel_case());
                     self.string_enum(&tag_type, &[value], Some(&format!("The `{prop}` tag of [`{owner}`].")), None)?;
+                    self.tag_types.insert(tag_type.clone());
                     return Ok(simple(&tag_type, format!("Just({tag_type}::default())")));
                 }
                 let min = u64_of(schema, "minLength");

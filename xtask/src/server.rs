@@ -4,7 +4,8 @@
 //!   schema (path parameters, query parameters, body), with fields in declaration order and every
 //!   constraint and default of the schema;
 //! * `crates/bridge-server/src/generated/api.rs`: the `BridgeApi` trait (one async method per operation; an
-//!   `x-alias-of` operation shares the method of the operation it aliases) and the route table.
+//!   `x-alias-of` operation shares the method of the operation it aliases) and its route table, and the
+//!   `SandboxApi` trait of the sandbox helpers (the operations tagged `sandbox`) and theirs.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -60,7 +61,7 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         format_rust(&text)?
     );
     let api_rs = format!(
-        "{HEADER}\n//! The `BridgeApi` trait (one method per operation) and the route table over it.\n\n{}",
+        "{HEADER}\n//! The `BridgeApi` trait (one method per operation), the `SandboxApi` trait (the sandbox helpers) and their route tables.\n\n{}",
         format_rust(&api(doc, &ops)?)?
     );
     Ok(vec![
@@ -251,21 +252,56 @@ impl<'a> Shapes<'a> {
     }
 }
 
-/// The `BridgeApi` trait and the `routes` function.
+/// The tag of the operations that only the sandbox serves (its helpers): they get a trait of their own.
+const SANDBOX_TAG: &str = "sandbox";
+
+/// One generated service trait: its name, documentation and route-table function.
+struct ServiceTrait {
+    name: &'static str,
+    doc: &'static str,
+    routes_fn: &'static str,
+}
+
+const BRIDGE_API: ServiceTrait = ServiceTrait {
+    name: "BridgeApi",
+    doc: "/// The service, one async method per operation of the OpenAPI document except the sandbox helpers (tag\n\
+          /// `sandbox`, [`SandboxApi`]). Implement it and pass it to [`crate::router`]. Requests are authenticated and\n\
+          /// decoded before a method is called: a method never sees malformed input. Each method returns the\n\
+          /// operation's 200 answer or one of its documented errors (the error enum knows each variant's status).\n",
+    routes_fn: "routes",
+};
+
+const SANDBOX_API: ServiceTrait = ServiceTrait {
+    name: "SandboxApi",
+    doc: "/// The sandbox helpers: one async method per operation tagged `sandbox` (production deployments do not have\n\
+          /// them). Implement it and pass it to [`crate::sandbox_router`], whose routes merge into [`crate::router`]'s.\n\
+          /// Authenticated and decoded like [`BridgeApi`]'s operations.\n",
+    routes_fn: "sandbox_routes",
+};
+
+/// Whether an operation is a sandbox helper (tagged `sandbox`).
+fn is_sandbox_helper(op: &Op<'_>) -> bool {
+    op.op.get("tags").and_then(Value::as_sequence).into_iter().flatten().any(|t| t.as_str() == Some(SANDBOX_TAG))
+}
+
+/// The `BridgeApi` and `SandboxApi` traits, each with its route table.
 fn api(doc: &Yaml, ops: &[Op<'_>]) -> anyhow::Result<String> {
     let mut t = String::from(
         "use std::future::Future;\n\nuse bridge_contract::operations::*;\nuse bridge_contract::*;\n\nuse crate::auth::Caller;\nuse crate::serve::{handle, handle_alias, AppState};\n\n",
     );
-    t.push_str(
-        "/// The service, one async method per operation of the OpenAPI document. Implement it and pass it to\n\
-         /// [`crate::router`]. Requests are authenticated and decoded before a method is called: a method never\n\
-         /// sees malformed input. Each method returns the operation's 200 answer or one of its documented errors\n\
-         /// (the error enum knows each variant's status).\n\
-         pub trait BridgeApi: Send + Sync + 'static {\n",
-    );
+    let (sandbox, production): (Vec<&Op<'_>>, Vec<&Op<'_>>) = ops.iter().partition(|op| is_sandbox_helper(op));
+    t.push_str(&service_trait(doc, ops, &production, &BRIDGE_API)?);
+    t.push_str(&service_trait(doc, ops, &sandbox, &SANDBOX_API)?);
+    Ok(t)
+}
+
+/// One service trait over `members` (operations of `ops`) and the function listing their routes.
+fn service_trait(doc: &Yaml, ops: &[Op<'_>], members: &[&Op<'_>], spec: &ServiceTrait) -> anyhow::Result<String> {
+    let trait_name = spec.name;
+    let mut t = format!("{}pub trait {trait_name}: Send + Sync + 'static {{\n", spec.doc);
     let mut routes: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut path_order: Vec<String> = Vec::new();
-    for op in ops {
+    for op in members {
         let target = op.alias_of.as_deref().unwrap_or(&op.id);
         let target_op = ops.iter().find(|o| o.id == target).ok_or_else(|| anyhow!("unknown alias target {target}"))?;
         let struct_name = target.to_upper_camel_case();
@@ -326,7 +362,11 @@ fn api(doc: &Yaml, ops: &[Op<'_>]) -> anyhow::Result<String> {
         routes.entry(op.path.clone()).or_default().push(entry);
     }
     t.push_str("}\n\n");
-    t.push_str("/// Every route of the document, over an implementation of [`BridgeApi`].\npub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {\n    axum::Router::new()\n");
+    writeln!(
+        t,
+        "/// The routes of [`{trait_name}`]'s operations.\npub(crate) fn {}<A: {trait_name}>() -> axum::Router<AppState<A>> {{\n    axum::Router::new()",
+        spec.routes_fn
+    )?;
     for path in &path_order {
         let methods = &routes[path];
         let mut chain = methods[0].clone();
@@ -336,7 +376,7 @@ fn api(doc: &Yaml, ops: &[Op<'_>]) -> anyhow::Result<String> {
         }
         writeln!(t, "        .route({path:?}, {chain})")?;
     }
-    t.push_str("}\n");
+    t.push_str("}\n\n");
     Ok(t)
 }
 

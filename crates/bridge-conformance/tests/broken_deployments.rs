@@ -230,56 +230,15 @@ impl BridgeApi for Broken {
         }
         Ok(page)
     }
-    async fn sandbox_deposit_bridge(
-        &self,
-        caller: Caller,
-        path: SandboxDepositBridgePath,
-        body: SandboxBridgeDepositRequest,
-    ) -> Result<BridgeRecord, SandboxDepositBridgeError> {
-        self.inner.sandbox_deposit_bridge(self.seen(&caller), path, body).await
-    }
-    async fn sandbox_deposit_into_address(
-        &self,
-        caller: Caller,
-        path: SandboxDepositIntoAddressPath,
-        body: SandboxAddressDepositRequest,
-    ) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> {
-        self.inner.sandbox_deposit_into_address(self.seen(&caller), path, body).await
-    }
-    async fn sandbox_advance_clock(
-        &self,
-        caller: Caller,
-        body: SandboxAdvanceClockRequest,
-    ) -> Result<SandboxClock, SandboxAdvanceClockError> {
-        self.inner.sandbox_advance_clock(self.seen(&caller), body).await
-    }
-    async fn sandbox_create_routing_deposit_address(
-        &self,
-        caller: Caller,
-        body: SandboxRoutingDepositAddressRequest,
-    ) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> {
-        self.inner.sandbox_create_routing_deposit_address(self.seen(&caller), body).await
-    }
-    async fn sandbox_send_webhook_test(
-        &self,
-        caller: Caller,
-        body: SandboxWebhookTestRequest,
-    ) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
-        self.inner.sandbox_send_webhook_test(self.seen(&caller), body).await
-    }
-    async fn sandbox_list_webhook_deliveries(
-        &self,
-        caller: Caller,
-        query: SandboxListWebhookDeliveriesQuery,
-    ) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> {
-        self.inner.sandbox_list_webhook_deliveries(self.seen(&caller), query).await
-    }
 }
 
+/// The sandbox with one break in its `BridgeApi`; its helpers (`SandboxApi`) are the sandbox's own.
 async fn broken(fault: Break) -> SpawnedSandbox {
     SpawnedSandbox::start_with(move |opened| {
         let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
-        bridge_server::router(Broken::new(opened.sandbox.clone(), fault), auth, ServerConfig::default())
+        let config = ServerConfig::default();
+        bridge_server::router(Broken::new(opened.sandbox.clone(), fault), auth.clone(), config.clone())
+            .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))
     })
     .await
     .unwrap()

@@ -1,5 +1,6 @@
 //! The event feed's page cost at 1,000 and at 1,000,000 stored events, through `SqliteStore::events` (the query
-//! `GET /webhook/user-events-cursor` runs: a page of 50 plus one to know whether there is a next page).
+//! `GET /webhook/user-events-cursor` runs: a page of 50 plus one to know whether there is a next page), awaited on
+//! a current-thread runtime as the service awaits it (the query runs on the blocking pool).
 //!
 //! The events are the 50 of `benches/fixtures/events-page-50.json` (every kind, real sandbox output), repeated
 //! with fresh ids, 10 ms apart, spread over four projects in turn; the pages read are those of one project. Each
@@ -17,6 +18,7 @@ use std::time::Instant;
 use bridge_contract::{UserEventsPage, WebhookEvent};
 use bridge_sandbox::store::{NewEvent, SqliteStore, Store};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use tokio::runtime::Runtime;
 
 const PAGE: u64 = 50;
 const PROJECTS: u64 = 4;
@@ -30,7 +32,7 @@ fn fixture_events() -> Vec<WebhookEvent> {
 }
 
 /// A store with `n` events (kept between runs; rebuilt when incomplete).
-fn store_with(n: u64, events: &[WebhookEvent]) -> SqliteStore {
+fn store_with(rt: &Runtime, n: u64, events: &[WebhookEvent]) -> SqliteStore {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("feed-bench-{n}"));
     let marker = dir.join("complete");
     if std::fs::read_to_string(&marker).ok().as_deref() != Some(&n.to_string()) {
@@ -48,7 +50,7 @@ fn store_with(n: u64, events: &[WebhookEvent]) -> SqliteStore {
                     webhook_url: None,
                 })
                 .collect();
-            store.append_events(&batch).expect("the batch is written");
+            rt.block_on(store.append_events(&batch)).expect("the batch is written");
             i += BATCH;
         }
         drop(store);
@@ -60,11 +62,12 @@ fn store_with(n: u64, events: &[WebhookEvent]) -> SqliteStore {
 
 fn feed(c: &mut Criterion) {
     let events = fixture_events();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     let mut group = c.benchmark_group("feed-page-50");
     // `FEED_BENCH_LARGE` replaces 1,000,000 (for a quick smoke run: `cargo test --benches` runs each case once).
     let large = std::env::var("FEED_BENCH_LARGE").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000u64);
     for n in [1_000u64, large] {
-        let store = store_with(n, &events);
+        let store = store_with(&rt, n, &events);
         let project = "project-0";
         // Sequence numbers are 1..=n in insertion order; project-0 has 1, 5, 9, ...
         let middle_seq = (n / 2) as i64;
@@ -77,14 +80,14 @@ fn feed(c: &mut Criterion) {
             ("cursor-last", 0, near_end_seq),
         ];
         for (name, since, after) in cases {
-            let got = store.events(project, since, after, PAGE + 1).unwrap();
+            let got = rt.block_on(store.events(project, since, after, PAGE + 1)).unwrap();
             assert!(
                 got.len() as u64 >= PAGE.min(n / PROJECTS - 1) || name == "cursor-last",
                 "{name} at {n}: {} events",
                 got.len()
             );
             group.bench_function(BenchmarkId::new(name, n), |b| {
-                b.iter(|| store.events(black_box(project), since, after, PAGE + 1).unwrap())
+                b.iter(|| rt.block_on(store.events(black_box(project), since, after, PAGE + 1)).unwrap())
             });
         }
     }

@@ -414,8 +414,7 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
     let mut in_flight = Vec::new();
     for (fraction, outcome) in [(0.1, None), (0.35, None), (0.7, None), (0.45, Some(SandboxBridgeOutcome::SwapFailed))]
     {
-        for copy in 0..2usize {
-            let (chain_in, chain_out, token) = routes[copy];
+        for (copy, &(chain_in, chain_out, token)) in routes.iter().enumerate().take(2) {
             if outcome.is_none() {
                 let id = commit_bridge(client, chain_in, chain_out, token, &format!("{}.5", 30 + copy)).await?;
                 in_flight.push(InFlight::new(client, Pay::Bridge(id, None), fraction).await?);

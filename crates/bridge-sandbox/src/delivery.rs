@@ -27,7 +27,7 @@ use rand::Rng;
 use tokio::sync::Semaphore;
 
 use crate::service::Sandbox;
-use crate::store::{AttemptOutcome, DueDelivery};
+use crate::store::{AttemptOutcome, DeliveryClaim, DueDelivery};
 
 pub const MAX_ATTEMPTS: u32 = 10;
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -83,7 +83,7 @@ impl Deliverer {
     /// directory (one sandbox process per data directory), so what was in flight at a crash is retried at once.
     pub async fn new(sandbox: Sandbox, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build()?;
-        sandbox.store_call(|s| s.release_leases()).await?;
+        sandbox.core().store.release_leases().await?;
         Ok(Self { sandbox, signer, http, slots: Arc::new(Semaphore::new(IN_FLIGHT)), busy: Default::default() })
     }
 
@@ -93,13 +93,16 @@ impl Deliverer {
         if free == 0 {
             return Ok(0);
         }
-        let now = self.sandbox.now_ms();
         let wall = crate::clock::wall_ms();
-        let busy = self.busy.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let due = self
-            .sandbox
-            .store_call(move |s| s.take_due_deliveries(now, wall, wall + LEASE_MS, free as u64, PER_RECEIVER, &busy))
-            .await?;
+        let claim = DeliveryClaim {
+            now_ms: self.sandbox.now_ms(),
+            wall_ms: wall,
+            lease_until_wall_ms: wall + LEASE_MS,
+            limit: free as u64,
+            per_url: PER_RECEIVER,
+            busy: self.busy.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        };
+        let due = self.sandbox.core().store.take_due_deliveries(&claim).await?;
         let started = due.len();
         for delivery in due {
             let permit = self.slots.clone().acquire_owned().await?;
@@ -162,7 +165,7 @@ impl Deliverer {
             }
         }
         let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms };
-        self.sandbox.store_call(move |s| s.record_attempt(&delivery, &outcome)).await
+        Ok(self.sandbox.core().store.record_attempt(&delivery, &outcome).await?)
     }
 }
 

@@ -31,3 +31,28 @@ pub fn quote_id(counter: u64) -> String {
 pub fn tx_hash(seed: u64) -> String {
     format!("0x{}", hex_digits(seed ^ 0x7478_0000_0000_0000, 64))
 }
+
+/// An event id, from the event counter.
+pub fn event_id(counter: u64) -> String {
+    format!("evt_{}", hex_digits(counter ^ 0x4556_0000_0000_0000, 24))
+}
+
+/// The `_id` of a deposit into a deposit address, from its transaction seed.
+pub fn deposit_id(seed: u64) -> String {
+    format!("dep_{}", hex_digits(seed ^ 0xde90, 24))
+}
+
+/// The seed of the made-up sender of a deposit (when the request names none), from its transaction seed.
+pub fn sender_seed(seed: u64) -> u64 {
+    seed ^ 0x5e4d
+}
+
+/// An EVM-style made-up address, for chains the catalogue cannot derive one on.
+pub fn evm_address(seed: u64) -> String {
+    format!("0x{}", hex_digits(seed, 40))
+}
+
+/// The id and transaction hash of the refund of a rejected deposit, from the deposit's transaction seed.
+pub fn refund(seed: u64) -> (String, String) {
+    (format!("ref_{}", hex_digits(seed ^ 0x4ef, 24)), tx_hash(seed ^ 0x4ef))
+}

@@ -5,27 +5,38 @@
 //! one SQLite file in the data directory and survives restarts. Run it with
 //! `cargo run -p bridge-sandbox -- serve` (see `--help`).
 //!
-//! * [`catalogue`]: chains, tokens, prices, limits, fee settings (built-in defaults, overridable by a file);
-//! * [`pricing`]: the pricing model of quotes;
-//! * [`addresses`], [`routing`]: deposit addresses and routing deposit addresses, and deposits into them;
-//! * [`lifecycle`]: the bridge state machine and its events;
-//! * [`store`]: persistence behind the [`store::Store`] trait;
-//! * [`service`]: the [`bridge_server::BridgeApi`] implementation;
-//! * [`delivery`]: signed webhook delivery from the outbox, with retries;
-//! * [`clock`]: the sandbox clock (`--clock real|manual`).
+//! Modules, each with one job (none imports one that imports it back):
+//!
+//! * the core: [`store`] (persistence behind the async [`store::Store`] trait, SQLite by default), [`catalogue`]
+//!   (chains, tokens, prices, limits, fee settings), [`clock`] (the sandbox clock), [`ids`] (ids and made-up chain
+//!   data from counters), gathered in [`core::Core`];
+//! * the domain: [`records`] (the contract's bridge records made from quotes, and read), [`lifecycle`] (the state
+//!   machine: typed transitions and the events they emit), [`pricing`] (the pricing model of quotes);
+//! * the areas, one per group of operations: [`quotes`], [`bridges`] (history, deposits into bridges, the clock,
+//!   the lifecycle pass), [`addresses`], [`deposits`] (into deposit and routing addresses), [`routing`], [`feed`],
+//!   [`webhooks`], and [`delivery`] (signed webhook delivery from the outbox, with retries);
+//! * [`service`]: the [`bridge_server::BridgeApi`] and [`bridge_server::SandboxApi`] implementation, delegating to
+//!   the areas; [`keys`], [`docs`] and this module: what `serve` needs.
 
 pub mod addresses;
+pub mod bridges;
 pub mod catalogue;
 pub mod clock;
+pub mod core;
 pub mod delivery;
+pub mod deposits;
 pub mod docs;
+pub mod feed;
 pub mod ids;
 pub mod keys;
 pub mod lifecycle;
 pub mod pricing;
+pub mod quotes;
+pub mod records;
 pub mod routing;
 pub mod service;
 pub mod store;
+pub mod webhooks;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -61,17 +72,19 @@ pub fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         catalogue = catalogue.with_overrides(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     }
-    let stored_clock = store::Store::clock(&store)?;
+    let stored_clock = store.stored_clock()?;
     let clock = clock::Clock::new(config.clock, stored_clock);
     let sandbox = Sandbox::new(Arc::new(store), catalogue, clock, keys.webhook.served_public_key());
     Ok(Opened { sandbox, keys })
 }
 
-/// The whole HTTP application: the contract's routes (a panicking handler answers 503, see
-/// [`bridge_server::router`]), `/openapi.json`, `/docs`, tracing.
+/// The whole HTTP application: the contract's routes and the sandbox helpers (a panicking handler answers 503, see
+/// [`bridge_server::router`] and [`bridge_server::sandbox_router`]), `/openapi.json`, `/docs`, tracing.
 pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
     let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
-    bridge_server::router(opened.sandbox.clone(), auth, ServerConfig { errors, ..ServerConfig::default() })
+    let config = ServerConfig { errors, ..ServerConfig::default() };
+    bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
+        .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))
         .merge(docs::routes())
         .layer(tower_http::trace::TraceLayer::new_for_http())
 }

@@ -1,15 +1,20 @@
 //! Routing deposit addresses (sandbox helper `POST /sandbox/routing-deposit-addresses`): creation, and the
-//! choice of the route a deposit follows. Deposits into them are simulated by [`crate::addresses::deposit`].
+//! choice of the route a deposit follows. Deposits into them are simulated by [`crate::deposits`].
 //!
 //! The spec knows routing deposit addresses only through their three event kinds; how routes are ordered and
 //! matched is this contract's design, stated on `RoutingRoute` and `RoutingMatcher` in the schema.
 
-use bridge_contract::operations::*;
-use bridge_contract::*;
+use bridge_contract::operations::SandboxCreateRoutingDepositAddressError;
+use bridge_contract::{
+    DecimalNumber, InvalidRequest, RoutingAction, RoutingActionBridge, RoutingActionBridgeSwap, RoutingCompositeStep,
+    RoutingDepositAddress, RoutingDepositAddressCreatedEvent, RoutingMatcher, RoutingRoute,
+    SandboxRoutingDepositAddressRequest,
+};
 use bridge_server::Caller;
 
-use crate::service::{invalid, storage, Sandbox};
-use crate::store::StoredRoutingAddress;
+use crate::catalogue::Catalogue;
+use crate::core::Core;
+use crate::store::{Counter, StoredRoutingAddress};
 
 type CreateError = SandboxCreateRoutingDepositAddressError;
 
@@ -78,7 +83,7 @@ pub struct Destination<'a> {
 }
 
 /// The transfer an action makes: its own, or the first step of a composite action (whose order
-/// [`route_problem`] checked when the route was created).
+/// `route_problem` checked when the route was created).
 pub fn destination(action: &RoutingAction) -> Destination<'_> {
     fn transfer(step: &RoutingCompositeStep) -> Option<Destination<'_>> {
         match step {
@@ -116,8 +121,7 @@ fn swap_destination(s: &RoutingActionBridgeSwap) -> Destination<'_> {
 
 /// Checks every route against the catalogue and the composite-action order: the first problem, in the words of
 /// a 422 answer.
-fn route_problem(sb: &Sandbox, caller: &Caller, routes: &[RoutingRoute]) -> Option<String> {
-    let cat = sb.catalogue();
+fn route_problem(cat: &Catalogue, caller: &Caller, routes: &[RoutingRoute]) -> Option<String> {
     routes.iter().enumerate().find_map(|(i, route)| {
         if let RoutingAction::Composite(c) = &route.action {
             let transfer_first = matches!(c.actions.first(), Some(RoutingCompositeStep::Bridge(_) | RoutingCompositeStep::BridgeSwap(_)));
@@ -151,23 +155,23 @@ fn route_problem(sb: &Sandbox, caller: &Caller, routes: &[RoutingRoute]) -> Opti
 }
 
 pub async fn create(
-    sb: &Sandbox,
+    core: &Core,
     caller: &Caller,
     body: SandboxRoutingDepositAddressRequest,
 ) -> Result<RoutingDepositAddress, CreateError> {
-    if sb.catalogue().chain(&body.deposit_chain).is_none() {
-        return Err(invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into());
+    let cat = &core.catalogue;
+    if cat.chain(&body.deposit_chain).is_none() {
+        return Err(InvalidRequest::new(format!("unsupported deposit chain {}", body.deposit_chain)).into());
     }
-    if let Some(problem) = route_problem(sb, caller, &body.routes) {
-        return Err(invalid(problem).into());
+    if let Some(problem) = route_problem(cat, caller, &body.routes) {
+        return Err(InvalidRequest::new(problem).into());
     }
     let deposit_address = loop {
-        let seed = sb.next("routing-address").await.map_err(storage::<CreateError>)?;
-        let Some((address, _)) = sb.catalogue().deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
-            return Err(invalid(format!("unsupported deposit chain {}", body.deposit_chain)).into());
+        let seed = core.next(Counter::RoutingAddress).await?;
+        let Some((address, _)) = cat.deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
+            return Err(InvalidRequest::new(format!("unsupported deposit chain {}", body.deposit_chain)).into());
         };
-        let (c, a) = (body.deposit_chain.clone(), address.clone());
-        if !sb.store_call(move |s| s.address_taken(&c, &a)).await.map_err(storage::<CreateError>)? {
+        if !core.store.address_taken(&body.deposit_chain, &address).await? {
             break address;
         }
     };
@@ -177,22 +181,22 @@ pub async fn create(
         routes: body.routes,
         address_note: body.address_note,
     };
-    let created = WebhookEvent::RoutingDepositAddressCreated(RoutingDepositAddressCreatedEvent {
-        tag: Default::default(),
-        deposit_chain: address.deposit_chain.clone(),
-        deposit_address: address.deposit_address.clone(),
-        routes: address.routes.clone(),
+    let created = RoutingDepositAddressCreatedEvent {
         address_note: address.address_note.clone(),
-    });
-    let event =
-        sb.make_event(&caller.project_id, created, body.webhook_url.clone()).await.map_err(storage::<CreateError>)?;
+        ..RoutingDepositAddressCreatedEvent::new(
+            address.deposit_chain.clone(),
+            address.deposit_address.clone(),
+            address.routes.clone(),
+        )
+    };
+    let event = core.event(&caller.project_id, core.now_ms(), created, body.webhook_url.clone()).await?;
     let stored = StoredRoutingAddress {
         project: caller.project_id.clone(),
         address: address.clone(),
         webhook_url: body.webhook_url,
-        created_ms: sb.now_ms(),
+        created_ms: core.now_ms(),
     };
-    sb.store_call(move |s| s.insert_routing_address(&stored, &[event])).await.map_err(storage::<CreateError>)?;
+    core.store.insert_routing_address(&stored, &[event]).await?;
     tracing::info!(project = %caller.project_id, chain = %address.deposit_chain, address = %address.deposit_address, routes = address.routes.len(), "routing deposit address");
     Ok(address)
 }
@@ -200,13 +204,13 @@ pub async fn create(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bridge_contract::{
+        RoutingActionComposite, RoutingMatcherSentAmountUsdBetween, RoutingMatcherSentAmountUsdLowerThan,
+        RoutingMatcherSentToken,
+    };
 
     fn bridge_to(to: &str) -> RoutingAction {
-        RoutingAction::Bridge(RoutingActionBridge {
-            tag: Default::default(),
-            destination_chain: "BASE".into(),
-            destination_address: to.into(),
-        })
+        RoutingAction::Bridge(RoutingActionBridge::new("BASE", to))
     }
 
     fn route(priority: Option<i64>, matcher: Option<RoutingMatcher>, to: &str) -> RoutingRoute {
@@ -214,26 +218,22 @@ mod tests {
     }
 
     fn tokens(list: &[&str]) -> Option<RoutingMatcher> {
-        Some(RoutingMatcher::SentToken(RoutingMatcherSentToken {
-            tag: Default::default(),
-            symbols_or_addresses: list.iter().map(|s| s.to_string()).collect(),
-        }))
+        Some(RoutingMatcher::SentToken(RoutingMatcherSentToken::new(
+            list.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        )))
     }
 
     fn lower(value: i32, inclusive: Option<bool>) -> Option<RoutingMatcher> {
         Some(RoutingMatcher::SentAmountUsdLowerThan(RoutingMatcherSentAmountUsdLowerThan {
-            tag: Default::default(),
-            value: value.into(),
             inclusive,
+            ..RoutingMatcherSentAmountUsdLowerThan::new(value)
         }))
     }
 
     fn between(from: i32, to: i32, inclusive: Option<bool>) -> Option<RoutingMatcher> {
         Some(RoutingMatcher::SentAmountUsdBetween(RoutingMatcherSentAmountUsdBetween {
-            tag: Default::default(),
-            from: from.into(),
-            to: to.into(),
             inclusive,
+            ..RoutingMatcherSentAmountUsdBetween::new(from, to)
         }))
     }
 
@@ -287,13 +287,8 @@ mod tests {
 
     #[test]
     fn a_composite_action_sends_the_deposit_where_its_first_step_does() {
-        let swap = RoutingCompositeStep::BridgeSwap(RoutingActionBridgeSwap {
-            tag: Default::default(),
-            destination_chain: "ARBITRUM".into(),
-            destination_address: "0xdest".into(),
-            token_out: "USDT".into(),
-        });
-        let action = RoutingAction::Composite(RoutingActionComposite { tag: Default::default(), actions: vec![swap] });
+        let swap = RoutingCompositeStep::BridgeSwap(RoutingActionBridgeSwap::new("ARBITRUM", "0xdest", "USDT"));
+        let action = RoutingAction::Composite(RoutingActionComposite::new(vec![swap]));
         let to = destination(&action);
         assert_eq!((to.destination_chain, to.destination_address, to.token_out), ("ARBITRUM", "0xdest", Some("USDT")));
     }

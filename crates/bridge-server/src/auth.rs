@@ -137,7 +137,9 @@ pub struct Claims {
     pub features: Vec<String>,
 }
 
-/// Verifies bearer JWTs with the configured keys, and legacy API keys from a fixed map.
+/// Verifies bearer JWTs with the configured keys, and legacy API keys from a fixed map. Cloning it shares
+/// nothing: each clone holds its own copy of the keys (for [`crate::router`] and [`crate::sandbox_router`]).
+#[derive(Clone)]
 pub struct JwtAuthenticator {
     keys: Vec<(Algorithm, DecodingKey)>,
     api_keys: std::collections::HashMap<String, Caller>,

@@ -6,6 +6,10 @@
 //! issues), calls your method and encodes its answer. Compose it with tower layers (tracing, timeouts) like
 //! any axum router.
 //!
+//! The sandbox helpers (the operations tagged `sandbox`: simulated deposits, the sandbox clock, webhook tests)
+//! are a trait of their own, [`SandboxApi`], served by [`sandbox_router`]: an implementation of the production
+//! operations implements [`BridgeApi`] only and serves no `/sandbox/*` path; a sandbox merges both routers.
+//!
 //! ```no_run
 //! use bridge_contract::operations::*;
 //! use bridge_contract::*;
@@ -29,12 +33,6 @@
 //! #   async fn search_deposit_addresses(&self, _: Caller, _: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> { todo!() }
 //! #   async fn get_deposit_address_public_status(&self, _: Caller, _: GetDepositAddressPublicStatusPath, _: GetDepositAddressPublicStatusQuery) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> { todo!() }
 //! #   async fn list_user_events(&self, _: Caller, _: ListUserEventsQuery) -> Result<UserEventsPage, ListUserEventsError> { todo!() }
-//! #   async fn sandbox_deposit_bridge(&self, _: Caller, _: SandboxDepositBridgePath, _: SandboxBridgeDepositRequest) -> Result<BridgeRecord, SandboxDepositBridgeError> { todo!() }
-//! #   async fn sandbox_deposit_into_address(&self, _: Caller, _: SandboxDepositIntoAddressPath, _: SandboxAddressDepositRequest) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> { todo!() }
-//! #   async fn sandbox_create_routing_deposit_address(&self, _: Caller, _: SandboxRoutingDepositAddressRequest) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> { todo!() }
-//! #   async fn sandbox_advance_clock(&self, _: Caller, _: SandboxAdvanceClockRequest) -> Result<SandboxClock, SandboxAdvanceClockError> { todo!() }
-//! #   async fn sandbox_send_webhook_test(&self, _: Caller, _: SandboxWebhookTestRequest) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> { todo!() }
-//! #   async fn sandbox_list_webhook_deliveries(&self, _: Caller, _: SandboxListWebhookDeliveriesQuery) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> { todo!() }
 //! }
 //!
 //! # async fn serve() -> std::io::Result<()> {
@@ -44,6 +42,42 @@
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! axum::serve(listener, app).await
 //! # }
+//! ```
+//!
+//! A sandbox also implements [`SandboxApi`] and merges its routes in (both routers authenticate alike):
+//!
+//! ```no_run
+//! # use bridge_contract::operations::*;
+//! # use bridge_contract::*;
+//! # use bridge_server::{router, sandbox_router, BridgeApi, Caller, JwtAuthenticator, SandboxApi, ServerConfig};
+//! # #[derive(Clone)] struct MySandbox;
+//! # impl BridgeApi for MySandbox {
+//! #   async fn get_webhook_public_key(&self) -> Result<WebhookPublicKey, GetWebhookPublicKeyError> { todo!() }
+//! #   async fn commit_quote(&self, _: Caller, _: CommitQuotePath) -> Result<QuoteCommitted, CommitQuoteError> { todo!() }
+//! #   async fn quote_bridge(&self, _: Caller, _: BridgeQuoteRequest) -> Result<QuoteResponse, QuoteBridgeError> { todo!() }
+//! #   async fn quote_bridge_swap(&self, _: Caller, _: BridgeSwapQuoteRequest) -> Result<QuoteResponse, QuoteBridgeSwapError> { todo!() }
+//! #   async fn list_bridge_history(&self, _: Caller, _: ListBridgeHistoryQuery) -> Result<HistoryPage, ListBridgeHistoryError> { todo!() }
+//! #   async fn get_bridge(&self, _: Caller, _: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> { todo!() }
+//! #   async fn create_deposit_addresses(&self, _: Caller, _: DepositAddressCreateRequest) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> { todo!() }
+//! #   async fn search_deposit_addresses(&self, _: Caller, _: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> { todo!() }
+//! #   async fn get_deposit_address_public_status(&self, _: Caller, _: GetDepositAddressPublicStatusPath, _: GetDepositAddressPublicStatusQuery) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> { todo!() }
+//! #   async fn list_user_events(&self, _: Caller, _: ListUserEventsQuery) -> Result<UserEventsPage, ListUserEventsError> { todo!() }
+//! # }
+//! impl SandboxApi for MySandbox {
+//!     async fn sandbox_advance_clock(&self, _: Caller, body: SandboxAdvanceClockRequest) -> Result<SandboxClock, SandboxAdvanceClockError> {
+//!         Err(InvalidRequest::new(format!("this sandbox has no clock to move by {} ms", body.ms)).into())
+//!     }
+//!     // ... one method per operation tagged `sandbox`.
+//! #   async fn sandbox_deposit_bridge(&self, _: Caller, _: SandboxDepositBridgePath, _: SandboxBridgeDepositRequest) -> Result<BridgeRecord, SandboxDepositBridgeError> { todo!() }
+//! #   async fn sandbox_deposit_into_address(&self, _: Caller, _: SandboxDepositIntoAddressPath, _: SandboxAddressDepositRequest) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> { todo!() }
+//! #   async fn sandbox_create_routing_deposit_address(&self, _: Caller, _: SandboxRoutingDepositAddressRequest) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> { todo!() }
+//! #   async fn sandbox_send_webhook_test(&self, _: Caller, _: SandboxWebhookTestRequest) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> { todo!() }
+//! #   async fn sandbox_list_webhook_deliveries(&self, _: Caller, _: SandboxListWebhookDeliveriesQuery) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> { todo!() }
+//! }
+//!
+//! let auth = JwtAuthenticator::new().with_hs256(b"a secret of at least 32 bytes, please!!");
+//! let app = router(MySandbox, auth.clone(), ServerConfig::default())
+//!     .merge(sandbox_router(MySandbox, auth, ServerConfig::default()));
 //! ```
 //!
 //! What the decoder matches, and where it deliberately differs from the reference framework, is listed in
@@ -57,7 +91,7 @@ pub mod serve;
 
 pub use auth::{AuthFailure, Authenticator, Caller, Claims, JwtAuthenticator};
 pub use decode::ErrorsMode;
-pub use generated::api::BridgeApi;
+pub use generated::api::{BridgeApi, SandboxApi};
 /// The decoder tables of every operation (generated), for tools that build requests from the schema.
 pub use generated::shapes;
 pub use serve::ServerConfig;
@@ -68,6 +102,17 @@ pub use serve::ServerConfig;
 pub fn router<A: BridgeApi>(api: A, auth: impl Authenticator, config: ServerConfig) -> axum::Router {
     generated::api::routes::<A>()
         .fallback(serve::not_found)
+        .method_not_allowed_fallback(serve::not_found)
+        .with_state(serve::AppState::new(api, auth, config))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(serve::panicked))
+}
+
+/// An axum router serving the sandbox helpers (the operations tagged `sandbox`) over `api`, to merge into
+/// [`router`]'s: `router(service, auth.clone(), config.clone()).merge(sandbox_router(sandbox, auth, config))`. It
+/// has no fallback of its own (the merged router answers unknown paths 404); a wrong method on one of its paths is
+/// 404 with an empty body and a method that panics answers 503 `ServiceUnavailable`, as in [`router`].
+pub fn sandbox_router<S: SandboxApi>(api: S, auth: impl Authenticator, config: ServerConfig) -> axum::Router {
+    generated::api::sandbox_routes::<S>()
         .method_not_allowed_fallback(serve::not_found)
         .with_state(serve::AppState::new(api, auth, config))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(serve::panicked))

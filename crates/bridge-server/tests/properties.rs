@@ -224,3 +224,38 @@ async fn an_empty_path_segment_matches_no_route() {
     }
     assert!(!bridge_server::serve::has_empty_segment("/bridge/history/bridge/b1"));
 }
+
+/// The sandbox helpers are a trait and a router of their own: `router` over a `BridgeApi` answers every operation
+/// tagged `sandbox` 404 with an empty body (as production does), and once `sandbox_router` is merged in each reaches
+/// its `SandboxApi` method, whose panic is answered 503 like any other.
+#[tokio::test]
+async fn sandbox_helpers_are_served_only_by_the_sandbox_router() {
+    let doc = bridge_contract::openapi::document();
+    let mut helpers = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if op["tags"].as_array().is_some_and(|tags| tags.iter().any(|t| t == "sandbox")) {
+                let id = op["operationId"].as_str().unwrap().to_owned();
+                let uri = path.replace('{', "").replace('}', "");
+                helpers.push((method.to_uppercase(), uri, id));
+            }
+        }
+    }
+    assert_eq!(helpers.len(), 6, "the six sandbox helpers of the schema: {helpers:?}");
+    let production = common::production_app(common::Recorder::default(), ServerConfig::default());
+    let (sandbox, recorder) =
+        common::app_over(common::Recorder { panics: true, ..Default::default() }, ServerConfig::default());
+    for (method, uri, id) in &helpers {
+        let answer = Send::json(method, uri, "{}").to(&production).await;
+        assert_eq!((answer.status, &answer.body), (404, &Value::Null), "{method} {uri} on a production router");
+        let answer = Send::json(method, uri, "{}").to(&sandbox).await;
+        assert_ne!(answer.status, 404, "{method} {uri} with the sandbox router merged in");
+        if answer.status == 503 {
+            assert_eq!(recorder.last().map(|c| c.operation), Some(id.as_str()), "{method} {uri} reached its method");
+        }
+        let wrong_method = if method == "GET" { "DELETE" } else { "GET" };
+        let answer = Send::json(wrong_method, uri, "{}").to(&sandbox).await;
+        assert_eq!((answer.status, &answer.body), (404, &Value::Null), "{wrong_method} {uri}");
+    }
+    assert!(recorder.calls.lock().unwrap().len() >= 2, "valid helper requests reach their methods");
+}

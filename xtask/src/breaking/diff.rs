@@ -103,9 +103,9 @@ static EMPTY: LazyLock<serde_json::Map<String, Value>> = LazyLock::new(serde_jso
 
 const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
-/// Keywords that document and never change which messages are valid.
-const ANNOTATIONS: [&str; 8] =
-    ["description", "summary", "title", "example", "examples", "externalDocs", "tags", "x-alias-of"];
+/// Keywords that document and never change which messages are valid (`x-built-from` is a code-generation hint).
+const ANNOTATIONS: [&str; 9] =
+    ["description", "summary", "title", "example", "examples", "externalDocs", "tags", "x-alias-of", "x-built-from"];
 
 /// Schema keywords the rules below compare; any other keyword that changes is [`Rule::Unclassified`].
 const SCHEMA_KEYWORDS: [&str; 30] = [

@@ -424,7 +424,9 @@ Sends a `POST` request to `/bridge/quote/bridge-swap/user`
 
 Commits a quote that has not expired. From then on the quote id is the bridge id
 (`GET /bridge/history/bridge/{quoteId}`). A quote is committed at most once; committing it again
-answers 422 `InvalidRequest`. No request body.
+answers 422 `InvalidRequest`. No request body. A quote made for a smart deposit address (`isSda: "true"`,
+the `depositAddressBridge` variant) is not committed (422 `InvalidRequest`): deposits into the deposit
+address start its bridges.
 
 
 Sends a `POST` request to `/bridge/quote/commit/{quoteId}`

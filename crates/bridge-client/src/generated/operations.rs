@@ -58,7 +58,9 @@ impl crate::Client {
     ///
     /// Commits a quote that has not expired. From then on the quote id is the bridge id
     /// (`GET /bridge/history/bridge/{quoteId}`). A quote is committed at most once; committing it again
-    /// answers 422 `InvalidRequest`. No request body.
+    /// answers 422 `InvalidRequest`. No request body. A quote made for a smart deposit address (`isSda: "true"`,
+    /// the `depositAddressBridge` variant) is not committed (422 `InvalidRequest`): deposits into the deposit
+    /// address start its bridges.
     ///
     /// A lost answer (a timeout, a reset connection, a gateway's 5xx) is resolved by the client, not by its caller:
     /// it reads the bridge (the quote id is the bridge id) and answers as a first successful commit would have, or

@@ -1,4 +1,4 @@
-//! Test support: a `BridgeApi` that records the decoded input of every call and answers with a documented
+//! Test support: a `BridgeApi` and `SandboxApi` that records the decoded input of every call and answers with a documented
 //! error (or a minimal success where the operation documents none), plus helpers to send requests through
 //! the router in process.
 
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use axum::body::Body;
 use bridge_contract::operations::*;
 use bridge_contract::*;
-use bridge_server::{router, BridgeApi, Caller, Claims, JwtAuthenticator, ServerConfig};
+use bridge_server::{router, sandbox_router, BridgeApi, Caller, Claims, JwtAuthenticator, SandboxApi, ServerConfig};
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use jsonwebtoken::{Algorithm, EncodingKey};
@@ -135,6 +135,9 @@ impl BridgeApi for Recorder {
         self.record(ListUserEvents::ID, &caller, &query);
         Ok(UserEventsPage { items: vec![], next_page_token: None })
     }
+}
+
+impl SandboxApi for Recorder {
     async fn sandbox_deposit_bridge(
         &self,
         caller: Caller,
@@ -195,7 +198,15 @@ pub fn app(config: ServerConfig) -> (axum::Router, Recorder) {
 /// A router over `recorder`, authenticated like [`app`].
 pub fn app_over(recorder: Recorder, config: ServerConfig) -> (axum::Router, Recorder) {
     let auth = JwtAuthenticator::new().with_hs256(SECRET).with_api_key("legacy-key", Caller::new("project-legacy"));
-    (router(recorder.clone(), auth, config), recorder)
+    let app =
+        router(recorder.clone(), auth.clone(), config.clone()).merge(sandbox_router(recorder.clone(), auth, config));
+    (app, recorder)
+}
+
+/// A router over `recorder` serving only the production operations ([`BridgeApi`]), as a production service does.
+pub fn production_app(recorder: Recorder, config: ServerConfig) -> axum::Router {
+    let auth = JwtAuthenticator::new().with_hs256(SECRET);
+    router(recorder, auth, config)
 }
 
 /// A valid HS256 token for `project`.

@@ -8,18 +8,16 @@
 //! Needs Node.js and npm, and the npm registry (install.sh fetches the SDK with `npm pack`). Outside CI the
 //! tests are skipped, with the reason printed, when those are missing; in CI (`CI` set) they fail instead.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use crate::support::Running;
 use bridge_contract::operations::*;
 use bridge_contract::Operation;
 use serde_json::Value;
-use support::Running;
 
 fn sdk_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/sdk")

@@ -6,21 +6,24 @@
 //! from the schema, not written here: the (family, state) pairs of `BridgeRecord`'s state unions, the leaf
 //! components of `WebhookEvent` (through the `type` unions and BRIDGE_CANCELLED's presence union), and the
 //! refund triggers. Every event must validate against exactly one leaf component.
+//!
+//! The run is deterministic (ids and hashes come from counters, the manual clock starts at a fixed time), so the
+//! JSON it writes, every event of the feed and every record at the end, is pinned byte for byte with an insta
+//! snapshot: member order, number and date forms are what fixtures and webhook signatures depend on.
 // `POST /bridge/quote/user` is deprecated in production; it is the spec's single-token quote and stays under test.
 #![allow(deprecated)]
 
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::support::Running;
 use bridge_client::Client;
-use bridge_contract::operations::*;
 use bridge_contract::*;
 use serde_json::Value;
-use support::Running;
 
 const EVM_A: &str = "0x1111111111111111111111111111111111111111";
 const EVM_B: &str = "0x2222222222222222222222222222222222222222";
+/// Where the manual clock starts: 2026-01-01T00:00:00.000Z.
+const START_MS: i64 = 1_767_225_600_000;
 
 fn component<'d>(doc: &'d Value, reference: &str) -> (&'d str, &'d Value) {
     let name = reference.trim_start_matches("#/components/schemas/");
@@ -150,7 +153,7 @@ async fn sample(client: &Client, seen: &mut BTreeSet<(String, String)>) {
 async fn every_record_state_and_event_variant_is_reachable() {
     let doc = bridge_contract::openapi::document();
     let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
+    let sandbox = Running::start_at(dir.path(), START_MS).await;
     let client = sandbox.client(dir.path(), "variants");
     let mut records = BTreeSet::new();
 
@@ -245,6 +248,7 @@ async fn every_record_state_and_event_variant_is_reachable() {
     let mut seen_leaves = BTreeSet::new();
     let mut triggers = BTreeSet::new();
     let mut page_token = None;
+    let mut wire = String::new();
     loop {
         let page = client
             .list_user_events(&ListUserEventsQuery {
@@ -255,6 +259,8 @@ async fn every_record_state_and_event_variant_is_reachable() {
             .await
             .unwrap();
         for event in &page.items {
+            wire.push_str(&serde_json::to_string(event).unwrap());
+            wire.push('\n');
             let json = serde_json::to_value(event).unwrap();
             let errors: Vec<String> =
                 union.iter_errors(&json).map(|e| format!("{} at {}", e, e.instance_path())).collect();
@@ -278,5 +284,22 @@ async fn every_record_state_and_event_variant_is_reachable() {
     let expected_triggers: BTreeSet<String> =
         union_targets(trigger_union).unwrap().into_iter().map(|(tag, _)| tag).collect();
     assert_eq!(triggers, expected_triggers, "refund triggers");
+
+    // The JSON written, byte for byte: the feed, then every record (and its rejections) as the history has it.
+    let history = client
+        .list_bridge_history(&ListBridgeHistoryQuery {
+            page: 1.into(),
+            limit: 100.into(),
+            sort_by: HistorySortBy::CreatedAt,
+            sort_direction: SortDirection::Asc,
+            state: None,
+        })
+        .await
+        .unwrap();
+    for item in &history.items {
+        wire.push_str(&serde_json::to_string(item).unwrap());
+        wire.push('\n');
+    }
+    insta::assert_snapshot!("variants_wire", wire);
     sandbox.stop().await;
 }

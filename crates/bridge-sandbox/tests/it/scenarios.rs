@@ -3,15 +3,13 @@
 // `POST /bridge/quote/user` is deprecated in production; it is the spec's single-token quote and stays under test.
 #![allow(deprecated)]
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::Running;
 use bridge_client::Client;
 use bridge_contract::operations::*;
 use bridge_contract::*;
 use serde_json::Value;
-use support::Running;
 
 const EVM_A: &str = "0x1111111111111111111111111111111111111111";
 const EVM_B: &str = "0x2222222222222222222222222222222222222222";

@@ -5,24 +5,25 @@
 // `POST /bridge/quote/user` is deprecated in production; it is the spec's single-token quote and stays under test.
 #![allow(deprecated)]
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::Running;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use bridge_client::webhook::{Event, WebhookVerifier, SIGNATURE_HEADER};
 use bridge_client::Client;
 use bridge_contract::*;
-use support::Running;
+
+/// A delivery as received: the body and the signature header.
+type Delivery = (Vec<u8>, String);
 
 /// A webhook receiver on 127.0.0.1 that answers 500 to its first `fail_first` requests, and takes `delay` to
 /// answer each.
 #[derive(Clone, Default)]
 struct Receiver {
-    received: Arc<Mutex<Vec<(Vec<u8>, String)>>>,
+    received: Arc<Mutex<Vec<Delivery>>>,
     fail_first: Arc<Mutex<usize>>,
     delay: Duration,
 }
@@ -59,7 +60,7 @@ impl Receiver {
         (receiver, url)
     }
 
-    fn deliveries(&self) -> Vec<(Vec<u8>, String)> {
+    fn deliveries(&self) -> Vec<Delivery> {
         self.received.lock().unwrap().clone()
     }
 }
@@ -148,9 +149,9 @@ async fn real_deliveries_verify_in_rust_and_in_javascript() {
         })
         .await
         .unwrap();
-    client.commit_quote(&quote.quote_id()).await.unwrap();
+    client.commit_quote(quote.quote_id()).await.unwrap();
     client
-        .sandbox_deposit_bridge(&quote.quote_id(), &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
+        .sandbox_deposit_bridge(quote.quote_id(), &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
         .await
         .unwrap();
     for _ in 0..4 {

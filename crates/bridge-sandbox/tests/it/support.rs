@@ -1,12 +1,11 @@
 //! Test support: a sandbox started on a free loopback port over a data directory, with the manual clock.
 
-#![allow(dead_code)]
-
 use std::path::Path;
 use std::time::Duration;
 
 use bridge_client::{Client, Credentials};
 use bridge_sandbox::clock::ClockMode;
+use bridge_sandbox::store::{SqliteStore, Store};
 use bridge_sandbox::SandboxConfig;
 use bridge_server::ErrorsMode;
 use tokio::sync::oneshot;
@@ -34,6 +33,15 @@ impl Running {
             let _ = rx.await;
         }));
         Self { base_url, stop: Some(tx), task }
+    }
+
+    /// A sandbox whose manual clock starts at `start_ms` (instead of the wall clock): every date it writes, like
+    /// every id and hash, is the same on every run.
+    pub async fn start_at(data: &Path, start_ms: i64) -> Self {
+        let store = SqliteStore::open(data).expect("the store opens");
+        store.save_clock(start_ms, 0).await.expect("the clock is kept");
+        drop(store);
+        Self::start(data).await
     }
 
     pub fn client(&self, data: &Path, project: &str) -> Client {

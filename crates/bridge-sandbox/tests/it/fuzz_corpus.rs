@@ -5,7 +5,7 @@
 //! It lives in this crate only because the sandbox depends on all three crates the targets exercise
 //! (bridge-contract, bridge-server, bridge-client).
 
-#[path = "../../../fuzz/src/harness.rs"]
+#[path = "../../../../fuzz/src/harness.rs"]
 mod harness;
 
 use std::path::PathBuf;

@@ -1,0 +1,175 @@
+//! Bridge records: the history and one record (`GET /bridge/history/...`), the sandbox helpers that move them
+//! (a deposit into a committed bridge, the clock), and the lifecycle pass that moves every bridge whose time has
+//! come ([`advance`], run by the server every 250 ms and after each clock advance).
+
+use bridge_contract::operations::{
+    GetBridgeError, ListBridgeHistoryError, SandboxAdvanceClockError, SandboxDepositBridgeError,
+};
+use bridge_contract::{
+    BridgeNotFound, BridgeRecord, GetBridgePath, HistoryItem, HistoryPage, InvalidRequest, ListBridgeHistoryQuery,
+    SandboxAdvanceClockRequest, SandboxBridgeDepositRequest, SandboxBridgeOutcome, SandboxClock,
+    SandboxDepositBridgePath,
+};
+use bridge_server::Caller;
+
+use crate::clock::LATEST_MS;
+use crate::core::{date, Core};
+use crate::ids;
+use crate::lifecycle;
+use crate::records::{self, Plan, SeenDeposit};
+use crate::store::{Counter, HistoryQuery, StoreResult};
+
+/// Largest history page (the spec leaves it open; README.md, "Limits").
+pub const MAX_HISTORY_LIMIT: u64 = 100;
+/// Bridges moved per store read of a lifecycle pass.
+const PASS_BATCH: u64 = 100;
+
+pub async fn list_bridge_history(
+    core: &Core,
+    caller: &Caller,
+    query: ListBridgeHistoryQuery,
+) -> Result<HistoryPage, ListBridgeHistoryError> {
+    let (page, limit) = (query.page.as_f64(), query.limit.as_f64());
+    if page < 1.0 || page.fract() != 0.0 {
+        return Err(InvalidRequest::new("page must be a whole number, 1 or more (pages are 1-based)").into());
+    }
+    if limit < 1.0 || limit.fract() != 0.0 || limit > MAX_HISTORY_LIMIT as f64 {
+        return Err(InvalidRequest::new(format!("limit must be a whole number from 1 to {MAX_HISTORY_LIMIT}")).into());
+    }
+    let q = HistoryQuery {
+        state: query.state,
+        sort_by: query.sort_by,
+        direction: query.sort_direction,
+        offset: (page as u64 - 1).saturating_mul(limit as u64),
+        limit: limit as u64,
+    };
+    let (total, bridges) = core.store.history(&caller.project_id, &q).await?;
+    Ok(HistoryPage {
+        total_items: total,
+        items: bridges.into_iter().map(|b| HistoryItem { bridge: b.record, rejections: b.rejections }).collect(),
+    })
+}
+
+pub async fn get_bridge(core: &Core, caller: &Caller, path: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> {
+    match core.store.bridge(&caller.project_id, &path.bridge_id).await? {
+        Some(b) => Ok(b.record),
+        None => Err(InvalidRequest::new(format!("no bridge {}", path.bridge_id)).into()),
+    }
+}
+
+/// `POST /sandbox/bridges/{bridgeId}/deposit`: the depositor pays a PENDING bridge (or, late, a CANCELLED swap).
+pub async fn deposit(
+    core: &Core,
+    caller: &Caller,
+    path: SandboxDepositBridgePath,
+    body: SandboxBridgeDepositRequest,
+) -> Result<BridgeRecord, SandboxDepositBridgeError> {
+    let mut bridge = core
+        .store
+        .bridge(&caller.project_id, &path.bridge_id)
+        .await?
+        .ok_or_else(|| BridgeNotFound::new(format!("no bridge {}", path.bridge_id)))?;
+    let swap = matches!(bridge.record, BridgeRecord::BridgeSwap(_));
+    let late = swap && records::is_cancelled(&bridge.record);
+    if !records::is_pending(&bridge.record) && !late {
+        let state = records::state_name(&bridge.record);
+        return Err(InvalidRequest::new(format!("bridge {} is {state}, not PENDING", bridge.id)).into());
+    }
+    match body.outcome {
+        Some(SandboxBridgeOutcome::SwapFailed) if !swap => {
+            return Err(InvalidRequest::new("outcome swapFailed needs a bridgeSwap record").into())
+        }
+        Some(SandboxBridgeOutcome::Failed) if !matches!(bridge.record, BridgeRecord::Bridge(_)) => {
+            return Err(InvalidRequest::new(
+                "outcome failed needs a single-token bridge record (a bridgeSwap record fails with swapFailed)",
+            )
+            .into())
+        }
+        Some(outcome) if late && outcome != SandboxBridgeOutcome::Executed => {
+            return Err(InvalidRequest::new(format!(
+                "bridge {} is CANCELLED: a late deposit is refunded, whatever the outcome",
+                bridge.id
+            ))
+            .into())
+        }
+        Some(SandboxBridgeOutcome::SwapFailed) => bridge.plan = Some(Plan::SwapFailed),
+        Some(SandboxBridgeOutcome::Failed) => bridge.plan = Some(Plan::Failed),
+        Some(SandboxBridgeOutcome::Executed) | None => {}
+    }
+    let seed = core.next(Counter::Tx).await?;
+    let tx_hash = body.tx_hash.unwrap_or_else(|| ids::tx_hash(seed));
+    let now = core.now_ms();
+    let moved = if late {
+        lifecycle::late_deposit(&mut bridge, &tx_hash, now)
+    } else {
+        lifecycle::see_deposit(&mut bridge, &SeenDeposit { tx_hash, block: 1_000_000 + seed as i64 }, now)
+    };
+    if let Err(stuck) = moved {
+        // Checked above: a PENDING record sees its deposit, a CANCELLED swap takes a late one.
+        return Err(InvalidRequest::new(format!("bridge {}: {stuck}", bridge.id)).into());
+    }
+    core.store.save_bridge(&bridge, &[]).await?;
+    tracing::info!(project = %caller.project_id, bridge = %path.bridge_id, "deposit seen");
+    Ok(bridge.record)
+}
+
+/// `POST /sandbox/clock/advance`: moves the clock, then every bridge whose time has come.
+pub async fn advance_clock(
+    core: &Core,
+    body: SandboxAdvanceClockRequest,
+) -> Result<SandboxClock, SandboxAdvanceClockError> {
+    let ms = i64::try_from(body.ms).map_err(|_| InvalidRequest::new("ms is too large"))?;
+    let latest = date(LATEST_MS);
+    let now = core
+        .clock
+        .try_advance(ms)
+        .ok_or_else(|| InvalidRequest::new(format!("the sandbox clock cannot be advanced past {latest}")))?;
+    advance(core).await?;
+    Ok(SandboxClock { now: date(now) })
+}
+
+/// The lifecycle pass: moves every bridge whose time has come, one step each, until none is due; returns how many
+/// steps were taken. One pass at a time; the clock's position is kept first.
+pub async fn advance(core: &Core) -> StoreResult<usize> {
+    let _pass = core.pass.lock().await;
+    let (value, floor) = core.clock.snapshot();
+    core.store.save_clock(value, floor).await?;
+    let mut steps = 0;
+    loop {
+        let now = core.now_ms();
+        let due = core.store.due_bridges(now, PASS_BATCH).await?;
+        if due.is_empty() {
+            return Ok(steps);
+        }
+        for mut bridge in due {
+            let at = bridge.next_ms.unwrap_or(now);
+            let seed = core.next(Counter::Tx).await?;
+            let note = address_note(core, &bridge.record).await?;
+            let events = match lifecycle::step(&mut bridge, at, seed, note.as_deref()) {
+                Ok(events) => events,
+                Err(stuck) => {
+                    tracing::warn!(bridge = %bridge.id, error = %stuck, "lifecycle step failed; parking the bridge");
+                    vec![]
+                }
+            };
+            let mut new_events = Vec::with_capacity(events.len());
+            for event in events {
+                new_events.push(core.event(&bridge.project, at, event, bridge.webhook_url.clone()).await?);
+            }
+            tracing::info!(bridge = %bridge.id, state = records::state_name(&bridge.record), "bridge advanced");
+            core.store.save_bridge(&bridge, &new_events).await?;
+            steps += 1;
+        }
+    }
+}
+
+/// The `addressNote` a deposit-address bridge's events carry: the note of the (routing) deposit address that
+/// received the deposit, when it has one.
+async fn address_note(core: &Core, record: &BridgeRecord) -> StoreResult<Option<String>> {
+    let Some(address) = records::deposit_address(record) else { return Ok(None) };
+    let chain = &record.common().chain_in;
+    Ok(match core.store.address(chain, address).await? {
+        Some(a) => a.address.address_note,
+        None => core.store.routing_address(chain, address).await?.and_then(|a| a.address.address_note),
+    })
+}

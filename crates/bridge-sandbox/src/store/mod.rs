@@ -1,0 +1,311 @@
+//! Persistence. The sandbox talks to the [`Store`] trait: one atomic domain operation per method, each an
+//! `async` method whose future is `Send`, so a backend may be a blocking embedded database run off the async
+//! workers ([`SqliteStore`], the default) or a server database reached through an async driver and a pool, shared
+//! by several sandbox instances. Every failure is one typed [`StoreError`], which converts into every operation's
+//! 503 `ServiceUnavailable` (`bridge_contract::IntoServiceUnavailable`), so the areas propagate it with `?`.
+//!
+//! Every state change and the events it emits are written in one transaction, so an event is never lost or
+//! emitted for a change that did not happen; an event with a `webhookUrl` gets its outbox row in the same
+//! transaction. Events get a strictly increasing sequence number at insert, in commit order; the event feed's
+//! cursor is that number, which makes paging exact under concurrent writes.
+
+mod sqlite;
+
+use std::collections::HashMap;
+use std::fmt;
+
+use async_trait::async_trait;
+use bridge_contract::{
+    BridgeRecord, DepositAddress, DepositAddressSearchItem, HistorySortBy, HistoryStateFilter, IntoServiceUnavailable,
+    LastBridge, QuoteMode, QuoteResponse, Rejection, RoutingDepositAddress, ServiceUnavailable, SortDirection,
+    WebhookDeliveryAttempt, WebhookEvent,
+};
+
+use crate::records::Plan;
+pub use sqlite::SqliteStore;
+
+/// A failure of the store (or of data it holds): logged, and answered 503 `ServiceUnavailable`. Nothing was
+/// changed, since every write is one transaction.
+#[derive(Debug)]
+pub struct StoreError(anyhow::Error);
+
+impl StoreError {
+    pub fn new(error: impl Into<anyhow::Error>) -> Self {
+        Self(error.into())
+    }
+
+    /// The same failure, saying what was being done.
+    pub fn context(self, what: impl fmt::Display + Send + Sync + 'static) -> Self {
+        Self(self.0.context(what))
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl IntoServiceUnavailable for StoreError {
+    fn into_service_unavailable(self) -> ServiceUnavailable {
+        tracing::error!(error = %self, "storage failure");
+        ServiceUnavailable::new(format!("the sandbox store failed: {self}"))
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The named counters that ids and made-up chain data are derived from (`crate::ids`), so that a sandbox replays
+/// the same ids for the same sequence of requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    Quote,
+    Event,
+    /// Seeds of made-up transactions (hashes, block numbers) and of deposit ids.
+    Tx,
+    /// Seeds of deposit addresses.
+    Address,
+    /// Seeds of routing deposit addresses.
+    RoutingAddress,
+}
+
+impl Counter {
+    /// The counter's name in the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::Quote => "quote",
+            Counter::Event => "event",
+            Counter::Tx => "tx",
+            Counter::Address => "address",
+            Counter::RoutingAddress => "routing-address",
+        }
+    }
+}
+
+/// A quote as the sandbox keeps it until it is committed or expires.
+#[derive(Debug, Clone)]
+pub struct StoredQuote {
+    pub id: String,
+    pub project: String,
+    pub response: QuoteResponse,
+    /// The request's `mode`, kept for swap records.
+    pub mode: QuoteMode,
+    pub created_ms: i64,
+    pub expires_ms: i64,
+    pub committed: bool,
+}
+
+/// A bridge record and what the lifecycle needs to move it on. Its state is the record's own.
+#[derive(Debug, Clone)]
+pub struct StoredBridge {
+    pub id: String,
+    pub project: String,
+    pub record: BridgeRecord,
+    pub rejections: Vec<Rejection>,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    /// When the lifecycle next moves this bridge (`None`: final state, or parked).
+    pub next_ms: Option<i64>,
+    pub webhook_url: Option<String>,
+    /// A departure from the usual path chosen through a sandbox helper's `outcome`.
+    pub plan: Option<Plan>,
+}
+
+impl StoredBridge {
+    /// A new bridge of `project` with `record` (its id is the record's), made at `now_ms`.
+    pub fn new(project: &str, record: BridgeRecord, now_ms: i64, webhook_url: Option<String>) -> Self {
+        Self {
+            id: record.common().id.clone(),
+            project: project.to_owned(),
+            record,
+            rejections: vec![],
+            created_ms: now_ms,
+            updated_ms: now_ms,
+            next_ms: None,
+            webhook_url,
+            plan: None,
+        }
+    }
+}
+
+/// A deposit address of a project.
+#[derive(Debug, Clone)]
+pub struct StoredAddress {
+    pub project: String,
+    pub address: DepositAddress,
+    pub search_item: DepositAddressSearchItem,
+    /// Addresses with the same key are reused unless `reusePolicy` is `create-new`.
+    pub reuse_key: String,
+    pub webhook_url: Option<String>,
+    pub created_ms: i64,
+}
+
+/// A routing deposit address of a project (sandbox helper `POST /sandbox/routing-deposit-addresses`).
+#[derive(Debug, Clone)]
+pub struct StoredRoutingAddress {
+    pub project: String,
+    pub address: RoutingDepositAddress,
+    pub webhook_url: Option<String>,
+    pub created_ms: i64,
+}
+
+/// A deposit into a deposit address, as the public status lists it, and the bridge it started (if any).
+#[derive(Debug, Clone)]
+pub struct StoredDeposit {
+    pub last_bridge: LastBridge,
+    pub bridge_id: Option<String>,
+}
+
+/// An event to append.
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    pub id: String,
+    pub project: String,
+    pub created_ms: i64,
+    pub event: WebhookEvent,
+    /// Where to deliver it (the quote's or deposit address's `webhookUrl`).
+    pub webhook_url: Option<String>,
+}
+
+/// History filters and order.
+#[derive(Debug, Clone)]
+pub struct HistoryQuery {
+    pub state: Option<HistoryStateFilter>,
+    pub sort_by: HistorySortBy,
+    pub direction: SortDirection,
+    pub offset: u64,
+    pub limit: u64,
+}
+
+/// Deposit-address search filters; `after` is the position of the last item of the previous page.
+#[derive(Debug, Clone, Default)]
+pub struct AddressSearch {
+    pub address_note: Option<String>,
+    pub deposit_chain: Option<String>,
+    pub destination_chain: Option<String>,
+    pub destination_address: Option<String>,
+    pub after: i64,
+    pub limit: u64,
+}
+
+/// A delivery that is due: the outbox row, its event, and the attempt number it is about to make.
+#[derive(Debug, Clone)]
+pub struct DueDelivery {
+    pub outbox_id: i64,
+    pub event_id: String,
+    pub project: String,
+    pub url: String,
+    pub event: WebhookEvent,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+}
+
+/// What became of one attempt.
+#[derive(Debug, Clone)]
+pub struct AttemptOutcome {
+    pub at_ms: i64,
+    pub status: Option<u16>,
+    pub error: Option<String>,
+    pub delivered: bool,
+    /// When to try again (`None`: delivered or given up).
+    pub next_ms: Option<i64>,
+}
+
+/// Which deliveries to take: those due at `now_ms` (sandbox clock) that no worker holds, leased until
+/// `lease_until_wall_ms`, at most `limit`, and at most `per_url` of one URL counting the `busy` ones of that URL
+/// already in flight.
+#[derive(Debug, Clone)]
+pub struct DeliveryClaim {
+    pub now_ms: i64,
+    pub wall_ms: i64,
+    pub lease_until_wall_ms: i64,
+    pub limit: u64,
+    pub per_url: usize,
+    pub busy: HashMap<String, usize>,
+}
+
+/// The sandbox's persistence, one atomic domain operation per method.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Keeps the clock's (value, floor) for the next start.
+    async fn save_clock(&self, value: i64, floor: i64) -> StoreResult<()>;
+    /// The next value of a counter (starting at 1).
+    async fn next_counter(&self, counter: Counter) -> StoreResult<u64>;
+
+    async fn insert_quote(&self, quote: &StoredQuote) -> StoreResult<()>;
+    async fn quote(&self, project: &str, id: &str) -> StoreResult<Option<StoredQuote>>;
+    /// Marks the quote committed and inserts its bridge with its events; `false` if it was already committed.
+    async fn commit_quote(&self, quote_id: &str, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool>;
+
+    async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>>;
+    /// Inserts or replaces a bridge, with the events its change emits.
+    async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<()>;
+    /// Bridges whose lifecycle is due at `now_ms`, oldest first.
+    async fn due_bridges(&self, now_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>>;
+    /// A page of a project's bridges and the number of all that match the filter.
+    async fn history(&self, project: &str, query: &HistoryQuery) -> StoreResult<(u64, Vec<StoredBridge>)>;
+
+    async fn reusable_address(
+        &self,
+        project: &str,
+        deposit_chain: &str,
+        reuse_key: &str,
+    ) -> StoreResult<Option<StoredAddress>>;
+    /// Inserts the addresses of one request and their events, all or nothing.
+    async fn insert_addresses(&self, addresses: &[StoredAddress], events: &[NewEvent]) -> StoreResult<()>;
+    async fn address(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<Option<StoredAddress>>;
+    /// One page of a project's addresses in insertion order: (position, address).
+    async fn search_addresses(&self, project: &str, search: &AddressSearch) -> StoreResult<Vec<(i64, StoredAddress)>>;
+    /// Inserts a routing deposit address and its event, atomically.
+    async fn insert_routing_address(&self, address: &StoredRoutingAddress, events: &[NewEvent]) -> StoreResult<()>;
+    async fn routing_address(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+    ) -> StoreResult<Option<StoredRoutingAddress>>;
+    /// Whether an address on a chain is taken, by a deposit address or a routing deposit address.
+    async fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<bool>;
+    /// Records a deposit into an address, with the bridge it started (if any) and the events, atomically.
+    async fn add_deposit(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+        deposit: &StoredDeposit,
+        bridge: Option<&StoredBridge>,
+        events: &[NewEvent],
+    ) -> StoreResult<()>;
+    /// The most recent deposits into an address, newest first.
+    async fn deposits(&self, deposit_chain: &str, deposit_address: &str, limit: u64)
+        -> StoreResult<Vec<StoredDeposit>>;
+
+    /// Appends events on their own.
+    async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()>;
+    /// A project's events at or after `since_ms` with a sequence number above `after_seq`, in sequence order.
+    async fn events(
+        &self,
+        project: &str,
+        since_ms: i64,
+        after_seq: i64,
+        limit: u64,
+    ) -> StoreResult<Vec<(i64, WebhookEvent)>>;
+
+    /// The deliveries a [`DeliveryClaim`] allows, oldest first, each leased until the claim's wall-clock time.
+    /// Leases are on the wall clock: they measure real time in flight, which moving the sandbox clock must not cut
+    /// short (that would deliver an event twice). A worker that dies mid-delivery leaves its rows to be taken again
+    /// when the lease runs out, or at once by the next [`Store::release_leases`]. Fair to receivers: one slow or
+    /// dead receiver cannot take every slot from the others.
+    async fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>>;
+    /// Releases every lease: a deliverer that starts (one per data directory) has nothing in flight yet.
+    async fn release_leases(&self) -> StoreResult<()>;
+    /// Records an attempt and schedules the next one (or closes the delivery).
+    async fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> StoreResult<()>;
+    /// A project's delivery attempts, newest first, optionally of one event.
+    async fn delivery_attempts(
+        &self,
+        project: &str,
+        event_id: Option<&str>,
+        limit: u64,
+    ) -> StoreResult<Vec<WebhookDeliveryAttempt>>;
+}

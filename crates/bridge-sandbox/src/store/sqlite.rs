@@ -1,0 +1,713 @@
+//! [`SqliteStore`]: the whole store in one SQLite file (`sandbox.db` in the data directory) with versioned
+//! migrations, WAL journaling and `synchronous = FULL`: a change is acknowledged only after it is durable, so a
+//! crash loses nothing that was acknowledged. One connection behind a mutex; each operation runs on the blocking
+//! thread pool (`tokio::task::spawn_blocking`), never on an async worker.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use bridge_contract::{DateString, HistorySortBy, SortDirection, WebhookDeliveryAttempt, WebhookEvent};
+use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite_migration::{Migrations, M};
+use serde::{de::DeserializeOwned, Serialize};
+
+use super::{
+    AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryQuery, NewEvent, Store, StoreError,
+    StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
+};
+use crate::records;
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::new(e)
+    }
+}
+
+impl From<serde_json::Error> for StoreError {
+    fn from(e: serde_json::Error) -> Self {
+        StoreError::new(e)
+    }
+}
+
+fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![
+        M::up(
+            r#"
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE quotes (
+            id TEXT PRIMARY KEY, project TEXT NOT NULL, body TEXT NOT NULL, mode TEXT NOT NULL,
+            created_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL, committed INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE bridges (
+            id TEXT PRIMARY KEY, project TEXT NOT NULL, record TEXT NOT NULL, rejections TEXT NOT NULL,
+            state TEXT NOT NULL, created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,
+            next_ms INTEGER, webhook_url TEXT
+        );
+        CREATE INDEX bridges_by_created ON bridges (project, created_ms, id);
+        CREATE INDEX bridges_by_updated ON bridges (project, updated_ms, id);
+        CREATE INDEX bridges_due ON bridges (next_ms) WHERE next_ms IS NOT NULL;
+        CREATE TABLE addresses (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, project TEXT NOT NULL,
+            deposit_chain TEXT NOT NULL, deposit_address TEXT NOT NULL, reuse_key TEXT NOT NULL,
+            body TEXT NOT NULL, search_item TEXT NOT NULL, webhook_url TEXT, created_ms INTEGER NOT NULL,
+            UNIQUE (deposit_chain, deposit_address)
+        );
+        CREATE INDEX addresses_reuse ON addresses (project, deposit_chain, reuse_key);
+        CREATE TABLE deposits (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, deposit_chain TEXT NOT NULL, deposit_address TEXT NOT NULL,
+            last_bridge TEXT NOT NULL, bridge_id TEXT
+        );
+        CREATE INDEX deposits_by_address ON deposits (deposit_chain, deposit_address, seq);
+        CREATE TABLE events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, project TEXT NOT NULL,
+            created_ms INTEGER NOT NULL, body TEXT NOT NULL, webhook_url TEXT
+        );
+        CREATE INDEX events_by_project ON events (project, seq);
+        CREATE INDEX events_by_time ON events (project, created_ms, seq);
+        "#,
+        ),
+        M::up(
+            r#"
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, project TEXT NOT NULL, url TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0, next_ms INTEGER, delivered INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX outbox_due ON outbox (next_ms) WHERE next_ms IS NOT NULL;
+        CREATE TABLE delivery_attempts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, outbox_id INTEGER NOT NULL, event_id TEXT NOT NULL,
+            project TEXT NOT NULL, url TEXT NOT NULL, attempt INTEGER NOT NULL, at_ms INTEGER NOT NULL,
+            status INTEGER, error TEXT, delivered INTEGER NOT NULL, next_ms INTEGER
+        );
+        CREATE INDEX attempts_by_project ON delivery_attempts (project, id);
+        "#,
+        ),
+        // What the lifecycle does at its next step when it leaves the usual path (sandbox `outcome`s).
+        M::up("ALTER TABLE bridges ADD COLUMN plan TEXT;"),
+        // Routing deposit addresses; their deposits go to `deposits` like those of deposit addresses.
+        M::up(
+            r#"
+        CREATE TABLE routing_addresses (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, project TEXT NOT NULL,
+            deposit_chain TEXT NOT NULL, deposit_address TEXT NOT NULL,
+            body TEXT NOT NULL, webhook_url TEXT, created_ms INTEGER NOT NULL,
+            UNIQUE (deposit_chain, deposit_address)
+        );
+        "#,
+        ),
+        // Delivery leases on the wall clock, apart from `next_ms` (when an attempt is due, on the sandbox clock).
+        M::up("ALTER TABLE outbox ADD COLUMN leased_until INTEGER;"),
+        // Plans as JSON (`crate::records::Plan`), from the text of earlier versions: `swapFailed`, `failed`, and
+        // `delayed:<deposit tx hash>:<block>` (the sandbox's own hashes, which hold no `:`).
+        M::up(
+            r#"
+        UPDATE bridges SET plan = json_quote(plan) WHERE plan IN ('swapFailed', 'failed');
+        UPDATE bridges SET plan = json_object('delayed', json_object(
+                'txHash', substr(plan, 9, instr(substr(plan, 9), ':') - 1),
+                'block', CAST(substr(plan, 9 + instr(substr(plan, 9), ':')) AS INTEGER)))
+            WHERE plan LIKE 'delayed:%';
+        "#,
+        ),
+    ])
+}
+
+/// All state in one SQLite file.
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+}
+
+fn to_json<T: Serialize>(value: &T) -> StoreResult<String> {
+    Ok(serde_json::to_string(value)?)
+}
+
+fn from_json<T: DeserializeOwned>(text: &str) -> StoreResult<T> {
+    serde_json::from_str(text).map_err(|e| {
+        StoreError::new(e)
+            .context(format!("stored JSON does not decode: {}", text.chars().take(200).collect::<String>()))
+    })
+}
+
+/// A value of a string enum from its stored text (`as_str()`), through its serde name.
+fn from_text<T: DeserializeOwned>(text: &str) -> StoreResult<T> {
+    Ok(serde_json::from_value(serde_json::Value::String(text.to_owned()))?)
+}
+
+impl SqliteStore {
+    /// Opens (creating and migrating) `dir/sandbox.db`.
+    pub fn open(dir: &Path) -> StoreResult<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::new(e).context(format!("creating {}", dir.display())))?;
+        let path = dir.join("sandbox.db");
+        let mut conn =
+            Connection::open(&path).map_err(|e| StoreError::new(e).context(format!("opening {}", path.display())))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        migrations().to_latest(&mut conn).map_err(|e| StoreError::new(e).context("migrating the sandbox database"))?;
+        Ok(Self { conn: Arc::new(Mutex::new(conn)) })
+    }
+
+    /// The clock's stored (value, floor), if any: read once when the sandbox opens.
+    pub fn stored_clock(&self) -> StoreResult<Option<(i64, i64)>> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let v: Option<String> =
+            conn.query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| r.get(0)).optional()?;
+        v.map(|text| from_json(&text)).transpose()
+    }
+
+    /// Runs `f` with the connection on the blocking thread pool.
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let conn = self.conn.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut conn)
+        })
+        .await
+        .map_err(|e| StoreError::new(e).context("store task"))?
+    }
+}
+
+/// Appends events, and an outbox row for each that has a `webhookUrl`, in the caller's transaction.
+fn insert_events(tx: &rusqlite::Transaction<'_>, events: &[NewEvent]) -> StoreResult<()> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO events (id, project, created_ms, body, webhook_url) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut outbox =
+        tx.prepare_cached("INSERT INTO outbox (event_id, project, url, next_ms) VALUES (?1, ?2, ?3, ?4)")?;
+    for e in events {
+        stmt.execute(params![e.id, e.project, e.created_ms, to_json(&e.event)?, e.webhook_url])?;
+        if let Some(url) = &e.webhook_url {
+            outbox.execute(params![e.id, e.project, url, e.created_ms])?;
+        }
+    }
+    Ok(())
+}
+
+fn upsert_bridge(tx: &rusqlite::Transaction<'_>, b: &StoredBridge) -> StoreResult<()> {
+    let plan = b.plan.as_ref().map(to_json).transpose()?;
+    tx.execute(
+        "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
+           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan",
+        params![
+            b.id,
+            b.project,
+            to_json(&b.record)?,
+            to_json(&b.rejections)?,
+            records::state_name(&b.record),
+            b.created_ms,
+            b.updated_ms,
+            b.next_ms,
+            b.webhook_url,
+            plan
+        ],
+    )?;
+    Ok(())
+}
+
+const BRIDGE_COLUMNS: &str = "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan";
+
+fn bridge_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredBridge> {
+    Ok(StoredBridge {
+        id: row.get(0)?,
+        project: row.get(1)?,
+        record: from_json(&row.get::<_, String>(2)?)?,
+        rejections: from_json(&row.get::<_, String>(3)?)?,
+        created_ms: row.get(4)?,
+        updated_ms: row.get(5)?,
+        next_ms: row.get(6)?,
+        webhook_url: row.get(7)?,
+        plan: row.get::<_, Option<String>>(8)?.map(|p| from_json(&p)).transpose()?,
+    })
+}
+
+/// Rows through a decoder that may fail (rusqlite's own row mapping only fails with rusqlite errors).
+fn collect<T>(
+    mut rows: rusqlite::Rows<'_>,
+    decode: impl Fn(&rusqlite::Row<'_>) -> StoreResult<T>,
+) -> StoreResult<Vec<T>> {
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(decode(row)?);
+    }
+    Ok(out)
+}
+
+const ADDRESS_COLUMNS: &str = "seq, project, reuse_key, body, search_item, webhook_url, created_ms";
+
+fn address_from_row(row: &rusqlite::Row<'_>) -> StoreResult<(i64, StoredAddress)> {
+    Ok((
+        row.get(0)?,
+        StoredAddress {
+            project: row.get(1)?,
+            reuse_key: row.get(2)?,
+            address: from_json(&row.get::<_, String>(3)?)?,
+            search_item: from_json(&row.get::<_, String>(4)?)?,
+            webhook_url: row.get(5)?,
+            created_ms: row.get(6)?,
+        },
+    ))
+}
+
+fn quote_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredQuote> {
+    Ok(StoredQuote {
+        id: row.get(0)?,
+        project: row.get(1)?,
+        response: from_json(&row.get::<_, String>(2)?)?,
+        mode: from_text(&row.get::<_, String>(3)?)?,
+        created_ms: row.get(4)?,
+        expires_ms: row.get(5)?,
+        committed: row.get(6)?,
+    })
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn save_clock(&self, value: i64, floor: i64) -> StoreResult<()> {
+        self.run(move |c| {
+            c.execute(
+                "INSERT INTO meta (key, value) VALUES ('clock', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![to_json(&(value, floor))?],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn next_counter(&self, counter: Counter) -> StoreResult<u64> {
+        let key = format!("counter:{}", counter.name());
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            let current: Option<String> =
+                tx.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| r.get(0)).optional()?;
+            let next = current.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + 1;
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![key, next.to_string()],
+            )?;
+            tx.commit()?;
+            Ok(next)
+        })
+        .await
+    }
+
+    async fn insert_quote(&self, q: &StoredQuote) -> StoreResult<()> {
+        let q = q.clone();
+        self.run(move |c| {
+            c.execute(
+                "INSERT INTO quotes (id, project, body, mode, created_ms, expires_ms, committed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0)",
+                params![q.id, q.project, to_json(&q.response)?, q.mode.as_str(), q.created_ms, q.expires_ms],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn quote(&self, project: &str, id: &str) -> StoreResult<Option<StoredQuote>> {
+        let (project, id) = (project.to_owned(), id.to_owned());
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, project, body, mode, created_ms, expires_ms, committed FROM quotes WHERE id = ?1 AND project = ?2",
+            )?;
+            let rows = stmt.query(params![id, project])?;
+            Ok(collect(rows, quote_from_row)?.pop())
+        })
+        .await
+    }
+
+    async fn commit_quote(&self, quote_id: &str, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool> {
+        let (quote_id, bridge, events) = (quote_id.to_owned(), bridge.clone(), events.to_vec());
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            let changed =
+                tx.execute("UPDATE quotes SET committed = 1 WHERE id = ?1 AND committed = 0", params![quote_id])?;
+            if changed == 0 {
+                return Ok(false);
+            }
+            upsert_bridge(&tx, &bridge)?;
+            insert_events(&tx, &events)?;
+            tx.commit()?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>> {
+        let (project, id) = (project.to_owned(), id.to_owned());
+        self.run(move |c| {
+            let mut stmt =
+                c.prepare_cached(&format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = ?1 AND project = ?2"))?;
+            let rows = stmt.query(params![id, project])?;
+            Ok(collect(rows, bridge_from_row)?.pop())
+        })
+        .await
+    }
+
+    async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<()> {
+        let (bridge, events) = (bridge.clone(), events.to_vec());
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            upsert_bridge(&tx, &bridge)?;
+            insert_events(&tx, &events)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn due_bridges(&self, now_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>> {
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE next_ms IS NOT NULL AND next_ms <= ?1 ORDER BY next_ms, id LIMIT ?2"
+            ))?;
+            let rows = stmt.query(params![now_ms, limit as i64])?;
+            collect(rows, bridge_from_row)
+        })
+        .await
+    }
+
+    async fn history(&self, project: &str, q: &HistoryQuery) -> StoreResult<(u64, Vec<StoredBridge>)> {
+        let (project, q) = (project.to_owned(), q.clone());
+        self.run(move |c| {
+            let state = q.state.map(|s| s.as_str());
+            let filter = if state.is_some() { "AND state = ?2" } else { "AND ?2 IS NULL" };
+            let total: i64 = c.query_row(
+                &format!("SELECT COUNT(*) FROM bridges WHERE project = ?1 {filter}"),
+                params![project, state],
+                |r| r.get(0),
+            )?;
+            let column = match q.sort_by {
+                HistorySortBy::CreatedAt => "created_ms",
+                HistorySortBy::UpdatedAt => "updated_ms",
+            };
+            let direction = match q.direction {
+                SortDirection::Asc => "ASC",
+                SortDirection::Desc => "DESC",
+            };
+            let mut stmt = c.prepare(&format!(
+                "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 {filter} ORDER BY {column} {direction}, id {direction} LIMIT ?3 OFFSET ?4"
+            ))?;
+            let rows = stmt.query(params![project, state, q.limit as i64, q.offset as i64])?;
+            Ok((total as u64, collect(rows, bridge_from_row)?))
+        })
+        .await
+    }
+
+    async fn reusable_address(
+        &self,
+        project: &str,
+        deposit_chain: &str,
+        reuse_key: &str,
+    ) -> StoreResult<Option<StoredAddress>> {
+        let (project, chain, key) = (project.to_owned(), deposit_chain.to_owned(), reuse_key.to_owned());
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = ?1 AND deposit_chain = ?2 AND reuse_key = ?3 ORDER BY seq LIMIT 1"
+            ))?;
+            let rows = stmt.query(params![project, chain, key])?;
+            Ok(collect(rows, address_from_row)?.pop().map(|(_, a)| a))
+        })
+        .await
+    }
+
+    async fn insert_addresses(&self, addresses: &[StoredAddress], events: &[NewEvent]) -> StoreResult<()> {
+        let (addresses, events) = (addresses.to_vec(), events.to_vec());
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            for a in &addresses {
+                tx.execute(
+                    "INSERT INTO addresses (project, deposit_chain, deposit_address, reuse_key, body, search_item, webhook_url, created_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        a.project,
+                        a.address.deposit_chain,
+                        a.address.deposit_address,
+                        a.reuse_key,
+                        to_json(&a.address)?,
+                        to_json(&a.search_item)?,
+                        a.webhook_url,
+                        a.created_ms
+                    ],
+                )?;
+            }
+            insert_events(&tx, &events)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn address(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<Option<StoredAddress>> {
+        let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE deposit_chain = ?1 AND deposit_address = ?2"
+            ))?;
+            let rows = stmt.query(params![chain, address])?;
+            Ok(collect(rows, address_from_row)?.pop().map(|(_, a)| a))
+        })
+        .await
+    }
+
+    async fn search_addresses(&self, project: &str, s: &AddressSearch) -> StoreResult<Vec<(i64, StoredAddress)>> {
+        let (project, s) = (project.to_owned(), s.clone());
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = ?1 AND seq > ?2
+                   AND (?3 IS NULL OR json_extract(search_item, '$.addressNote') = ?3)
+                   AND (?4 IS NULL OR deposit_chain = ?4)
+                   AND (?5 IS NULL OR json_extract(search_item, '$.destinationChain') = ?5)
+                   AND (?6 IS NULL OR json_extract(search_item, '$.destinationAddress') = ?6)
+                 ORDER BY seq LIMIT ?7"
+            ))?;
+            let rows = stmt.query(params![
+                project,
+                s.after,
+                s.address_note,
+                s.deposit_chain,
+                s.destination_chain,
+                s.destination_address,
+                s.limit as i64
+            ])?;
+            collect(rows, address_from_row)
+        })
+        .await
+    }
+
+    async fn insert_routing_address(&self, a: &StoredRoutingAddress, events: &[NewEvent]) -> StoreResult<()> {
+        let (a, events) = (a.clone(), events.to_vec());
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "INSERT INTO routing_addresses (project, deposit_chain, deposit_address, body, webhook_url, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![a.project, a.address.deposit_chain, a.address.deposit_address, to_json(&a.address)?, a.webhook_url, a.created_ms],
+            )?;
+            insert_events(&tx, &events)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn routing_address(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+    ) -> StoreResult<Option<StoredRoutingAddress>> {
+        let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT project, body, webhook_url, created_ms FROM routing_addresses WHERE deposit_chain = ?1 AND deposit_address = ?2",
+            )?;
+            let rows = stmt.query(params![chain, address])?;
+            let found = collect(rows, |r| {
+                Ok(StoredRoutingAddress {
+                    project: r.get(0)?,
+                    address: from_json(&r.get::<_, String>(1)?)?,
+                    webhook_url: r.get(2)?,
+                    created_ms: r.get(3)?,
+                })
+            })?;
+            Ok(found.into_iter().next())
+        })
+        .await
+    }
+
+    async fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<bool> {
+        let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
+        self.run(move |c| {
+            Ok(c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM addresses WHERE deposit_chain = ?1 AND deposit_address = ?2)
+                     OR EXISTS (SELECT 1 FROM routing_addresses WHERE deposit_chain = ?1 AND deposit_address = ?2)",
+                params![chain, address],
+                |r| r.get::<_, bool>(0),
+            )?)
+        })
+        .await
+    }
+
+    async fn add_deposit(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+        deposit: &StoredDeposit,
+        bridge: Option<&StoredBridge>,
+        events: &[NewEvent],
+    ) -> StoreResult<()> {
+        let (chain, address, deposit) = (deposit_chain.to_owned(), deposit_address.to_owned(), deposit.clone());
+        let (bridge, events) = (bridge.cloned(), events.to_vec());
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "INSERT INTO deposits (deposit_chain, deposit_address, last_bridge, bridge_id) VALUES (?1, ?2, ?3, ?4)",
+                params![chain, address, to_json(&deposit.last_bridge)?, deposit.bridge_id],
+            )?;
+            if let Some(b) = &bridge {
+                upsert_bridge(&tx, b)?;
+            }
+            insert_events(&tx, &events)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn deposits(
+        &self,
+        deposit_chain: &str,
+        deposit_address: &str,
+        limit: u64,
+    ) -> StoreResult<Vec<StoredDeposit>> {
+        let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT last_bridge, bridge_id FROM deposits WHERE deposit_chain = ?1 AND deposit_address = ?2 ORDER BY seq DESC LIMIT ?3",
+            )?;
+            let rows = stmt.query(params![chain, address, limit as i64])?;
+            collect(rows, |r| {
+                Ok(StoredDeposit { last_bridge: from_json(&r.get::<_, String>(0)?)?, bridge_id: r.get(1)? })
+            })
+        })
+        .await
+    }
+
+    async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()> {
+        let events = events.to_vec();
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            insert_events(&tx, &events)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn events(
+        &self,
+        project: &str,
+        since_ms: i64,
+        after_seq: i64,
+        limit: u64,
+    ) -> StoreResult<Vec<(i64, WebhookEvent)>> {
+        let project = project.to_owned();
+        self.run(move |c| {
+            // The sandbox clock never goes backwards, so sequence order is time order: find the first event at or
+            // after `since_ms` through the time index, then page by sequence. Each page costs O(page size).
+            let mut stmt = c.prepare_cached(
+                "SELECT seq, body FROM events WHERE project = ?1 AND created_ms >= ?3 AND seq > max(?2,
+                   coalesce((SELECT seq FROM events WHERE project = ?1 AND created_ms >= ?3 ORDER BY created_ms, seq LIMIT 1), 9223372036854775807) - 1)
+                 ORDER BY seq LIMIT ?4",
+            )?;
+            let rows = stmt.query(params![project, after_seq, since_ms, limit as i64])?;
+            collect(rows, |r| Ok((r.get(0)?, from_json(&r.get::<_, String>(1)?)?)))
+        })
+        .await
+    }
+
+    async fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>> {
+        let claim = claim.clone();
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            // The oldest due rows of each URL, at most `per_url` of each (so a backlog of one receiver cannot
+            // hide the others), oldest first overall.
+            let rows: Vec<(i64, String, String, String, i64, String, i64)> = {
+                let mut stmt = tx.prepare_cached(
+                    "SELECT d.id, d.event_id, d.project, d.url, d.attempts, e.body, d.rank FROM (
+                         SELECT id, event_id, project, url, attempts, next_ms,
+                                ROW_NUMBER() OVER (PARTITION BY url ORDER BY next_ms, id) AS rank
+                         FROM outbox
+                         WHERE next_ms IS NOT NULL AND next_ms <= ?1 AND (leased_until IS NULL OR leased_until <= ?2)
+                     ) d JOIN events e ON e.id = d.event_id
+                     WHERE d.rank <= ?3 ORDER BY d.next_ms, d.id",
+                )?;
+                let rows = stmt.query_map(params![claim.now_ms, claim.wall_ms, claim.per_url as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+                })?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            let mut lease = tx.prepare_cached("UPDATE outbox SET leased_until = ?2 WHERE id = ?1")?;
+            let mut out = Vec::new();
+            for (id, event_id, project, url, attempts, body, rank) in rows {
+                if out.len() as u64 >= claim.limit {
+                    break;
+                }
+                if rank as usize + claim.busy.get(&url).copied().unwrap_or(0) > claim.per_url {
+                    continue;
+                }
+                lease.execute(params![id, claim.lease_until_wall_ms])?;
+                out.push(DueDelivery {
+                    outbox_id: id,
+                    event_id,
+                    project,
+                    url,
+                    event: from_json(&body)?,
+                    attempt: attempts as u32 + 1,
+                });
+            }
+            drop(lease);
+            tx.commit()?;
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn release_leases(&self) -> StoreResult<()> {
+        self.run(|c| {
+            c.execute("UPDATE outbox SET leased_until = NULL WHERE leased_until IS NOT NULL", [])?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn record_attempt(&self, d: &DueDelivery, o: &AttemptOutcome) -> StoreResult<()> {
+        let (d, o) = (d.clone(), o.clone());
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "UPDATE outbox SET attempts = ?2, next_ms = ?3, delivered = ?4, leased_until = NULL WHERE id = ?1",
+                params![d.outbox_id, d.attempt, o.next_ms, o.delivered],
+            )?;
+            tx.execute(
+                "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![d.outbox_id, d.event_id, d.project, d.url, d.attempt, o.at_ms, o.status, o.error, o.delivered, o.next_ms],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn delivery_attempts(
+        &self,
+        project: &str,
+        event_id: Option<&str>,
+        limit: u64,
+    ) -> StoreResult<Vec<WebhookDeliveryAttempt>> {
+        let (project, event_id) = (project.to_owned(), event_id.map(str::to_owned));
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT event_id, url, attempt, at_ms, status, error, delivered, next_ms FROM delivery_attempts
+                 WHERE project = ?1 AND (?2 IS NULL OR event_id = ?2) ORDER BY id DESC LIMIT ?3",
+            )?;
+            let rows = stmt.query(params![project, event_id, limit as i64])?;
+            collect(rows, |r| {
+                Ok(WebhookDeliveryAttempt {
+                    event_id: r.get(0)?,
+                    url: r.get(1)?,
+                    attempt: r.get::<_, i64>(2)? as u64,
+                    at: DateString::from_millis(r.get(3)?).unwrap_or(DateString::MIN),
+                    status: r.get(4)?,
+                    error: r.get(5)?,
+                    delivered: r.get(6)?,
+                    next_attempt_at: r.get::<_, Option<i64>>(7)?.and_then(DateString::from_millis),
+                })
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,38 @@
+//! Webhooks as operations: the public key that verifies them (`GET /webhook/public-key`), and the sandbox helpers
+//! that send a test event and list delivery attempts. Deliveries themselves are [`crate::delivery`]'s.
+
+use bridge_contract::operations::{SandboxListWebhookDeliveriesError, SandboxSendWebhookTestError};
+use bridge_contract::{
+    SandboxListWebhookDeliveriesQuery, SandboxWebhookDeliveries, SandboxWebhookTest, SandboxWebhookTestRequest,
+    WebhookTestEvent,
+};
+use bridge_server::Caller;
+
+use crate::core::Core;
+
+/// The test event's `message` when the request has none (the schema's description says so).
+pub const DEFAULT_TEST_MESSAGE: &str = "test";
+/// Most delivery attempts listed at once.
+const MAX_ATTEMPTS_LISTED: u64 = 500;
+
+pub async fn send_test(
+    core: &Core,
+    caller: &Caller,
+    body: SandboxWebhookTestRequest,
+) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
+    let event = WebhookTestEvent::new(body.message.unwrap_or_else(|| DEFAULT_TEST_MESSAGE.into()));
+    let event = core.event(&caller.project_id, core.now_ms(), event, Some(body.webhook_url)).await?;
+    let event_id = event.id.clone();
+    core.store.append_events(&[event]).await?;
+    Ok(SandboxWebhookTest { event_id })
+}
+
+pub async fn list_deliveries(
+    core: &Core,
+    caller: &Caller,
+    query: SandboxListWebhookDeliveriesQuery,
+) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> {
+    let items =
+        core.store.delivery_attempts(&caller.project_id, query.event_id.as_deref(), MAX_ATTEMPTS_LISTED).await?;
+    Ok(SandboxWebhookDeliveries { items })
+}

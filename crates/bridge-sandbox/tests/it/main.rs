@@ -1,0 +1,23 @@
+//! The integration tests of `bridge-sandbox`, in one test binary (one link instead of one per file):
+//!
+//! * [`scenarios`]: quotes, commits, deposits and deposit addresses through a real sandbox over HTTP, restarts,
+//!   isolation between projects, every answer validated against the schema;
+//! * [`variants`]: every record state and event variant of the schema reached through the sandbox helpers;
+//! * [`webhooks`]: signed deliveries to real receivers (verified in Rust and in JavaScript), retries, restarts,
+//!   the feed under concurrent writes;
+//! * [`pricing`]: the pricing model against its documentation (properties and examples), the catalogue and
+//!   addresses;
+//! * [`fuzz_corpus`]: the fuzz targets' corpora replayed on the stable toolchain;
+//! * [`sdk`]: the production service's official TypeScript SDK against a fresh sandbox, and the production
+//!   payload fixtures against the pinned SDK's types.
+//!
+//! [`support`] starts a sandbox on a free loopback port. `cargo test -p bridge-sandbox --test it webhooks::` runs
+//! one module.
+
+mod fuzz_corpus;
+mod pricing;
+mod scenarios;
+mod sdk;
+mod support;
+mod variants;
+mod webhooks;
