@@ -432,6 +432,10 @@ impl std::fmt::Display for IssueTag {
 /// post-bridge actions enabled (403 `ExtensionNotEnabled`).
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum PostBridgeData {
     /// `_tag` = `extended`.
@@ -1165,6 +1169,10 @@ pub struct LegacyDepositAddressCreateRequest {
 /// is needed, `depositAddressBridge` for a quote made with `isSda: "true"`.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum QuoteResponse {
     /// `_tag` = `bridge`.
@@ -1750,6 +1758,10 @@ pub struct QuoteCommitted {
 /// EXECUTED; a PENDING bridge whose quote expires without a deposit (or that is cancelled) becomes CANCELLED.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeRecord {
     /// `_tag` = `bridge`.
@@ -2214,6 +2226,10 @@ pub struct AdditionalStep {
 /// State of a single-token (`bridge`) record and the members each state adds.
 ///
 /// Told apart by `state`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeState {
     /// `state` = `PENDING`.
@@ -2350,6 +2366,10 @@ impl schemars::JsonSchema for BridgeState {
 /// (DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD, ..._REFUNDED); a swap record has no FAILED state.
 ///
 /// Told apart by `state`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeSwapState {
     /// `state` = `PENDING`.
@@ -2531,6 +2551,10 @@ impl schemars::JsonSchema for BridgeSwapState {
 /// EXECUTED).
 ///
 /// Told apart by `state`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum DepositAddressBridgeState {
     /// `state` = `PENDING`.
@@ -4278,6 +4302,10 @@ pub struct SupportedToken {
 /// Chain-specific details of a deposit address; currently only Stellar addresses have them.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChainMetadata {
     /// `_tag` = `STELLAR`.
@@ -4535,6 +4563,10 @@ pub struct LastBridge {
 }
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum LastBridgeStatus {
     /// `_tag` = `REJECTED`.
@@ -4862,6 +4894,10 @@ pub struct UserEventsPage {
 /// A webhook event, one of fifteen kinds told apart by `_tag`. Extra members are not allowed.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum WebhookEvent {
     /// `_tag` = `BRIDGE_PENDING`.
@@ -5105,6 +5141,10 @@ impl schemars::JsonSchema for WebhookEvent {
 /// A quote was committed; the bridge waits for the deposit. Variants told apart by `type`.
 ///
 /// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgePendingEvent {
     /// `type` = `bridge`.
@@ -5609,6 +5649,10 @@ pub struct BridgePendingBridgeSwapEvent {
 /// `depositAddressBridge` for a bridge started by a deposit into a deposit address.
 ///
 /// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeAcceptedEvent {
     /// `type` = `bridge`.
@@ -6507,6 +6551,10 @@ pub struct BridgeAcceptedDepositAddressBridgeEvent {
 /// them must be, and not both.
 ///
 /// Told apart by which member is present; the serde impls name the members when none or both are.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeCancelledEvent {
     /// Has `token`.
@@ -6930,6 +6978,10 @@ pub struct BridgeCancelledBridgeSwapEvent {
 /// `depositAddressBridge` for a bridge started by a deposit into a deposit address.
 ///
 /// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeExecutedEvent {
     /// `type` = `bridge`.
@@ -8657,6 +8709,10 @@ pub struct RoutingRoute {
 /// Which deposits a route applies to, told apart by `_tag`.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum RoutingMatcher {
     /// `_tag` = `sentToken`.
@@ -9074,6 +9130,10 @@ pub struct RoutingMatcherSentAmountUsdBetween {
 /// Where a matching deposit goes, told apart by `_tag`.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum RoutingAction {
     /// `_tag` = `bridge`.
@@ -9309,6 +9369,10 @@ pub struct RoutingActionComposite {
 /// One step of a composite routing action, told apart by `_tag`.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum RoutingCompositeStep {
     /// `_tag` = `bridge`.
@@ -9747,6 +9811,10 @@ pub struct CompletedSdaRefundEvent {
 /// What caused a deposit-address refund.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum SdaRefundTrigger {
     /// `_tag` = `UNSUPPORTED_TOKEN`.
@@ -10446,6 +10514,10 @@ pub struct SymbolKey {
 /// A 400 answer of an authenticated endpoint.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BadRequest {
     /// `_tag` = `HttpApiDecodeError`.
@@ -11740,6 +11812,10 @@ pub struct DepositAddressRateLimitExceeded {
 /// The deposit-address creation limit that was reached, told apart by `_tag`.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum DepositAddressLimit {
     /// `_tag` = `CountLimitExceeded`.
@@ -11920,6 +11996,10 @@ pub struct WindowLimitExceeded {
 /// A 503 answer of an operation that production can switch off.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Unavailable {
     /// `_tag` = `ServiceUnavailable`.
@@ -12178,6 +12258,10 @@ pub struct DepositAddressNotFound {
 /// 422 answers of `POST /bridge/quote/user`.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum QuoteBridgeUnprocessable {
     /// `_tag` = `InvalidRequest`.
@@ -12316,6 +12400,10 @@ impl schemars::JsonSchema for QuoteBridgeUnprocessable {
 /// 422 answers of `POST /bridge/quote/bridge-swap/user`.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum QuoteBridgeSwapUnprocessable {
     /// `_tag` = `InvalidRequest`.
@@ -12502,6 +12590,10 @@ impl schemars::JsonSchema for QuoteBridgeSwapUnprocessable {
 /// 422 answers of deposit-address creation.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum DepositAddressCreateUnprocessable {
     /// `_tag` = `DepositAddressChainsNotSupported`.
@@ -12683,6 +12775,10 @@ impl schemars::JsonSchema for DepositAddressCreateUnprocessable {
 /// 422 answers of the public status.
 ///
 /// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+///
+/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
+/// change every constructor and `match` of a value that is decoded once and read).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum PublicStatusUnprocessable {
     /// `_tag` = `InvalidRequest`.

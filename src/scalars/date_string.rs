@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 
-use super::decimal_string::json_quote;
+use super::js::json_quote;
 
 /// JavaScript's date range: at most 8.64e15 ms (100 000 000 days) either side of the epoch.
 const MAX_MILLIS: i64 = 8_640_000_000_000_000;

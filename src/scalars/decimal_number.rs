@@ -1,6 +1,6 @@
 //! [`DecimalNumber`]: the schema's `type: number, format: decimal-number`, a JSON number that the
-//! production service (JavaScript) reads as a 64-bit float; and [`js_number_to_string`], JavaScript's
-//! `Number.prototype.toString()`, which renders such numbers (also in decode error messages).
+//! production service (JavaScript) reads as a 64-bit float, printed with [`js_number_to_string`] (JavaScript's
+//! `Number.prototype.toString()`, in [`super::js`]).
 //!
 //! Reading goes through serde's `i64`/`u64`/`f64` callbacks, so serde_json's `arbitrary_precision`
 //! feature is neither needed nor wanted. Note that serde_json parses floats with a fast algorithm
@@ -14,61 +14,10 @@ use std::hash::{Hash, Hasher};
 use rust_decimal::Decimal;
 
 use super::decimal_string::{DecimalRangeError, DecimalString};
+use super::js::js_number_to_string;
 
 /// 2^53: integral values up to this magnitude are written as JSON integers (`1`, not `1.0`).
 const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
-
-/// JavaScript's `Number.prototype.toString()` (radix 10) of `x`, i.e. `String(x)`.
-///
-/// The shortest digits that read back as `x` (the same digits JavaScript picks), laid out by the
-/// ECMAScript `Number::toString` rules: positional for magnitudes in `[1e-6, 1e21)`, otherwise
-/// exponential with an explicit exponent sign: `100`, `1.5`, `-1.5`, `0.000001`, `1e-7`, `1e+21`,
-/// `1.2345e+25`; also `0` for both zeros, `NaN`, `Infinity`, `-Infinity`.
-pub fn js_number_to_string(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    // Rust's `{:e}` without precision prints the shortest round-trip digits: `d[.ddd]e<exp>`.
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific.split_once('e').expect("`{:e}` always has an exponent");
-    let exponent: i32 = exponent.parse().expect("`{:e}` exponent is an integer");
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    // ECMAScript: value = 0.digits × 10^n, k = number of digits.
-    let k = digits.len() as i32;
-    let n = exponent + 1;
-    let mut out = String::with_capacity(k as usize + 8);
-    if x < 0.0 {
-        out.push('-');
-    }
-    if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if n - 1 < 0 { '-' } else { '+' });
-        out.push_str(&(n - 1).unsigned_abs().to_string());
-    }
-    out
-}
 
 /// A finite JSON number, held as the 64-bit float JavaScript reads it as.
 ///

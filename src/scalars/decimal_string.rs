@@ -13,6 +13,8 @@ use std::str::FromStr;
 
 use rust_decimal::Decimal;
 
+use super::js::json_quote;
+
 /// `Number.MAX_SAFE_INTEGER`: Effect rejects exponents and scales whose magnitude exceeds it.
 const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 
@@ -341,11 +343,6 @@ fn parse_safe_integer(text: &str) -> Option<i64> {
         return None;
     }
     Some(if negative { -value } else { value })
-}
-
-/// JSON string literal of `s`, as JavaScript's `JSON.stringify` writes it.
-pub(crate) fn json_quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
 }
 
 impl Default for DecimalString {

@@ -1,16 +1,18 @@
 //! Generates the client crate's code (`crates/bridge-client/src/generated/`) with progenitor.
 //!
-//! Two files:
+//! Three files:
 //!
 //! * `client.rs`: progenitor's output for a copy of the document transformed for it (see
 //!   [`progenitor_document`]). Every component schema is replaced by the root crate's type
 //!   (`GenerationSettings::with_replacement`), so progenitor generates methods, not types.
-//! * `operations.rs`: one method per operation on `bridge_client::Client`, written from progenitor's method
+//! * `methods.rs`: one method per operation on `bridge_client::Client`, written from progenitor's method
 //!   signatures: the same call, but with the contract's `{Operation}Query` struct for query parameters, the
 //!   success value itself and `bridge_client::Error<{Operation}Error>` (the root crate's per-operation error
-//!   enum) as the error. Plus the tables the request hooks read (`Security` of each operation, and whether it is
-//!   safe to retry: a GET, or `x-safe-to-retry: true`), and the operation of each error enum
-//!   (`crate::error::OperationError`, so an error names the operation that failed).
+//!   enum) as the error.
+//! * `operations.rs`: the tables the request hooks read (`Security` of each operation, and whether it is safe to
+//!   retry: a GET, or `x-safe-to-retry: true`), and the operation of each error enum
+//!   (`crate::error::OperationError`, so an error names the operation that failed). Apart from the methods,
+//!   because the hooks run below the client: nothing they import imports the client.
 //!
 //! The client's own code (`crates/bridge-client/src/*.rs`) is the runtime the generated code calls: credentials,
 //! user agent and retries in the request hooks (`crate::transport::Settings` is progenitor's inner type), and
@@ -38,7 +40,7 @@ const OUT_DIR: &str = "crates/bridge-client/src/generated";
 /// `UserEventsPage.items` is a `WebhookEvent[]`; decoded strictly, one event of a kind this build does not know
 /// (the service adds kinds) would fail the whole page. The client's `EventPage` holds `bridge_client::Event`
 /// (`Known(WebhookEvent)` or `Unknown { tag, raw }`) instead, and converts to the root crate's page.
-const CLIENT_TYPES: &[(&str, &str)] = &[("UserEventsPage", "crate::EventPage")];
+const CLIENT_TYPES: &[(&str, &str)] = &[("UserEventsPage", "crate::event_page::EventPage")];
 
 /// Operations whose typed method hands over to a hand-written function of the same parameters (after `self`),
 /// with the paragraph added to its documentation.
@@ -78,13 +80,14 @@ pub fn generate(doc: &Yaml, json: &Value) -> anyhow::Result<Vec<(PathBuf, String
     let tokens = generator.generate_tokens(&spec).map_err(|e| anyhow!("progenitor: {e}"))?;
     let raw = format_rust(&tokens.to_string())?;
     let raw_file = format!(
-        "{HEADER}\n//! progenitor's client (positional style) for `schema/openapi.yaml`, every schema replaced by the\n//! `bridge_contract` type of the same name. Use [`crate::Client`], which wraps it.\n#![allow(clippy::all, unused_imports, missing_docs)]\n\n{raw}"
+        "{HEADER}\n//! progenitor's client (positional style) for `schema/openapi.yaml`, every schema replaced by the\n//! `bridge_contract` type of the same name. Use [`crate::Client`], which wraps it.\n\n{raw}"
     );
 
     let facade = facade(doc, &raw)?;
     Ok(vec![
         (PathBuf::from(OUT_DIR).join("client.rs"), raw_file),
-        (PathBuf::from(OUT_DIR).join("operations.rs"), facade),
+        (PathBuf::from(OUT_DIR).join("methods.rs"), facade.methods),
+        (PathBuf::from(OUT_DIR).join("operations.rs"), facade.tables),
     ])
 }
 
@@ -214,8 +217,16 @@ fn op_infos(doc: &Yaml) -> anyhow::Result<BTreeMap<String, OpInfo>> {
     Ok(out)
 }
 
-/// The typed methods on `crate::Client`, one per method of progenitor's `impl Client`.
-fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
+/// The two files written from progenitor's methods.
+struct Facade {
+    /// The typed methods on `Client`, one per method of progenitor's `impl Client`.
+    methods: String,
+    /// Security, retry safety and the operation of each error enum, by operation.
+    tables: String,
+}
+
+/// The typed methods on `Client`, one per method of progenitor's `impl Client`, and the tables of the operations.
+fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<Facade> {
     let ops = op_infos(doc)?;
     let file = syn::parse_file(raw)?;
     let mut methods: Vec<&syn::ImplItemFn> = file
@@ -321,7 +332,7 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
         };
         writeln!(
             out,
-            "{docs}{deprecated}pub async fn {fn_name}{generics}(&'a self, {params}) -> Result<{success}, crate::Error<::bridge_contract::operations::{name}Error>> {{\n    {call}.await\n}}\n",
+            "{docs}{deprecated}pub async fn {fn_name}{generics}(&'a self, {params}) -> Result<{success}, crate::error::Error<::bridge_contract::operations::{name}Error>> {{\n    {call}.await\n}}\n",
             params = params.join(", "),
             name = op.name,
         )?;
@@ -347,10 +358,13 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
             bail!("RESOLVED names {id}, which is not an operation of the document");
         }
     }
-    let body = format!(
-        "use ::bridge_contract::{{Operation, Security}};\n#[allow(unused_imports)]\nuse crate::raw::types;\n\n\
+    let methods = format!(
+        "#[allow(unused_imports)]\nuse crate::raw::types;\n\n\
          /// The operations of the document, one method each (generated from progenitor's client by `cargo xtask regen`).\n\
-         impl crate::Client {{\n{out}}}\n\n\
+         impl crate::client::Client {{\n{out}}}\n"
+    );
+    let tables = format!(
+        "use ::bridge_contract::{{Operation, Security}};\n\n\
          /// Who may call the operation progenitor names `operation` (its snake-case `operationId`).\n\
          pub(crate) fn security(operation: &str) -> Option<Security> {{\n    Some(match operation {{\n{security}        _ => return None,\n    }})\n}}\n\n\
          /// Whether the operation progenitor names `operation` may be repeated when its answer is lost: a GET, or\n\
@@ -358,10 +372,16 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<String> {
          pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {{\n    Some(match operation {{\n{safe}        _ => return None,\n    }})\n}}\n\n\
          {error_ops}"
     );
-    Ok(format!(
-        "{HEADER}\n//! The typed methods of [`crate::Client`], one per operation, generated from progenitor's client.\n#![allow(clippy::needless_lifetimes)]\n\n{}",
-        format_rust(&body)?
-    ))
+    Ok(Facade {
+        methods: format!(
+            "{HEADER}\n//! The typed methods of [`crate::Client`], one per operation, generated from progenitor's client.\n// Each method takes progenitor's generics (`<'a>` on every reference) as they are; clippy would elide `'a` in\n// the methods with one reference.\n#![allow(clippy::needless_lifetimes)]\n\n{}",
+            format_rust(&methods)?
+        ),
+        tables: format!(
+            "{HEADER}\n//! What the request hooks and errors know of each operation (its security, whether it is safe to retry, the\n//! operation of each error enum), by the name progenitor gives it.\n\n{}",
+            format_rust(&tables)?
+        ),
+    })
 }
 
 /// `T` of `Result<ResponseValue<T>, Error<..>>`.

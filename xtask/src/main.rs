@@ -7,8 +7,10 @@
 //!   `cargo xtask release-check` applies the release policy to the changes since the last release
 //!   (`evolution.rs`, `release.rs`).
 //!
-//! Layout follows rust-analyzer's xtask codegen: each generator returns `(path, contents)` pairs and
-//! `codegen::ensure_file_contents` writes them or, in check mode, reports them.
+//! Layout follows rust-analyzer's xtask codegen: each generator returns `(path, contents)` pairs;
+//! `codegen::ensure_file_contents` writes them (regen) and `codegen::check_file_contents` only compares them
+//! (check). `cargo test -p xtask` runs the check too (`tests.rs`), and the generators on small fixture documents
+//! (`tests/generators.rs`).
 
 mod breaking;
 mod bundle;
@@ -25,6 +27,9 @@ mod rust_types;
 mod schema_hash;
 mod server;
 mod validate;
+
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -55,15 +60,15 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = workspace_root();
-    let check = match &cli.command {
-        Command::Regen => false,
-        Command::Check => true,
+    let (outcome, done) = match &cli.command {
+        Command::Regen => (regen(&root), "regenerated"),
+        Command::Check => (check(&root), "everything generated is current"),
         Command::Breaking(args) => return evolution::breaking(&root, args),
         Command::ReleaseCheck(args) => return evolution::release_check(&root, args),
     };
-    match run(&root, check) {
+    match outcome {
         Ok(problems) if problems.is_empty() => {
-            eprintln!("xtask: {}", if check { "everything generated is current" } else { "regenerated" });
+            eprintln!("xtask: {done}");
             ExitCode::SUCCESS
         }
         Ok(problems) => {
@@ -80,15 +85,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs the pipeline; returns the problems found (empty means success).
-fn run(root: &Path, check: bool) -> anyhow::Result<Vec<String>> {
+/// Every generated file of the workspace, or the problems of a schema that is not valid or breaks a house rule.
+enum Generated {
+    Files(Vec<(PathBuf, String)>),
+    InvalidSchema(Vec<String>),
+}
+
+/// Validates and lints the schema and runs every generator. Reads `schema/`; writes nothing.
+fn generate(root: &Path) -> anyhow::Result<Generated> {
     let doc = bundle::load(&root.join("schema/openapi.yaml"))?;
     let json = bundle::to_json_value(&doc)?;
     let mut problems = validate::problems(&json);
     problems.extend(lint::problems(&json, &doc));
     if !problems.is_empty() {
         problems.push("fix the schema first; nothing was generated".to_owned());
-        return Ok(problems);
+        return Ok(Generated::InvalidSchema(problems));
     }
     let fingerprint = schema_hash::schema_fingerprint(&root.join("schema"))?;
     let mut files = vec![(PathBuf::from("src/generated/openapi.json"), bundle::to_json_text(&doc)?)];
@@ -96,12 +107,31 @@ fn run(root: &Path, check: bool) -> anyhow::Result<Vec<String>> {
     files.extend(operations::generate(&doc)?);
     files.extend(server::generate(&doc)?);
     files.extend(client::generate(&doc, &json)?);
-    for (rel, contents) in files {
-        if let Some(problem) = codegen::ensure_file_contents(root, &rel, &contents, check)? {
-            problems.push(problem);
+    Ok(Generated::Files(files))
+}
+
+/// `cargo xtask check`: the problems found (none: the schema is valid and every generated file is current).
+/// Writes nothing.
+fn check(root: &Path) -> anyhow::Result<Vec<String>> {
+    match generate(root)? {
+        Generated::InvalidSchema(problems) => Ok(problems),
+        Generated::Files(files) => {
+            Ok(files.iter().filter_map(|(rel, contents)| codegen::check_file_contents(root, rel, contents)).collect())
         }
     }
-    Ok(problems)
+}
+
+/// `cargo xtask regen`: writes every generated file that differs; the problems of an invalid schema instead.
+fn regen(root: &Path) -> anyhow::Result<Vec<String>> {
+    match generate(root)? {
+        Generated::InvalidSchema(problems) => Ok(problems),
+        Generated::Files(files) => {
+            for (rel, contents) in &files {
+                codegen::ensure_file_contents(root, rel, contents)?;
+            }
+            Ok(Vec::new())
+        }
+    }
 }
 
 fn workspace_root() -> PathBuf {

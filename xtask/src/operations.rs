@@ -47,7 +47,7 @@ pub fn all(doc: &Yaml) -> anyhow::Result<Vec<Op<'_>>> {
 }
 
 /// The component name (or `Vec<Name>`) of a response or body schema.
-pub fn schema_type(doc: &Yaml, schema: &Yaml) -> anyhow::Result<String> {
+pub fn schema_type(schema: &Yaml) -> anyhow::Result<String> {
     if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
         let name = r.rsplit('/').next().unwrap();
         let scalar = crate::rust_types::scalar_type(name);
@@ -55,7 +55,7 @@ pub fn schema_type(doc: &Yaml, schema: &Yaml) -> anyhow::Result<String> {
     }
     if schema.get("type").and_then(Value::as_str) == Some("array") {
         let items = schema.get("items").ok_or_else(|| anyhow!("array without items"))?;
-        return Ok(format!("Vec<{}>", schema_type(doc, items)?));
+        return Ok(format!("Vec<{}>", schema_type(items)?));
     }
     bail!("answers and bodies refer to named components")
 }
@@ -84,7 +84,7 @@ pub fn errors(doc: &Yaml, op: &Yaml) -> anyhow::Result<Vec<(u16, String, String)
             continue;
         }
         let schema = content_schema(doc, r).ok_or_else(|| anyhow!("error {status} without a JSON body"))?;
-        let ty = schema_type(doc, &schema)?;
+        let ty = schema_type(&schema)?;
         let description = response(doc, r).get("description").and_then(Value::as_str).unwrap_or_default().to_owned();
         out.push((status, ty, description));
     }
@@ -136,12 +136,12 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         let path_ty = if has("path") { format!("{params}Path") } else { "()".into() };
         let query_ty = if has("query") { format!("{params}Query") } else { "()".into() };
         let body_ty = match op.op.get("requestBody").and_then(|b| content_schema(doc, b)) {
-            Some(schema) => schema_type(doc, &schema)?,
+            Some(schema) => schema_type(&schema)?,
             None => "()".into(),
         };
         let ok = op.op.get("responses").and_then(|r| r.get("200")).and_then(|r| content_schema(doc, r));
         let ok_ty = match ok {
-            Some(schema) => schema_type(doc, &schema)?,
+            Some(schema) => schema_type(&schema)?,
             None => "()".into(),
         };
         let summary = op.op.get("summary").and_then(Value::as_str).unwrap_or_default();

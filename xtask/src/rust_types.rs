@@ -26,6 +26,13 @@ use serde_norway::Value;
 use crate::bundle::Yaml;
 use crate::codegen::{format_rust, HEADER};
 
+/// On every union of objects, whose variants differ in size (a swap record is larger than a plain one): they are held
+/// inline, as everywhere in the contract. The reason is written into the doc comment (syn drops comments).
+const LARGE_VARIANTS: &str =
+    "///\n/// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing \
+     would\n/// change every constructor and `match` of a value that is decoded once and read).\n\
+     #[allow(clippy::large_enum_variant)]";
+
 const SCALARS: [(&str, &str); 3] = [
     ("DecimalString", "crate::DecimalString"),
     ("DecimalNumber", "crate::DecimalNumber"),
@@ -380,6 +387,7 @@ impl<'a> Gen<'a> {
         let t = &mut self.types;
         doc_comment(t, description, "");
         writeln!(t, "///\n/// Told apart by `{property}`; the serde impls read the tag first and name an unknown one in the error.")?;
+        writeln!(t, "{LARGE_VARIANTS}")?;
         writeln!(t, "#[derive(Debug, Clone, PartialEq)]\npub enum {name} {{")?;
         for (tag, ident, ty) in &variants {
             writeln!(t, "    /// `{property}` = `{tag}`.\n    {ident}({ty}),")?;
@@ -457,6 +465,7 @@ impl<'a> Gen<'a> {
             t,
             "///\n/// Told apart by which member is present; the serde impls name the members when none or both are."
         )?;
+        writeln!(t, "{LARGE_VARIANTS}")?;
         writeln!(t, "#[derive(Debug, Clone, PartialEq)]\npub enum {name} {{")?;
         for (member, ident, ty) in &variants {
             writeln!(t, "    /// Has `{member}`.\n    {ident}({ty}),")?;
@@ -867,7 +876,7 @@ fn grouped(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push('_');
         }
         out.push(c);
@@ -890,13 +899,6 @@ fn extend_to_validation(attr: &str) -> String {
         "maximum" => format!("range(max = {value})"),
         other => panic!("no validation attribute for {other}"),
     }
-}
-
-#[allow(dead_code)]
-fn range_attr(min: Option<f64>, max: Option<f64>) -> String {
-    let parts: Vec<String> =
-        [min.map(|m| format!("min = {m:?}")), max.map(|m| format!("max = {m:?}"))].into_iter().flatten().collect();
-    format!("range({})", parts.join(", "))
 }
 
 /// The first sentence of a description (its first paragraph unwrapped, up to the first full stop that ends a

@@ -393,7 +393,7 @@ fn param_types(doc: &Yaml, op: &Op<'_>) -> anyhow::Result<(String, String, Strin
     let path = if has("path") { format!("{base}Path") } else { "()".into() };
     let query = if has("query") { format!("{base}Query") } else { "()".into() };
     let body = match op.op.get("requestBody").and_then(|b| operations::content_schema(doc, b)) {
-        Some(schema) => operations::schema_type(doc, &schema)?,
+        Some(schema) => operations::schema_type(&schema)?,
         None => "()".into(),
     };
     Ok((path, query, body))

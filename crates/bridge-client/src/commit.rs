@@ -25,8 +25,9 @@
 use bridge_contract::operations::{CommitQuoteError, GetBridgeError};
 use bridge_contract::QuoteCommitted;
 
+use crate::client::Client;
 use crate::error::lift;
-use crate::{Client, Error};
+use crate::error::Error;
 
 /// Whether the answer to a commit was lost, so that the commit may or may not have happened.
 fn answer_lost(error: &Error<CommitQuoteError>) -> bool {

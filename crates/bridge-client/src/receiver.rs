@@ -62,8 +62,8 @@ use futures_util::future::BoxFuture;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
+use crate::client::Client;
 use crate::webhook::{VerifiedDelivery, WebhookError, WebhookVerifier};
-use crate::Client;
 
 /// The default of [`WebhookReceiver::with_max_age`]: 5 minutes, the usual tolerance of signed webhooks (clock
 /// skew between two servers is seconds; a replay is refused after at most this long).

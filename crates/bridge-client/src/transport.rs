@@ -1,15 +1,11 @@
-//! What the client sends with every request, and how: [`Settings`] (credentials, `User-Agent`, retry policy,
-//! wait policy) and progenitor's request hooks (`ClientHooks`) that apply them to the generated client.
-//!
-//! * `pre`, before the first attempt: the `User-Agent` and the credentials the operation's `security` calls for;
-//! * `exec`: sends the request with the retries of the [`RetryPolicy`] ([`crate::retry`]).
+//! What the client applies to every request: [`Settings`] (credentials, `User-Agent`, retry policy, wait policy),
+//! progenitor's inner type of the generated client. `crate::hooks` applies them.
 
-use progenitor_client::{ClientHooks, ClientInfo, OperationInfo};
-use reqwest::header::{HeaderValue, USER_AGENT};
+use reqwest::header::HeaderValue;
 
 use crate::auth::Credentials;
 use crate::retry::RetryPolicy;
-use crate::wait::WaitPolicy;
+use crate::wait::policy::WaitPolicy;
 
 /// The `User-Agent` of every request: this crate's name and version.
 pub const DEFAULT_USER_AGENT: &str = concat!("bridge-client/", env!("CARGO_PKG_VERSION"));
@@ -54,22 +50,5 @@ impl Settings {
     /// The `User-Agent` sent.
     pub fn user_agent(&self) -> &str {
         self.user_agent.to_str().unwrap_or(DEFAULT_USER_AGENT)
-    }
-}
-
-impl ClientHooks<Settings> for crate::raw::Client {
-    async fn pre<E>(
-        &self,
-        request: &mut reqwest::Request,
-        info: &OperationInfo,
-    ) -> Result<(), progenitor_client::Error<E>> {
-        let settings = self.inner();
-        request.headers_mut().insert(USER_AGENT, settings.user_agent.clone());
-        settings.credentials.apply_for(request, info.operation_id).await.map_err(progenitor_client::Error::Custom)
-    }
-
-    async fn exec(&self, request: reqwest::Request, info: &OperationInfo) -> reqwest::Result<reqwest::Response> {
-        let settings = self.inner();
-        crate::retry::execute(self.client(), &settings.retry, &settings.credentials, request, info.operation_id).await
     }
 }

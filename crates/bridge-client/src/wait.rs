@@ -22,7 +22,6 @@
 
 use std::time::Duration;
 
-use backon::BackoffBuilder as _;
 use bridge_contract::operations::{GetBridgeError, ListUserEventsError};
 use bridge_contract::{
     BridgeRecord, BridgeState, BridgeSwapState, DecimalNumber, DepositAddressBridgeState, ListUserEventsQuery,
@@ -30,92 +29,17 @@ use bridge_contract::{
 use futures_util::stream::{self, BoxStream, StreamExt as _};
 use tokio::time::Instant;
 
+use crate::client::Client;
+use crate::error::Error;
 use crate::webhook::Event;
-use crate::{Client, Error};
+
+pub(crate) mod policy;
+
+pub use policy::WaitPolicy;
 
 /// The member of a bridge event that holds the bridge's id (`bridgeMembers._id` in the schema, the same member
 /// as `BridgeRecordCommon::id`).
 const BRIDGE_ID_MEMBER: &str = "_id";
-
-/// How [`Client::wait_for_bridge`] and [`Client::bridge_states`] follow a bridge.
-///
-/// Defaults: the feed every 2 s, the record at 1 s doubling to 30 s. A bridge takes minutes, its events come
-/// within seconds of the change, and a feed request asks only for what is new: the wait hears of an announced
-/// change within about 2 s and of an unannounced one within 30 s, for one small request every 2 s.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WaitPolicy {
-    use_feed: bool,
-    feed_interval: Duration,
-    poll_initial: Duration,
-    poll_max: Duration,
-}
-
-impl Default for WaitPolicy {
-    fn default() -> Self {
-        Self {
-            use_feed: true,
-            feed_interval: Duration::from_secs(2),
-            poll_initial: Duration::from_secs(1),
-            poll_max: Duration::from_secs(30),
-        }
-    }
-}
-
-impl WaitPolicy {
-    /// Polls the record only, without reading the event feed.
-    pub fn without_feed(mut self) -> Self {
-        self.use_feed = false;
-        self
-    }
-
-    /// How often the event feed is read.
-    pub fn with_feed_interval(mut self, interval: Duration) -> Self {
-        self.feed_interval = interval;
-        self
-    }
-
-    /// The first delay between two reads of the record (after each change the schedule starts again).
-    pub fn with_poll_initial(mut self, delay: Duration) -> Self {
-        self.poll_initial = delay;
-        self
-    }
-
-    /// The longest delay between two reads of the record (before jitter).
-    pub fn with_poll_max(mut self, delay: Duration) -> Self {
-        self.poll_max = delay;
-        self
-    }
-
-    /// Whether the event feed is read.
-    pub fn uses_feed(&self) -> bool {
-        self.use_feed
-    }
-
-    /// How often the event feed is read.
-    pub fn feed_interval(&self) -> Duration {
-        self.feed_interval
-    }
-
-    /// The first delay between two reads of the record.
-    pub fn poll_initial(&self) -> Duration {
-        self.poll_initial
-    }
-
-    /// The longest delay between two reads of the record.
-    pub fn poll_max(&self) -> Duration {
-        self.poll_max
-    }
-
-    fn poll_schedule(&self) -> backon::ExponentialBackoff {
-        backon::ExponentialBuilder::new()
-            .with_min_delay(self.poll_initial)
-            .with_max_delay(self.poll_max.max(self.poll_initial))
-            .with_factor(2.0)
-            .without_max_times()
-            .with_jitter()
-            .build()
-    }
-}
 
 /// When [`Client::wait_for_bridge`] returns (besides a final state, where it always returns).
 #[derive(Debug, Clone, Copy)]
@@ -348,7 +272,7 @@ impl<'a> Follower<'a> {
             last: None,
             done: false,
             feed: None,
-            feed_failed: !policy.use_feed,
+            feed_failed: !policy.uses_feed(),
             next_feed: now,
             polls: policy.poll_schedule(),
             next_poll: now,
@@ -365,7 +289,7 @@ impl<'a> Follower<'a> {
             let mut read = now >= self.next_poll;
             if !read && now >= self.next_feed {
                 read = self.feed_mentions_bridge().await;
-                self.next_feed = Instant::now() + self.policy.feed_interval;
+                self.next_feed = Instant::now() + self.policy.feed_interval();
             }
             if read {
                 let record = self.client.get_bridge(&self.id).await?;
@@ -377,10 +301,10 @@ impl<'a> Follower<'a> {
                     self.last = Some(tag);
                     self.done = record.is_final();
                     self.polls = self.policy.poll_schedule();
-                    self.next_poll = Instant::now() + self.polls.next().unwrap_or(self.policy.poll_initial);
+                    self.next_poll = Instant::now() + self.polls.next().unwrap_or(self.policy.poll_initial());
                     return Ok(Some(record));
                 }
-                self.next_poll = Instant::now() + self.polls.next().unwrap_or(self.policy.poll_max);
+                self.next_poll = Instant::now() + self.polls.next().unwrap_or(self.policy.poll_max());
                 continue;
             }
             let wake = if self.feed.is_some() { self.next_poll.min(self.next_feed) } else { self.next_poll };

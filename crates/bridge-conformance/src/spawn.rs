@@ -19,6 +19,9 @@ pub const MAIN_PROJECT: &str = "conformance-main";
 /// The second project has the `postBridgeData` feature, so both answers of that check are exercised.
 pub const OTHER_PROJECT: &str = "conformance-other";
 
+/// The HTTP application a test serves instead of the sandbox's own ([`SpawnedSandbox::start_with`]).
+type AppOf<'a> = Box<dyn FnOnce(&Opened) -> axum::Router + 'a>;
+
 /// A running sandbox; [`SpawnedSandbox::stop`] stops it (dropping it stops it too, without waiting).
 pub struct SpawnedSandbox {
     pub base_url: String,
@@ -46,8 +49,7 @@ impl SpawnedSandbox {
         Self::launch(Some(Box::new(app))).await
     }
 
-    #[allow(clippy::type_complexity)]
-    async fn launch(app: Option<Box<dyn FnOnce(&Opened) -> axum::Router + '_>>) -> anyhow::Result<Self> {
+    async fn launch(app: Option<AppOf<'_>>) -> anyhow::Result<Self> {
         let data = tempfile::Builder::new()
             .prefix("bridge-conformance-")
             .tempdir()

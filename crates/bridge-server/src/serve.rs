@@ -158,10 +158,10 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
             ))]))
         }
     };
-    let path: O::Path = decode_part(shapes, shapes.path.map(|s| (s, &path_value)), mode)?;
+    let path: O::Path = decode_part(shapes, shapes.path.map(|s| (s, &path_value)), mode).map_err(decode_error)?;
 
     let body: O::Body = match &shapes.body {
-        None => typed(serde_json::Value::Null)?,
+        None => typed(serde_json::Value::Null).map_err(decode_error)?,
         Some(body_shape) => {
             let bytes = axum::body::to_bytes(body, inner.config.body_limit)
                 .await
@@ -173,12 +173,12 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
                 parts::body(content_type, &bytes).map_err(|issue| decode_error(vec![issue]))?
             };
             let decoded = engine::decode(&body_shape.shape, &value, mode).map_err(decode_error)?;
-            typed(decoded)?
+            typed(decoded).map_err(decode_error)?
         }
     };
 
     let query_value = parts::form(head.uri.query().unwrap_or_default().as_bytes());
-    let query: O::Query = decode_part(shapes, shapes.query.map(|s| (s, &query_value)), mode)?;
+    let query: O::Query = decode_part(shapes, shapes.query.map(|s| (s, &query_value)), mode).map_err(decode_error)?;
     Ok((caller, Input { path, query, body }))
 }
 
@@ -186,18 +186,17 @@ fn decode_part<T: DeserializeOwned>(
     _ops: &OperationShapes,
     part: Option<(&'static crate::decode::shape::StructShape, &JsValue)>,
     mode: ErrorsMode,
-) -> Result<T, Response> {
+) -> Result<T, Vec<Issue>> {
     match part {
         None => typed(serde_json::Value::Null),
-        Some((shape, value)) => typed(engine::decode_struct(shape, value, mode).map_err(decode_error)?),
+        Some((shape, value)) => typed(engine::decode_struct(shape, value, mode)?),
     }
 }
 
 /// The decoded JSON into the operation's Rust type. The engine already enforced the schema, so this fails only
 /// if the generated tables and types disagree; that is still a 400, never a 500.
-fn typed<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Response> {
-    serde_json::from_value(value)
-        .map_err(|e| decode_error(vec![whole_part_issue(format!("Unable to decode the request: {e}"))]))
+fn typed<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Vec<Issue>> {
+    serde_json::from_value(value).map_err(|e| vec![whole_part_issue(format!("Unable to decode the request: {e}"))])
 }
 
 fn whole_part_issue(message: String) -> Issue {

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use super::{Audiences, CallbackRef, Change, Comparison, Effect, Group, OpRef, Rule, Side, Use};
+use super::model::{Audiences, CallbackRef, Change, Comparison, Effect, Group, OpRef, Rule, Side, Use};
 
 pub(super) fn compare(base: &Value, head: &Value) -> Comparison {
     let mut diff = Diff {

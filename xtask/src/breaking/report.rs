@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Change, Comparison, Group, Rule, Side, Use};
+use super::model::{Change, Comparison, Group, Rule, Side, Use};
 
 /// How many operations a header or a Markdown line names before it says "and N more".
 const NAMED_USES: usize = 6;
@@ -13,13 +13,22 @@ const NAMED_USES: usize = 6;
 /// As [`NAMED_USES`], for a CHANGELOG line.
 const NAMED_USES_MARKDOWN: usize = 3;
 
-/// ` (client→server: quoteBridge; server→client: getBridge, listUserEvents)`, or nothing without uses.
+/// A change on one line: classification, audiences, rule, subject, what changed, JSON path and the uses
+/// ` (client→server: quoteBridge; server→client: getBridge, listUserEvents)` (the form of the fixtures'
+/// `expected.txt`).
 #[cfg(test)]
-pub fn uses_suffix(uses: &[Use]) -> String {
-    if uses.is_empty() {
-        return String::new();
-    }
-    format!(" ({})", describe_uses(uses, usize::MAX))
+pub fn line(change: &Change) -> String {
+    let uses =
+        if change.uses.is_empty() { String::new() } else { format!(" ({})", describe_uses(&change.uses, usize::MAX)) };
+    format!(
+        "{:<10} {:<15} {}: {} [{}] at {}{uses}",
+        if change.is_breaking() { "BREAKING" } else { "compatible" },
+        change.breaks.label(),
+        change.subject,
+        change.detail,
+        change.rule.id(),
+        change.path,
+    )
 }
 
 fn describe_uses(uses: &[Use], limit: usize) -> String {

@@ -1,6 +1,6 @@
 //! Fixture tests: one directory per rule under `xtask/tests/fixtures/breaking/`, holding `base.yaml` and
 //! `head.yaml` (small documents; the comment at the top of `base.yaml` says what changes and the expected
-//! classification) and `expected.txt`, the expected changes one per line as [`Change::line`] prints them.
+//! classification) and `expected.txt`, the expected changes one per line as [`report::line`] prints them.
 //! `UPDATE_EXPECT=1 cargo test -p xtask` rewrites the `expected.txt` files (review the diff before committing).
 
 use std::collections::BTreeSet;
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::{compare, Audiences, Change, Rule, Side};
+use super::{compare, report, Audiences, Change, Rule, Side};
 use crate::bundle;
 
 fn fixtures_dir() -> PathBuf {
@@ -23,7 +23,7 @@ fn load(path: &Path) -> Value {
 fn fixture_lines(name: &str) -> Vec<String> {
     let dir = fixtures_dir().join(name);
     let cmp = compare(&load(&dir.join("base.yaml")), &load(&dir.join("head.yaml")));
-    cmp.changes.iter().map(Change::line).collect()
+    cmp.changes.iter().map(report::line).collect()
 }
 
 fn check_fixture(name: &str) {
@@ -213,7 +213,7 @@ fn a_member_removed_from_a_shared_component_of_the_real_schema_breaks_both() {
 #[test]
 fn readme_has_the_rules_table() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
-    let table = super::report::rules_table();
+    let table = report::rules_table();
     assert!(
         readme.contains(&table),
         "README.md (\"API evolution\") must contain the rules table; replace it with the output of `cargo xtask breaking --rules`"

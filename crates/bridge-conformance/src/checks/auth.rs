@@ -17,9 +17,9 @@ use bridge_contract::Security;
 use bridge_server::Claims;
 use rand::RngCore as _;
 
+use crate::check::{Check, Ctx, Needs};
 use crate::contract::{contract, OpInfo};
 use crate::http::{Body, Credential};
-use crate::runner::{Check, Ctx, Needs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Case {

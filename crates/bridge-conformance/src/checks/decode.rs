@@ -29,9 +29,9 @@ use bridge_contract::Issue;
 use bridge_server::decode::shape::{BodyShape, Shape, StructShape};
 use bridge_server::decode::{engine, parts, ErrorsMode};
 
+use crate::check::{Check, Ctx, Needs};
 use crate::contract::{contract, OpInfo};
 use crate::http::Body;
-use crate::runner::{Check, Ctx, Needs};
 
 /// The members of an object, in order.
 type Members = Vec<(String, JsValue)>;

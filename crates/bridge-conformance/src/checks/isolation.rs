@@ -6,9 +6,9 @@
 use anyhow::{bail, ensure};
 use serde_json::{json, Value};
 
-use super::*;
+use super::steps::*;
+use crate::check::{Check, Ctx, Needs};
 use crate::http::Reply;
-use crate::runner::{Check, Ctx, Needs};
 
 pub fn checks() -> Vec<Check> {
     macro_rules! check {

@@ -9,8 +9,9 @@ use anyhow::{anyhow, bail, ensure};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
-use super::*;
-use crate::runner::{Check, Ctx, Needs};
+use super::steps::*;
+use crate::check::{Check, Ctx, Needs};
+use crate::http::Api;
 
 pub fn checks() -> Vec<Check> {
     macro_rules! check {

@@ -9,9 +9,9 @@
 use anyhow::bail;
 use serde_json::json;
 
-use super::*;
+use super::steps::*;
+use crate::check::{Check, Ctx, Needs};
 use crate::contract::{contract, OpInfo};
-use crate::runner::{Check, Ctx, Needs};
 
 pub fn checks() -> Vec<Check> {
     contract()

@@ -13,9 +13,9 @@ use anyhow::{anyhow, bail, ensure};
 use bridge_client::webhook::WebhookVerifier;
 use serde_json::{json, Value};
 
-use super::*;
+use super::steps::*;
+use crate::check::{Check, Ctx, Needs};
 use crate::receiver::{Delivery, Receiver};
-use crate::runner::{Check, Ctx, Needs};
 
 pub fn checks() -> Vec<Check> {
     macro_rules! check {

@@ -218,7 +218,7 @@ impl Walker {
 
     fn number(&mut self, rules: &NumberRules, n: f64) -> Option<Value> {
         let actual = js_number_to_string(n);
-        if let Some(min) = rules.minimum.filter(|m| !(n >= *m)) {
+        if let Some(min) = rules.minimum.filter(|m| below(n, *m)) {
             let what = if min == 0.0 {
                 "a non-negative number".to_owned()
             } else {
@@ -227,7 +227,7 @@ impl Walker {
             self.issue(IssueTag::Refinement, format!("Expected {what}, actual {actual}"));
             return None;
         }
-        if let Some(max) = rules.maximum.filter(|m| !(n <= *m)) {
+        if let Some(max) = rules.maximum.filter(|m| below(*m, n)) {
             self.issue(
                 IssueTag::Refinement,
                 format!("Expected a number less than or equal to {}, actual {actual}", js_number_to_string(max)),
@@ -329,6 +329,11 @@ impl Walker {
 }
 
 /// A JSON number for serde: integers (up to 2^53) as integers, so that integer fields decode.
+/// `a < b`, or either is NaN: JavaScript's `!(a >= b)`, the failing side of a bound check.
+fn below(a: f64, b: f64) -> bool {
+    matches!(a.partial_cmp(&b), None | Some(std::cmp::Ordering::Less))
+}
+
 fn json_number(n: f64) -> Value {
     if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 {
         if n >= 0.0 {

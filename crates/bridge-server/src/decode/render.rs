@@ -47,9 +47,9 @@ fn string(rules: &StringRules) -> String {
 
 fn number(rules: &NumberRules, base: &str) -> String {
     match (rules.integer, rules.minimum, rules.maximum) {
-        (true, Some(m), None) if m == 0.0 => "NonNegativeInt".into(),
+        (true, Some(0.0), None) => "NonNegativeInt".into(),
         (true, None, None) => "int".into(),
-        (false, Some(m), None) if m == 0.0 => "NonNegative".into(),
+        (false, Some(0.0), None) => "NonNegative".into(),
         (_, _, Some(max)) => format!("lessThanOrEqualTo({})", bridge_contract::scalars::js_number_to_string(max)),
         (_, Some(min), None) => format!("greaterThanOrEqualTo({})", bridge_contract::scalars::js_number_to_string(min)),
         (false, None, None) => base.into(),

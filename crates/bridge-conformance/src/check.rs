@@ -1,0 +1,118 @@
+//! What a check is: a named async function of the run's context ([`Ctx`]: the clients of the deployment,
+//! the configuration, names unique to the run), with what it needs beyond `--base-url` and `--token`
+//! ([`Needs`]). The areas in [`crate::checks`] make them; [`crate::runner`] selects and runs them.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::Context as _;
+use rand::Rng as _;
+
+use crate::config::RunConfig;
+use crate::http::{Api, Credential, Sink};
+
+/// What a running check can use.
+pub struct Ctx {
+    pub config: RunConfig,
+    /// The main project (`--token`).
+    pub main: Api,
+    /// The second project (`--other-token`), for the isolation checks.
+    pub other: Option<Api>,
+    /// No credentials.
+    pub anonymous: Api,
+    /// Random, per run: makes names (`addressNote`s) unique so that earlier runs against the same deployment
+    /// do not interfere.
+    pub run_id: String,
+    seq: AtomicU64,
+}
+
+impl Ctx {
+    pub(crate) fn new(config: &RunConfig, sink: Sink) -> anyhow::Result<Self> {
+        let api = |c: Credential| Api::new(&config.base_url, c, config.request_timeout, sink.clone());
+        let run_id = format!("{:08x}", rand::rng().random::<u32>());
+        Ok(Self {
+            main: api(Credential::Bearer(config.token.clone()))?,
+            other: config.other_token.as_ref().map(|t| api(Credential::Bearer(t.clone()))).transpose()?,
+            anonymous: api(Credential::None)?,
+            config: config.clone(),
+            run_id,
+            seq: AtomicU64::new(0),
+        })
+    }
+
+    /// A name unique to this run: `conformance-<run>-<what>-<n>`.
+    pub fn unique(&self, what: &str) -> String {
+        format!("conformance-{}-{what}-{}", self.run_id, self.seq.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The second project's client (the isolation checks only run when there is one).
+    pub fn other(&self) -> anyhow::Result<&Api> {
+        self.other.as_ref().context("no --other-token")
+    }
+}
+
+/// What a check needs beyond `--base-url` and `--token`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// `--sandbox-helpers`.
+    pub helpers: bool,
+    /// `--other-token`.
+    pub other: bool,
+    /// `--expired-token`.
+    pub expired: bool,
+}
+
+impl Needs {
+    pub const NOTHING: Needs = Needs { helpers: false, other: false, expired: false };
+    pub const HELPERS: Needs = Needs { helpers: true, other: false, expired: false };
+    pub const OTHER: Needs = Needs { helpers: false, other: true, expired: false };
+    pub const OTHER_AND_HELPERS: Needs = Needs { helpers: true, other: true, expired: false };
+    pub const EXPIRED: Needs = Needs { helpers: false, other: false, expired: true };
+
+    pub(crate) fn met_by(&self, config: &RunConfig) -> Result<(), &'static str> {
+        if self.helpers && !config.sandbox_helpers {
+            return Err("--sandbox-helpers");
+        }
+        if self.other && config.other_token.is_none() {
+            return Err("--other-token");
+        }
+        if self.expired && config.expired_token.is_none() {
+            return Err("--expired-token");
+        }
+        Ok(())
+    }
+}
+
+/// The future of one check.
+pub type CheckFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + 'a>>;
+type CheckFn = Box<dyn for<'a> Fn(&'a Ctx) -> CheckFuture<'a> + Send + Sync>;
+
+/// One named check.
+pub struct Check {
+    /// `area::name`.
+    pub name: String,
+    pub needs: Needs,
+    run: CheckFn,
+}
+
+impl Check {
+    pub fn new(
+        name: impl Into<String>,
+        needs: Needs,
+        run: impl for<'a> Fn(&'a Ctx) -> CheckFuture<'a> + Send + Sync + 'static,
+    ) -> Self {
+        Self { name: name.into(), needs, run: Box::new(run) }
+    }
+
+    /// Runs the check.
+    pub fn run<'a>(&self, ctx: &'a Ctx) -> CheckFuture<'a> {
+        (self.run)(ctx)
+    }
+}
+
+impl std::fmt::Debug for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Check").field("name", &self.name).field("needs", &self.needs).finish()
+    }
+}

@@ -1,0 +1,13 @@
+//! The integration tests of `bridge-server`, in one test binary (one link instead of one per file):
+//!
+//! * [`auth`]: authentication, for each failure the facts file lists;
+//! * [`decode_errors`]: decode errors pinned with insta snapshots, one request through the real router each;
+//! * [`properties`]: property tests of the decoder (valid requests accepted unchanged, nothing makes it panic).
+//!
+//! [`common`] is their `BridgeApi` that records every call, and the helpers that send requests through the
+//! router in process. `cargo test -p bridge-server --test it decode_errors::` runs one module.
+
+mod auth;
+mod common;
+mod decode_errors;
+mod properties;

@@ -1,0 +1,16 @@
+//! The integration tests of `bridge-contract`, in one test binary (one link instead of one per file):
+//!
+//! * [`roundtrip`]: every generated type, property-tested against its component in the document;
+//! * [`schema_agreement`]: the JSON Schema schemars derives from each type agrees with its component;
+//! * [`production_payloads`]: payloads shaped as the production service sends them decode and encode back;
+//! * [`scalars`]: the hand-written scalars, decode and encode tables (insta snapshots) and properties;
+//! * [`layout`]: no unit test hides under `src/` (the lib has `test = false`, see Cargo.toml).
+//!
+//! `cargo test -p bridge-contract --test it scalars::` runs one module.
+
+mod layout;
+mod production_payloads;
+mod roundtrip;
+mod scalars;
+mod schema_agreement;
+mod support;
