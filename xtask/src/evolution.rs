@@ -50,8 +50,9 @@ Examples:
 
 /// `cargo xtask release-check --help`.
 pub const RELEASE_CHECK_HELP: &str = "\
-Runs the comparison of `cargo xtask breaking` against the last release (the newest v* tag reachable from HEAD; the
-first commit when there is none), prints the base it chose and the changes, and fails (exit 1) when something
+Runs the comparison of `cargo xtask breaking` against the last release (the newest v* tag reachable from HEAD; in a
+clone without tags, the commit CHANGELOG.md records for its newest release, `## [x.y.z]` ... `commit <hash>`; the
+first commit when there is neither), prints the base it chose and the changes, and fails (exit 1) when something
 breaks unless
   * the version of bridge-contract, bridge-server and bridge-client (one version for the three) was bumped past the
     base release's: the minor on 0.x (0.1.3 -> 0.2.0), the major from 1.0 on (1.4.2 -> 2.0.0); and

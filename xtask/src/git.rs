@@ -32,14 +32,17 @@ impl Commit {
 pub enum ReleaseBase {
     /// The newest `v*` tag reachable from HEAD, by version order.
     Tag(Commit),
-    /// No `v*` tag is reachable from HEAD: the first commit.
+    /// No `v*` tag is reachable from HEAD (a clone without tags, as CI's may be): the commit that `CHANGELOG.md`
+    /// records for its newest release (`## [0.1.0] - date` followed by `... commit <hash> ...` in that section).
+    Changelog { version: String, commit: Commit },
+    /// Neither a `v*` tag nor a release recorded in `CHANGELOG.md`: the first commit.
     FirstCommit(Commit),
 }
 
 impl ReleaseBase {
     pub fn commit(&self) -> &Commit {
         match self {
-            ReleaseBase::Tag(c) | ReleaseBase::FirstCommit(c) => c,
+            ReleaseBase::Tag(c) | ReleaseBase::FirstCommit(c) | ReleaseBase::Changelog { commit: c, .. } => c,
         }
     }
 
@@ -48,8 +51,15 @@ impl ReleaseBase {
             ReleaseBase::Tag(c) => {
                 format!("{}, the newest v* tag reachable from HEAD", c.describe())
             }
+            ReleaseBase::Changelog { version, commit } => format!(
+                "{}, the commit CHANGELOG.md records for release {version} (no v* tag is reachable from HEAD)",
+                commit.describe()
+            ),
             ReleaseBase::FirstCommit(c) => {
-                format!("{}, the first commit (no v* tag is reachable from HEAD)", c.describe())
+                format!(
+                    "{}, the first commit (no v* tag is reachable from HEAD, no release in CHANGELOG.md)",
+                    c.describe()
+                )
             }
         }
     }
@@ -109,12 +119,24 @@ pub fn file_at(root: &Path, commit: &Commit, path: &str) -> anyhow::Result<Optio
     Ok(Some(String::from_utf8(out.stdout).with_context(|| format!("{path} at {} is not UTF-8", commit.describe()))?))
 }
 
-/// The last release: the newest `v<semver>` tag (by version order) reachable from HEAD, else the first commit.
+/// The last release: the newest `v<semver>` tag (by version order) reachable from HEAD; else the commit that
+/// `CHANGELOG.md` (in the working tree) records for its newest release, when that commit is an ancestor of HEAD;
+/// else the first commit.
 pub fn last_release(root: &Path) -> anyhow::Result<ReleaseBase> {
     let tags = git_stdout(root, &["tag", "--merged", "HEAD", "--list", "v*", "--sort=-version:refname"])?;
     let release = |tag: &&str| tag.strip_prefix('v').is_some_and(|v| semver::Version::parse(v).is_ok());
     if let Some(tag) = tags.lines().map(str::trim).find(release) {
         return Ok(ReleaseBase::Tag(resolve(root, tag)?));
+    }
+    let changelog = std::fs::read_to_string(root.join("CHANGELOG.md")).unwrap_or_default();
+    if let Some((version, hash)) = recorded_release(&changelog) {
+        let commit = resolve(root, &hash)
+            .with_context(|| format!("CHANGELOG.md records release {version} at commit {hash}, which is unknown"))?;
+        let ancestor = git(root, &["merge-base", "--is-ancestor", &commit.hash, "HEAD"])?;
+        if !ancestor.status.success() {
+            bail!("CHANGELOG.md records release {version} at commit {hash}, which is not an ancestor of HEAD");
+        }
+        return Ok(ReleaseBase::Changelog { version, commit });
     }
     let roots = git_stdout(root, &["rev-list", "--max-parents=0", "HEAD"])?;
     // With several root commits (merged histories), the oldest is listed last.
@@ -122,6 +144,31 @@ pub fn last_release(root: &Path) -> anyhow::Result<ReleaseBase> {
         bail!("HEAD has no commits");
     };
     Ok(ReleaseBase::FirstCommit(resolve(root, first)?))
+}
+
+/// The newest release `CHANGELOG.md` records, as (version, commit): the first `## [x.y.z]` heading (a version,
+/// not `Unreleased`) and the first `commit <hex>` (7 to 40 hex digits) in its section.
+pub fn recorded_release(changelog: &str) -> Option<(String, String)> {
+    let mut lines = changelog.lines().skip_while(|line| {
+        let version = line.strip_prefix("## [").and_then(|rest| rest.split_once(']')).map(|(v, _)| v);
+        !version.is_some_and(|v| semver::Version::parse(v).is_ok())
+    });
+    let heading = lines.next()?;
+    let version = heading.strip_prefix("## [")?.split_once(']')?.0.to_owned();
+    let section = lines.take_while(|line| !line.starts_with("## "));
+    for line in section {
+        let mut words = line.split(|c: char| !c.is_ascii_alphanumeric());
+        while let Some(word) = words.next() {
+            if word == "commit" {
+                if let Some(hash) = words.find(|w| !w.is_empty()) {
+                    if (7..=40).contains(&hash.len()) && hash.chars().all(|c| c.is_ascii_hexdigit()) {
+                        return Some((version, hash.to_owned()));
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Whether the repository is a shallow clone (then older tags and commits may be missing).

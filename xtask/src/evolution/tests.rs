@@ -189,7 +189,7 @@ fn release_check_compares_with_the_first_commit_without_a_release_tag() {
     make_memo_required(repo.path());
     git(repo.path(), &["commit", "-q", "-am", "memo"]);
     let (status, out) = run_release_check(repo.path(), &ReleaseCheckArgs { base: None });
-    assert!(out.contains("the first commit (no v* tag is reachable from HEAD)"), "{out}");
+    assert!(out.contains("the first commit (no v* tag is reachable from HEAD, no release in CHANGELOG.md)"), "{out}");
     assert_eq!(status, BREAKING, "{out}");
 
     // The newest release by version, not by name: v0.10.0 is newer than v0.9.0.
@@ -199,4 +199,40 @@ fn release_check_compares_with_the_first_commit_without_a_release_tag() {
     let (status, out) = run_release_check(repo.path(), &ReleaseCheckArgs { base: None });
     assert!(out.contains("base v0.10.0 ("), "{out}");
     assert_eq!(status, OK, "{out}");
+}
+
+#[test]
+fn a_clone_without_tags_finds_the_release_commit_changelog_md_records() {
+    let repo = repository(false);
+    make_memo_required(repo.path());
+    set_version(repo.path(), "0.2.0");
+    git(repo.path(), &["commit", "-q", "-am", "memo, released as 0.2.0"]);
+    let head = Command::new("git").arg("-C").arg(repo.path()).args(["rev-parse", "HEAD"]).output().unwrap().stdout;
+    let release = String::from_utf8(head).unwrap().trim()[..12].to_owned();
+    let changelog = format!(
+        "# Changelog\n\n## [Unreleased]\n\n## [0.2.0] - 2026-11-22\n\nRelease commit {release}.\n\n## [0.1.0]\n\ncommit 0000000\n"
+    );
+    write(repo.path(), "CHANGELOG.md", &changelog);
+    let (status, out) = run_release_check(repo.path(), &ReleaseCheckArgs { base: None });
+    assert!(out.contains("the commit CHANGELOG.md records for release 0.2.0"), "{out}");
+    // The memo came before the recorded release (the first commit would have called it breaking).
+    assert_eq!(status, OK, "{out}");
+
+    // A recorded commit that is not in this history cannot be the base: exit 2, saying why.
+    write(repo.path(), "CHANGELOG.md", &changelog.replace(&release, "abcdef1234567"));
+    let (status, out) = run_release_check(repo.path(), &ReleaseCheckArgs { base: None });
+    assert_eq!(status, CANNOT_COMPARE, "{out}");
+    assert!(out.contains("records release 0.2.0 at commit abcdef1234567"), "{out}");
+}
+
+#[test]
+fn the_recorded_release_is_the_newest_version_heading_and_its_first_commit_word() {
+    let text = "# Changelog\n\nSee `commit <hash>`.\n\n## [Unreleased]\n\n- commit abcdef0 is not a release\n\n\
+                ## [0.2.0] - 2026-12-01\n\nThe release (tag `v0.2.0`, commit 417ce9d5c038f1).\n\n## [0.1.0]\n\ncommit 1234567\n";
+    assert_eq!(git::recorded_release(text), Some(("0.2.0".to_owned(), "417ce9d5c038f1".to_owned())));
+    // The newest release section names no commit: nothing is recorded (an older section is not used).
+    assert_eq!(git::recorded_release("## [0.2.0]\n\nno hash\n\n## [0.1.0]\n\ncommit 1234567\n"), None);
+    // Not hex, or too short.
+    assert_eq!(git::recorded_release("## [0.2.0]\n\ncommit xyz1234 commit 12ab\n"), None);
+    assert_eq!(git::recorded_release("## [Unreleased]\n\ncommit 1234567\n"), None);
 }
