@@ -151,7 +151,7 @@ pub fn last_release(root: &Path) -> anyhow::Result<ReleaseBase> {
 pub fn recorded_release(changelog: &str) -> Option<(String, String)> {
     let mut lines = changelog.lines().skip_while(|line| {
         let version = line.strip_prefix("## [").and_then(|rest| rest.split_once(']')).map(|(v, _)| v);
-        !version.is_some_and(|v| semver::Version::parse(v).is_ok())
+        version.is_none_or(|v| semver::Version::parse(v).is_err())
     });
     let heading = lines.next()?;
     let version = heading.strip_prefix("## [")?.split_once(']')?.0.to_owned();
