@@ -4,7 +4,7 @@
     python3 scripts/bench-report.py [target/criterion]
 
 Baselines (docs/performance.md):
-  decode-*            typed / value                    (benches/decode.rs)
+  decode-*, encode-*  typed / value                    (benches/decode.rs)
   quote-request-*     each / serde                     (crates/bridge-server/benches/decode_request.rs)
   feed-page-50        CASE/1000000 / CASE/1000         (crates/bridge-sandbox/benches/feed.rs)
 Times are criterion's point estimates of the mean (the 95 % interval in brackets).
@@ -42,7 +42,7 @@ for group in groups:
     print(f"\n{group}")
     for (g, function, value), (mean, lo, hi) in rows:
         name = "/".join(x for x in (function, value) if x)
-        if group.startswith("decode-"):
+        if group.startswith(("decode-", "encode-")):
             base = results.get((g, "value", None))
             label = "typed/value"
         elif group.startswith("quote-request-"):

@@ -1,7 +1,7 @@
 //! The event feed's page cost at 1,000 and at 1,000,000 stored events, through `SqliteStore::events` (the query
 //! `GET /webhook/user-events-cursor` runs: a page of 50 plus one to know whether there is a next page).
 //!
-//! The events are the 50 of `benches/fixtures/events-page-50.json` (nine kinds, real sandbox output), repeated
+//! The events are the 50 of `benches/fixtures/events-page-50.json` (every kind, real sandbox output), repeated
 //! with fresh ids, 10 ms apart, spread over four projects in turn; the pages read are those of one project. Each
 //! database is populated once, in transactions of 10,000 events, and kept in `target/tmp/feed-bench-N/` for the
 //! next run (delete it to start over). The cost of a page must not grow with the number of stored events:
@@ -24,7 +24,10 @@ const BATCH: u64 = 10_000;
 const START_MS: i64 = 1_700_000_000_000;
 
 fn fixture_events() -> Vec<WebhookEvent> {
-    let page: UserEventsPage = serde_json::from_str(include_str!("../../../benches/fixtures/events-page-50.json")).expect("the fixture decodes");
+    let page: UserEventsPage = serde_json::from_str(include_str!(
+        "../../../benches/fixtures/events-page-50.json"
+    ))
+    .expect("the fixture decodes");
     page.items
 }
 
@@ -52,7 +55,11 @@ fn store_with(n: u64, events: &[WebhookEvent]) -> SqliteStore {
         }
         drop(store);
         std::fs::write(&marker, n.to_string()).unwrap();
-        eprintln!("populated {n} events in {:.1} s ({})", started.elapsed().as_secs_f64(), dir.display());
+        eprintln!(
+            "populated {n} events in {:.1} s ({})",
+            started.elapsed().as_secs_f64(),
+            dir.display()
+        );
     }
     SqliteStore::open(&dir).expect("the store opens")
 }
@@ -61,7 +68,10 @@ fn feed(c: &mut Criterion) {
     let events = fixture_events();
     let mut group = c.benchmark_group("feed-page-50");
     // `FEED_BENCH_LARGE` replaces 1,000,000 (for a quick smoke run: `cargo test --benches` runs each case once).
-    let large = std::env::var("FEED_BENCH_LARGE").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000u64);
+    let large = std::env::var("FEED_BENCH_LARGE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000u64);
     for n in [1_000u64, large] {
         let store = store_with(n, &events);
         let project = "project-0";
@@ -77,8 +87,18 @@ fn feed(c: &mut Criterion) {
         ];
         for (name, since, after) in cases {
             let got = store.events(project, since, after, PAGE + 1).unwrap();
-            assert!(got.len() as u64 >= PAGE.min(n / PROJECTS - 1) || name == "cursor-last", "{name} at {n}: {} events", got.len());
-            group.bench_function(BenchmarkId::new(name, n), |b| b.iter(|| store.events(black_box(project), since, after, PAGE + 1).unwrap()));
+            assert!(
+                got.len() as u64 >= PAGE.min(n / PROJECTS - 1) || name == "cursor-last",
+                "{name} at {n}: {} events",
+                got.len()
+            );
+            group.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter(|| {
+                    store
+                        .events(black_box(project), since, after, PAGE + 1)
+                        .unwrap()
+                })
+            });
         }
     }
     group.finish();
