@@ -502,26 +502,25 @@ impl<'de> Deserialize<'de> for PostBridgeData {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "PostBridgeData",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Extended),
-            1 => crate::codec::variant(value).map(Self::Partnerbtcfi),
-            2 => crate::codec::variant(value).map(Self::Partnerwrap),
-            3 => crate::codec::variant(value).map(Self::Partnerwrapsandbox),
-            4 => crate::codec::variant(value).map(Self::Partnerbtcfiv2),
-            5 => crate::codec::variant(value).map(Self::Partnerv3supply),
-            6 => crate::codec::variant(value).map(Self::Partnerfoundationdeposit),
-            7 => crate::codec::variant(value).map(Self::Partnerdeposit1),
-            8 => crate::codec::variant(value).map(Self::Partnerdeposit2),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "PostBridgeData", Self::from_body)
+    }
+}
+impl PostBridgeData {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("PostBridgeData", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Extended),
+            1 => body.read().map(Self::Partnerbtcfi),
+            2 => body.read().map(Self::Partnerwrap),
+            3 => body.read().map(Self::Partnerwrapsandbox),
+            4 => body.read().map(Self::Partnerbtcfiv2),
+            5 => body.read().map(Self::Partnerv3supply),
+            6 => body.read().map(Self::Partnerfoundationdeposit),
+            7 => body.read().map(Self::Partnerdeposit1),
+            8 => body.read().map(Self::Partnerdeposit2),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -1205,20 +1204,19 @@ impl<'de> Deserialize<'de> for QuoteResponse {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "QuoteResponse",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            2 => crate::codec::variant(value).map(Self::DepositAddressBridge),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "QuoteResponse", Self::from_body)
+    }
+}
+impl QuoteResponse {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("QuoteResponse", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            2 => body.read().map(Self::DepositAddressBridge),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -1789,20 +1787,22 @@ impl<'de> Deserialize<'de> for BridgeRecord {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeRecord",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                Some(0),
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            2 => crate::codec::variant(value).map(Self::DepositAddressBridge),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeRecord", Self::from_body)
+    }
+}
+impl BridgeRecord {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeRecord", Self::TAG_PROPERTY, Self::TAGS, Some(0))? {
+            0 => BridgeRecordBridge::from_body(body).map(Self::Bridge),
+            1 => BridgeRecordBridgeSwap::from_body(body).map(Self::BridgeSwap),
+            2 => {
+                BridgeRecordDepositAddressBridge::from_body(body)
+                    .map(Self::DepositAddressBridge)
+            }
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -1991,7 +1991,7 @@ impl std::fmt::Display for BridgeRecordBridgeTag {
     }
 }
 /// A single-token bridge record. Its `_tag` is optional.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeRecordBridge {
     /// Members every bridge record has, whatever its family and state.
@@ -2009,6 +2009,40 @@ pub struct BridgeRecordBridge {
     /// State of a `bridge` or `depositAddressBridge` record and the members each state adds.
     #[serde(flatten)]
     pub state: BridgeState,
+}
+impl<'de> Deserialize<'de> for BridgeRecordBridge {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::flattened(deserializer, "BridgeRecordBridge", Self::from_body)
+    }
+}
+impl BridgeRecordBridge {
+    /// Reads the parts from an object read whole: own members, flattened structs, flattened unions.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        #[derive(Deserialize)]
+        struct Own {
+            #[serde(rename = "_tag", default)]
+            tag: Option<BridgeRecordBridgeTag>,
+            #[serde(rename = "token")]
+            token: String,
+            #[serde(rename = "usdPrice")]
+            usd_price: crate::DecimalNumber,
+        }
+        let parts = body.parts();
+        let own: Own = parts.rest().read()?;
+        let common: BridgeRecordCommon = parts.rest().read()?;
+        let state: BridgeState = BridgeState::from_body(&parts.rest())?;
+        Ok(Self {
+            common,
+            tag: own.tag,
+            token: own.token,
+            usd_price: own.usd_price,
+            state,
+        })
+    }
 }
 /// The `_tag` tag of [`BridgeRecordBridgeSwap`].
 #[derive(
@@ -2046,7 +2080,7 @@ impl std::fmt::Display for BridgeRecordBridgeSwapTag {
     }
 }
 /// A bridge record with a swap.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeRecordBridgeSwap {
     /// Members every bridge record has, whatever its family and state.
@@ -2100,6 +2134,67 @@ pub struct BridgeRecordBridgeSwap {
     #[serde(flatten)]
     pub state: BridgeSwapState,
 }
+impl<'de> Deserialize<'de> for BridgeRecordBridgeSwap {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::flattened(deserializer, "BridgeRecordBridgeSwap", Self::from_body)
+    }
+}
+impl BridgeRecordBridgeSwap {
+    /// Reads the parts from an object read whole: own members, flattened structs, flattened unions.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        #[derive(Deserialize)]
+        struct Own {
+            #[serde(rename = "_tag")]
+            tag: BridgeRecordBridgeSwapTag,
+            #[serde(rename = "tokenIn")]
+            token_in: String,
+            #[serde(rename = "tokenOut")]
+            token_out: String,
+            #[serde(rename = "minAmountOut")]
+            min_amount_out: crate::DecimalString,
+            #[serde(rename = "minAmountOutUsd")]
+            min_amount_out_usd: crate::DecimalNumber,
+            #[serde(rename = "usdPriceTokenIn")]
+            usd_price_token_in: crate::DecimalNumber,
+            #[serde(rename = "usdPriceTokenOut")]
+            usd_price_token_out: crate::DecimalNumber,
+            #[serde(rename = "preSwap", default)]
+            pre_swap: Option<SwapQuote>,
+            #[serde(rename = "postSwap", default)]
+            post_swap: Option<SwapQuote>,
+            #[serde(rename = "mode", default)]
+            mode: Option<QuoteMode>,
+            #[serde(rename = "isAtomicSwap", default)]
+            is_atomic_swap: Option<bool>,
+            #[serde(rename = "swapFeeMultiplier", default)]
+            swap_fee_multiplier: Option<String>,
+        }
+        let parts = body.parts();
+        let own: Own = parts.rest().read()?;
+        let common: BridgeRecordCommon = parts.rest().read()?;
+        let state: BridgeSwapState = BridgeSwapState::from_body(&parts.rest())?;
+        Ok(Self {
+            common,
+            tag: own.tag,
+            token_in: own.token_in,
+            token_out: own.token_out,
+            min_amount_out: own.min_amount_out,
+            min_amount_out_usd: own.min_amount_out_usd,
+            usd_price_token_in: own.usd_price_token_in,
+            usd_price_token_out: own.usd_price_token_out,
+            pre_swap: own.pre_swap,
+            post_swap: own.post_swap,
+            mode: own.mode,
+            is_atomic_swap: own.is_atomic_swap,
+            swap_fee_multiplier: own.swap_fee_multiplier,
+            state,
+        })
+    }
+}
 /// The `_tag` tag of [`BridgeRecordDepositAddressBridge`].
 #[derive(
     Debug,
@@ -2136,7 +2231,7 @@ impl std::fmt::Display for BridgeRecordDepositAddressBridgeTag {
     }
 }
 /// A bridge record made by a deposit into a smart deposit address.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeRecordDepositAddressBridge {
     /// Members every bridge record has, whatever its family and state.
@@ -2161,6 +2256,50 @@ pub struct BridgeRecordDepositAddressBridge {
     /// State of a `bridge` or `depositAddressBridge` record and the members each state adds.
     #[serde(flatten)]
     pub state: BridgeState,
+}
+impl<'de> Deserialize<'de> for BridgeRecordDepositAddressBridge {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::flattened(
+            deserializer,
+            "BridgeRecordDepositAddressBridge",
+            Self::from_body,
+        )
+    }
+}
+impl BridgeRecordDepositAddressBridge {
+    /// Reads the parts from an object read whole: own members, flattened structs, flattened unions.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        #[derive(Deserialize)]
+        struct Own {
+            #[serde(rename = "_tag")]
+            tag: BridgeRecordDepositAddressBridgeTag,
+            #[serde(rename = "token")]
+            token: String,
+            #[serde(rename = "usdPrice")]
+            usd_price: crate::DecimalNumber,
+            #[serde(rename = "tokenOut", default)]
+            token_out: Option<String>,
+            #[serde(rename = "depositAddress", default)]
+            deposit_address: Option<String>,
+        }
+        let parts = body.parts();
+        let own: Own = parts.rest().read()?;
+        let common: BridgeRecordCommon = parts.rest().read()?;
+        let state: BridgeState = BridgeState::from_body(&parts.rest())?;
+        Ok(Self {
+            common,
+            tag: own.tag,
+            token: own.token,
+            usd_price: own.usd_price,
+            token_out: own.token_out,
+            deposit_address: own.deposit_address,
+            state,
+        })
+    }
 }
 /// The `_tag` tag of [`AdditionalStep`].
 #[derive(
@@ -2289,29 +2428,25 @@ impl<'de> Deserialize<'de> for BridgeState {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeState",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Pending),
-            1 => crate::codec::variant(value).map(Self::PendingConfirmation),
-            2 => crate::codec::variant(value).map(Self::DepositAccepted),
-            3 => crate::codec::variant(value).map(Self::Accepted),
-            4 => crate::codec::variant(value).map(Self::Executed),
-            5 => crate::codec::variant(value).map(Self::Cancelled),
-            6 => crate::codec::variant(value).map(Self::Failed),
-            7 => crate::codec::variant(value).map(Self::DepositReceivedAfterGracePeriod),
-            8 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositReceivedAfterGracePeriodRefunded)
-            }
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeState", Self::from_body)
+    }
+}
+impl BridgeState {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeState", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Pending),
+            1 => body.read().map(Self::PendingConfirmation),
+            2 => body.read().map(Self::DepositAccepted),
+            3 => body.read().map(Self::Accepted),
+            4 => body.read().map(Self::Executed),
+            5 => body.read().map(Self::Cancelled),
+            6 => body.read().map(Self::Failed),
+            7 => body.read().map(Self::DepositReceivedAfterGracePeriod),
+            8 => body.read().map(Self::DepositReceivedAfterGracePeriodRefunded),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -2466,31 +2601,27 @@ impl<'de> Deserialize<'de> for BridgeSwapState {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeSwapState",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Pending),
-            1 => crate::codec::variant(value).map(Self::PendingConfirmation),
-            2 => crate::codec::variant(value).map(Self::DepositAccepted),
-            3 => crate::codec::variant(value).map(Self::Accepted),
-            4 => crate::codec::variant(value).map(Self::Executed),
-            5 => crate::codec::variant(value).map(Self::Cancelled),
-            6 => crate::codec::variant(value).map(Self::Failed),
-            7 => crate::codec::variant(value).map(Self::SwapFailed),
-            8 => crate::codec::variant(value).map(Self::SwapFailedRefunded),
-            9 => crate::codec::variant(value).map(Self::DepositReceivedAfterGracePeriod),
-            10 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositReceivedAfterGracePeriodRefunded)
-            }
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeSwapState", Self::from_body)
+    }
+}
+impl BridgeSwapState {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeSwapState", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Pending),
+            1 => body.read().map(Self::PendingConfirmation),
+            2 => body.read().map(Self::DepositAccepted),
+            3 => body.read().map(Self::Accepted),
+            4 => body.read().map(Self::Executed),
+            5 => body.read().map(Self::Cancelled),
+            6 => body.read().map(Self::Failed),
+            7 => body.read().map(Self::SwapFailed),
+            8 => body.read().map(Self::SwapFailedRefunded),
+            9 => body.read().map(Self::DepositReceivedAfterGracePeriod),
+            10 => body.read().map(Self::DepositReceivedAfterGracePeriodRefunded),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -3591,21 +3722,23 @@ impl<'de> Deserialize<'de> for StringOrNumber {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        match crate::codec::json_kind(&value) {
-            "string" => crate::codec::variant(value).map(Self::String),
-            "number" => crate::codec::variant(value).map(Self::Number),
-            other => {
-                Err(
-                    serde::de::Error::custom(
-                        format_args!(
-                            "expected one of {} (StringOrNumber), got a JSON {other}",
-                            ["string", "number"].join(", ")
+        crate::codec::by_kind(
+            deserializer,
+            |value| match value.kind() {
+                "string" => value.read().map(Self::String),
+                "number" => value.read().map(Self::Number),
+                other => {
+                    Err(
+                        crate::codec::Error::custom(
+                            format_args!(
+                                "expected one of {} (StringOrNumber), got a JSON {other}",
+                                ["string", "number"].join(", ")
+                            ),
                         ),
-                    ),
-                )
-            }
-        }
+                    )
+                }
+            },
+        )
     }
 }
 #[cfg(feature = "schemars")]
@@ -3787,18 +3920,17 @@ impl<'de> Deserialize<'de> for ChainMetadata {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "ChainMetadata",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Stellar),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "ChainMetadata", Self::from_body)
+    }
+}
+impl ChainMetadata {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("ChainMetadata", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Stellar),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -4004,21 +4136,20 @@ impl<'de> Deserialize<'de> for LastBridgeStatus {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "LastBridgeStatus",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Rejected),
-            1 => crate::codec::variant(value).map(Self::Retrying),
-            2 => crate::codec::variant(value).map(Self::Accepted),
-            3 => crate::codec::variant(value).map(Self::Executed),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "LastBridgeStatus", Self::from_body)
+    }
+}
+impl LastBridgeStatus {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("LastBridgeStatus", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Rejected),
+            1 => body.read().map(Self::Retrying),
+            2 => body.read().map(Self::Accepted),
+            3 => body.read().map(Self::Executed),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -4392,38 +4523,31 @@ impl<'de> Deserialize<'de> for WebhookEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "WebhookEvent",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::BridgePending),
-            1 => crate::codec::variant(value).map(Self::BridgeAccepted),
-            2 => crate::codec::variant(value).map(Self::BridgeCancelled),
-            3 => crate::codec::variant(value).map(Self::BridgeExecuted),
-            4 => crate::codec::variant(value).map(Self::BridgeRefunded),
-            5 => crate::codec::variant(value).map(Self::DepositAddressCreated),
-            6 => crate::codec::variant(value).map(Self::DepositAddressDepositDetected),
-            7 => crate::codec::variant(value).map(Self::DepositAddressDepositConfirming),
-            8 => crate::codec::variant(value).map(Self::DepositAddressBridgeRejected),
-            9 => crate::codec::variant(value).map(Self::DepositAddressBridgeDelayed),
-            10 => crate::codec::variant(value).map(Self::RoutingDepositAddressCreated),
-            11 => {
-                crate::codec::variant(value)
-                    .map(Self::RoutingDepositAddressBridgeRejected)
-            }
-            12 => {
-                crate::codec::variant(value)
-                    .map(Self::RoutingDepositAddressBridgeDelayed)
-            }
-            13 => crate::codec::variant(value).map(Self::SdaRefundCompleted),
-            14 => crate::codec::variant(value).map(Self::WebhookTest),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "WebhookEvent", Self::from_body)
+    }
+}
+impl WebhookEvent {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("WebhookEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => BridgePendingEvent::from_body(body).map(Self::BridgePending),
+            1 => BridgeAcceptedEvent::from_body(body).map(Self::BridgeAccepted),
+            2 => BridgeCancelledEvent::from_body(body).map(Self::BridgeCancelled),
+            3 => BridgeExecutedEvent::from_body(body).map(Self::BridgeExecuted),
+            4 => BridgeRefundedEvent::from_body(body).map(Self::BridgeRefunded),
+            5 => body.read().map(Self::DepositAddressCreated),
+            6 => body.read().map(Self::DepositAddressDepositDetected),
+            7 => body.read().map(Self::DepositAddressDepositConfirming),
+            8 => body.read().map(Self::DepositAddressBridgeRejected),
+            9 => body.read().map(Self::DepositAddressBridgeDelayed),
+            10 => body.read().map(Self::RoutingDepositAddressCreated),
+            11 => body.read().map(Self::RoutingDepositAddressBridgeRejected),
+            12 => body.read().map(Self::RoutingDepositAddressBridgeDelayed),
+            13 => body.read().map(Self::SdaRefundCompleted),
+            14 => body.read().map(Self::WebhookTest),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -4561,19 +4685,18 @@ impl<'de> Deserialize<'de> for BridgePendingEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgePendingEvent",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgePendingEvent", Self::from_body)
+    }
+}
+impl BridgePendingEvent {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgePendingEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -5064,19 +5187,18 @@ impl<'de> Deserialize<'de> for BridgeAcceptedEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeAcceptedEvent",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeAcceptedEvent", Self::from_body)
+    }
+}
+impl BridgeAcceptedEvent {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeAcceptedEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -5676,19 +5798,18 @@ impl<'de> Deserialize<'de> for BridgeCancelledEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeCancelledEvent",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeCancelledEvent", Self::from_body)
+    }
+}
+impl BridgeCancelledEvent {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeCancelledEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -6185,19 +6306,18 @@ impl<'de> Deserialize<'de> for BridgeExecutedEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeExecutedEvent",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeExecutedEvent", Self::from_body)
+    }
+}
+impl BridgeExecutedEvent {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeExecutedEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -6804,18 +6924,17 @@ impl<'de> Deserialize<'de> for BridgeRefundedEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeRefundedEvent",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::BridgeSwap),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeRefundedEvent", Self::from_body)
+    }
+}
+impl BridgeRefundedEvent {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeRefundedEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::BridgeSwap),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -7951,19 +8070,18 @@ impl<'de> Deserialize<'de> for SdaRefundTrigger {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "SdaRefundTrigger",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::UnsupportedToken),
-            1 => crate::codec::variant(value).map(Self::RejectedBridge),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "SdaRefundTrigger", Self::from_body)
+    }
+}
+impl SdaRefundTrigger {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("SdaRefundTrigger", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::UnsupportedToken),
+            1 => body.read().map(Self::RejectedBridge),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -8486,22 +8604,24 @@ impl<'de> Deserialize<'de> for PropertyKey {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        match crate::codec::json_kind(&value) {
-            "string" => crate::codec::variant(value).map(Self::String),
-            "number" => crate::codec::variant(value).map(Self::Number),
-            "object" => crate::codec::variant(value).map(Self::SymbolKey),
-            other => {
-                Err(
-                    serde::de::Error::custom(
-                        format_args!(
-                            "expected one of {} (PropertyKey), got a JSON {other}",
-                            ["string", "number", "object"].join(", ")
+        crate::codec::by_kind(
+            deserializer,
+            |value| match value.kind() {
+                "string" => value.read().map(Self::String),
+                "number" => value.read().map(Self::Number),
+                "object" => value.read().map(Self::SymbolKey),
+                other => {
+                    Err(
+                        crate::codec::Error::custom(
+                            format_args!(
+                                "expected one of {} (PropertyKey), got a JSON {other}",
+                                ["string", "number", "object"].join(", ")
+                            ),
                         ),
-                    ),
-                )
-            }
-        }
+                    )
+                }
+            },
+        )
     }
 }
 #[cfg(feature = "schemars")]
@@ -8595,19 +8715,18 @@ impl<'de> Deserialize<'de> for BadRequest {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BadRequest",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::HttpApiDecodeError),
-            1 => crate::codec::variant(value).map(Self::InvalidJwt),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BadRequest", Self::from_body)
+    }
+}
+impl BadRequest {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BadRequest", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::HttpApiDecodeError),
+            1 => body.read().map(Self::InvalidJwt),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -9962,24 +10081,24 @@ impl<'de> Deserialize<'de> for QuoteBridgeUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "QuoteBridgeUnprocessable",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::InvalidRequest),
-            1 => crate::codec::variant(value).map(Self::WithdrawLimitReached),
-            2 => crate::codec::variant(value).map(Self::DepositLimitReached),
-            3 => crate::codec::variant(value).map(Self::GasBoostGreaterThanReceiveAmount),
-            4 => crate::codec::variant(value).map(Self::NegativeReceiveAmount),
-            5 => crate::codec::variant(value).map(Self::SdaDepositLimitExceeded),
-            6 => crate::codec::variant(value).map(Self::SdaDepositBelowMinimum),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "QuoteBridgeUnprocessable", Self::from_body)
+    }
+}
+impl QuoteBridgeUnprocessable {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("QuoteBridgeUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
+        {
+            0 => body.read().map(Self::InvalidRequest),
+            1 => body.read().map(Self::WithdrawLimitReached),
+            2 => body.read().map(Self::DepositLimitReached),
+            3 => body.read().map(Self::GasBoostGreaterThanReceiveAmount),
+            4 => body.read().map(Self::NegativeReceiveAmount),
+            5 => body.read().map(Self::SdaDepositLimitExceeded),
+            6 => body.read().map(Self::SdaDepositBelowMinimum),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -10110,26 +10229,31 @@ impl<'de> Deserialize<'de> for QuoteBridgeSwapUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "QuoteBridgeSwapUnprocessable",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::InvalidRequest),
-            1 => crate::codec::variant(value).map(Self::WithdrawLimitReached),
-            2 => crate::codec::variant(value).map(Self::DepositLimitReached),
-            3 => crate::codec::variant(value).map(Self::GasBoostGreaterThanReceiveAmount),
-            4 => crate::codec::variant(value).map(Self::NegativeReceiveAmount),
-            5 => crate::codec::variant(value).map(Self::SdaDepositLimitExceeded),
-            6 => crate::codec::variant(value).map(Self::SdaDepositBelowMinimum),
-            7 => crate::codec::variant(value).map(Self::SameChainSwapNotAvailable),
-            8 => crate::codec::variant(value).map(Self::NoBridgeTokenFoundError),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(
+            deserializer,
+            "QuoteBridgeSwapUnprocessable",
+            Self::from_body,
+        )
+    }
+}
+impl QuoteBridgeSwapUnprocessable {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body
+            .tag("QuoteBridgeSwapUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
+        {
+            0 => body.read().map(Self::InvalidRequest),
+            1 => body.read().map(Self::WithdrawLimitReached),
+            2 => body.read().map(Self::DepositLimitReached),
+            3 => body.read().map(Self::GasBoostGreaterThanReceiveAmount),
+            4 => body.read().map(Self::NegativeReceiveAmount),
+            5 => body.read().map(Self::SdaDepositLimitExceeded),
+            6 => body.read().map(Self::SdaDepositBelowMinimum),
+            7 => body.read().map(Self::SameChainSwapNotAvailable),
+            8 => body.read().map(Self::NoBridgeTokenFoundError),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -10276,39 +10400,34 @@ impl<'de> Deserialize<'de> for DepositAddressCreateUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
+        crate::codec::union(
+            deserializer,
+            "DepositAddressCreateUnprocessable",
+            Self::from_body,
+        )
+    }
+}
+impl DepositAddressCreateUnprocessable {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body
+            .tag(
                 "DepositAddressCreateUnprocessable",
                 Self::TAG_PROPERTY,
                 Self::TAGS,
                 None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::DepositAddressChainsNotSupported),
-            1 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositAddressInvalidDestinationAddress)
-            }
-            2 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositAddressMultipleChainTypesNotAllowed)
-            }
-            3 => crate::codec::variant(value).map(Self::DepositAddressNoBridgableTokens),
-            4 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositAddressTokenOutNotSupported)
-            }
-            5 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositAddressInvalidPostBridgeData)
-            }
-            6 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositAddressInvalidRefundAddress)
-            }
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+            )?
+        {
+            0 => body.read().map(Self::DepositAddressChainsNotSupported),
+            1 => body.read().map(Self::DepositAddressInvalidDestinationAddress),
+            2 => body.read().map(Self::DepositAddressMultipleChainTypesNotAllowed),
+            3 => body.read().map(Self::DepositAddressNoBridgableTokens),
+            4 => body.read().map(Self::DepositAddressTokenOutNotSupported),
+            5 => body.read().map(Self::DepositAddressInvalidPostBridgeData),
+            6 => body.read().map(Self::DepositAddressInvalidRefundAddress),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -10404,19 +10523,20 @@ impl<'de> Deserialize<'de> for PublicStatusUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "PublicStatusUnprocessable",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::InvalidRequest),
-            1 => crate::codec::variant(value).map(Self::DepositAddressNotFound),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "PublicStatusUnprocessable", Self::from_body)
+    }
+}
+impl PublicStatusUnprocessable {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body
+            .tag("PublicStatusUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
+        {
+            0 => body.read().map(Self::InvalidRequest),
+            1 => body.read().map(Self::DepositAddressNotFound),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }

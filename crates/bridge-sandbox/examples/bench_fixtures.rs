@@ -41,8 +41,7 @@ const WEBHOOK_URL: &str = "http://127.0.0.1:9/hooks/bridge";
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "bench_fixtures=info,warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "bench_fixtures=info,warn".into()),
         )
         .init();
     let args = Args::parse();
@@ -58,21 +57,12 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let base = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(bridge_sandbox::serve_on(
-        opened,
-        listener,
-        ErrorsMode::First,
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let server = tokio::spawn(bridge_sandbox::serve_on(opened, listener, ErrorsMode::First, async move {
+        let _ = stopped.await;
+    }));
     let token = bridge_sandbox::mint_token(data.path(), PROJECT, false, Duration::from_secs(3600))?;
     let client = Client::new(&base, Credentials::bearer(token.clone()))?;
-    let raw = Raw {
-        http: reqwest::Client::new(),
-        base,
-        token,
-    };
+    let raw = Raw { http: reqwest::Client::new(), base, token };
     tracing::info!(base = %raw.base, "sandbox started");
 
     let fixtures = drive(&client, &raw).await?;
@@ -99,17 +89,12 @@ impl Raw {
         let response = request.bearer_auth(&self.token).send().await?;
         let status = response.status();
         let bytes = response.bytes().await?.to_vec();
-        ensure!(
-            status.is_success(),
-            "{status}: {}",
-            String::from_utf8_lossy(&bytes)
-        );
+        ensure!(status.is_success(), "{status}: {}", String::from_utf8_lossy(&bytes));
         Ok(bytes)
     }
 
     async fn get(&self, path_and_query: &str) -> anyhow::Result<Vec<u8>> {
-        self.send(self.http.get(format!("{}{path_and_query}", self.base)))
-            .await
+        self.send(self.http.get(format!("{}{path_and_query}", self.base))).await
     }
 
     async fn post(&self, path: &str, body: &str) -> anyhow::Result<Vec<u8>> {
@@ -123,12 +108,7 @@ impl Raw {
     }
 }
 
-fn bridge_request(
-    chain_in: &str,
-    chain_out: &str,
-    token: &str,
-    amount: &str,
-) -> BridgeQuoteRequest {
+fn bridge_request(chain_in: &str, chain_out: &str, token: &str, amount: &str) -> BridgeQuoteRequest {
     BridgeQuoteRequest {
         token: token.into(),
         chain_in: chain_in.into(),
@@ -168,11 +148,7 @@ fn swap_request(
     }
 }
 
-fn address_deposit(
-    token: &str,
-    amount: &str,
-    outcome: Option<SandboxDepositOutcome>,
-) -> SandboxAddressDepositRequest {
+fn address_deposit(token: &str, amount: &str, outcome: Option<SandboxDepositOutcome>) -> SandboxAddressDepositRequest {
     SandboxAddressDepositRequest {
         token: token.into(),
         amount: amount.parse().expect("a decimal string"),
@@ -182,9 +158,7 @@ fn address_deposit(
 }
 
 async fn advance(client: &Client, ms: u64) -> anyhow::Result<()> {
-    client
-        .sandbox_advance_clock(&SandboxAdvanceClockRequest { ms })
-        .await?;
+    client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms }).await?;
     Ok(())
 }
 
@@ -217,18 +191,14 @@ async fn commit_bridge(
     token: &str,
     amount: &str,
 ) -> anyhow::Result<String> {
-    let quote = client
-        .quote_bridge(&bridge_request(chain_in, chain_out, token, amount))
-        .await?;
+    let quote = client.quote_bridge(&bridge_request(chain_in, chain_out, token, amount)).await?;
     client.commit_quote(&quote.quote_id).await?;
     Ok(quote.quote_id)
 }
 
 /// An ETH → USDC swap from ETHEREUM, committed.
 async fn commit_swap(client: &Client, chain_out: &str, amount: &str) -> anyhow::Result<String> {
-    let quote = client
-        .quote_bridge_swap(&swap_request("ETHEREUM", chain_out, "ETH", "USDC", amount))
-        .await?;
+    let quote = client.quote_bridge_swap(&swap_request("ETHEREUM", chain_out, "ETH", "USDC", amount)).await?;
     let id = match &quote {
         QuoteResponse::BridgeSwap(q) => q.quote_id.clone(),
         QuoteResponse::Bridge(q) => q.quote_id.clone(),
@@ -246,9 +216,7 @@ async fn address_bridge(
     token: &str,
     amount: &str,
 ) -> anyhow::Result<String> {
-    let deposit = client
-        .sandbox_deposit_into_address(address, chain, &address_deposit(token, amount, None))
-        .await?;
+    let deposit = client.sandbox_deposit_into_address(address, chain, &address_deposit(token, amount, None)).await?;
     deposit.bridge_id.context("the deposit is bridged")
 }
 
@@ -277,27 +245,15 @@ impl InFlight {
             BridgeRecord::BridgeSwap(b) => &b.common,
             BridgeRecord::DepositAddressBridge(b) => &b.common,
         };
-        let duration = common
-            .estimated_duration
-            .context("records have an estimated duration")?
-            .as_f64();
-        Ok(Self {
-            pay,
-            age_ms: (duration * fraction) as u64,
-        })
+        let duration = common.estimated_duration.context("records have an estimated duration")?.as_f64();
+        Ok(Self { pay, age_ms: (duration * fraction) as u64 })
     }
 
     async fn pay(&self, client: &Client) -> anyhow::Result<()> {
         match &self.pay {
             Pay::Bridge(id, outcome) => {
                 client
-                    .sandbox_deposit_bridge(
-                        id,
-                        &SandboxBridgeDepositRequest {
-                            tx_hash: None,
-                            outcome: *outcome,
-                        },
-                    )
+                    .sandbox_deposit_bridge(id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: *outcome })
                     .await?;
             }
             Pay::Address(address, _) => {
@@ -325,18 +281,11 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
     client
         .sandbox_deposit_bridge(
             &refunded,
-            &SandboxBridgeDepositRequest {
-                tx_hash: None,
-                outcome: Some(SandboxBridgeOutcome::SwapFailed),
-            },
+            &SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(SandboxBridgeOutcome::SwapFailed) },
         )
         .await?;
     for _ in 0..4 {
-        advance(
-            client,
-            bridge_sandbox::pricing::QUOTE_LIFETIME_MS as u64 / 4 + 1_000,
-        )
-        .await?;
+        advance(client, bridge_sandbox::pricing::QUOTE_LIFETIME_MS as u64 / 4 + 1_000).await?;
     }
 
     let addresses = client
@@ -400,26 +349,12 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
         (&ethereum, "ETHEREUM", address_deposit("USDC", "25.5", None)),
         (&ethereum, "ETHEREUM", address_deposit("NOPE", "1", None)),
         (&arbitrum, "ARBITRUM", address_deposit("USDC", "0.01", None)),
-        (
-            &ethereum,
-            "ETHEREUM",
-            address_deposit("USDC", "40", Some(SandboxDepositOutcome::Delayed)),
-        ),
-        (
-            &routing.deposit_address,
-            "ETHEREUM",
-            address_deposit("USDC", "1.25", None),
-        ),
-        (
-            &routing.deposit_address,
-            "ETHEREUM",
-            address_deposit("USDC", "40", Some(SandboxDepositOutcome::Delayed)),
-        ),
+        (&ethereum, "ETHEREUM", address_deposit("USDC", "40", Some(SandboxDepositOutcome::Delayed))),
+        (&routing.deposit_address, "ETHEREUM", address_deposit("USDC", "1.25", None)),
+        (&routing.deposit_address, "ETHEREUM", address_deposit("USDC", "40", Some(SandboxDepositOutcome::Delayed))),
     ];
     for (deposit_address, chain, deposit) in &deposits {
-        client
-            .sandbox_deposit_into_address(deposit_address, chain, deposit)
-            .await?;
+        client.sandbox_deposit_into_address(deposit_address, chain, deposit).await?;
     }
     client
         .sandbox_send_webhook_test(&SandboxWebhookTestRequest {
@@ -438,37 +373,15 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
     let mut executed_bridge = None;
     for round in 0..6usize {
         let (chain_in, chain_out, token) = routes[round % routes.len()];
-        let id = commit_bridge(
-            client,
-            chain_in,
-            chain_out,
-            token,
-            &format!("{}.{}", 50 + round * 7, 25 + round),
-        )
-        .await?;
-        client
-            .sandbox_deposit_bridge(
-                &id,
-                &SandboxBridgeDepositRequest {
-                    tx_hash: None,
-                    outcome: None,
-                },
-            )
-            .await?;
+        let id =
+            commit_bridge(client, chain_in, chain_out, token, &format!("{}.{}", 50 + round * 7, 25 + round)).await?;
+        client.sandbox_deposit_bridge(&id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None }).await?;
         if chain_in == "ARBITRUM" {
             executed_bridge.get_or_insert(id);
         }
         let outcome = (round % 2 == 1).then_some(SandboxBridgeOutcome::SwapFailed);
         let swap = commit_swap(client, chain_out, &format!("0.0{}5", round + 1)).await?;
-        client
-            .sandbox_deposit_bridge(
-                &swap,
-                &SandboxBridgeDepositRequest {
-                    tx_hash: None,
-                    outcome,
-                },
-            )
-            .await?;
+        client.sandbox_deposit_bridge(&swap, &SandboxBridgeDepositRequest { tx_hash: None, outcome }).await?;
         let (deposit_address, chain, token) = if round % 2 == 0 {
             (&arbitrum, "ARBITRUM", "USDT")
         } else {
@@ -496,36 +409,16 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
     // swap fails at 40 % and is refunded at 50 %); the clock moves a second at a time, as each step is timed
     // from the pass that made the previous one.
     let mut in_flight = Vec::new();
-    for (fraction, outcome) in [
-        (0.1, None),
-        (0.35, None),
-        (0.7, None),
-        (0.45, Some(SandboxBridgeOutcome::SwapFailed)),
-    ] {
+    for (fraction, outcome) in [(0.1, None), (0.35, None), (0.7, None), (0.45, Some(SandboxBridgeOutcome::SwapFailed))]
+    {
         for copy in 0..2usize {
             let (chain_in, chain_out, token) = routes[copy];
             if outcome.is_none() {
-                let id = commit_bridge(
-                    client,
-                    chain_in,
-                    chain_out,
-                    token,
-                    &format!("{}.5", 30 + copy),
-                )
-                .await?;
+                let id = commit_bridge(client, chain_in, chain_out, token, &format!("{}.5", 30 + copy)).await?;
                 in_flight.push(InFlight::new(client, Pay::Bridge(id, None), fraction).await?);
-                let bridge_id = address_bridge(
-                    client,
-                    &arbitrum,
-                    "ARBITRUM",
-                    "USDT",
-                    &format!("{}", 30 + copy),
-                )
-                .await?;
-                in_flight.push(
-                    InFlight::new(client, Pay::Address(arbitrum.clone(), bridge_id), fraction)
-                        .await?,
-                );
+                let bridge_id =
+                    address_bridge(client, &arbitrum, "ARBITRUM", "USDT", &format!("{}", 30 + copy)).await?;
+                in_flight.push(InFlight::new(client, Pay::Address(arbitrum.clone(), bridge_id), fraction).await?);
             }
             let id = commit_swap(client, chain_out, &format!("0.0{}", 3 + copy)).await?;
             in_flight.push(InFlight::new(client, Pay::Bridge(id, outcome), fraction).await?);
@@ -553,59 +446,32 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
     commit_swap(client, "BASE", "0.05").await?;
 
     let executed_bridge = executed_bridge.context("an ARBITRUM bridge was deposited")?;
-    let record = raw
-        .get(&format!("/bridge/history/bridge/{executed_bridge}"))
-        .await?;
+    let record = raw.get(&format!("/bridge/history/bridge/{executed_bridge}")).await?;
     let decoded: BridgeRecord = serde_json::from_slice(&record)?;
-    ensure!(
-        state_of(&decoded) == ("bridge", "EXECUTED"),
-        "the recorded bridge is executed: {:?}",
-        state_of(&decoded)
-    );
+    ensure!(state_of(&decoded) == ("bridge", "EXECUTED"), "the recorded bridge is executed: {:?}", state_of(&decoded));
 
-    let history = raw
-        .get("/bridge/history/user?page=1&limit=50&sortBy=createdAt&sortDirection=desc")
-        .await?;
+    let history = raw.get("/bridge/history/user?page=1&limit=50&sortBy=createdAt&sortDirection=desc").await?;
     let page: HistoryPage = serde_json::from_slice(&history)?;
-    ensure!(
-        page.items.len() == 50,
-        "a full history page ({} items)",
-        page.items.len()
-    );
+    ensure!(page.items.len() == 50, "a full history page ({} items)", page.items.len());
     let mut states: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for item in &page.items {
         *states.entry(state_of(&item.bridge)).or_default() += 1;
     }
     tracing::info!(?states, "history page: records by family and state");
-    let missing: Vec<_> = REACHABLE
-        .iter()
-        .filter(|pair| !states.contains_key(*pair))
-        .collect();
+    let missing: Vec<_> = REACHABLE.iter().filter(|pair| !states.contains_key(*pair)).collect();
     ensure!(missing.is_empty(), "the history page lacks {missing:?}");
 
-    let events = raw
-        .get("/webhook/user-events-cursor?sinceTimestamp=0&pageSize=50")
-        .await?;
+    let events = raw.get("/webhook/user-events-cursor?sinceTimestamp=0&pageSize=50").await?;
     let feed: UserEventsPage = serde_json::from_slice(&events)?;
-    ensure!(
-        feed.items.len() == 50,
-        "a full event page ({} items)",
-        feed.items.len()
-    );
+    ensure!(feed.items.len() == 50, "a full event page ({} items)", feed.items.len());
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
     for event in &feed.items {
         *kinds.entry(event.tag()).or_default() += 1;
     }
     tracing::info!(?kinds, "event page: events by kind");
-    let absent: Vec<_> = WebhookEvent::TAGS
-        .iter()
-        .filter(|tag| !kinds.contains_key(*tag))
-        .collect();
+    let absent: Vec<_> = WebhookEvent::TAGS.iter().filter(|tag| !kinds.contains_key(*tag)).collect();
     if !absent.is_empty() {
-        tracing::warn!(
-            ?absent,
-            "kinds of the schema that are not on the event page"
-        );
+        tracing::warn!(?absent, "kinds of the schema that are not on the event page");
     }
 
     let quote = raw
