@@ -6,7 +6,7 @@
 
 mod buffer;
 
-pub use buffer::{by_kind, flattened, union, Body, Buffered, Error, Held, Parts};
+pub use buffer::{by_kind, flattened, union, Body, Buffered, Error, Held, Key, Parts};
 
 use serde::{Deserialize, Deserializer};
 

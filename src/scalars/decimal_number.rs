@@ -34,6 +34,10 @@ pub fn js_number_to_string(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
+    // Integers up to 2^53: their shortest round-trip digits are the integer's own, printed positionally.
+    if x.abs() <= MAX_EXACT_INTEGER && (x as i64) as f64 == x {
+        return (x as i64).to_string();
+    }
     // Rust's `{:e}` without precision prints the shortest round-trip digits: `d[.ddd]e<exp>`.
     let scientific = format!("{:e}", x.abs());
     let (mantissa, exponent) = scientific

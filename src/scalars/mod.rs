@@ -158,8 +158,10 @@ pub mod js {
     }
 
     /// The text of every number token outside strings, in document order. Only meaningful for valid JSON,
-    /// which is all [`from_json_slice`] uses it for (serde_json validates the same bytes).
-    fn number_tokens(bytes: &[u8]) -> Vec<&str> {
+    /// which is all [`from_json_slice`] uses it for (serde_json validates the same bytes); also used by the
+    /// server's body decoder to read numbers exactly.
+    #[doc(hidden)]
+    pub fn number_tokens(bytes: &[u8]) -> Vec<&str> {
         let mut out = Vec::new();
         let mut i = 0;
         while i < bytes.len() {
