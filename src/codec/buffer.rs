@@ -187,7 +187,7 @@ impl<'de> Visitor<'de> for BufferVisitor {
 
 /// The members of an object, in order.
 pub(crate) fn entries<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Vec<(Key<'de>, Buffered<'de>)>, A::Error> {
-    let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(16).min(4096));
+    let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(18).min(4096));
     while let Some(key) = map.next_key_seed(KeySeed)? {
         entries.push((key, map.next_value_seed(Seed)?));
     }

@@ -431,7 +431,7 @@ impl std::fmt::Display for IssueTag {
 /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
 /// post-bridge actions enabled (403 `ExtensionNotEnabled`).
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PostBridgeData {
     /// `_tag` = `extended`.
@@ -1163,7 +1163,7 @@ pub struct LegacyDepositAddressCreateRequest {
 /// Answer of the bridge-swap quote: `bridge` when the same token is on both sides, `bridgeSwap` when a swap
 /// is needed, `depositAddressBridge` for a quote made with `isSda: "true"`.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum QuoteResponse {
     /// `_tag` = `bridge`.
@@ -1746,7 +1746,7 @@ pub struct QuoteCommitted {
 /// `BridgeState` and `BridgeSwapState`). Usual path: PENDING → PENDING_CONFIRMATION → DEPOSIT_ACCEPTED →
 /// ACCEPTED → EXECUTED; a PENDING bridge whose quote expires without a deposit becomes CANCELLED.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeRecord {
     /// `_tag` = `bridge`.
@@ -2351,7 +2351,7 @@ pub struct AdditionalStep {
 }
 /// State of a `bridge` or `depositAddressBridge` record and the members each state adds.
 ///
-/// Told apart by `state`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `state`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeState {
     /// `state` = `PENDING`.
@@ -2514,7 +2514,7 @@ impl schemars::JsonSchema for BridgeState {
 }
 /// State of a `bridgeSwap` record; as `BridgeState`, plus the swap-only failure states.
 ///
-/// Told apart by `state`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `state`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeSwapState {
     /// `state` = `PENDING`.
@@ -3891,7 +3891,7 @@ pub struct SupportedToken {
 }
 /// Chain-specific details of a deposit address; currently only Stellar addresses have them.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChainMetadata {
     /// `_tag` = `STELLAR`.
@@ -4090,7 +4090,7 @@ pub struct LastBridge {
     pub status: LastBridgeStatus,
 }
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LastBridgeStatus {
     /// `_tag` = `REJECTED`.
@@ -4416,7 +4416,7 @@ pub struct UserEventsPage {
 }
 /// A webhook event, one of fifteen kinds told apart by `_tag`. Extra members are not allowed.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WebhookEvent {
     /// `_tag` = `BRIDGE_PENDING`.
@@ -4652,7 +4652,7 @@ impl schemars::JsonSchema for WebhookEvent {
 }
 /// A quote was committed; the bridge waits for the deposit. Variants told apart by `type`.
 ///
-/// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `type`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgePendingEvent {
     /// `type` = `bridge`.
@@ -5154,7 +5154,7 @@ pub struct BridgePendingBridgeSwapEvent {
 }
 /// The deposit is final and the bridge is accepted. Variants told apart by `type`.
 ///
-/// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `type`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeAcceptedEvent {
     /// `type` = `bridge`.
@@ -5765,7 +5765,7 @@ pub struct BridgeAcceptedBridgeSwapEvent {
 }
 /// The quote expired without a deposit. Variants told apart by `type`.
 ///
-/// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `type`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeCancelledEvent {
     /// `type` = `bridge`.
@@ -6273,7 +6273,7 @@ pub struct BridgeCancelledBridgeSwapEvent {
 }
 /// The bridge paid out on `chainOut`. Variants told apart by `type`.
 ///
-/// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `type`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeExecutedEvent {
     /// `type` = `bridge`.
@@ -6895,7 +6895,7 @@ pub struct BridgeExecutedBridgeSwapEvent {
 }
 /// A deposit was rejected and refunded. Only swap-shaped records are refunded, so the one variant is `type` `bridgeSwap`.
 ///
-/// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `type`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeRefundedEvent {
     /// `type` = `bridgeSwap`.
@@ -8037,7 +8037,7 @@ pub struct CompletedSdaRefundEvent {
 }
 /// What caused a deposit-address refund.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SdaRefundTrigger {
     /// `_tag` = `UNSUPPORTED_TOKEN`.
@@ -8682,7 +8682,7 @@ pub struct SymbolKey {
 }
 /// A 400 answer of an authenticated endpoint.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BadRequest {
     /// `_tag` = `HttpApiDecodeError`.
@@ -10018,7 +10018,7 @@ pub struct DepositAddressNotFound {
 }
 /// 422 answers of `POST /bridge/quote/user`.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum QuoteBridgeUnprocessable {
     /// `_tag` = `InvalidRequest`.
@@ -10156,7 +10156,7 @@ impl schemars::JsonSchema for QuoteBridgeUnprocessable {
 }
 /// 422 answers of `POST /bridge/quote/bridge-swap/user`.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum QuoteBridgeSwapUnprocessable {
     /// `_tag` = `InvalidRequest`.
@@ -10323,7 +10323,7 @@ impl schemars::JsonSchema for QuoteBridgeSwapUnprocessable {
 }
 /// 422 answers of deposit-address creation.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DepositAddressCreateUnprocessable {
     /// `_tag` = `DepositAddressChainsNotSupported`.
@@ -10487,7 +10487,7 @@ impl schemars::JsonSchema for DepositAddressCreateUnprocessable {
 }
 /// 422 answers of the public status.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PublicStatusUnprocessable {
     /// `_tag` = `InvalidRequest`.

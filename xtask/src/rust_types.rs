@@ -8,8 +8,11 @@
 //!   discriminator, e.g. `state`; a `...Common` member is `common`);
 //! * a single-value enum property (a tag such as `_tag: [bridge]`) → a one-variant enum `{Struct}{Property}`;
 //! * string enum component → enum with `as_str()`;
-//! * discriminated `oneOf` → enum with one newtype variant per tag value and serde impls that read the tag
-//!   first and name it in errors (never `untagged`); `x-discriminator-default` is used when the tag is absent;
+//! * discriminated `oneOf` → enum with one newtype variant per tag value and serde impls that read the object once
+//!   (`codec::union`: buffered, strings borrowed), find the tag wherever it is, name it in errors (never
+//!   `untagged`) and read the variant from the buffer; `x-discriminator-default` is used when the tag is absent;
+//! * a struct with `allOf` members → `Serialize` derived with `flatten`; `Deserialize` reads the object once
+//!   (`codec::flattened`) and splits its members between the parts (own members, structs, then unions);
 //! * `x-json-kind-union` → enum chosen by JSON kind;
 //! * `DecimalString`, `DecimalNumber`, `DateString` and every other `type: number` → the hand-written scalars
 //!   in `src/scalars/` (a JSON number is a JavaScript number: integers print without `.0`).
@@ -349,7 +352,7 @@ impl<'a> Gen<'a> {
         let tags: Vec<String> = variants.iter().map(|v| format!("{:?}", v.0)).collect();
         let t = &mut self.types;
         doc_comment(t, description, "");
-        writeln!(t, "///\n/// Told apart by `{property}`; the serde impls read the tag first and name an unknown one in the error.")?;
+        writeln!(t, "///\n/// Told apart by `{property}`, wherever it is in the object (read once); an unknown tag is named in the error.")?;
         writeln!(t, "#[derive(Debug, Clone, PartialEq)]\npub enum {name} {{")?;
         for (tag, ident, ty) in &variants {
             writeln!(t, "    /// `{property}` = `{tag}`.\n    {ident}({ty}),")?;

@@ -1,5 +1,6 @@
-//! The decode engine: walks a parsed request part (a [`JsValue`], which keeps JavaScript's key order) against
-//! a [`Shape`] and either produces the normalised JSON that serde turns into the operation's Rust type, or the
+//! The decode engine: walks a parsed request part (a [`JsValue`], which keeps JavaScript's key order, or the tree a
+//! JSON body is read into by `decode::fast`: see `Node`) against a [`Shape`] and either produces the normalised
+//! JSON that serde turns into the operation's Rust type, or the
 //! issues the reference framework (Effect's `Schema` with `HttpApi`) reports for the same input: same `_tag`s,
 //! paths and messages (`../shared/spec/decode-errors.md`).
 //!

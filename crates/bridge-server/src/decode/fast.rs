@@ -223,25 +223,41 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// The index of the first `"`, `\\` or control character of `bytes`, eight bytes at a time.
+/// The index of the first `"`, `\\` or control character of `bytes`: eight bytes at a time while none is there,
+/// then byte by byte.
 fn string_end(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `x` is zero: the lowest such byte has its high bit set in the result.
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let mut at = 0;
-    for chunk in bytes.chunks_exact(8) {
-        let x = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        let special = zero(x ^ (ONES * u64::from(b'"')))
-            | zero(x ^ (ONES * u64::from(b'\\')))
-            | (x.wrapping_sub(ONES * 0x20) & !x & HIGHS);
-        if special != 0 {
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        // High bit set in a byte of the result where `x` has a byte below 0x20, or equal to `"` or `\\` (exact
+        // for the lowest such byte, which is all this needs).
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let backslash = x ^ (ONES * u64::from(b'\\'));
+        let found = (x.wrapping_sub(ONES * 0x20) | quote.wrapping_sub(ONES) | backslash.wrapping_sub(ONES))
+            & !x
+            & HIGHS;
+        if found != 0 {
             break;
         }
         at += 8;
     }
-    bytes[at..].iter().position(|b| matches!(b, b'"' | b'\\' | 0..=0x1f)).map(|i| at + i)
+    bytes[at..].iter().position(|b| SPECIAL[usize::from(*b)]).map(|i| at + i)
 }
+
+/// The bytes that end a string the scanner reads: `"`, `\\` and the control characters.
+static SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
 
 fn has_float(value: &Buffered<'_>) -> bool {
     match value {
@@ -533,6 +549,19 @@ mod tests {
                 let by_serde = by_serde.map_err(|e| TestCaseError::fail(format!("serde_json refuses what the scanner read: {e}")))?;
                 prop_assert_eq!(as_js(&scanned), as_js(&by_serde));
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4096, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Eight bytes at a time finds the same end as one at a time.
+        #[test]
+        fn string_end_is_the_first_special_byte(
+            bytes in proptest::collection::vec(prop_oneof![8 => 0x20u8..0x7f, 1 => any::<u8>(), 1 => Just(b'"'), 1 => Just(b'\\')], 0..40),
+        ) {
+            let naive = bytes.iter().position(|b| *b == b'"' || *b == b'\\' || *b < 0x20);
+            prop_assert_eq!(string_end(&bytes), naive);
         }
     }
 
