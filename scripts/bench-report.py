@@ -56,7 +56,8 @@ for group in groups:
         ratio = f"{mean / base[0]:6.2f}  ({label})" if base else ""
         print(f"  {name:28} {fmt(mean):>10}  [{fmt(lo)} – {fmt(hi)}]  {ratio}")
     if group.startswith("quote-request-"):
-        engine = results.get((group, "engine-first", None))
         schema = results.get((group, "jsonschema", None))
-        if engine and schema:
-            print(f"  {'engine-first ÷ jsonschema':28} {engine[0] / schema[0]:6.2f}")
+        for name in ("decoder-first", "decoder-all", "engine-first"):
+            measured = results.get((group, name, None))
+            if measured and schema:
+                print(f"  {name + ' ÷ jsonschema':28} {measured[0] / schema[0]:6.2f}")

@@ -67,7 +67,10 @@ fn path_value(shape: &'static StructShape, path: &[u8]) -> JsValue {
     parts::path_params(pairs)
 }
 
-fn operation<O: Operation>(content_type: Option<&str>, path: &[u8], query: &[u8], body: &[u8]) {
+fn operation<O: Operation>(content_type: Option<&str>, path: &[u8], query: &[u8], body: &[u8])
+where
+    O::Body: PartialEq + std::fmt::Debug,
+{
     let shapes = bridge_server::shapes::by_operation_id(O::ID).expect("every operation has decoder tables");
     if let Some(shape) = shapes.path {
         part::<O::Path>(&Shape::Struct(shape), &path_value(shape, path));
@@ -81,6 +84,14 @@ fn operation<O: Operation>(content_type: Option<&str>, path: &[u8], query: &[u8]
         match value {
             Ok(value) => part::<O::Body>(&body_shape.shape, &value),
             Err(issue) => render(vec![issue]),
+        }
+        // What the server runs (one pass for JSON bodies) agrees with the engine's path, value for value and issue
+        // for issue.
+        for mode in [ErrorsMode::First, ErrorsMode::All] {
+            let content_type = content_type.map(str::as_bytes);
+            let served = bridge_server::decode::body::<O::Body>(body_shape, content_type, body, mode);
+            let engine = bridge_server::decode::body_by_engine::<O::Body>(body_shape, content_type, body, mode);
+            assert_eq!(served, engine, "the server's decoder and the engine disagree ({mode:?})");
         }
     }
     if let Some(shape) = shapes.query {

@@ -431,7 +431,7 @@ impl std::fmt::Display for IssueTag {
 /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
 /// post-bridge actions enabled (403 `ExtensionNotEnabled`).
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -506,26 +506,25 @@ impl<'de> Deserialize<'de> for PostBridgeData {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "PostBridgeData",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Extended),
-            1 => crate::codec::variant(value).map(Self::Partnerbtcfi),
-            2 => crate::codec::variant(value).map(Self::Partnerwrap),
-            3 => crate::codec::variant(value).map(Self::Partnerwrapsandbox),
-            4 => crate::codec::variant(value).map(Self::Partnerbtcfiv2),
-            5 => crate::codec::variant(value).map(Self::Partnerv3supply),
-            6 => crate::codec::variant(value).map(Self::Partnerfoundationdeposit),
-            7 => crate::codec::variant(value).map(Self::Partnerdeposit1),
-            8 => crate::codec::variant(value).map(Self::Partnerdeposit2),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "PostBridgeData", Self::from_body)
+    }
+}
+impl PostBridgeData {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("PostBridgeData", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Extended),
+            1 => body.read().map(Self::Partnerbtcfi),
+            2 => body.read().map(Self::Partnerwrap),
+            3 => body.read().map(Self::Partnerwrapsandbox),
+            4 => body.read().map(Self::Partnerbtcfiv2),
+            5 => body.read().map(Self::Partnerv3supply),
+            6 => body.read().map(Self::Partnerfoundationdeposit),
+            7 => body.read().map(Self::Partnerdeposit1),
+            8 => body.read().map(Self::Partnerdeposit2),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -1168,7 +1167,7 @@ pub struct LegacyDepositAddressCreateRequest {
 /// Answer of the bridge-swap quote: `bridge` when the same token is on both sides, `bridgeSwap` when a swap
 /// is needed, `depositAddressBridge` for a quote made with `isSda: "true"`.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -1213,20 +1212,19 @@ impl<'de> Deserialize<'de> for QuoteResponse {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "QuoteResponse",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            2 => crate::codec::variant(value).map(Self::DepositAddressBridge),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "QuoteResponse", Self::from_body)
+    }
+}
+impl QuoteResponse {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("QuoteResponse", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            2 => body.read().map(Self::DepositAddressBridge),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -1757,7 +1755,7 @@ pub struct QuoteCommitted {
 /// `DepositAddressBridgeState`). Usual path: PENDING → PENDING_CONFIRMATION → DEPOSIT_ACCEPTED → ACCEPTED →
 /// EXECUTED; a PENDING bridge whose quote expires without a deposit (or that is cancelled) becomes CANCELLED.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -1802,20 +1800,22 @@ impl<'de> Deserialize<'de> for BridgeRecord {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeRecord",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                Some(0),
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            2 => crate::codec::variant(value).map(Self::DepositAddressBridge),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeRecord", Self::from_body)
+    }
+}
+impl BridgeRecord {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeRecord", Self::TAG_PROPERTY, Self::TAGS, Some(0))? {
+            0 => BridgeRecordBridge::from_body(body).map(Self::Bridge),
+            1 => BridgeRecordBridgeSwap::from_body(body).map(Self::BridgeSwap),
+            2 => {
+                BridgeRecordDepositAddressBridge::from_body(body)
+                    .map(Self::DepositAddressBridge)
+            }
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -2004,7 +2004,7 @@ impl std::fmt::Display for BridgeRecordBridgeTag {
     }
 }
 /// A single-token bridge record. Its `_tag` is optional.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeRecordBridge {
     /// Members every bridge record has, whatever its family and state.
@@ -2022,6 +2022,40 @@ pub struct BridgeRecordBridge {
     /// State of a single-token (`bridge`) record and the members each state adds.
     #[serde(flatten)]
     pub state: BridgeState,
+}
+impl<'de> Deserialize<'de> for BridgeRecordBridge {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::flattened(deserializer, "BridgeRecordBridge", Self::from_body)
+    }
+}
+impl BridgeRecordBridge {
+    /// Reads the parts from an object read whole: own members, flattened structs, flattened unions.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        #[derive(Deserialize)]
+        struct Own {
+            #[serde(rename = "_tag", default)]
+            tag: Option<BridgeRecordBridgeTag>,
+            #[serde(rename = "token")]
+            token: String,
+            #[serde(rename = "usdPrice")]
+            usd_price: crate::DecimalNumber,
+        }
+        let parts = body.parts();
+        let own: Own = parts.rest().read()?;
+        let common: BridgeRecordCommon = parts.rest().read()?;
+        let state: BridgeState = BridgeState::from_body(&parts.rest())?;
+        Ok(Self {
+            common,
+            tag: own.tag,
+            token: own.token,
+            usd_price: own.usd_price,
+            state,
+        })
+    }
 }
 /// The `_tag` tag of [`BridgeRecordBridgeSwap`].
 #[derive(
@@ -2059,7 +2093,7 @@ impl std::fmt::Display for BridgeRecordBridgeSwapTag {
     }
 }
 /// A bridge record with a swap.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeRecordBridgeSwap {
     /// Members every bridge record has, whatever its family and state.
@@ -2115,6 +2149,67 @@ pub struct BridgeRecordBridgeSwap {
     #[serde(flatten)]
     pub state: BridgeSwapState,
 }
+impl<'de> Deserialize<'de> for BridgeRecordBridgeSwap {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::flattened(deserializer, "BridgeRecordBridgeSwap", Self::from_body)
+    }
+}
+impl BridgeRecordBridgeSwap {
+    /// Reads the parts from an object read whole: own members, flattened structs, flattened unions.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        #[derive(Deserialize)]
+        struct Own {
+            #[serde(rename = "_tag")]
+            tag: BridgeRecordBridgeSwapTag,
+            #[serde(rename = "tokenIn")]
+            token_in: String,
+            #[serde(rename = "tokenOut")]
+            token_out: String,
+            #[serde(rename = "minAmountOut")]
+            min_amount_out: crate::DecimalString,
+            #[serde(rename = "minAmountOutUsd")]
+            min_amount_out_usd: crate::DecimalNumber,
+            #[serde(rename = "usdPriceTokenIn")]
+            usd_price_token_in: crate::DecimalNumber,
+            #[serde(rename = "usdPriceTokenOut")]
+            usd_price_token_out: crate::DecimalNumber,
+            #[serde(rename = "preSwap", default)]
+            pre_swap: Option<SwapQuote>,
+            #[serde(rename = "postSwap", default)]
+            post_swap: Option<SwapQuote>,
+            #[serde(rename = "mode", default)]
+            mode: Option<QuoteMode>,
+            #[serde(rename = "isAtomicSwap", default)]
+            is_atomic_swap: Option<bool>,
+            #[serde(rename = "swapFeeMultiplier", default)]
+            swap_fee_multiplier: Option<String>,
+        }
+        let parts = body.parts();
+        let own: Own = parts.rest().read()?;
+        let common: BridgeRecordCommon = parts.rest().read()?;
+        let state: BridgeSwapState = BridgeSwapState::from_body(&parts.rest())?;
+        Ok(Self {
+            common,
+            tag: own.tag,
+            token_in: own.token_in,
+            token_out: own.token_out,
+            min_amount_out: own.min_amount_out,
+            min_amount_out_usd: own.min_amount_out_usd,
+            usd_price_token_in: own.usd_price_token_in,
+            usd_price_token_out: own.usd_price_token_out,
+            pre_swap: own.pre_swap,
+            post_swap: own.post_swap,
+            mode: own.mode,
+            is_atomic_swap: own.is_atomic_swap,
+            swap_fee_multiplier: own.swap_fee_multiplier,
+            state,
+        })
+    }
+}
 /// The `_tag` tag of [`BridgeRecordDepositAddressBridge`].
 #[derive(
     Debug,
@@ -2151,7 +2246,7 @@ impl std::fmt::Display for BridgeRecordDepositAddressBridgeTag {
     }
 }
 /// A bridge record made by a deposit into a smart deposit address (its `depositAddress` is a member of each state, required once EXECUTED).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeRecordDepositAddressBridge {
     /// Members every bridge record has, whatever its family and state.
@@ -2174,6 +2269,49 @@ pub struct BridgeRecordDepositAddressBridge {
     /// EXECUTED).
     #[serde(flatten)]
     pub state: DepositAddressBridgeState,
+}
+impl<'de> Deserialize<'de> for BridgeRecordDepositAddressBridge {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::flattened(
+            deserializer,
+            "BridgeRecordDepositAddressBridge",
+            Self::from_body,
+        )
+    }
+}
+impl BridgeRecordDepositAddressBridge {
+    /// Reads the parts from an object read whole: own members, flattened structs, flattened unions.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        #[derive(Deserialize)]
+        struct Own {
+            #[serde(rename = "_tag")]
+            tag: BridgeRecordDepositAddressBridgeTag,
+            #[serde(rename = "token")]
+            token: String,
+            #[serde(rename = "usdPrice")]
+            usd_price: crate::DecimalNumber,
+            #[serde(rename = "tokenOut", default)]
+            token_out: Option<String>,
+        }
+        let parts = body.parts();
+        let own: Own = parts.rest().read()?;
+        let common: BridgeRecordCommon = parts.rest().read()?;
+        let state: DepositAddressBridgeState = DepositAddressBridgeState::from_body(
+            &parts.rest(),
+        )?;
+        Ok(Self {
+            common,
+            tag: own.tag,
+            token: own.token,
+            usd_price: own.usd_price,
+            token_out: own.token_out,
+            state,
+        })
+    }
 }
 /// The `_tag` tag of [`AdditionalStep`].
 #[derive(
@@ -2225,7 +2363,7 @@ pub struct AdditionalStep {
 }
 /// State of a single-token (`bridge`) record and the members each state adds.
 ///
-/// Told apart by `state`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `state`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -2290,24 +2428,23 @@ impl<'de> Deserialize<'de> for BridgeState {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeState",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Pending),
-            1 => crate::codec::variant(value).map(Self::PendingConfirmation),
-            2 => crate::codec::variant(value).map(Self::DepositAccepted),
-            3 => crate::codec::variant(value).map(Self::Accepted),
-            4 => crate::codec::variant(value).map(Self::Executed),
-            5 => crate::codec::variant(value).map(Self::Cancelled),
-            6 => crate::codec::variant(value).map(Self::Failed),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeState", Self::from_body)
+    }
+}
+impl BridgeState {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeState", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Pending),
+            1 => body.read().map(Self::PendingConfirmation),
+            2 => body.read().map(Self::DepositAccepted),
+            3 => body.read().map(Self::Accepted),
+            4 => body.read().map(Self::Executed),
+            5 => body.read().map(Self::Cancelled),
+            6 => body.read().map(Self::Failed),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -2365,7 +2502,7 @@ impl schemars::JsonSchema for BridgeState {
 /// failure states (SWAP_FAILED, SWAP_FAILED_REFUNDED) and the late-deposit states
 /// (DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD, ..._REFUNDED); a swap record has no FAILED state.
 ///
-/// Told apart by `state`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `state`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -2451,30 +2588,26 @@ impl<'de> Deserialize<'de> for BridgeSwapState {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeSwapState",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Pending),
-            1 => crate::codec::variant(value).map(Self::PendingConfirmation),
-            2 => crate::codec::variant(value).map(Self::DepositAccepted),
-            3 => crate::codec::variant(value).map(Self::Accepted),
-            4 => crate::codec::variant(value).map(Self::Executed),
-            5 => crate::codec::variant(value).map(Self::Cancelled),
-            6 => crate::codec::variant(value).map(Self::SwapFailed),
-            7 => crate::codec::variant(value).map(Self::SwapFailedRefunded),
-            8 => crate::codec::variant(value).map(Self::DepositReceivedAfterGracePeriod),
-            9 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositReceivedAfterGracePeriodRefunded)
-            }
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeSwapState", Self::from_body)
+    }
+}
+impl BridgeSwapState {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeSwapState", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Pending),
+            1 => body.read().map(Self::PendingConfirmation),
+            2 => body.read().map(Self::DepositAccepted),
+            3 => body.read().map(Self::Accepted),
+            4 => body.read().map(Self::Executed),
+            5 => body.read().map(Self::Cancelled),
+            6 => body.read().map(Self::SwapFailed),
+            7 => body.read().map(Self::SwapFailedRefunded),
+            8 => body.read().map(Self::DepositReceivedAfterGracePeriod),
+            9 => body.read().map(Self::DepositReceivedAfterGracePeriodRefunded),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -2550,7 +2683,7 @@ impl schemars::JsonSchema for BridgeSwapState {
 /// never cancelled, so it has the usual path and FAILED. Each state names the `depositAddress` (required once
 /// EXECUTED).
 ///
-/// Told apart by `state`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `state`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -2610,23 +2743,24 @@ impl<'de> Deserialize<'de> for DepositAddressBridgeState {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "DepositAddressBridgeState",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Pending),
-            1 => crate::codec::variant(value).map(Self::PendingConfirmation),
-            2 => crate::codec::variant(value).map(Self::DepositAccepted),
-            3 => crate::codec::variant(value).map(Self::Accepted),
-            4 => crate::codec::variant(value).map(Self::Executed),
-            5 => crate::codec::variant(value).map(Self::Failed),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "DepositAddressBridgeState", Self::from_body)
+    }
+}
+impl DepositAddressBridgeState {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body
+            .tag("DepositAddressBridgeState", Self::TAG_PROPERTY, Self::TAGS, None)?
+        {
+            0 => body.read().map(Self::Pending),
+            1 => body.read().map(Self::PendingConfirmation),
+            2 => body.read().map(Self::DepositAccepted),
+            3 => body.read().map(Self::Accepted),
+            4 => body.read().map(Self::Executed),
+            5 => body.read().map(Self::Failed),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -4134,21 +4268,23 @@ impl<'de> Deserialize<'de> for StringOrNumber {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        match crate::codec::json_kind(&value) {
-            "string" => crate::codec::variant(value).map(Self::String),
-            "number" => crate::codec::variant(value).map(Self::Number),
-            other => {
-                Err(
-                    serde::de::Error::custom(
-                        format_args!(
-                            "expected one of {} (StringOrNumber), got a JSON {other}",
-                            ["string", "number"].join(", ")
+        crate::codec::by_kind(
+            deserializer,
+            |value| match value.kind() {
+                "string" => value.read().map(Self::String),
+                "number" => value.read().map(Self::Number),
+                other => {
+                    Err(
+                        crate::codec::Error::custom(
+                            format_args!(
+                                "expected one of {} (StringOrNumber), got a JSON {other}",
+                                ["string", "number"].join(", ")
+                            ),
                         ),
-                    ),
-                )
-            }
-        }
+                    )
+                }
+            },
+        )
     }
 }
 #[cfg(feature = "schemars")]
@@ -4301,7 +4437,7 @@ pub struct SupportedToken {
 }
 /// Chain-specific details of a deposit address; currently only Stellar addresses have them.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -4334,18 +4470,17 @@ impl<'de> Deserialize<'de> for ChainMetadata {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "ChainMetadata",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Stellar),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "ChainMetadata", Self::from_body)
+    }
+}
+impl ChainMetadata {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("ChainMetadata", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Stellar),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -4562,7 +4697,7 @@ pub struct LastBridge {
     pub status: LastBridgeStatus,
 }
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -4612,21 +4747,20 @@ impl<'de> Deserialize<'de> for LastBridgeStatus {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "LastBridgeStatus",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Rejected),
-            1 => crate::codec::variant(value).map(Self::Retrying),
-            2 => crate::codec::variant(value).map(Self::Accepted),
-            3 => crate::codec::variant(value).map(Self::Executed),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "LastBridgeStatus", Self::from_body)
+    }
+}
+impl LastBridgeStatus {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("LastBridgeStatus", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Rejected),
+            1 => body.read().map(Self::Retrying),
+            2 => body.read().map(Self::Accepted),
+            3 => body.read().map(Self::Executed),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -4893,7 +5027,7 @@ pub struct UserEventsPage {
 }
 /// A webhook event, one of fifteen kinds told apart by `_tag`. Extra members are not allowed.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -5004,38 +5138,31 @@ impl<'de> Deserialize<'de> for WebhookEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "WebhookEvent",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::BridgePending),
-            1 => crate::codec::variant(value).map(Self::BridgeAccepted),
-            2 => crate::codec::variant(value).map(Self::BridgeCancelled),
-            3 => crate::codec::variant(value).map(Self::BridgeExecuted),
-            4 => crate::codec::variant(value).map(Self::BridgeRefunded),
-            5 => crate::codec::variant(value).map(Self::DepositAddressCreated),
-            6 => crate::codec::variant(value).map(Self::DepositAddressDepositDetected),
-            7 => crate::codec::variant(value).map(Self::DepositAddressDepositConfirming),
-            8 => crate::codec::variant(value).map(Self::DepositAddressBridgeRejected),
-            9 => crate::codec::variant(value).map(Self::DepositAddressBridgeDelayed),
-            10 => crate::codec::variant(value).map(Self::RoutingDepositAddressCreated),
-            11 => {
-                crate::codec::variant(value)
-                    .map(Self::RoutingDepositAddressBridgeRejected)
-            }
-            12 => {
-                crate::codec::variant(value)
-                    .map(Self::RoutingDepositAddressBridgeDelayed)
-            }
-            13 => crate::codec::variant(value).map(Self::SdaRefundCompleted),
-            14 => crate::codec::variant(value).map(Self::WebhookTest),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "WebhookEvent", Self::from_body)
+    }
+}
+impl WebhookEvent {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("WebhookEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => BridgePendingEvent::from_body(body).map(Self::BridgePending),
+            1 => BridgeAcceptedEvent::from_body(body).map(Self::BridgeAccepted),
+            2 => BridgeCancelledEvent::from_body(body).map(Self::BridgeCancelled),
+            3 => BridgeExecutedEvent::from_body(body).map(Self::BridgeExecuted),
+            4 => body.read().map(Self::BridgeRefunded),
+            5 => body.read().map(Self::DepositAddressCreated),
+            6 => body.read().map(Self::DepositAddressDepositDetected),
+            7 => body.read().map(Self::DepositAddressDepositConfirming),
+            8 => body.read().map(Self::DepositAddressBridgeRejected),
+            9 => body.read().map(Self::DepositAddressBridgeDelayed),
+            10 => body.read().map(Self::RoutingDepositAddressCreated),
+            11 => body.read().map(Self::RoutingDepositAddressBridgeRejected),
+            12 => body.read().map(Self::RoutingDepositAddressBridgeDelayed),
+            13 => body.read().map(Self::SdaRefundCompleted),
+            14 => body.read().map(Self::WebhookTest),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -5140,7 +5267,7 @@ impl schemars::JsonSchema for WebhookEvent {
 }
 /// A quote was committed; the bridge waits for the deposit. Variants told apart by `type`.
 ///
-/// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `type`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -5177,19 +5304,18 @@ impl<'de> Deserialize<'de> for BridgePendingEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgePendingEvent",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgePendingEvent", Self::from_body)
+    }
+}
+impl BridgePendingEvent {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgePendingEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -5648,7 +5774,7 @@ pub struct BridgePendingBridgeSwapEvent {
 /// The deposit is final and the bridge is accepted. Variants told apart by `type`: `bridge`, `bridgeSwap`, and
 /// `depositAddressBridge` for a bridge started by a deposit into a deposit address.
 ///
-/// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `type`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -5693,20 +5819,19 @@ impl<'de> Deserialize<'de> for BridgeAcceptedEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeAcceptedEvent",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            2 => crate::codec::variant(value).map(Self::DepositAddressBridge),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeAcceptedEvent", Self::from_body)
+    }
+}
+impl BridgeAcceptedEvent {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeAcceptedEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            2 => body.read().map(Self::DepositAddressBridge),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -6578,13 +6703,18 @@ impl<'de> Deserialize<'de> for BridgeCancelledEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        match crate::codec::presence_index(&value, "BridgeCancelledEvent", Self::MEMBERS)
-            .map_err(serde::de::Error::custom)?
-        {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            _ => Err(serde::de::Error::custom("member index out of range")),
+        crate::codec::union(deserializer, "BridgeCancelledEvent", Self::from_body)
+    }
+}
+impl BridgeCancelledEvent {
+    /// Reads the variant the member present names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.presence("BridgeCancelledEvent", Self::MEMBERS)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            _ => Err(crate::codec::Error::custom("member index out of range")),
         }
     }
 }
@@ -6977,7 +7107,7 @@ pub struct BridgeCancelledBridgeSwapEvent {
 /// The bridge paid out on `chainOut`. Variants told apart by `type`: `bridge`, `bridgeSwap`, and
 /// `depositAddressBridge` for a bridge started by a deposit into a deposit address.
 ///
-/// Told apart by `type`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `type`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -7022,20 +7152,19 @@ impl<'de> Deserialize<'de> for BridgeExecutedEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BridgeExecutedEvent",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            2 => crate::codec::variant(value).map(Self::DepositAddressBridge),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BridgeExecutedEvent", Self::from_body)
+    }
+}
+impl BridgeExecutedEvent {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BridgeExecutedEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            2 => body.read().map(Self::DepositAddressBridge),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -8708,7 +8837,7 @@ pub struct RoutingRoute {
 }
 /// Which deposits a route applies to, told apart by `_tag`.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -8768,23 +8897,22 @@ impl<'de> Deserialize<'de> for RoutingMatcher {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "RoutingMatcher",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::SentToken),
-            1 => crate::codec::variant(value).map(Self::Sender),
-            2 => crate::codec::variant(value).map(Self::DepositChain),
-            3 => crate::codec::variant(value).map(Self::SentAmountUsdLowerThan),
-            4 => crate::codec::variant(value).map(Self::SentAmountUsdGreaterThan),
-            5 => crate::codec::variant(value).map(Self::SentAmountUsdBetween),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "RoutingMatcher", Self::from_body)
+    }
+}
+impl RoutingMatcher {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("RoutingMatcher", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::SentToken),
+            1 => body.read().map(Self::Sender),
+            2 => body.read().map(Self::DepositChain),
+            3 => body.read().map(Self::SentAmountUsdLowerThan),
+            4 => body.read().map(Self::SentAmountUsdGreaterThan),
+            5 => body.read().map(Self::SentAmountUsdBetween),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -9129,7 +9257,7 @@ pub struct RoutingMatcherSentAmountUsdBetween {
 }
 /// Where a matching deposit goes, told apart by `_tag`.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -9170,20 +9298,19 @@ impl<'de> Deserialize<'de> for RoutingAction {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "RoutingAction",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            2 => crate::codec::variant(value).map(Self::Composite),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "RoutingAction", Self::from_body)
+    }
+}
+impl RoutingAction {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("RoutingAction", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            2 => body.read().map(Self::Composite),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -9368,7 +9495,7 @@ pub struct RoutingActionComposite {
 }
 /// One step of a composite routing action, told apart by `_tag`.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -9413,20 +9540,19 @@ impl<'de> Deserialize<'de> for RoutingCompositeStep {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "RoutingCompositeStep",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::Bridge),
-            1 => crate::codec::variant(value).map(Self::BridgeSwap),
-            2 => crate::codec::variant(value).map(Self::PostBridgeAction),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "RoutingCompositeStep", Self::from_body)
+    }
+}
+impl RoutingCompositeStep {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("RoutingCompositeStep", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::Bridge),
+            1 => body.read().map(Self::BridgeSwap),
+            2 => body.read().map(Self::PostBridgeAction),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -9810,7 +9936,7 @@ pub struct CompletedSdaRefundEvent {
 }
 /// What caused a deposit-address refund.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -9847,19 +9973,18 @@ impl<'de> Deserialize<'de> for SdaRefundTrigger {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "SdaRefundTrigger",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::UnsupportedToken),
-            1 => crate::codec::variant(value).map(Self::RejectedBridge),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "SdaRefundTrigger", Self::from_body)
+    }
+}
+impl SdaRefundTrigger {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("SdaRefundTrigger", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::UnsupportedToken),
+            1 => body.read().map(Self::RejectedBridge),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -10437,22 +10562,24 @@ impl<'de> Deserialize<'de> for PropertyKey {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        match crate::codec::json_kind(&value) {
-            "string" => crate::codec::variant(value).map(Self::String),
-            "number" => crate::codec::variant(value).map(Self::Number),
-            "object" => crate::codec::variant(value).map(Self::SymbolKey),
-            other => {
-                Err(
-                    serde::de::Error::custom(
-                        format_args!(
-                            "expected one of {} (PropertyKey), got a JSON {other}",
-                            ["string", "number", "object"].join(", ")
+        crate::codec::by_kind(
+            deserializer,
+            |value| match value.kind() {
+                "string" => value.read().map(Self::String),
+                "number" => value.read().map(Self::Number),
+                "object" => value.read().map(Self::SymbolKey),
+                other => {
+                    Err(
+                        crate::codec::Error::custom(
+                            format_args!(
+                                "expected one of {} (PropertyKey), got a JSON {other}",
+                                ["string", "number", "object"].join(", ")
+                            ),
                         ),
-                    ),
-                )
-            }
-        }
+                    )
+                }
+            },
+        )
     }
 }
 #[cfg(feature = "schemars")]
@@ -10513,7 +10640,7 @@ pub struct SymbolKey {
 }
 /// A 400 answer of an authenticated endpoint.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -10550,19 +10677,18 @@ impl<'de> Deserialize<'de> for BadRequest {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "BadRequest",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::HttpApiDecodeError),
-            1 => crate::codec::variant(value).map(Self::InvalidJwt),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "BadRequest", Self::from_body)
+    }
+}
+impl BadRequest {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("BadRequest", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::HttpApiDecodeError),
+            1 => body.read().map(Self::InvalidJwt),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -11811,7 +11937,7 @@ pub struct DepositAddressRateLimitExceeded {
 }
 /// The deposit-address creation limit that was reached, told apart by `_tag`.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -11851,19 +11977,18 @@ impl<'de> Deserialize<'de> for DepositAddressLimit {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "DepositAddressLimit",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::CountLimitExceeded),
-            1 => crate::codec::variant(value).map(Self::WindowLimitExceeded),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "DepositAddressLimit", Self::from_body)
+    }
+}
+impl DepositAddressLimit {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("DepositAddressLimit", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::CountLimitExceeded),
+            1 => body.read().map(Self::WindowLimitExceeded),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -11995,7 +12120,7 @@ pub struct WindowLimitExceeded {
 }
 /// A 503 answer of an operation that production can switch off.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -12035,19 +12160,18 @@ impl<'de> Deserialize<'de> for Unavailable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "Unavailable",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::ServiceUnavailable),
-            1 => crate::codec::variant(value).map(Self::EndpointDisabledError),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "Unavailable", Self::from_body)
+    }
+}
+impl Unavailable {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("Unavailable", Self::TAG_PROPERTY, Self::TAGS, None)? {
+            0 => body.read().map(Self::ServiceUnavailable),
+            1 => body.read().map(Self::EndpointDisabledError),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -12257,7 +12381,7 @@ pub struct DepositAddressNotFound {
 }
 /// 422 answers of `POST /bridge/quote/user`.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -12324,24 +12448,24 @@ impl<'de> Deserialize<'de> for QuoteBridgeUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "QuoteBridgeUnprocessable",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::InvalidRequest),
-            1 => crate::codec::variant(value).map(Self::WithdrawLimitReached),
-            2 => crate::codec::variant(value).map(Self::DepositLimitReached),
-            3 => crate::codec::variant(value).map(Self::GasBoostGreaterThanReceiveAmount),
-            4 => crate::codec::variant(value).map(Self::NegativeReceiveAmount),
-            5 => crate::codec::variant(value).map(Self::SdaDepositLimitExceeded),
-            6 => crate::codec::variant(value).map(Self::SdaDepositBelowMinimum),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "QuoteBridgeUnprocessable", Self::from_body)
+    }
+}
+impl QuoteBridgeUnprocessable {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body.tag("QuoteBridgeUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
+        {
+            0 => body.read().map(Self::InvalidRequest),
+            1 => body.read().map(Self::WithdrawLimitReached),
+            2 => body.read().map(Self::DepositLimitReached),
+            3 => body.read().map(Self::GasBoostGreaterThanReceiveAmount),
+            4 => body.read().map(Self::NegativeReceiveAmount),
+            5 => body.read().map(Self::SdaDepositLimitExceeded),
+            6 => body.read().map(Self::SdaDepositBelowMinimum),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -12399,7 +12523,7 @@ impl schemars::JsonSchema for QuoteBridgeUnprocessable {
 }
 /// 422 answers of `POST /bridge/quote/bridge-swap/user`.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -12486,28 +12610,33 @@ impl<'de> Deserialize<'de> for QuoteBridgeSwapUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "QuoteBridgeSwapUnprocessable",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::InvalidRequest),
-            1 => crate::codec::variant(value).map(Self::WithdrawLimitReached),
-            2 => crate::codec::variant(value).map(Self::DepositLimitReached),
-            3 => crate::codec::variant(value).map(Self::GasBoostGreaterThanReceiveAmount),
-            4 => crate::codec::variant(value).map(Self::NegativeReceiveAmount),
-            5 => crate::codec::variant(value).map(Self::SdaDepositLimitExceeded),
-            6 => crate::codec::variant(value).map(Self::SdaDepositBelowMinimum),
-            7 => crate::codec::variant(value).map(Self::SameChainSwapNotAvailable),
-            8 => crate::codec::variant(value).map(Self::NoBridgeTokenFoundError),
-            9 => crate::codec::variant(value).map(Self::NoCommonBridgeTokensError),
-            10 => crate::codec::variant(value).map(Self::SwapLimitReached),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(
+            deserializer,
+            "QuoteBridgeSwapUnprocessable",
+            Self::from_body,
+        )
+    }
+}
+impl QuoteBridgeSwapUnprocessable {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body
+            .tag("QuoteBridgeSwapUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
+        {
+            0 => body.read().map(Self::InvalidRequest),
+            1 => body.read().map(Self::WithdrawLimitReached),
+            2 => body.read().map(Self::DepositLimitReached),
+            3 => body.read().map(Self::GasBoostGreaterThanReceiveAmount),
+            4 => body.read().map(Self::NegativeReceiveAmount),
+            5 => body.read().map(Self::SdaDepositLimitExceeded),
+            6 => body.read().map(Self::SdaDepositBelowMinimum),
+            7 => body.read().map(Self::SameChainSwapNotAvailable),
+            8 => body.read().map(Self::NoBridgeTokenFoundError),
+            9 => body.read().map(Self::NoCommonBridgeTokensError),
+            10 => body.read().map(Self::SwapLimitReached),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -12589,7 +12718,7 @@ impl schemars::JsonSchema for QuoteBridgeSwapUnprocessable {
 }
 /// 422 answers of deposit-address creation.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -12675,40 +12804,35 @@ impl<'de> Deserialize<'de> for DepositAddressCreateUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
+        crate::codec::union(
+            deserializer,
+            "DepositAddressCreateUnprocessable",
+            Self::from_body,
+        )
+    }
+}
+impl DepositAddressCreateUnprocessable {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body
+            .tag(
                 "DepositAddressCreateUnprocessable",
                 Self::TAG_PROPERTY,
                 Self::TAGS,
                 None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::DepositAddressChainsNotSupported),
-            1 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositAddressInvalidDestinationAddress)
-            }
-            2 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositAddressMultipleChainTypesNotAllowed)
-            }
-            3 => crate::codec::variant(value).map(Self::DepositAddressNoBridgableTokens),
-            4 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositAddressTokenOutNotSupported)
-            }
-            5 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositAddressInvalidPostBridgeData)
-            }
-            6 => {
-                crate::codec::variant(value)
-                    .map(Self::DepositAddressInvalidRefundAddress)
-            }
-            7 => crate::codec::variant(value).map(Self::InvalidRequest),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+            )?
+        {
+            0 => body.read().map(Self::DepositAddressChainsNotSupported),
+            1 => body.read().map(Self::DepositAddressInvalidDestinationAddress),
+            2 => body.read().map(Self::DepositAddressMultipleChainTypesNotAllowed),
+            3 => body.read().map(Self::DepositAddressNoBridgableTokens),
+            4 => body.read().map(Self::DepositAddressTokenOutNotSupported),
+            5 => body.read().map(Self::DepositAddressInvalidPostBridgeData),
+            6 => body.read().map(Self::DepositAddressInvalidRefundAddress),
+            7 => body.read().map(Self::InvalidRequest),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }
@@ -12774,7 +12898,7 @@ impl schemars::JsonSchema for DepositAddressCreateUnprocessable {
 }
 /// 422 answers of the public status.
 ///
-/// Told apart by `_tag`; the serde impls read the tag first and name an unknown one in the error.
+/// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
 ///
 /// Variants are held inline like every contract type (clippy's `large_enum_variant` is allowed: boxing would
 /// change every constructor and `match` of a value that is decoded once and read).
@@ -12814,19 +12938,20 @@ impl<'de> Deserialize<'de> for PublicStatusUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        let index = crate::codec::union_index(
-                &value,
-                "PublicStatusUnprocessable",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )
-            .map_err(serde::de::Error::custom)?;
-        match index {
-            0 => crate::codec::variant(value).map(Self::InvalidRequest),
-            1 => crate::codec::variant(value).map(Self::DepositAddressNotFound),
-            _ => Err(serde::de::Error::custom("tag index out of range")),
+        crate::codec::union(deserializer, "PublicStatusUnprocessable", Self::from_body)
+    }
+}
+impl PublicStatusUnprocessable {
+    /// Reads the variant its tag names from an object read whole.
+    pub(crate) fn from_body(
+        body: &crate::codec::Body<'_, '_>,
+    ) -> Result<Self, crate::codec::Error> {
+        match body
+            .tag("PublicStatusUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
+        {
+            0 => body.read().map(Self::InvalidRequest),
+            1 => body.read().map(Self::DepositAddressNotFound),
+            _ => Err(crate::codec::Error::custom("tag index out of range")),
         }
     }
 }

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use arrayvec::ArrayString;
 use chrono::{DateTime, Utc};
 
 use super::js::json_quote;
@@ -58,9 +59,42 @@ const MILLIS_PER_DAY: i64 = 86_400_000;
 /// significant digits and caps the length at nine, so a fraction with leading zeros and more than nine
 /// digits differs from plain truncation (`.0123456789` is 123 ms, as in Node). The instant must lie
 /// within JavaScript's date range, ±8.64e15 ms around 1970-01-01T00:00:00Z.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+///
+/// Representation: the instant (milliseconds since the epoch), parsed once when the value is decoded or built,
+/// and its `toISOString()` text, written then too (a string that already is that text is kept as it came), so
+/// that encoding a value is handing over its text. Both are inline: the type is `Copy`.
+#[derive(Clone, Copy)]
 pub struct DateString {
     millis: i64,
+    /// `toISOString()` of `millis`; empty in the constants [`DateString::MIN`] and [`DateString::MAX`], whose text
+    /// is written when they are encoded.
+    iso: ArrayString<27>,
+}
+
+impl PartialEq for DateString {
+    fn eq(&self, other: &Self) -> bool {
+        self.millis == other.millis
+    }
+}
+
+impl Eq for DateString {}
+
+impl PartialOrd for DateString {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for DateString {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.millis.cmp(&other.millis)
+    }
+}
+
+impl std::hash::Hash for DateString {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.millis.hash(state);
+    }
 }
 
 /// The input of [`DateString::from_str`] is not an accepted date string (or lies outside JavaScript's
@@ -87,14 +121,14 @@ impl std::error::Error for ParseDateStringError {}
 
 impl DateString {
     /// The earliest instant JavaScript can represent: `-271821-04-20T00:00:00.000Z`.
-    pub const MIN: Self = Self { millis: -MAX_MILLIS };
+    pub const MIN: Self = Self { millis: -MAX_MILLIS, iso: ArrayString::new_const() };
     /// The latest instant JavaScript can represent: `+275760-09-13T00:00:00.000Z`.
-    pub const MAX: Self = Self { millis: MAX_MILLIS };
+    pub const MAX: Self = Self { millis: MAX_MILLIS, iso: ArrayString::new_const() };
 
     /// The instant `millis` milliseconds after 1970-01-01T00:00:00Z, or `None` outside JavaScript's
     /// date range (±8.64e15 ms).
     pub fn from_millis(millis: i64) -> Option<Self> {
-        (-MAX_MILLIS..=MAX_MILLIS).contains(&millis).then_some(Self { millis })
+        (-MAX_MILLIS..=MAX_MILLIS).contains(&millis).then(|| Self { millis, iso: iso(millis) })
     }
 
     /// Milliseconds since 1970-01-01T00:00:00Z (JavaScript's `getTime()`).
@@ -113,7 +147,8 @@ impl From<DateTime<Utc>> for DateString {
     /// Drops the sub-millisecond part (rounding toward the past, like `timestamp_millis`). chrono's range
     /// lies inside JavaScript's, so every `DateTime<Utc>` converts.
     fn from(value: DateTime<Utc>) -> Self {
-        Self { millis: value.timestamp_millis() }
+        let millis = value.timestamp_millis();
+        Self { millis, iso: iso(millis) }
     }
 }
 
@@ -121,29 +156,66 @@ impl FromStr for DateString {
     type Err = ParseDateStringError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if let Some(millis) = parse_iso_string(s) {
+            // Already `toISOString()`'s text: kept as it came.
+            let iso = ArrayString::from(s).unwrap_or_else(|_| iso(millis));
+            return Ok(Self { millis, iso });
+        }
         parse(s).and_then(Self::from_millis).ok_or_else(|| ParseDateStringError { input: s.to_owned() })
+    }
+}
+
+/// `Date.prototype.toISOString()` of an instant in JavaScript's range.
+pub(super) fn iso(millis: i64) -> ArrayString<27> {
+    use fmt::Write as _;
+    /// `value` in `width` digits, with leading zeros.
+    fn number(text: &mut ArrayString<27>, value: u64, width: u32) {
+        for place in (0..width).rev() {
+            let digit = value / 10u64.pow(place) % 10;
+            let _ = text.write_char(char::from(b'0' + digit as u8));
+        }
+    }
+    let days = millis.div_euclid(MILLIS_PER_DAY);
+    let ms_of_day = millis.rem_euclid(MILLIS_PER_DAY) as u64;
+    let (year, month, day) = civil_from_days(days);
+    let mut text = ArrayString::<27>::new();
+    if (0..=9999).contains(&year) {
+        number(&mut text, year as u64, 4);
+    } else {
+        let _ = text.write_char(if year < 0 { '-' } else { '+' });
+        number(&mut text, year.unsigned_abs(), 6);
+    }
+    let parts = [
+        ('-', month as u64, 2),
+        ('-', day as u64, 2),
+        ('T', ms_of_day / 3_600_000, 2),
+        (':', ms_of_day / 60_000 % 60, 2),
+        (':', ms_of_day / 1000 % 60, 2),
+        ('.', ms_of_day % 1000, 3),
+    ];
+    for (separator, value, width) in parts {
+        let _ = text.write_char(separator);
+        number(&mut text, value, width);
+    }
+    let _ = text.write_char('Z');
+    text
+}
+
+impl DateString {
+    /// `toISOString()`: the text held, or (for the constants) written now.
+    fn iso(&self) -> ArrayString<27> {
+        if self.iso.is_empty() {
+            iso(self.millis)
+        } else {
+            self.iso
+        }
     }
 }
 
 impl fmt::Display for DateString {
     /// `Date.prototype.toISOString()`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let days = self.millis.div_euclid(MILLIS_PER_DAY);
-        let ms_of_day = self.millis.rem_euclid(MILLIS_PER_DAY);
-        let (year, month, day) = civil_from_days(days);
-        if (0..=9999).contains(&year) {
-            write!(f, "{year:04}")?;
-        } else {
-            write!(f, "{}{:06}", if year < 0 { '-' } else { '+' }, year.unsigned_abs())?;
-        }
-        write!(
-            f,
-            "-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-            ms_of_day / 3_600_000,
-            ms_of_day / 60_000 % 60,
-            ms_of_day / 1000 % 60,
-            ms_of_day % 1000
-        )
+        f.write_str(&self.iso())
     }
 }
 
@@ -155,16 +227,18 @@ impl fmt::Debug for DateString {
 
 impl serde::Serialize for DateString {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        serializer.serialize_str(&self.iso())
     }
 }
 
 impl<'de> serde::Deserialize<'de> for DateString {
     /// Accepts a string that [`FromStr`] accepts; the error for a bad string is
     /// `invalid date string "<input>"`, for any other JSON value `Expected string, actual <value>`.
+    // Not inlined: a struct with many scalar members calls one copy instead of carrying one per member (decoding
+    // was bound by instruction-cache misses, docs/performance.md).
+    #[inline(never)]
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = super::js::expect_string(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
+        super::js::with_str(deserializer, str::parse::<Self>)
     }
 }
 
@@ -359,8 +433,43 @@ fn fraction_is_zero(fraction: &[u8]) -> bool {
 }
 
 /// Parses a date string into milliseconds since the epoch (range checked by the caller too).
-fn parse(s: &str) -> Option<i64> {
+pub(super) fn parse(s: &str) -> Option<i64> {
     parse_iso(s).or_else(|| parse_named_month(s))?.to_millis()
+}
+
+/// Exactly what `toISOString()` writes for years 0000–9999 (`2026-01-02T03:04:05.678Z`), read without the
+/// general parser, to the same instant [`parse_iso`] gives. Anything else, hour 24 and days past the end of their
+/// month (which roll over, so that the text is not the instant's `toISOString()`) included, is left to it.
+fn parse_iso_string(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 24
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || b[19] != b'.'
+        || b[23] != b'Z'
+    {
+        return None;
+    }
+    let number = |from: usize, to: usize| {
+        b[from..to].iter().try_fold(0i64, |n, d| d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0')))
+    };
+    let (year, month) = (number(0, 4)?, number(5, 7).filter(|m| (1..=12).contains(m))?);
+    let month_days = match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    let mut fields = Fields::date(year, month, number(8, 10).filter(|d| (1..=month_days).contains(d))?);
+    fields.hour = number(11, 13).filter(|h| (0..=23).contains(h))?;
+    fields.minute = number(14, 16).filter(|m| (0..=59).contains(m))?;
+    fields.second = number(17, 19).filter(|s| (0..=59).contains(s))?;
+    fields.millis = number(20, 23)?;
+    fields.offset_minutes = Some(0);
+    fields.to_millis()
 }
 
 /// Forms 1 and 2: the ECMAScript format, with `T`, `t` or a space before the time.

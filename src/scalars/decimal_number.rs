@@ -1,6 +1,6 @@
 //! [`DecimalNumber`]: the schema's `type: number, format: decimal-number`, a JSON number that the
-//! production service (JavaScript) reads as a 64-bit float, printed with [`js_number_to_string`] (JavaScript's
-//! `Number.prototype.toString()`, in [`super::js`]).
+//! production service (JavaScript) reads as a 64-bit float; and [`js_number_to_string`], JavaScript's
+//! `Number.prototype.toString()`, which renders such numbers (also in decode error messages).
 //!
 //! Reading goes through serde's `i64`/`u64`/`f64` callbacks, so serde_json's `arbitrary_precision`
 //! feature is neither needed nor wanted. Note that serde_json parses floats with a fast algorithm
@@ -161,7 +161,8 @@ impl fmt::Debug for DecimalNumber {
 impl serde::Serialize for DecimalNumber {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let x = self.0;
-        if x.fract() == 0.0 && x.abs() <= MAX_EXACT_INTEGER {
+        // Integral and at most 2^53 in magnitude (the cast is exact then; `fract()` would call `trunc`).
+        if x.abs() <= MAX_EXACT_INTEGER && (x as i64) as f64 == x {
             serializer.serialize_i64(x as i64)
         } else {
             serializer.serialize_f64(x)
@@ -170,6 +171,9 @@ impl serde::Serialize for DecimalNumber {
 }
 
 impl<'de> serde::Deserialize<'de> for DecimalNumber {
+    // Not inlined: a struct with many scalar members calls one copy instead of carrying one per member (decoding
+    // was bound by instruction-cache misses, docs/performance.md).
+    #[inline(never)]
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let x = super::js::expect_number(deserializer)?;
         Self::try_from(x).map_err(serde::de::Error::custom)

@@ -7,13 +7,14 @@
 //! [`DecimalString::to_decimal`] converts to `rust_decimal::Decimal` exactly or reports why it cannot:
 //! it never rounds.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
-use rust_decimal::Decimal;
-
 use super::js::json_quote;
+use arrayvec::ArrayString;
+use rust_decimal::Decimal;
 
 /// `Number.MAX_SAFE_INTEGER`: Effect rejects exponents and scales whose magnitude exceeds it.
 const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
@@ -50,12 +51,57 @@ pub const DECIMAL_STRING_PATTERN: &str = r"^([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+
 ///   `"100000"`, `".5"` → `"0.5"`, `"+1"` → `"1"`, `""` → `"0"`), unless that would add more than 100
 ///   zeros, in which case it is `d.ddde±x` (which decodes to the same digits and scale).
 /// * Zero is never negative: `"-0.00"` encodes as `"0.00"`.
-#[derive(Clone, PartialEq, Eq, Hash)]
+///
+/// Representation: a value is validated once, when it is decoded or built, and held as its encoding and its
+/// scale (sign and digits are read from the encoding, which determines them given the scale), so that encoding a
+/// value is handing over its text. Decoding canonicalises (`"+1.50"` is held as `"1.50"`, `"1e5"` as `"100000"`
+/// with scale -5); a string that already is its own encoding (what the service and most clients send) is kept as
+/// it came. Encodings up to 22 characters (nearly every amount, wei-sized integers excepted) are held inline,
+/// without an allocation, longer ones on the heap.
+#[derive(Clone)]
 pub struct DecimalString {
-    negative: bool,
-    /// ASCII decimal digits without leading zeros; zero is `"0"`.
-    digits: Box<str>,
+    /// The encoding.
+    text: Text,
     scale: i64,
+}
+
+/// The encoding of a [`DecimalString`]: inline up to 22 characters, else on the heap.
+#[derive(Clone)]
+enum Text {
+    Short(ArrayString<22>),
+    Long(Box<str>),
+}
+
+impl Text {
+    fn of(s: &str) -> Self {
+        match ArrayString::from(s) {
+            Ok(short) => Self::Short(short),
+            Err(_) => Self::Long(s.into()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            Self::Short(text) => text.as_str(),
+            Self::Long(text) => text,
+        }
+    }
+}
+
+/// Equality is structural: sign, digits and scale (`1.5 != 1.50`), which the encoding and the scale determine.
+impl PartialEq for DecimalString {
+    fn eq(&self, other: &Self) -> bool {
+        self.scale == other.scale && self.text.as_str() == other.text.as_str()
+    }
+}
+
+impl Eq for DecimalString {}
+
+impl std::hash::Hash for DecimalString {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text.as_str().hash(state);
+        self.scale.hash(state);
+    }
 }
 
 /// The input of [`DecimalString::from_str`] is not a decimal string.
@@ -145,7 +191,7 @@ impl std::error::Error for DecimalRangeError {}
 impl DecimalString {
     /// Zero with scale 0 (what `""` and `"0"` decode to).
     pub fn zero() -> Self {
-        Self { negative: false, digits: "0".into(), scale: 0 }
+        Self::from_canonical_parts(false, "0", 0)
     }
 
     /// Builds a value from its canonical parts: `digits` are ASCII digits without leading zeros
@@ -154,22 +200,46 @@ impl DecimalString {
         debug_assert!(!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
         debug_assert!(digits == "0" || !digits.starts_with('0'));
         debug_assert!(scale.abs() <= MAX_SAFE_INTEGER);
-        Self { negative: negative && digits != "0", digits: digits.into(), scale }
+        let negative = negative && digits != "0";
+        let mut short = ArrayString::<22>::new();
+        let text = match write_encoding(&mut short, negative, digits, scale) {
+            Ok(()) => Text::Short(short),
+            Err(_) => {
+                let mut long = String::new();
+                let _ = write_encoding(&mut long, negative, digits, scale);
+                Text::Long(long.into_boxed_str())
+            }
+        };
+        Self { text, scale }
     }
 
-    /// Builds a value from a sign, any ASCII digit string (leading zeros allowed) and a scale.
-    fn from_raw_parts(negative: bool, digits: &str, scale: i64) -> Self {
-        let trimmed = digits.trim_start_matches('0');
-        let digits = if trimmed.is_empty() { "0" } else { trimmed };
-        Self::from_canonical_parts(negative, digits, scale)
+    /// Builds a value from a sign, the digits `lead` then `trail` (ASCII digits, leading zeros allowed, together
+    /// non-empty) and a scale.
+    fn from_raw_parts(negative: bool, lead: &str, trail: &str, scale: i64) -> Self {
+        let lead = lead.trim_start_matches('0');
+        let trail = if lead.is_empty() { trail.trim_start_matches('0') } else { trail };
+        match (lead.is_empty(), trail.is_empty()) {
+            (true, true) => Self::from_canonical_parts(false, "0", scale),
+            (true, false) => Self::from_canonical_parts(negative, trail, scale),
+            (false, true) => Self::from_canonical_parts(negative, lead, scale),
+            (false, false) => Self::from_canonical_parts(negative, &[lead, trail].concat(), scale),
+        }
+    }
+
+    /// A string that already is an encoding is kept as it came; any other is read by the general rules.
+    fn parse(s: &str) -> Option<Self> {
+        match encoding_scale(s) {
+            Some(scale) => Some(Self { text: Text::of(s), scale }),
+            None => Self::parse_general(s),
+        }
     }
 
     /// Effect-TS `BigDecimal.fromString`, rule for rule.
-    fn parse(s: &str) -> Option<Self> {
+    pub(super) fn parse_general(s: &str) -> Option<Self> {
         if s.is_empty() {
             return Some(Self::zero());
         }
-        let (base, exponent) = match s.find(['e', 'E']) {
+        let (base, exponent) = match s.bytes().position(|b| b == b'e' || b == b'E') {
             Some(at) => {
                 let (base, trail) = (&s[..at], &s[at + 1..]);
                 if base.is_empty() {
@@ -181,7 +251,7 @@ impl DecimalString {
         };
         // Effect concatenates the text around the first dot and then tests `^[+-]?\d+$`; the offset is
         // the length of the text after the dot (so `".+5"` is +5 with offset 2: a quirk kept on purpose).
-        let (lead, trail) = match base.find('.') {
+        let (lead, trail) = match base.bytes().position(|b| b == b'.') {
             Some(at) => (&base[..at], &base[at + 1..]),
             None => (base, ""),
         };
@@ -204,20 +274,18 @@ impl DecimalString {
         if scale.abs() > MAX_SAFE_INTEGER {
             return None;
         }
-        let mut digits = String::with_capacity(lead_digits.len() + trail_digits.len());
-        digits.push_str(lead_digits);
-        digits.push_str(trail_digits);
-        Some(Self::from_raw_parts(negative, &digits, scale))
+        Some(Self::from_raw_parts(negative, lead_digits, trail_digits, scale))
     }
 
     /// `true` for zero (at any scale).
     pub fn is_zero(&self) -> bool {
-        &*self.digits == "0"
+        // The digits of the encoding (before any exponent) are all zeros; zero is never negative.
+        self.text.as_str().bytes().take_while(|b| *b != b'e').all(|b| b == b'0' || b == b'.')
     }
 
     /// `true` for values below zero (zero is never negative).
     pub fn is_negative(&self) -> bool {
-        self.negative
+        self.text.as_str().starts_with('-')
     }
 
     /// The scale: the value is `digits × 10^-scale`. Negative for forms like `"1e5"` (scale -5).
@@ -225,9 +293,30 @@ impl DecimalString {
         self.scale
     }
 
-    /// The unscaled magnitude as ASCII decimal digits without leading zeros (`"0"` for zero).
-    pub fn digits(&self) -> &str {
-        &self.digits
+    /// The unscaled magnitude as ASCII decimal digits without leading zeros (`"0"` for zero), read from the
+    /// encoding: borrowed from it when they are written there in one piece (integers, `0.0015`), else assembled
+    /// (`101.3685` has the digits `1013685`).
+    pub fn digits(&self) -> Cow<'_, str> {
+        if self.is_zero() {
+            return Cow::Borrowed("0");
+        }
+        let text = self.text.as_str();
+        let unsigned = text.strip_prefix('-').unwrap_or(text);
+        let (mantissa, scientific) = match unsigned.find('e') {
+            Some(at) => (&unsigned[..at], true),
+            None => (unsigned, false),
+        };
+        match mantissa.split_once('.') {
+            // `d.ddde±x`: the digits are `d` and `ddd`.
+            Some((int, frac)) if scientific => Cow::Owned([int, frac].concat()),
+            // `0.000ddd`
+            Some(("0", frac)) => Cow::Borrowed(frac.trim_start_matches('0')),
+            // `ddd.ddd`
+            Some((int, frac)) => Cow::Owned([int, frac].concat()),
+            None if scientific => Cow::Borrowed(mantissa),
+            // `ddd` followed by -scale zeros.
+            None => Cow::Borrowed(&mantissa[..mantissa.len() - (-self.scale).max(0) as usize]),
+        }
     }
 
     /// Compares numeric values, ignoring the scale: `1.5` and `1.50` are [`Ordering::Equal`].
@@ -235,7 +324,7 @@ impl DecimalString {
         let sign = |x: &Self| -> i8 {
             if x.is_zero() {
                 0
-            } else if x.negative {
+            } else if x.is_negative() {
                 -1
             } else {
                 1
@@ -249,7 +338,7 @@ impl DecimalString {
             0 => return Ordering::Equal,
             _ => self.cmp_magnitude(other),
         };
-        if self.negative {
+        if self.is_negative() {
             magnitude.reverse()
         } else {
             magnitude
@@ -258,7 +347,7 @@ impl DecimalString {
 
     /// Exponent of the most significant digit (`d.ddd × 10^x`); only for non-zero values.
     fn adjusted_exponent(&self) -> i128 {
-        self.digits.len() as i128 - 1 - self.scale as i128
+        self.digits().len() as i128 - 1 - self.scale as i128
     }
 
     fn cmp_magnitude(&self, other: &Self) -> Ordering {
@@ -266,7 +355,8 @@ impl DecimalString {
             Ordering::Equal => {}
             unequal => return unequal,
         }
-        let (a, b) = (self.digits.as_bytes(), other.digits.as_bytes());
+        let (a, b) = (self.digits(), other.digits());
+        let (a, b) = (a.as_bytes(), b.as_bytes());
         (0..a.len().max(b.len()))
             .map(|i| a.get(i).unwrap_or(&b'0').cmp(b.get(i).unwrap_or(&b'0')))
             .find(|o| o.is_ne())
@@ -288,8 +378,9 @@ impl DecimalString {
             let scale = (self.scale as i128).clamp(0, DECIMAL_MAX_SCALE) as u32;
             return Ok(Decimal::from_i128_with_scale(0, scale));
         }
-        let significant = self.digits.trim_end_matches('0');
-        let trailing_zeros = (self.digits.len() - significant.len()) as i128;
+        let digits = self.digits();
+        let significant = digits.trim_end_matches('0');
+        let trailing_zeros = (digits.len() - significant.len()) as i128;
         // value = significant × 10^exponent
         let exponent = trailing_zeros - self.scale as i128;
         let error = |kind| DecimalRangeError::new(self.to_string(), kind);
@@ -313,7 +404,7 @@ impl DecimalString {
                 .and_then(|p| p.checked_mul(significant_value))
                 .filter(|m| *m <= DECIMAL_MAX_MANTISSA);
             if let Some(mantissa) = mantissa {
-                let signed = if self.negative { -(mantissa as i128) } else { mantissa as i128 };
+                let signed = if self.is_negative() { -(mantissa as i128) } else { mantissa as i128 };
                 return Ok(Decimal::from_i128_with_scale(signed, (zeros - exponent) as u32));
             }
             if zeros == fewest_zeros {
@@ -360,49 +451,80 @@ impl FromStr for DecimalString {
     }
 }
 
+/// Writes the encoding (see [`fmt::Display`]) of the canonical parts to `f`; done once, when a value is made.
+fn write_encoding<W: fmt::Write>(f: &mut W, negative: bool, digits: &str, scale: i64) -> fmt::Result {
+    let len = digits.len() as i128;
+    let scale = i128::from(scale);
+    if negative {
+        f.write_char('-')?;
+    }
+    if digits == "0" && scale <= 0 {
+        return f.write_char('0');
+    }
+    let padding = if scale < 0 {
+        -scale
+    } else if scale >= len {
+        scale - len + 1
+    } else {
+        0
+    };
+    let zeros = |f: &mut W, n: i128| (0..n).try_for_each(|_| f.write_char('0'));
+    if padding > MAX_POSITIONAL_PADDING {
+        // d[.ddd]e±x, which decodes to the same digits and scale.
+        let exponent = len - 1 - scale;
+        f.write_str(&digits[..1])?;
+        if len > 1 {
+            f.write_char('.')?;
+            f.write_str(&digits[1..])?;
+        }
+        return write!(f, "e{}{}", if exponent < 0 { '-' } else { '+' }, exponent.unsigned_abs());
+    }
+    if scale <= 0 {
+        f.write_str(digits)?;
+        zeros(f, -scale)
+    } else if scale < len {
+        let point = (len - scale) as usize;
+        f.write_str(&digits[..point])?;
+        f.write_char('.')?;
+        f.write_str(&digits[point..])
+    } else {
+        f.write_str("0.")?;
+        zeros(f, scale - len)?;
+        f.write_str(digits)
+    }
+}
+
+/// The scale of `s` when `s` already is the encoding of the value it decodes to, so that it can be kept as it
+/// came: `-?(0|[1-9]\d*)(\.\d+)?`, not a negative zero, and (after `0.`) fewer than 100 zeros before the first
+/// significant digit, beyond which the encoding is scientific. `None` for every other string (decoded by
+/// [`DecimalString::parse`]'s general rules, which give the same value).
+pub(super) fn encoding_scale(s: &str) -> Option<i64> {
+    let bytes = s.as_bytes();
+    let negative = bytes.first() == Some(&b'-');
+    let unsigned = if negative { &bytes[1..] } else { bytes };
+    let (int, frac) = match unsigned.iter().position(|b| *b == b'.') {
+        Some(at) => (&unsigned[..at], &unsigned[at + 1..]),
+        None => (unsigned, &[][..]),
+    };
+    let has_point = int.len() < unsigned.len();
+    if int.is_empty() || (int.len() > 1 && int[0] == b'0') || (has_point && frac.is_empty()) {
+        return None;
+    }
+    if !int.iter().chain(frac).all(u8::is_ascii_digit) {
+        return None;
+    }
+    if int == b"0" {
+        let zeros = frac.iter().take_while(|b| **b == b'0').count();
+        if zeros >= 100 || (negative && zeros == frac.len()) {
+            return None;
+        }
+    }
+    i64::try_from(frac.len()).ok().filter(|scale| *scale <= MAX_SAFE_INTEGER)
+}
+
 impl fmt::Display for DecimalString {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use fmt::Write as _;
-        let digits = &*self.digits;
-        let len = digits.len() as i128;
-        let scale = self.scale as i128;
-        if self.negative {
-            f.write_char('-')?;
-        }
-        if self.is_zero() && scale <= 0 {
-            return f.write_char('0');
-        }
-        let padding = if scale < 0 {
-            -scale
-        } else if scale >= len {
-            scale - len + 1
-        } else {
-            0
-        };
-        let zeros = |f: &mut fmt::Formatter<'_>, n: i128| (0..n).try_for_each(|_| f.write_char('0'));
-        if padding > MAX_POSITIONAL_PADDING {
-            // d[.ddd]e±x, which decodes to the same digits and scale.
-            let exponent = len - 1 - scale;
-            f.write_str(&digits[..1])?;
-            if len > 1 {
-                f.write_char('.')?;
-                f.write_str(&digits[1..])?;
-            }
-            return write!(f, "e{}{}", if exponent < 0 { '-' } else { '+' }, exponent.unsigned_abs());
-        }
-        if scale <= 0 {
-            f.write_str(digits)?;
-            zeros(f, -scale)
-        } else if scale < len {
-            let point = (len - scale) as usize;
-            f.write_str(&digits[..point])?;
-            f.write_char('.')?;
-            f.write_str(&digits[point..])
-        } else {
-            f.write_str("0.")?;
-            zeros(f, scale - len)?;
-            f.write_str(digits)
-        }
+        f.write_str(self.text.as_str())
     }
 }
 
@@ -440,16 +562,18 @@ impl TryFrom<DecimalString> for Decimal {
 
 impl serde::Serialize for DecimalString {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        serializer.serialize_str(self.text.as_str())
     }
 }
 
 impl<'de> serde::Deserialize<'de> for DecimalString {
     /// Accepts a string that [`FromStr`] accepts. The error for a bad string is the
     /// [`ParseDecimalStringError`] message; for any other JSON value it is `Expected string, actual <value>`.
+    // Not inlined: a struct with many scalar members calls one copy instead of carrying one per member (decoding
+    // was bound by instruction-cache misses, docs/performance.md).
+    #[inline(never)]
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = super::js::expect_string(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
+        super::js::with_str(deserializer, str::parse::<Self>)
     }
 }
 

@@ -16,6 +16,9 @@ pub(crate) fn json_quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
 }
 
+/// Integers up to 2^53 in magnitude are exact in an f64.
+const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
 /// JavaScript's `Number.prototype.toString()` (radix 10) of `x`, i.e. `String(x)`.
 ///
 /// The shortest digits that read back as `x` (the same digits JavaScript picks), laid out by the
@@ -31,6 +34,10 @@ pub fn js_number_to_string(x: f64) -> String {
     }
     if x.is_infinite() {
         return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    // Integers up to 2^53: their shortest round-trip digits are the integer's own, printed positionally.
+    if x.abs() <= MAX_EXACT_INTEGER && (x as i64) as f64 == x {
+        return (x as i64).to_string();
     }
     // Rust's `{:e}` without precision prints the shortest round-trip digits: `d[.ddd]e<exp>`.
     let scientific = format!("{:e}", x.abs());
@@ -89,55 +96,59 @@ fn is_array_index(key: &str) -> Option<u32> {
 
 impl<'de> Deserialize<'de> for JsValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = JsValue;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<JsValue, E> {
-                Ok(JsValue::Bool(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<JsValue, E> {
-                Ok(JsValue::Number(v as f64))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<JsValue, E> {
-                Ok(JsValue::Number(v as f64))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<JsValue, E> {
-                Ok(JsValue::Number(v))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<JsValue, E> {
-                Ok(JsValue::String(v.to_owned()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<JsValue, E> {
-                Ok(JsValue::String(v))
-            }
-            fn visit_unit<E>(self) -> Result<JsValue, E> {
-                Ok(JsValue::Null)
-            }
-            fn visit_none<E>(self) -> Result<JsValue, E> {
-                Ok(JsValue::Null)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<JsValue, D::Error> {
-                JsValue::deserialize(d)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsValue, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(JsValue::Array(items))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
-                let mut entries: Vec<(String, JsValue)> = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, JsValue>()? {
-                    insert_entry(&mut entries, key, value);
-                }
-                Ok(js_object(entries))
-            }
+        deserializer.deserialize_any(JsValueVisitor)
+    }
+}
+
+/// The visitor of [`JsValue`]'s `Deserialize`, also used to render the values that [`expect_string`] and
+/// [`expect_number`] refuse.
+struct JsValueVisitor;
+
+impl<'de> Visitor<'de> for JsValueVisitor {
+    type Value = JsValue;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<JsValue, E> {
+        Ok(JsValue::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<JsValue, E> {
+        Ok(JsValue::Number(v as f64))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<JsValue, E> {
+        Ok(JsValue::Number(v as f64))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<JsValue, E> {
+        Ok(JsValue::Number(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<JsValue, E> {
+        Ok(JsValue::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<JsValue, E> {
+        Ok(JsValue::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<JsValue, E> {
+        Ok(JsValue::Null)
+    }
+    fn visit_none<E>(self) -> Result<JsValue, E> {
+        Ok(JsValue::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<JsValue, D::Error> {
+        JsValue::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
         }
-        deserializer.deserialize_any(V)
+        Ok(JsValue::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsValue, A::Error> {
+        let mut entries: Vec<(String, JsValue)> = Vec::new();
+        while let Some((key, value)) = map.next_entry::<String, JsValue>()? {
+            insert_entry(&mut entries, key, value);
+        }
+        Ok(js_object(entries))
     }
 }
 
@@ -175,8 +186,10 @@ pub fn from_json_slice(bytes: &[u8]) -> Result<JsValue, serde_json::Error> {
 }
 
 /// The text of every number token outside strings, in document order. Only meaningful for valid JSON,
-/// which is all [`from_json_slice`] uses it for (serde_json validates the same bytes).
-fn number_tokens(bytes: &[u8]) -> Vec<&str> {
+/// which is all [`from_json_slice`] uses it for (serde_json validates the same bytes); also used by the
+/// server's body decoder to read numbers exactly.
+#[doc(hidden)]
+pub fn number_tokens(bytes: &[u8]) -> Vec<&str> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
@@ -306,25 +319,128 @@ impl fmt::Display for JsValue {
     }
 }
 
-/// Reads a JSON string; any other JSON value fails with `Expected string, actual <value>`.
-pub(crate) fn expect_string<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+/// Reads a JSON string and hands it to `parse` (borrowed from the input when the deserializer can lend it, so
+/// nothing is copied); any other JSON value fails with `Expected string, actual <value>`, the value written
+/// as `JSON.stringify` would. `parse`'s error becomes the deserializer's (custom) error.
+///
+/// Both errors are made once the deserializer has returned, as when the string was first read whole: a
+/// deserializer that notes positions (serde_json) then places them as before, at the enclosing value.
+pub(crate) fn with_str<'de, D, T, E>(deserializer: D, parse: impl FnOnce(&str) -> Result<T, E>) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    E: fmt::Display,
+{
     if !deserializer.is_human_readable() {
-        return String::deserialize(deserializer);
+        let text = String::deserialize(deserializer)?;
+        return parse(&text).map_err(D::Error::custom);
     }
-    match JsValue::deserialize(deserializer)? {
-        JsValue::String(s) => Ok(s),
-        other => Err(D::Error::custom(format_args!("Expected string, actual {other}"))),
+    match deserializer.deserialize_any(StrVisitor(parse))? {
+        Ok(value) => Ok(value),
+        Err(Refused::Parse(e)) => Err(D::Error::custom(e)),
+        Err(Refused::Kind(other)) => Err(D::Error::custom(format_args!("Expected string, actual {other}"))),
+    }
+}
+
+/// Why [`with_str`] refused a value.
+enum Refused<E> {
+    /// A string that `parse` refused.
+    Parse(E),
+    /// Not a string.
+    Kind(JsValue),
+}
+
+/// [`with_str`]'s visitor: a string is parsed in place; anything else is read as a [`JsValue`] to be named in
+/// the error.
+struct StrVisitor<F>(F);
+
+impl<'de, F, T, E> Visitor<'de> for StrVisitor<F>
+where
+    F: FnOnce(&str) -> Result<T, E>,
+{
+    type Value = Result<T, Refused<E>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        JsValueVisitor.expecting(f)
+    }
+    fn visit_str<R: serde::de::Error>(self, v: &str) -> Result<Self::Value, R> {
+        Ok((self.0)(v).map_err(Refused::Parse))
+    }
+    fn visit_bool<R: serde::de::Error>(self, v: bool) -> Result<Self::Value, R> {
+        Ok(Err(Refused::Kind(JsValueVisitor.visit_bool(v)?)))
+    }
+    fn visit_i64<R: serde::de::Error>(self, v: i64) -> Result<Self::Value, R> {
+        Ok(Err(Refused::Kind(JsValueVisitor.visit_i64(v)?)))
+    }
+    fn visit_u64<R: serde::de::Error>(self, v: u64) -> Result<Self::Value, R> {
+        Ok(Err(Refused::Kind(JsValueVisitor.visit_u64(v)?)))
+    }
+    fn visit_f64<R: serde::de::Error>(self, v: f64) -> Result<Self::Value, R> {
+        Ok(Err(Refused::Kind(JsValueVisitor.visit_f64(v)?)))
+    }
+    fn visit_unit<R: serde::de::Error>(self) -> Result<Self::Value, R> {
+        Ok(Err(Refused::Kind(JsValueVisitor.visit_unit()?)))
+    }
+    fn visit_none<R: serde::de::Error>(self) -> Result<Self::Value, R> {
+        Ok(Err(Refused::Kind(JsValueVisitor.visit_none()?)))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        Ok(Err(Refused::Kind(JsValueVisitor.visit_some(d)?)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Ok(Err(Refused::Kind(JsValueVisitor.visit_seq(seq)?)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        Ok(Err(Refused::Kind(JsValueVisitor.visit_map(map)?)))
     }
 }
 
 /// Reads a JSON number as JavaScript does (a 64-bit float); any other JSON value fails with
-/// `Expected number, actual <value>`.
+/// `Expected number, actual <value>` (made once the deserializer has returned, like [`with_str`]'s errors).
 pub(crate) fn expect_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
     if !deserializer.is_human_readable() {
         return f64::deserialize(deserializer);
     }
-    match JsValue::deserialize(deserializer)? {
-        JsValue::Number(n) => Ok(n),
-        other => Err(D::Error::custom(format_args!("Expected number, actual {other}"))),
+    deserializer
+        .deserialize_any(NumberVisitor)?
+        .map_err(|other| D::Error::custom(format_args!("Expected number, actual {other}")))
+}
+
+/// [`expect_number`]'s visitor: numbers are taken as they come; anything else is read as a [`JsValue`] to be
+/// named in the error.
+struct NumberVisitor;
+
+impl<'de> Visitor<'de> for NumberVisitor {
+    type Value = Result<f64, JsValue>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        JsValueVisitor.expecting(f)
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Ok(v as f64))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Ok(v as f64))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Ok(v))
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        JsValueVisitor.visit_bool(v).map(Err)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        JsValueVisitor.visit_str(v).map(Err)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        JsValueVisitor.visit_unit().map(Err)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        JsValueVisitor.visit_none().map(Err)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        JsValueVisitor.visit_some(d).map(Err)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        JsValueVisitor.visit_seq(seq).map(Err)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        JsValueVisitor.visit_map(map).map(Err)
     }
 }

@@ -30,3 +30,30 @@ pub use decimal_string::{
     DecimalRangeError, DecimalRangeErrorKind, DecimalString, ParseDecimalStringError, DECIMAL_STRING_PATTERN,
 };
 pub use js::js_number_to_string;
+
+/// The scalars' general parsers, which their fast paths must agree with exactly (`tests/it/scalars.rs` checks it
+/// by property). Not part of the API: hidden, and free to change in any release.
+#[doc(hidden)]
+pub mod oracle {
+    use super::{date_string, decimal_string, DateString, DecimalString};
+
+    /// A decimal string read by the general rules only (no fast path).
+    pub fn decimal_general(s: &str) -> Option<DecimalString> {
+        DecimalString::parse_general(s)
+    }
+
+    /// The scale of `s` when it is already an encoding (`-?(0|[1-9]d*)(.d+)?`), which is then kept as it came.
+    pub fn decimal_encoding_scale(s: &str) -> Option<i64> {
+        decimal_string::encoding_scale(s)
+    }
+
+    /// A date string read by the general parser only (no `toISOString()` short path).
+    pub fn date_general(s: &str) -> Option<DateString> {
+        date_string::parse(s).and_then(DateString::from_millis)
+    }
+
+    /// `toISOString()` of an instant in milliseconds since the epoch.
+    pub fn date_iso(millis: i64) -> String {
+        date_string::iso(millis).to_string()
+    }
+}

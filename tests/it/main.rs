@@ -14,3 +14,4 @@ mod roundtrip;
 mod scalars;
 mod schema_agreement;
 mod support;
+mod unions;

@@ -916,3 +916,44 @@ fn js_parse_reads_numbers_exactly() {
         serde_json::from_slice::<JsValue>(b"[1,").unwrap_err().to_string()
     );
 }
+
+/// The fast paths of the scalars against their general parsers (`bridge_contract::scalars::oracle`).
+mod fast_paths {
+    use bridge_contract::scalars::oracle;
+    use bridge_contract::{DateString, DecimalString};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// A string kept as it came (it is an encoding) is exactly what the general rules make of it.
+        #[test]
+        fn decimal_encodings_kept_as_they_came_are_what_the_rules_read(
+            s in "-?(0|[1-9][0-9]{0,25})(\\.[0-9]{1,30})?|-?0\\.0{97,102}[0-9]{0,2}|[+-]?0*[0-9]{0,3}\\.?[0-9]{0,3}(e-?[0-9])?",
+        ) {
+            let general = oracle::decimal_general(&s);
+            let parsed = s.parse::<DecimalString>().ok();
+            prop_assert_eq!(&parsed, &general);
+            prop_assert_eq!(parsed.as_ref().map(ToString::to_string), general.as_ref().map(ToString::to_string));
+            if let Some(scale) = oracle::decimal_encoding_scale(&s) {
+                let value = general.expect("an encoding decodes");
+                prop_assert_eq!(value.to_string(), s.clone(), "kept text is the encoding");
+                prop_assert_eq!(value.scale(), scale);
+            }
+        }
+
+        /// `toISOString()`-shaped strings (any digits, so also bad months, days, hours, 24:00) read by the short
+        /// path give what the general parser gives, and keep a text equal to the instant's `toISOString()`.
+        #[test]
+        fn iso_date_strings_read_as_the_general_parser_reads_them(
+            s in "[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-6][0-9]:[0-6][0-9]\\.[0-9]{3}Z",
+        ) {
+            let general = oracle::date_general(&s);
+            let parsed = s.parse::<DateString>().ok();
+            prop_assert_eq!(parsed, general);
+            if let Some(value) = parsed {
+                prop_assert_eq!(value.to_string(), oracle::date_iso(value.millis()));
+            }
+        }
+    }
+}

@@ -8,8 +8,11 @@
 //!   discriminator, e.g. `state`; a `...Common` member is `common`);
 //! * a single-value enum property (a tag such as `_tag: [bridge]`) → a one-variant enum `{Struct}{Property}`;
 //! * string enum component → enum with `as_str()`;
-//! * discriminated `oneOf` → enum with one newtype variant per tag value and serde impls that read the tag
-//!   first and name it in errors (never `untagged`); `x-discriminator-default` is used when the tag is absent;
+//! * discriminated `oneOf` → enum with one newtype variant per tag value and serde impls that read the object once
+//!   (`codec::union`: buffered, strings borrowed), find the tag wherever it is, name it in errors (never
+//!   `untagged`) and read the variant from the buffer; `x-discriminator-default` is used when the tag is absent;
+//! * a struct with `allOf` members → `Serialize` derived with `flatten`; `Deserialize` reads the object once
+//!   (`codec::flattened`) and splits its members between the parts (own members, structs, then unions);
 //! * `x-json-kind-union` → enum chosen by JSON kind;
 //! * `DecimalString`, `DecimalNumber`, `DateString` and every other `type: number` → the hand-written scalars
 //!   in `src/scalars/` (a JSON number is a JavaScript number: integers print without `.0`).
@@ -228,9 +231,12 @@ impl<'a> Gen<'a> {
         fields: &[Field],
         deny: bool,
     ) -> anyhow::Result<()> {
+        let flattens = fields.iter().any(|f| f.flatten);
         let t = &mut self.types;
         doc_comment(t, description, "");
-        writeln!(t, "#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]")?;
+        // A struct that flattens `allOf` members gets its own `Deserialize` (see `flattened_deserialize`).
+        let derive_deserialize = if flattens { "" } else { ", Deserialize" };
+        writeln!(t, "#[derive(Debug, Clone, PartialEq, Serialize{derive_deserialize})]")?;
         writeln!(t, "#[cfg_attr(feature = \"schemars\", derive(schemars::JsonSchema))]")?;
         if deny {
             writeln!(t, "#[serde(deny_unknown_fields)]")?;
@@ -244,23 +250,7 @@ impl<'a> Gen<'a> {
                 recorded.push((f.rust.clone(), f.ty.rust.clone()));
                 continue;
             }
-            let mut serde = vec![format!("rename = {:?}", f.json)];
-            let rust_ty = if !f.required && f.ty.nullable {
-                // Optional and nullable: absent is `None`, `null` is `Some(None)`.
-                serde.push("default".into());
-                serde.push("deserialize_with = \"crate::codec::optional_nullable\"".into());
-                serde.push("skip_serializing_if = \"Option::is_none\"".into());
-                format!("Option<{}>", f.ty.rust)
-            } else if !f.required {
-                serde.push("default".into());
-                serde.push("skip_serializing_if = \"Option::is_none\"".into());
-                format!("Option<{}>", f.ty.rust)
-            } else if f.ty.nullable {
-                serde.push("deserialize_with = \"crate::codec::required_nullable\"".into());
-                f.ty.rust.clone()
-            } else {
-                f.ty.rust.clone()
-            };
+            let (serde, rust_ty) = serde_attributes(f);
             writeln!(t, "    #[serde({})]", serde.join(", "))?;
             // schemars would call every `Option` nullable; say exactly what the source says instead.
             let mut schemars = f.ty.schemars.clone();
@@ -291,6 +281,9 @@ impl<'a> Gen<'a> {
             })
             .collect();
         self.struct_defs.insert(name.to_owned(), defs);
+        if flattens {
+            self.flattened_deserialize(name, fields, deny)?;
+        }
 
         // proptest: tuples of at most eight strategies, nested, mapped into the struct.
         let strategies: Vec<String> = fields
@@ -323,6 +316,76 @@ impl<'a> Gen<'a> {
         }
         writeln!(a, "    }}\n}}\n")?;
         Ok(())
+    }
+
+    /// `Deserialize` of a struct that flattens `allOf` members: the object is read whole (`codec::flattened`), then
+    /// its parts are read from it one after the other, each taking the members it knows: the struct's own members
+    /// (through a private derived struct), the flattened structs, then the flattened unions, which get the rest
+    /// (serde's `flatten` would hand them the same members, after buffering them once more).
+    fn flattened_deserialize(&mut self, name: &str, fields: &[Field], deny: bool) -> anyhow::Result<()> {
+        if deny {
+            bail!("{name}: additionalProperties: false with allOf members is not supported");
+        }
+        let mut reads = Vec::new(); // (field, expression), structs before unions
+        for f in fields.iter().filter(|f| f.flatten) {
+            let (_, target) = self.deref(&format!("#/components/schemas/{}", f.ty.rust))?;
+            if target.get("allOf").is_some() {
+                bail!("{name}: {} flattens allOf members itself", f.ty.rust);
+            }
+            if self.reads_whole_object(&f.ty.rust)? {
+                reads.push((f, false, format!("{}::from_body(&parts.rest())?", f.ty.rust)));
+            } else {
+                reads.push((f, true, "parts.rest().read()?".to_owned()));
+            }
+        }
+        reads.sort_by_key(|(_, is_struct, _)| !is_struct);
+        let own: Vec<&Field> = fields.iter().filter(|f| !f.flatten).collect();
+        let t = &mut self.types;
+        writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
+        writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
+        writeln!(t, "        crate::codec::flattened(deserializer, {name:?}, Self::from_body)")?;
+        writeln!(t, "    }}\n}}\n")?;
+        writeln!(t, "impl {name} {{")?;
+        writeln!(
+            t,
+            "    /// Reads the parts from an object read whole: own members, flattened structs, flattened unions."
+        )?;
+        writeln!(
+            t,
+            "    pub(crate) fn from_body(body: &crate::codec::Body<'_, '_>) -> Result<Self, crate::codec::Error> {{"
+        )?;
+        if !own.is_empty() {
+            writeln!(t, "        #[derive(Deserialize)]\n        struct Own {{")?;
+            for f in &own {
+                let (serde, rust_ty) = serde_attributes(f);
+                let serde: Vec<String> = serde.into_iter().filter(|a| !a.starts_with("skip_serializing_if")).collect();
+                writeln!(t, "            #[serde({})]\n            {}: {rust_ty},", serde.join(", "), f.rust)?;
+            }
+            writeln!(t, "        }}")?;
+        }
+        writeln!(t, "        let parts = body.parts();")?;
+        if !own.is_empty() {
+            writeln!(t, "        let own: Own = parts.rest().read()?;")?;
+        }
+        for (f, _, read) in &reads {
+            writeln!(t, "        let {}: {} = {read};", f.rust, f.ty.rust)?;
+        }
+        let members: Vec<String> =
+            fields.iter().map(|f| if f.flatten { f.rust.clone() } else { format!("{0}: own.{0}", f.rust) }).collect();
+        writeln!(t, "        Ok(Self {{ {} }})", members.join(", "))?;
+        writeln!(t, "    }}\n}}\n")?;
+        Ok(())
+    }
+
+    /// `true` for the components whose `Deserialize` reads the object whole first: discriminated unions and structs
+    /// that flatten `allOf` members. Such a variant or part is read from the object already read (`from_body`).
+    fn reads_whole_object(&self, component: &str) -> anyhow::Result<bool> {
+        let (_, schema) = self.deref(&format!("#/components/schemas/{component}"))?;
+        let union =
+            schema.get("oneOf").is_some() && schema.get("x-json-kind-union").and_then(Value::as_bool) != Some(true);
+        let flattens =
+            schema.get("allOf").and_then(Value::as_sequence).is_some_and(|m| m.iter().any(|m| m.get("$ref").is_some()));
+        Ok(union || flattens)
     }
 
     fn string_enum(
@@ -386,7 +449,7 @@ impl<'a> Gen<'a> {
             .push((name.to_owned(), variants.iter().map(|(_, ident, ty)| (ident.clone(), ty.clone())).collect()));
         let t = &mut self.types;
         doc_comment(t, description, "");
-        writeln!(t, "///\n/// Told apart by `{property}`; the serde impls read the tag first and name an unknown one in the error.")?;
+        writeln!(t, "///\n/// Told apart by `{property}`, wherever it is in the object (read once); an unknown tag is named in the error.")?;
         writeln!(t, "{LARGE_VARIANTS}")?;
         writeln!(t, "#[derive(Debug, Clone, PartialEq)]\npub enum {name} {{")?;
         for (tag, ident, ty) in &variants {
@@ -410,17 +473,30 @@ impl<'a> Gen<'a> {
             writeln!(t, "        Self::{ident}(v) => v.serialize(serializer),")?;
         }
         writeln!(t, "    }} }}\n}}\n")?;
+        let mut reads = Vec::new();
+        for (_, ident, ty) in &variants {
+            let read =
+                if self.reads_whole_object(ty)? { format!("{ty}::from_body(body)") } else { "body.read()".to_owned() };
+            reads.push((ident, read));
+        }
+        let t = &mut self.types;
         writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
         writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
-        writeln!(t, "        let value = serde_json::Value::deserialize(deserializer)?;")?;
-        writeln!(t, "        let index = crate::codec::union_index(&value, {name:?}, Self::TAG_PROPERTY, Self::TAGS, {default_index}).map_err(serde::de::Error::custom)?;")?;
-        writeln!(t, "        match index {{")?;
-        for (i, (_, ident, _)) in variants.iter().enumerate() {
-            writeln!(t, "            {i} => crate::codec::variant(value).map(Self::{ident}),")?;
+        writeln!(t, "        crate::codec::union(deserializer, {name:?}, Self::from_body)")?;
+        writeln!(t, "    }}\n}}\n")?;
+        writeln!(t, "impl {name} {{")?;
+        writeln!(t, "    /// Reads the variant its tag names from an object read whole.")?;
+        writeln!(
+            t,
+            "    pub(crate) fn from_body(body: &crate::codec::Body<'_, '_>) -> Result<Self, crate::codec::Error> {{"
+        )?;
+        writeln!(t, "        match body.tag({name:?}, Self::TAG_PROPERTY, Self::TAGS, {default_index})? {{")?;
+        for (i, (ident, read)) in reads.iter().enumerate() {
+            writeln!(t, "            {i} => {read}.map(Self::{ident}),")?;
         }
         writeln!(
             t,
-            "            _ => Err(serde::de::Error::custom(\"tag index out of range\")),\n        }}\n    }}\n}}\n"
+            "            _ => Err(crate::codec::Error::custom(\"tag index out of range\")),\n        }}\n    }}\n}}\n"
         )?;
         for (_, ident, ty) in &variants {
             writeln!(t, "impl From<{ty}> for {name} {{ fn from(v: {ty}) -> Self {{ Self::{ident}(v) }} }}\n")?;
@@ -479,16 +555,30 @@ impl<'a> Gen<'a> {
             writeln!(t, "        Self::{ident}(v) => v.serialize(serializer),")?;
         }
         writeln!(t, "    }} }}\n}}\n")?;
+        let mut reads = Vec::new();
+        for (_, ident, ty) in &variants {
+            let read =
+                if self.reads_whole_object(ty)? { format!("{ty}::from_body(body)") } else { "body.read()".to_owned() };
+            reads.push((ident, read));
+        }
+        let t = &mut self.types;
         writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
         writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
-        writeln!(t, "        let value = serde_json::Value::deserialize(deserializer)?;")?;
-        writeln!(t, "        match crate::codec::presence_index(&value, {name:?}, Self::MEMBERS).map_err(serde::de::Error::custom)? {{")?;
-        for (i, (_, ident, _)) in variants.iter().enumerate() {
-            writeln!(t, "            {i} => crate::codec::variant(value).map(Self::{ident}),")?;
+        writeln!(t, "        crate::codec::union(deserializer, {name:?}, Self::from_body)")?;
+        writeln!(t, "    }}\n}}\n")?;
+        writeln!(t, "impl {name} {{")?;
+        writeln!(t, "    /// Reads the variant the member present names from an object read whole.")?;
+        writeln!(
+            t,
+            "    pub(crate) fn from_body(body: &crate::codec::Body<'_, '_>) -> Result<Self, crate::codec::Error> {{"
+        )?;
+        writeln!(t, "        match body.presence({name:?}, Self::MEMBERS)? {{")?;
+        for (i, (ident, read)) in reads.iter().enumerate() {
+            writeln!(t, "            {i} => {read}.map(Self::{ident}),")?;
         }
         writeln!(
             t,
-            "            _ => Err(serde::de::Error::custom(\"member index out of range\")),\n        }}\n    }}\n}}\n"
+            "            _ => Err(crate::codec::Error::custom(\"member index out of range\")),\n        }}\n    }}\n}}\n"
         )?;
         for (_, ident, ty) in &variants {
             writeln!(t, "impl From<{ty}> for {name} {{ fn from(v: {ty}) -> Self {{ Self::{ident}(v) }} }}\n")?;
@@ -538,14 +628,13 @@ impl<'a> Gen<'a> {
         let kinds: Vec<String> = variants.iter().map(|v| format!("{:?}", v.0)).collect();
         writeln!(t, "impl<'de> Deserialize<'de> for {name} {{")?;
         writeln!(t, "    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{")?;
-        writeln!(t, "        let value = serde_json::Value::deserialize(deserializer)?;")?;
-        writeln!(t, "        match crate::codec::json_kind(&value) {{")?;
+        writeln!(t, "        crate::codec::by_kind(deserializer, |value| match value.kind() {{")?;
         for (kind, ident, _, _) in &variants {
-            writeln!(t, "            {kind:?} => crate::codec::variant(value).map(Self::{ident}),")?;
+            writeln!(t, "            {kind:?} => value.read().map(Self::{ident}),")?;
         }
         writeln!(
             t,
-            "            other => Err(serde::de::Error::custom(format_args!(\"expected one of {{}} ({name}), got a JSON {{other}}\", [{}].join(\", \")))),\n        }}\n    }}\n}}\n",
+            "            other => Err(crate::codec::Error::custom(format_args!(\"expected one of {{}} ({name}), got a JSON {{other}}\", [{}].join(\", \")))),\n        }})\n    }}\n}}\n",
             kinds.join(", ")
         )?;
         let subs: Vec<String> =
@@ -824,6 +913,28 @@ impl<'a> Gen<'a> {
             None => Ok(param),
         }
     }
+}
+
+/// The `#[serde(...)]` attributes and the Rust type of a (non-flattened) member.
+fn serde_attributes(f: &Field) -> (Vec<String>, String) {
+    let mut serde = vec![format!("rename = {:?}", f.json)];
+    let rust_ty = if !f.required && f.ty.nullable {
+        // Optional and nullable: absent is `None`, `null` is `Some(None)`.
+        serde.push("default".into());
+        serde.push("deserialize_with = \"crate::codec::optional_nullable\"".into());
+        serde.push("skip_serializing_if = \"Option::is_none\"".into());
+        format!("Option<{}>", f.ty.rust)
+    } else if !f.required {
+        serde.push("default".into());
+        serde.push("skip_serializing_if = \"Option::is_none\"".into());
+        format!("Option<{}>", f.ty.rust)
+    } else if f.ty.nullable {
+        serde.push("deserialize_with = \"crate::codec::required_nullable\"".into());
+        f.ty.rust.clone()
+    } else {
+        f.ty.rust.clone()
+    };
+    (serde, rust_ty)
 }
 
 /// The hand-written Rust type of a scalar component, if `name` is one.

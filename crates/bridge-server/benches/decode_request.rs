@@ -1,6 +1,7 @@
-//! Request decoding with issue collection (the server's engine: bytes → `JsValue` → shape walk → normalised
-//! JSON → the operation's Rust type), on a valid and on an invalid quote request, against two baselines
-//! measured in the same run:
+//! Request decoding as the server does it (`bridge_server::decode::body`: the fast path straight into the
+//! operation's Rust type, and the engine when the body has issues), on a valid and on an invalid quote request,
+//! with the engine alone for reference (bytes → `JsValue` → shape walk → normalised JSON → the Rust type), against
+//! two baselines measured in the same run:
 //!
 //! * `serde`: `serde_json::from_slice::<BridgeQuoteRequest>` of the same bytes (no issues, first error only,
 //!   none of the framework's rules such as refinements or UTF-16 lengths);
@@ -14,7 +15,7 @@
 use std::hint::black_box;
 
 use bridge_contract::BridgeQuoteRequest;
-use bridge_server::decode::{engine, parts, ErrorsMode};
+use bridge_server::decode::{self, shape::BodyShape, ErrorsMode};
 use bridge_server::shapes;
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
@@ -24,17 +25,22 @@ const VALID: &[u8] = br#"{"token":"USDC","chainIn":"ETHEREUM","chainOut":"BASE",
 /// literal: 2, in `First` mode) or both (`All`: 3); serde stops at `mode`; jsonschema reports both (2 errors).
 const INVALID: &[u8] = br#"{"token":"USDC","chainIn":"ETHEREUM","chainOut":"BASE","amount":"100.25","mode":"swap","depositor":"0x1111111111111111111111111111111111111111","recipient":12345,"webhookUrl":"https://example.com/hooks/bridge"}"#;
 
-/// What the server does with a JSON body: parse keeping JavaScript's key order, walk the shape, then serde.
-fn engine_decode(bytes: &[u8], mode: ErrorsMode) -> Result<BridgeQuoteRequest, usize> {
-    let body = &shapes::by_operation_id("quoteBridge")
+fn body_shape() -> &'static BodyShape {
+    shapes::by_operation_id("quoteBridge")
         .expect("quoteBridge has tables")
         .body
         .as_ref()
         .expect("quoteBridge has a body")
-        .shape;
-    let value = parts::json(bytes).map_err(|_| 1usize)?;
-    let decoded = engine::decode(body, &value, mode).map_err(|issues| issues.len())?;
-    serde_json::from_value(decoded).map_err(|_| 1)
+}
+
+/// What the server does with a JSON body: the fast path, else the engine; the count of issues on failure.
+fn server_decode(bytes: &[u8], mode: ErrorsMode) -> Result<BridgeQuoteRequest, usize> {
+    decode::body(body_shape(), Some(b"application/json"), bytes, mode).map_err(|issues| issues.len())
+}
+
+/// The engine alone: parse keeping JavaScript's key order, walk the shape, then serde.
+fn engine_decode(bytes: &[u8], mode: ErrorsMode) -> Result<BridgeQuoteRequest, usize> {
+    decode::body_by_engine(body_shape(), Some(b"application/json"), bytes, mode).map_err(|issues| issues.len())
 }
 
 /// The bundled document as plain JSON Schema (OpenAPI 3.0's `nullable` becomes `anyOf [.., null]`).
@@ -62,6 +68,9 @@ fn bench(c: &mut Criterion) {
     let validator = validator();
     // The inputs are what they claim to be, for every decoder.
     assert!(engine_decode(VALID, ErrorsMode::First).is_ok());
+    assert_eq!(server_decode(VALID, ErrorsMode::First), engine_decode(VALID, ErrorsMode::First));
+    assert_eq!(server_decode(INVALID, ErrorsMode::First), Err(2));
+    assert_eq!(server_decode(INVALID, ErrorsMode::All), Err(3));
     assert!(serde_json::from_slice::<BridgeQuoteRequest>(VALID).is_ok());
     assert!(validator.is_valid(&serde_json::from_slice::<Value>(VALID).unwrap()));
     assert_eq!(
@@ -75,6 +84,8 @@ fn bench(c: &mut Criterion) {
 
     for (name, bytes) in [("valid", VALID), ("invalid", INVALID)] {
         let mut group = c.benchmark_group(format!("quote-request-{name}"));
+        group.bench_function("decoder-first", |b| b.iter(|| server_decode(black_box(bytes), ErrorsMode::First)));
+        group.bench_function("decoder-all", |b| b.iter(|| server_decode(black_box(bytes), ErrorsMode::All)));
         group.bench_function("engine-first", |b| b.iter(|| engine_decode(black_box(bytes), ErrorsMode::First)));
         group.bench_function("engine-all", |b| b.iter(|| engine_decode(black_box(bytes), ErrorsMode::All)));
         group.bench_function("serde", |b| {

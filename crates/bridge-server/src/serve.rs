@@ -16,8 +16,8 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::auth::{authenticate, AuthFailure, Authenticator, Caller};
 use crate::decode::engine::{self, ErrorsMode};
-use crate::decode::parts;
 use crate::decode::shape::OperationShapes;
+use crate::decode::{self, parts};
 use crate::generated::shapes;
 
 /// Server settings.
@@ -167,13 +167,7 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
                 .await
                 .map_err(|_| payload_too_large(inner.config.body_limit))?;
             let content_type = head.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes());
-            let value = if bytes.is_empty() && !body_shape.required {
-                JsValue::Object(Vec::new())
-            } else {
-                parts::body(content_type, &bytes).map_err(|issue| decode_error(vec![issue]))?
-            };
-            let decoded = engine::decode(&body_shape.shape, &value, mode).map_err(decode_error)?;
-            typed(decoded).map_err(decode_error)?
+            decode::body(body_shape, content_type, &bytes, mode).map_err(decode_error)?
         }
     };
 
@@ -193,10 +187,9 @@ fn decode_part<T: DeserializeOwned>(
     }
 }
 
-/// The decoded JSON into the operation's Rust type. The engine already enforced the schema, so this fails only
-/// if the generated tables and types disagree; that is still a 400, never a 500.
+/// The decoded JSON into the operation's Rust type (see [`decode::typed`]).
 fn typed<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Vec<Issue>> {
-    serde_json::from_value(value).map_err(|e| vec![whole_part_issue(format!("Unable to decode the request: {e}"))])
+    decode::typed(value)
 }
 
 fn whole_part_issue(message: String) -> Issue {

@@ -1,5 +1,6 @@
-//! The decode engine: walks a parsed request part (a [`JsValue`], which keeps JavaScript's key order) against
-//! a [`Shape`] and either produces the normalised JSON that serde turns into the operation's Rust type, or the
+//! The decode engine: walks a parsed request part (a [`JsValue`], which keeps JavaScript's key order, or the tree a
+//! JSON body is read into by `decode::fast`: see `Node`) against a [`Shape`] and either produces the normalised
+//! JSON that serde turns into the operation's Rust type, or the
 //! issues the reference framework (Effect's `Schema` with `HttpApi`) reports for the same input: same `_tag`s,
 //! paths and messages (`../shared/spec/decode-errors.md`).
 //!
@@ -13,6 +14,7 @@
 //!   failing refinement only;
 //! * unknown members are ignored (and dropped from the output).
 
+use bridge_contract::codec::Buffered;
 use bridge_contract::js::JsValue;
 use bridge_contract::scalars::js_number_to_string;
 use bridge_contract::{DecimalNumber, Issue, IssueTag, PropertyKey};
@@ -33,7 +35,7 @@ pub enum ErrorsMode {
 
 /// Decodes `value` against `shape`: the normalised JSON value, or the issues.
 pub fn decode(shape: &Shape, value: &JsValue, mode: ErrorsMode) -> Result<Value, Vec<Issue>> {
-    let mut walker = Walker { mode, path: Vec::new(), issues: Vec::new() };
+    let mut walker = Walker { mode, build: true, path: Vec::new(), issues: Vec::new() };
     match walker.go(shape, value) {
         Some(v) if walker.issues.is_empty() => Ok(v),
         _ => Err(walker.issues),
@@ -45,28 +47,179 @@ pub fn decode_struct(shape: &'static StructShape, value: &JsValue, mode: ErrorsM
     decode(&Shape::Struct(shape), value, mode)
 }
 
+/// Checks `value` against `shape` by the same rules as [`decode`], without writing the normalised JSON: the
+/// issues, if any. Used on a body read into a [`Buffered`] tree (`decode::fast`).
+pub(crate) fn check<N: Node>(shape: &Shape, value: &N, mode: ErrorsMode) -> Result<(), Vec<Issue>> {
+    let mut walker = Walker { mode, build: false, path: Vec::new(), issues: Vec::new() };
+    match walker.go(shape, value) {
+        Some(_) if walker.issues.is_empty() => Ok(()),
+        _ => Err(walker.issues),
+    }
+}
+
+/// A parsed JSON value as the walker reads it: [`JsValue`] (JavaScript's key order, numbers read exactly), or a
+/// [`Buffered`] tree of a body (strings borrowed from it; its numbers made exact by `decode::fast`).
+pub(crate) trait Node: Sized {
+    fn as_str(&self) -> Option<&str>;
+    fn as_number(&self) -> Option<f64>;
+    fn as_bool(&self) -> Option<bool>;
+    fn as_array(&self) -> Option<&[Self]>;
+    fn is_object(&self) -> bool;
+    /// The member `name` of an object (its last value when it is repeated, as `JSON.parse` keeps it).
+    fn member(&self, name: &str) -> Option<&Self>;
+    /// `JSON.stringify` of the value as JavaScript holds it, to write in a message (`actual …`).
+    fn render(&self) -> String;
+}
+
+impl Node for JsValue {
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            JsValue::String(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn as_number(&self) -> Option<f64> {
+        match self {
+            JsValue::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+    fn as_bool(&self) -> Option<bool> {
+        match self {
+            JsValue::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+    fn as_array(&self) -> Option<&[Self]> {
+        match self {
+            JsValue::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+    fn is_object(&self) -> bool {
+        matches!(self, JsValue::Object(_))
+    }
+    fn member(&self, name: &str) -> Option<&Self> {
+        match self {
+            JsValue::Object(entries) => entries.iter().find(|(k, _)| k == name).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+    fn render(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Node for Buffered<'_> {
+    fn as_str(&self) -> Option<&str> {
+        Buffered::as_str(self)
+    }
+    fn as_number(&self) -> Option<f64> {
+        match self {
+            Buffered::U64(n) => Some(*n as f64),
+            Buffered::I64(n) => Some(*n as f64),
+            Buffered::F64(n) => Some(*n),
+            _ => None,
+        }
+    }
+    fn as_bool(&self) -> Option<bool> {
+        match self {
+            Buffered::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+    fn as_array(&self) -> Option<&[Self]> {
+        match self {
+            Buffered::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+    fn is_object(&self) -> bool {
+        matches!(self, Buffered::Map(_))
+    }
+    fn member(&self, name: &str) -> Option<&Self> {
+        match self {
+            Buffered::Map(entries) => {
+                entries.iter().rev().find(|(k, _)| same(k.as_bytes(), name.as_bytes())).map(|(_, v)| v)
+            }
+            _ => None,
+        }
+    }
+    fn render(&self) -> String {
+        match self {
+            Buffered::Null => "null".to_owned(),
+            Buffered::Bool(b) => b.to_string(),
+            Buffered::Str(s) => render::quote(s),
+            Buffered::String(s) => render::quote(s),
+            number @ (Buffered::U64(_) | Buffered::I64(_) | Buffered::F64(_)) => {
+                js_number_to_string(number.as_number().unwrap_or_default())
+            }
+            // Objects in JavaScript's key order (array indices first), repeated members once.
+            Buffered::Seq(_) | Buffered::Map(_) => {
+                use serde::Deserialize;
+                JsValue::deserialize(self.replay(true)).unwrap_or(JsValue::Null).to_string()
+            }
+        }
+    }
+}
+
+/// `a == b` for member names (short): lengths first, then a plain loop instead of a call to `memcmp`.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// One step of the path to the value being decoded; made into `PropertyKey`s only for an issue.
+#[derive(Clone, Copy)]
+enum Step {
+    Key(&'static str),
+    Index(usize),
+}
+
 struct Walker {
     mode: ErrorsMode,
-    path: Vec<PropertyKey>,
+    /// Whether to write the normalised JSON (else `go` answers `Some(Value::Null)` for a good value).
+    build: bool,
+    path: Vec<Step>,
     issues: Vec<Issue>,
 }
 
 impl Walker {
     fn issue(&mut self, tag: IssueTag, message: String) {
-        self.issues.push(Issue { tag, path: self.path.clone(), message });
+        let path = self
+            .path
+            .iter()
+            .map(|step| match step {
+                Step::Key(name) => PropertyKey::String((*name).to_owned()),
+                Step::Index(i) => PropertyKey::Number(DecimalNumber::from(*i as u32)),
+            })
+            .collect();
+        self.issues.push(Issue { tag, path, message });
     }
 
-    fn expected(&mut self, what: &str, actual: &JsValue) {
-        self.issue(IssueTag::Type, format!("Expected {what}, actual {actual}"));
+    fn expected<N: Node>(&mut self, what: &str, actual: &N) {
+        self.expected_rendered(what, &actual.render());
+    }
+
+    fn expected_rendered(&mut self, what: &str, actual: &str) {
+        let mut message = String::with_capacity(what.len() + actual.len() + 18);
+        for part in ["Expected ", what, ", actual ", actual] {
+            message.push_str(part);
+        }
+        self.issue(IssueTag::Type, message);
+    }
+
+    /// The value written when not building the normalised JSON.
+    fn done(&self, build: impl FnOnce() -> Value) -> Option<Value> {
+        Some(if self.build { build() } else { Value::Null })
     }
 
     /// Decodes one value; `None` when it failed (the issues are recorded).
-    fn go(&mut self, shape: &Shape, value: &JsValue) -> Option<Value> {
+    fn go<N: Node>(&mut self, shape: &Shape, value: &N) -> Option<Value> {
         match shape {
             Shape::String(rules) => self.string(rules, value),
-            Shape::Decimal => match value {
-                JsValue::String(s) => match s.parse::<bridge_contract::DecimalString>() {
-                    Ok(_) => Some(Value::String(s.clone())),
+            Shape::Decimal => match value.as_str() {
+                Some(s) => match s.parse::<bridge_contract::DecimalString>() {
+                    Ok(_) => self.done(|| Value::String(s.to_owned())),
                     Err(_) => {
                         self.issue(
                             IssueTag::Transformation,
@@ -75,14 +228,14 @@ impl Walker {
                         None
                     }
                 },
-                other => {
-                    self.expected("string", other);
+                None => {
+                    self.expected("string", value);
                     None
                 }
             },
-            Shape::Date => match value {
-                JsValue::String(s) => match s.parse::<bridge_contract::DateString>() {
-                    Ok(d) => Some(Value::String(d.to_string())),
+            Shape::Date => match value.as_str() {
+                Some(s) => match s.parse::<bridge_contract::DateString>() {
+                    Ok(d) => self.done(|| Value::String(d.to_string())),
                     Err(_) => {
                         self.issue(
                             IssueTag::Transformation,
@@ -91,20 +244,20 @@ impl Walker {
                         None
                     }
                 },
-                other => {
-                    self.expected("string", other);
+                None => {
+                    self.expected("string", value);
                     None
                 }
             },
-            Shape::Number(rules) => match value {
-                JsValue::Number(n) => self.number(rules, *n),
-                other => {
-                    self.expected("number", other);
+            Shape::Number(rules) => match value.as_number() {
+                Some(n) => self.number(rules, n),
+                None => {
+                    self.expected("number", value);
                     None
                 }
             },
-            Shape::NumberFromString(rules) => match value {
-                JsValue::String(s) => match parse_js_number(s) {
+            Shape::NumberFromString(rules) => match value.as_str() {
+                Some(s) => match parse_js_number(s) {
                     Some(n) => self.number(rules, n),
                     None => {
                         self.issue(
@@ -114,40 +267,45 @@ impl Walker {
                         None
                     }
                 },
-                other => {
-                    self.expected("string", other);
+                None => {
+                    self.expected("string", value);
                     None
                 }
             },
-            Shape::Boolean => match value {
-                JsValue::Bool(b) => Some(Value::Bool(*b)),
-                other => {
-                    self.expected("boolean", other);
+            Shape::Boolean => match value.as_bool() {
+                Some(b) => self.done(|| Value::Bool(b)),
+                None => {
+                    self.expected("boolean", value);
                     None
                 }
             },
-            Shape::Literals(values) => match value {
-                JsValue::String(s) if values.contains(&s.as_str()) => Some(Value::String(s.clone())),
-                other => {
+            Shape::Literals(values) => match value.as_str() {
+                Some(s) if values.contains(&s) => self.done(|| Value::String(s.to_owned())),
+                _ => {
+                    let actual = value.render();
                     for literal in values.iter() {
-                        self.expected(&render::quote(literal), other);
+                        self.expected_rendered(&render::quote(literal), &actual);
                     }
                     None
                 }
             },
             Shape::Array(array) => {
-                let JsValue::Array(items) = value else {
+                let Some(items) = value.as_array() else {
                     self.expected(&render::array(&array.items), value);
                     return None;
                 };
-                let mut out = Vec::with_capacity(items.len());
+                let mut out = Vec::with_capacity(if self.build { items.len() } else { 0 });
                 let mut failed = false;
                 for (i, item) in items.iter().enumerate() {
-                    self.path.push(PropertyKey::Number(DecimalNumber::from(i as u32)));
+                    self.path.push(Step::Index(i));
                     let decoded = self.go(&array.items, item);
                     self.path.pop();
                     match decoded {
-                        Some(v) => out.push(v),
+                        Some(v) => {
+                            if self.build {
+                                out.push(v);
+                            }
+                        }
                         None => {
                             failed = true;
                             if self.mode == ErrorsMode::First {
@@ -162,115 +320,118 @@ impl Walker {
                 if let Some(min) = array.min_items.filter(|m| (items.len() as u64) < *m) {
                     self.issue(
                         IssueTag::Refinement,
-                        format!("Expected an array of at least {min} item(s), actual {value}"),
+                        format!("Expected an array of at least {min} item(s), actual {}", value.render()),
                     );
                     return None;
                 }
                 if let Some(max) = array.max_items.filter(|m| (items.len() as u64) > *m) {
                     self.issue(
                         IssueTag::Refinement,
-                        format!("Expected an array of at most {max} item(s), actual {value}"),
+                        format!("Expected an array of at most {max} item(s), actual {}", value.render()),
                     );
                     return None;
                 }
-                Some(Value::Array(out))
+                self.done(|| Value::Array(out))
             }
             Shape::Struct(s) => self.structure(s, value),
             Shape::Union(u) => self.union(u, value),
         }
     }
 
-    fn string(&mut self, rules: &StringRules, value: &JsValue) -> Option<Value> {
-        let JsValue::String(raw) = value else {
+    fn string<N: Node>(&mut self, rules: &StringRules, value: &N) -> Option<Value> {
+        let Some(raw) = value.as_str() else {
             self.expected("string", value);
             return None;
         };
-        let s = if rules.trim { trim_js(raw).to_owned() } else { raw.clone() };
-        let len = s.encode_utf16().count() as u64;
-        let actual = render::quote(&s);
-        if let Some(min) = rules.min_length.filter(|m| len < *m) {
-            let what = if min == 1 {
-                "a non empty string".to_owned()
-            } else {
-                format!("a string at least {min} character(s) long")
-            };
-            self.issue(IssueTag::Refinement, format!("Expected {what}, actual {actual}"));
-            return None;
-        }
-        if let Some(max) = rules.max_length.filter(|m| len > *m) {
-            self.issue(
-                IssueTag::Refinement,
-                format!("Expected a string at most {max} character(s) long, actual {actual}"),
-            );
-            return None;
-        }
-        if let Some(pattern) = rules.pattern {
-            if !super::pattern::matches(pattern, &s) {
+        let s = if rules.trim { trim_js(raw) } else { raw };
+        if rules.min_length.is_some() || rules.max_length.is_some() {
+            let len = s.encode_utf16().count() as u64;
+            if let Some(min) = rules.min_length.filter(|m| len < *m) {
+                let what = if min == 1 {
+                    "a non empty string".to_owned()
+                } else {
+                    format!("a string at least {min} character(s) long")
+                };
+                self.issue(IssueTag::Refinement, format!("Expected {what}, actual {}", render::quote(s)));
+                return None;
+            }
+            if let Some(max) = rules.max_length.filter(|m| len > *m) {
                 self.issue(
                     IssueTag::Refinement,
-                    format!("Expected a string matching the pattern {pattern}, actual {actual}"),
+                    format!("Expected a string at most {max} character(s) long, actual {}", render::quote(s)),
                 );
                 return None;
             }
         }
-        Some(Value::String(s))
+        if let Some(pattern) = rules.pattern {
+            if !super::pattern::matches(pattern, s) {
+                self.issue(
+                    IssueTag::Refinement,
+                    format!("Expected a string matching the pattern {pattern}, actual {}", render::quote(s)),
+                );
+                return None;
+            }
+        }
+        self.done(|| Value::String(s.to_owned()))
     }
 
     fn number(&mut self, rules: &NumberRules, n: f64) -> Option<Value> {
-        let actual = js_number_to_string(n);
+        let actual = || js_number_to_string(n);
         if let Some(min) = rules.minimum.filter(|m| below(n, *m)) {
             let what = if min == 0.0 {
                 "a non-negative number".to_owned()
             } else {
                 format!("a number greater than or equal to {}", js_number_to_string(min))
             };
-            self.issue(IssueTag::Refinement, format!("Expected {what}, actual {actual}"));
+            self.issue(IssueTag::Refinement, format!("Expected {what}, actual {}", actual()));
             return None;
         }
         if let Some(max) = rules.maximum.filter(|m| below(*m, n)) {
             self.issue(
                 IssueTag::Refinement,
-                format!("Expected a number less than or equal to {}, actual {actual}", js_number_to_string(max)),
+                format!("Expected a number less than or equal to {}, actual {}", js_number_to_string(max), actual()),
             );
             return None;
         }
         // The framework's `int` is `Number.isSafeInteger`: an integral number beyond 2^53 - 1 is not an integer.
         if rules.integer && !(n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0) {
-            self.issue(IssueTag::Refinement, format!("Expected an integer, actual {actual}"));
+            self.issue(IssueTag::Refinement, format!("Expected an integer, actual {}", actual()));
             return None;
         }
         if !n.is_finite() {
             // The framework would pass NaN and ±Infinity on; the contract's numbers are finite (see README).
-            self.issue(IssueTag::Transformation, format!("Unable to decode {actual} into a finite number"));
+            self.issue(IssueTag::Transformation, format!("Unable to decode {} into a finite number", actual()));
             return None;
         }
-        Some(json_number(n))
+        self.done(|| json_number(n))
     }
 
-    fn structure(&mut self, s: &StructShape, value: &JsValue) -> Option<Value> {
-        let JsValue::Object(entries) = value else {
+    fn structure<N: Node>(&mut self, s: &StructShape, value: &N) -> Option<Value> {
+        if !value.is_object() {
             self.expected(&render::structure(s), value);
             return None;
-        };
+        }
         let mut out = Map::new();
         let mut failed = false;
         for field in s.fields {
-            let present = entries.iter().find(|(k, _)| k == field.name).map(|(_, v)| v);
-            self.path.push(PropertyKey::String(field.name.to_owned()));
+            let present = value.member(field.name);
+            self.path.push(Step::Key(field.name));
             let ok = match present {
                 None if field.required => {
                     self.issue(IssueTag::Missing, "is missing".to_owned());
                     false
                 }
                 None => {
-                    if let Some(default) = field.default {
+                    if let (true, Some(default)) = (self.build, field.default) {
                         out.insert(field.name.to_owned(), serde_json::from_str(default).unwrap_or(Value::Null));
                     }
                     true
                 }
                 Some(v) => match self.go(&field.shape, v) {
                     Some(decoded) => {
-                        out.insert(field.name.to_owned(), decoded);
+                        if self.build {
+                            out.insert(field.name.to_owned(), decoded);
+                        }
                         true
                     }
                     None => {
@@ -290,38 +451,29 @@ impl Walker {
                 }
             }
         }
-        (!failed).then_some(Value::Object(out))
+        (!failed).then_some(if self.build { Value::Object(out) } else { Value::Null })
     }
 
-    fn union(&mut self, u: &UnionShape, value: &JsValue) -> Option<Value> {
-        let entries = match value {
-            JsValue::Object(entries) => entries.as_slice(),
-            JsValue::Array(_) => &[],
-            other => {
-                self.expected(&render::union(u), other);
-                return None;
-            }
-        };
-        self.path.push(PropertyKey::String(u.tag.to_owned()));
-        let tag = entries.iter().find(|(k, _)| k == u.tag).map(|(_, v)| v);
-        let variant = match tag {
+    fn union<N: Node>(&mut self, u: &UnionShape, value: &N) -> Option<Value> {
+        // An array has no members: its tag is missing.
+        if !value.is_object() && value.as_array().is_none() {
+            self.expected(&render::union(u), value);
+            return None;
+        }
+        self.path.push(Step::Key(u.tag));
+        let variant = match value.member(u.tag) {
             None => {
                 self.issue(IssueTag::Missing, "is missing".to_owned());
                 None
             }
-            Some(JsValue::String(t)) => match u.variants.iter().find(|(name, _)| name == t) {
+            Some(tag) => match tag.as_str().and_then(|t| u.variants.iter().find(|(name, _)| *name == t)) {
                 Some((_, s)) => Some(*s),
                 None => {
                     let tags: Vec<&str> = u.variants.iter().map(|(n, _)| *n).collect();
-                    self.expected(&render::literals(&tags), &JsValue::String(t.clone()));
+                    self.expected(&render::literals(&tags), tag);
                     None
                 }
             },
-            Some(other) => {
-                let tags: Vec<&str> = u.variants.iter().map(|(n, _)| *n).collect();
-                self.expected(&render::literals(&tags), other);
-                None
-            }
         };
         self.path.pop();
         self.structure(variant?, value)
@@ -334,7 +486,7 @@ fn below(a: f64, b: f64) -> bool {
     matches!(a.partial_cmp(&b), None | Some(std::cmp::Ordering::Less))
 }
 
-fn json_number(n: f64) -> Value {
+pub(crate) fn json_number(n: f64) -> Value {
     if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 {
         if n >= 0.0 {
             Value::from(n as u64)

@@ -26,17 +26,30 @@ pub fn body(content_type: Option<&[u8]>, bytes: &[u8]) -> Result<JsValue, Issue>
     }
 }
 
+/// `true` for the content types whose body is parsed as JSON by [`body`]: none, or `application/json` with any
+/// parameters (compared without allocating; a content type this misses still goes through [`body`]).
+pub fn is_json(content_type: Option<&[u8]>) -> bool {
+    match content_type {
+        None => true,
+        Some(ct) => {
+            let media = ct.split(|b| *b == b';').next().unwrap_or_default();
+            media.trim_ascii().eq_ignore_ascii_case(b"application/json")
+        }
+    }
+}
+
 /// Parses JSON text keeping JavaScript's key order and reading numbers exactly; an empty body is `null`.
 pub fn json(bytes: &[u8]) -> Result<JsValue, Issue> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(JsValue::Null);
     }
     // Numbers are read exactly, as JSON.parse reads them (see `bridge_contract::js::from_json_slice`).
-    bridge_contract::js::from_json_slice(bytes).map_err(|e| Issue {
-        tag: IssueTag::Transformation,
-        path: Vec::new(),
-        message: format!("Unable to parse the body as JSON: {e}"),
-    })
+    bridge_contract::js::from_json_slice(bytes).map_err(|e| json_issue(&e))
+}
+
+/// The one issue of a body that is not JSON: where the JSON broke.
+pub(crate) fn json_issue(e: &serde_json::Error) -> Issue {
+    Issue { tag: IssueTag::Transformation, path: Vec::new(), message: format!("Unable to parse the body as JSON: {e}") }
 }
 
 /// `a=1&b=2&b=3` → `{"a":"1","b":["2","3"]}`.

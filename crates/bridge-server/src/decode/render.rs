@@ -79,6 +79,14 @@ pub fn union(u: &UnionShape) -> String {
     u.variants.iter().map(|(_, s)| structure(s)).collect::<Vec<_>>().join(" | ")
 }
 
+/// `JSON.stringify` of a string (serde_json escapes exactly the characters JavaScript escapes).
 pub fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+    if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        return serde_json::to_string(s).unwrap_or_default();
+    }
+    let mut quoted = String::with_capacity(s.len() + 2);
+    quoted.push('"');
+    quoted.push_str(s);
+    quoted.push('"');
+    quoted
 }

@@ -10,4 +10,5 @@
 mod auth;
 mod common;
 mod decode_errors;
+mod fast_path;
 mod properties;
