@@ -6,8 +6,28 @@
 //!
 //! Every state change and the events it emits are written in one transaction, so an event is never lost or
 //! emitted for a change that did not happen; an event with a `webhookUrl` gets its outbox row in the same
-//! transaction. Events get a strictly increasing sequence number at insert, in commit order; the event feed's
-//! cursor is that number, which makes paging exact under concurrent writes.
+//! transaction.
+//!
+//! ## The feed position: commit-ordered, so the cursor is exact
+//!
+//! Every event gets a feed position (`events.seq`, 1, 2, 3, ...), and the event feed's cursor is the position of
+//! the last event a page returned; the next page reads the positions above it. That is exact (no event twice,
+//! none skipped, also one written by another instance while a traversal runs) only if positions become visible in
+//! order: once a reader has seen position `p`, no transaction may later commit a position below `p`. A plain
+//! database sequence does not give that (PostgreSQL hands out sequence values at insert, not at commit, so a slow
+//! transaction holding 7 can commit after a fast one holding 8, and a reader that saw 8 would skip 7 for good).
+//! Each backend therefore assigns positions in commit order:
+//!
+//! * SQLite has one writer at a time (the database lock is held from the first write to the commit), so the
+//!   `AUTOINCREMENT` value taken inside the transaction is in commit order.
+//! * PostgreSQL takes positions from a one-row counter (`feed_head`), `UPDATE ... RETURNING` in the same
+//!   transaction as the events, as its last statement before `COMMIT`. The row lock is held until the
+//!   transaction ends, so a second writer waits for the first one's commit (or rollback, which releases its
+//!   positions unused: the counter update is rolled back with it) before it takes the next positions. Positions
+//!   are then gapless and commit-ordered, whichever instance writes. Only the event-appending tail of a write is
+//!   serialized, and only against other event writers; reads never wait on it.
+//!
+//! A page token names a position; one outside `1..=i64::MAX` was never given out (see [`crate::feed`]).
 
 mod sqlite;
 

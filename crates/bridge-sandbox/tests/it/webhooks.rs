@@ -553,3 +553,33 @@ async fn the_feed_has_no_gap_and_no_duplicate_under_concurrent_writes() {
     assert_eq!(after.len(), 75, "2 x 15 written before and 3 x 15 during the traversal");
     sandbox.stop().await;
 }
+
+/// A `pageToken` that matches the schema's pattern but names a position above the cursor's range (`i64::MAX`) is a
+/// 400 in the decoder's error shape, never a silent restart at the feed's beginning; the largest position itself
+/// is a valid (empty) page.
+#[tokio::test]
+async fn a_page_token_outside_the_cursor_range_is_a_400() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+    send_test_event(&client, "http://127.0.0.1:9/unused", "one").await;
+    let token = bridge_sandbox::mint_token(dir.path(), "project-a", false, Duration::from_secs(600)).unwrap();
+    let http = reqwest::Client::new();
+    let get = |page_token: String| {
+        http.get(format!("{}/webhook/user-events-cursor?sinceTimestamp=0&pageToken={page_token}", sandbox.base_url))
+            .bearer_auth(&token)
+            .send()
+    };
+    let above = get(format!("{:024x}", i64::MAX as u128 + 1)).await.unwrap();
+    assert_eq!(above.status(), StatusCode::BAD_REQUEST);
+    let body: serde_json::Value = above.json().await.unwrap();
+    insta::assert_snapshot!("feed_token_out_of_range", serde_json::to_string_pretty(&body).unwrap());
+    let top = get("ffffffffffffffffffffffff".into()).await.unwrap();
+    assert_eq!(top.status(), StatusCode::BAD_REQUEST, "the largest token of the pattern is outside the range too");
+
+    let last = get(format!("{:024x}", i64::MAX)).await.unwrap();
+    assert_eq!(last.status(), StatusCode::OK);
+    let page: UserEventsPage = last.json().await.unwrap();
+    assert!(page.items.is_empty() && page.next_page_token.is_none(), "nothing after the largest position");
+    sandbox.stop().await;
+}
