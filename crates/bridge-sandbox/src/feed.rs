@@ -1,5 +1,5 @@
 //! The event feed, `GET /webhook/user-events-cursor`: a project's events at or after `sinceTimestamp` in the
-//! order they were written (which is time order), paged by a cursor that is the feed position of a page's last
+//! order they were committed (time order up to the moment between taking a time and committing), paged by a cursor that is the feed position of a page's last
 //! event, so that a traversal never returns an event twice and never skips one, also under concurrent writes and
 //! across sandbox instances sharing one database (the store assigns feed positions in commit order: see
 //! [`crate::store`]).

@@ -29,6 +29,7 @@
 //!
 //! A page token names a position; one outside `1..=i64::MAX` was never given out (see [`crate::feed`]).
 
+mod postgres;
 mod sqlite;
 
 use std::collections::HashMap;
@@ -41,7 +42,9 @@ use bridge_contract::{
     WebhookDeliveryAttempt, WebhookEvent,
 };
 
+use crate::clock::ClockSync;
 use crate::records::Plan;
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// A failure of the store (or of data it holds): logged, and answered 503 `ServiceUnavailable`. Nothing was
@@ -246,11 +249,21 @@ pub struct DeliveryClaim {
     pub busy: HashMap<String, usize>,
 }
 
+/// The clock a sync keeps: `sync.value` when nothing was kept, else the kept value plus `sync.advanced_by`; the
+/// higher floor.
+fn synced(kept: Option<(i64, i64)>, sync: ClockSync) -> (i64, i64) {
+    match kept {
+        None => (sync.value, sync.floor),
+        Some((value, floor)) => (value.saturating_add(sync.advanced_by), floor.max(sync.floor)),
+    }
+}
+
 /// The sandbox's persistence, one atomic domain operation per method.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
-    /// Keeps the clock's (value, floor) for the next start.
-    async fn save_clock(&self, value: i64, floor: i64) -> StoreResult<()>;
+    /// Syncs the shared clock (`crate::clock`): keeps `sync.value` if nothing is kept yet, else adds
+    /// `sync.advanced_by` to the kept value; keeps the higher floor; returns the kept (value, floor), atomically.
+    async fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)>;
     /// The next value of a counter (starting at 1).
     async fn next_counter(&self, counter: Counter) -> StoreResult<u64>;
 
@@ -262,7 +275,8 @@ pub trait Store: Send + Sync + 'static {
     async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>>;
     /// Inserts or replaces a bridge, with the events its change emits.
     async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<()>;
-    /// Bridges whose lifecycle is due at `now_ms`, oldest first.
+    /// Bridges whose lifecycle is due at `now_ms`, oldest first, taken for the caller's lifecycle pass: a store
+    /// shared by instances leases them, so that one instance steps each (saving the bridge ends the lease).
     async fn due_bridges(&self, now_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>>;
     /// A page of a project's bridges and the number of all that match the filter.
     async fn history(&self, project: &str, query: &HistoryQuery) -> StoreResult<(u64, Vec<StoredBridge>)>;
@@ -317,7 +331,8 @@ pub trait Store: Send + Sync + 'static {
     /// when the lease runs out, or at once by the next [`Store::release_leases`]. Fair to receivers: one slow or
     /// dead receiver cannot take every slot from the others.
     async fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>>;
-    /// Releases every lease: a deliverer that starts (one per data directory) has nothing in flight yet.
+    /// Releases every lease: a deliverer that starts (one per data directory) has nothing in flight yet. A store
+    /// shared by instances releases nothing (the others' deliveries are in flight); leases run out instead.
     async fn release_leases(&self) -> StoreResult<()>;
     /// Records an attempt and schedules the next one (or closes the delivery).
     async fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> StoreResult<()>;

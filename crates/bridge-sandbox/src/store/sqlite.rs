@@ -13,9 +13,10 @@ use rusqlite_migration::{Migrations, M};
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::{
-    AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryQuery, NewEvent, Store, StoreError,
-    StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
+    synced, AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryQuery, NewEvent, Store,
+    StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
 };
+use crate::clock::ClockSync;
 use crate::records;
 
 impl From<rusqlite::Error> for StoreError {
@@ -147,14 +148,6 @@ impl SqliteStore {
         Ok(Self { conn: Arc::new(Mutex::new(conn)) })
     }
 
-    /// The clock's stored (value, floor), if any: read once when the sandbox opens.
-    pub fn stored_clock(&self) -> StoreResult<Option<(i64, i64)>> {
-        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let v: Option<String> =
-            conn.query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| r.get(0)).optional()?;
-        v.map(|text| from_json(&text)).transpose()
-    }
-
     /// Runs `f` with the connection on the blocking thread pool.
     async fn run<T: Send + 'static>(
         &self,
@@ -267,13 +260,19 @@ fn quote_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredQuote> {
 
 #[async_trait]
 impl Store for SqliteStore {
-    async fn save_clock(&self, value: i64, floor: i64) -> StoreResult<()> {
+    async fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)> {
         self.run(move |c| {
-            c.execute(
+            let tx = c.transaction()?;
+            let kept: Option<String> =
+                tx.query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| r.get(0)).optional()?;
+            let kept = kept.map(|text| from_json::<(i64, i64)>(&text)).transpose()?;
+            let (value, floor) = synced(kept, sync);
+            tx.execute(
                 "INSERT INTO meta (key, value) VALUES ('clock', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 params![to_json(&(value, floor))?],
             )?;
-            Ok(())
+            tx.commit()?;
+            Ok((value, floor))
         })
         .await
     }
@@ -595,12 +594,13 @@ impl Store for SqliteStore {
     ) -> StoreResult<Vec<(i64, WebhookEvent)>> {
         let project = project.to_owned();
         self.run(move |c| {
-            // The sandbox clock never goes backwards, so sequence order is time order: find the first event at or
-            // after `since_ms` through the time index, then page by sequence. Each page costs O(page size).
+            // Positions are in commit order, which need not be time order (two requests may take their times in
+            // one order and commit in the other; instances' clocks agree only up to a tick): the time filter is a
+            // filter, never a starting position. A page walks the (project, seq) index from the cursor, so it costs
+            // O(page) once past the events before `since_ms`.
             let mut stmt = c.prepare_cached(
-                "SELECT seq, body FROM events WHERE project = ?1 AND created_ms >= ?3 AND seq > max(?2,
-                   coalesce((SELECT seq FROM events WHERE project = ?1 AND created_ms >= ?3 ORDER BY created_ms, seq LIMIT 1), 9223372036854775807) - 1)
-                 ORDER BY seq LIMIT ?4",
+                "SELECT seq, body FROM events INDEXED BY events_by_project
+                 WHERE project = ?1 AND seq > ?2 AND created_ms >= ?3 ORDER BY seq LIMIT ?4",
             )?;
             let rows = stmt.query(params![project, after_seq, since_ms, limit as i64])?;
             collect(rows, |r| Ok((r.get(0)?, from_json(&r.get::<_, String>(1)?)?)))
