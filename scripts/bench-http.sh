@@ -9,6 +9,8 @@
 #
 #   scripts/bench-http.sh                       # DURATION=10 CONNECTIONS=8 THREADS=1
 #   DURATION=5 scripts/bench-http.sh            # shorter
+#   BACKEND=postgres scripts/bench-http.sh      # the sandbox on a throw-away PostgreSQL server (initdb in a
+#                                               # temporary directory, a free port; needs Debian's postgresql)
 #
 # Needs wrk (Debian: apt-get install wrk). Prints one line per target and the ratio of its requests/s to bare.
 set -euo pipefail
@@ -47,14 +49,30 @@ wait_up() { # url
     exit 1
 }
 
-RUST_LOG=warn "$SANDBOX" serve --listen "127.0.0.1:$SANDBOX_PORT" --data "$WORK/data" --clock manual >"$WORK/sandbox.log" 2>&1 &
+BACKEND=${BACKEND:-sqlite}
+STORE=(--data "$WORK/data")
+if [ "$BACKEND" = postgres ]; then
+    INITDB=$(command -v initdb || ls /usr/lib/postgresql/*/bin/initdb | sort | tail -1)
+    PGBIN=$(dirname "$(readlink -f "$INITDB")")
+    AS=()
+    if [ "$(id -u)" = 0 ]; then AS=(runuser -u postgres --); chmod 755 "$WORK"; mkdir -p "$WORK/pg"; chown postgres "$WORK/pg"; fi
+    PG_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    "${AS[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U sandbox --auth=trust -E UTF8 >/dev/null
+    "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -o "-p $PG_PORT -h 127.0.0.1 -k $WORK/pg" -l "$WORK/pg/log" -w start >/dev/null
+    stop_pg() { "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w stop >/dev/null || true; }
+    trap 'stop_pg; cleanup' EXIT
+    "${AS[@]}" "$PGBIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U sandbox bench
+    STORE=(--database-url "postgres://sandbox@127.0.0.1:$PG_PORT/bench")
+    echo "== PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PG_PORT (fsync on, defaults)"
+fi
+RUST_LOG=warn "$SANDBOX" serve --listen "127.0.0.1:$SANDBOX_PORT" "${STORE[@]}" --clock manual >"$WORK/sandbox.log" 2>&1 &
 PIDS+=($!)
 "$BARE" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
 PIDS+=($!)
 U="http://127.0.0.1:$SANDBOX_PORT"
 wait_up "$U/webhook/public-key"
 wait_up "http://127.0.0.1:$BARE_PORT/"
-TOKEN=$("$SANDBOX" token --project bench-http --data "$WORK/data")
+TOKEN=$("$SANDBOX" token --project bench-http "${STORE[@]}")
 AUTH="Authorization: Bearer $TOKEN"
 QUOTE_BODY='{"token":"USDC","chainIn":"ETHEREUM","chainOut":"BASE","amount":"100","mode":"pay","depositor":"0x1111111111111111111111111111111111111111","recipient":"0x2222222222222222222222222222222222222222"}'
 
@@ -100,7 +118,7 @@ run() { # name url [lua]
     echo "$name $rps $p50 $p99 $requests" >>"$WORK/results"
 }
 
-echo "== wrk: $THREADS thread(s), $CONNECTIONS connections, ${DURATION}s per target, 127.0.0.1"
+echo "== wrk: $THREADS thread(s), $CONNECTIONS connections, ${DURATION}s per target, 127.0.0.1, store: $BACKEND"
 run bare "http://127.0.0.1:$BARE_PORT/"
 run quote "$U/bridge/quote/user" "$WORK/quote.lua"
 run bridge "$U/bridge/history/bridge/$BRIDGE" "$WORK/auth.lua"

@@ -57,11 +57,12 @@ impl SpawnedSandbox {
         let config = SandboxConfig {
             listen: "127.0.0.1:0".parse()?,
             data_dir: data.path().to_owned(),
+            database_url: None,
             clock: ClockMode::Manual,
             catalogue: None,
             errors: ErrorsMode::First,
         };
-        let opened = bridge_sandbox::open(&config).context("opening the sandbox")?;
+        let opened = bridge_sandbox::open(&config).await.context("opening the sandbox")?;
         let listener = tokio::net::TcpListener::bind(config.listen).await.context("binding a loopback port")?;
         let base_url = format!("http://{}", listener.local_addr()?);
         let (stop, stopped) = oneshot::channel::<()>();

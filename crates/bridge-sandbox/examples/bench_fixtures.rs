@@ -52,11 +52,12 @@ async fn main() -> anyhow::Result<()> {
     let config = SandboxConfig {
         listen: "127.0.0.1:0".parse()?,
         data_dir: data.path().to_owned(),
+        database_url: None,
         clock: ClockMode::Manual,
         catalogue: None,
         errors: ErrorsMode::First,
     };
-    let opened = bridge_sandbox::open(&config)?;
+    let opened = bridge_sandbox::open(&config).await?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let base = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

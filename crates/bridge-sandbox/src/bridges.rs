@@ -129,11 +129,11 @@ pub async fn advance_clock(
 }
 
 /// The lifecycle pass: moves every bridge whose time has come, one step each, until none is due; returns how many
-/// steps were taken. One pass at a time; the clock's position is kept first.
+/// steps were taken. One pass at a time; the clock is synced with the store first (shared by instances).
 pub async fn advance(core: &Core) -> StoreResult<usize> {
     let _pass = core.pass.lock().await;
-    let (value, floor) = core.clock.snapshot();
-    core.store.save_clock(value, floor).await?;
+    let (value, floor) = core.store.sync_clock(core.clock.take_sync()).await?;
+    core.clock.adopt(value, floor);
     let mut steps = 0;
     loop {
         let now = core.now_ms();

@@ -1,6 +1,10 @@
 //! The sandbox clock. `--clock real`: wall-clock time plus every `POST /sandbox/clock/advance` so far;
 //! `--clock manual`: time moves only when advanced. Either way the clock never goes backwards, and its position
-//! is kept in the store so that a restart continues where it stopped.
+//! is kept in the store so that a restart continues where it stopped. Instances sharing one store share one
+//! clock: each sends the advances it took since it last synced ([`Clock::take_sync`]), the store adds them up and
+//! keeps the highest time any instance answered, and each instance adopts what the store holds
+//! ([`Clock::adopt`]). The lifecycle pass syncs, so instances agree within one tick (250 ms) and at once after an
+//! advance on the instance that took it.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -18,6 +22,19 @@ pub struct Clock {
     value: AtomicI64,
     /// Never answer a time before this (monotonic across restarts).
     floor: AtomicI64,
+    /// Advances taken since the last sync with the store.
+    pending: AtomicI64,
+}
+
+/// What an instance sends the store to sync the shared clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockSync {
+    /// This instance's value (manual time, or real-time offset): the store keeps it if it holds none yet.
+    pub value: i64,
+    /// Advances taken here since the last sync: the store adds them to the value it holds.
+    pub advanced_by: i64,
+    /// The latest time this instance answered (0 before the first): the store keeps the highest.
+    pub floor: i64,
 }
 
 /// The latest time the clock may be advanced to: 9999-01-01T00:00:00.000Z. Dates are written like JavaScript's
@@ -38,7 +55,7 @@ impl Clock {
             (ClockMode::Manual, None) => (wall_ms(), 0),
             (ClockMode::Real, None) => (0, 0),
         };
-        Self { mode, value: AtomicI64::new(value), floor: AtomicI64::new(floor) }
+        Self { mode, value: AtomicI64::new(value), floor: AtomicI64::new(floor), pending: AtomicI64::new(0) }
     }
 
     pub fn mode(&self) -> ClockMode {
@@ -58,6 +75,7 @@ impl Clock {
     /// Moves the clock forward by `ms`; returns the new time.
     pub fn advance(&self, ms: i64) -> i64 {
         self.value.fetch_add(ms, Ordering::SeqCst);
+        self.pending.fetch_add(ms, Ordering::SeqCst);
         self.now_ms()
     }
 
@@ -74,12 +92,24 @@ impl Clock {
                 (base.checked_add(moved)? <= LATEST_MS).then_some(moved)
             })
             .ok()?;
+        self.pending.fetch_add(ms, Ordering::SeqCst);
         Some(self.now_ms())
     }
 
-    /// What to keep in the store: (value, last time answered).
-    pub fn snapshot(&self) -> (i64, i64) {
-        (self.value.load(Ordering::SeqCst), self.floor.load(Ordering::SeqCst))
+    /// What to send the store, taking the advances not yet sent.
+    pub fn take_sync(&self) -> ClockSync {
+        ClockSync {
+            value: self.value.load(Ordering::SeqCst),
+            advanced_by: self.pending.swap(0, Ordering::SeqCst),
+            floor: self.floor.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Adopts the store's (value, floor) after a sync; advances taken meanwhile stay on top (and pending).
+    pub fn adopt(&self, value: i64, floor: i64) {
+        let meanwhile = self.pending.load(Ordering::SeqCst);
+        self.value.store(value.saturating_add(meanwhile), Ordering::SeqCst);
+        self.floor.fetch_max(floor, Ordering::SeqCst);
     }
 }
 
@@ -98,7 +128,30 @@ mod tests {
         assert_eq!(clock.try_advance(1), None);
 
         let real = Clock::new(ClockMode::Real, None);
+        assert_eq!(real.take_sync().advanced_by, 0);
         assert_eq!(real.try_advance(LATEST_MS), None);
         assert!(real.try_advance(86_400_000).is_some());
+    }
+
+    #[test]
+    fn two_clocks_syncing_through_a_store_add_up_their_advances() {
+        // The store's rule (`Store::sync_clock`): keep the first value, add every advance, keep the highest floor.
+        let mut stored: Option<(i64, i64)> = None;
+        let mut sync = |clock: &Clock| {
+            let s = clock.take_sync();
+            let (value, floor) = stored.map_or((s.value, s.floor), |(v, f)| (v + s.advanced_by, f.max(s.floor)));
+            stored = Some((value, floor));
+            clock.adopt(value, floor);
+        };
+        let a = Clock::new(ClockMode::Manual, Some((1_000, 0)));
+        let b = Clock::new(ClockMode::Manual, Some((1_000, 0)));
+        sync(&a);
+        sync(&b);
+        a.try_advance(10).unwrap();
+        b.try_advance(5).unwrap();
+        sync(&a);
+        sync(&b);
+        sync(&a);
+        assert_eq!((a.now_ms(), b.now_ms()), (1_015, 1_015), "both advances count, on both clocks");
     }
 }

@@ -1,12 +1,58 @@
 //! The event feed, `GET /webhook/user-events-cursor`: a project's events at or after `sinceTimestamp` in the
-//! order they were written (which is time order), paged by a cursor that is the position of a page's last event,
-//! so that a traversal never returns an event twice and never skips one, also under concurrent writes.
+//! order they were committed (time order up to the moment between taking a time and committing), paged by a cursor that is the feed position of a page's last
+//! event, so that a traversal never returns an event twice and never skips one, also under concurrent writes and
+//! across sandbox instances sharing one database (the store assigns feed positions in commit order: see
+//! [`crate::store`]).
+//!
+//! A `pageToken` is the position as 24 lower-case hex digits (the schema's pattern). Positions are 1..=`i64::MAX`
+//! (0 is "before the first event"); a token that matches the pattern but names a position above `i64::MAX` was
+//! never given out, and is answered 400 `HttpApiDecodeError` at `["pageToken"]` rather than restarting the feed.
 
 use bridge_contract::operations::ListUserEventsError;
-use bridge_contract::{ListUserEventsQuery, UserEventsPage};
+use bridge_contract::{HttpApiDecodeError, Issue, IssueTag, ListUserEventsQuery, PropertyKey, UserEventsPage};
 use bridge_server::Caller;
 
 use crate::core::Core;
+
+/// A position in the feed: the cursor of a page token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FeedPosition(i64);
+
+impl FeedPosition {
+    /// Before the first event.
+    pub const START: Self = Self(0);
+
+    /// The position of a stored event (the store's positions are positive).
+    pub fn of_event(position: i64) -> Self {
+        Self(position)
+    }
+
+    pub fn get(self) -> i64 {
+        self.0
+    }
+
+    /// The position a page token names; `None` for a token outside the range (or not 24 hex digits).
+    pub fn from_token(token: &str) -> Option<Self> {
+        if token.len() != 24 {
+            return None;
+        }
+        let value = u128::from_str_radix(token, 16).ok()?;
+        i64::try_from(value).ok().map(Self)
+    }
+
+    pub fn token(self) -> String {
+        format!("{:024x}", self.0)
+    }
+}
+
+/// 400 for a page token outside the cursor's range, in the decoder's error shape.
+fn token_out_of_range(token: &str) -> HttpApiDecodeError {
+    let message =
+        format!("Expected a page token of this feed (a position at most {:024x}), actual \"{token}\"", i64::MAX);
+    let issues =
+        vec![Issue { tag: IssueTag::Refinement, path: vec![PropertyKey::String("pageToken".into())], message }];
+    HttpApiDecodeError::new(bridge_server::serve::summary(&issues), issues)
+}
 
 pub async fn list_user_events(
     core: &Core,
@@ -15,15 +61,37 @@ pub async fn list_user_events(
 ) -> Result<UserEventsPage, ListUserEventsError> {
     // The feed documents no 422: out-of-range values are brought into range (see the schema).
     let since = query.since_timestamp.as_f64().floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
-    let after = query.page_token.as_deref().and_then(|t| i64::from_str_radix(t, 16).ok()).unwrap_or(0);
+    let after = match query.page_token.as_deref() {
+        None => FeedPosition::START,
+        Some(token) => FeedPosition::from_token(token).ok_or_else(|| token_out_of_range(token))?,
+    };
     let size = query
         .page_size
         .map_or(ListUserEventsQuery::PAGE_SIZE_DEFAULT, |n| n.as_f64())
         .floor()
         .clamp(1.0, ListUserEventsQuery::PAGE_SIZE_MAXIMUM) as u64;
-    let mut page = core.store.events(&caller.project_id, since, after, size + 1).await?;
+    let mut page = core.store.events(&caller.project_id, since, after.get(), size + 1).await?;
     let more = page.len() as u64 > size;
     page.truncate(size as usize);
-    let next_page_token = if more { page.last().map(|(seq, _)| format!("{seq:024x}")) } else { None };
+    let next_page_token = if more { page.last().map(|(seq, _)| FeedPosition::of_event(*seq).token()) } else { None };
     Ok(UserEventsPage { items: page.into_iter().map(|(_, e)| e).collect(), next_page_token })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FeedPosition;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn every_position_round_trips_through_its_token(p in 0..=i64::MAX) {
+            let position = FeedPosition::of_event(p);
+            prop_assert_eq!(FeedPosition::from_token(&position.token()), Some(position));
+        }
+
+        #[test]
+        fn tokens_above_the_range_are_rejected(v in (i64::MAX as u128 + 1)..(1u128 << 96)) {
+            prop_assert_eq!(FeedPosition::from_token(&format!("{v:024x}")), None);
+        }
+    }
 }

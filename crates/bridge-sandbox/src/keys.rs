@@ -1,7 +1,8 @@
 //! The sandbox's signing keys, made on first start and kept in the data directory:
 //! `keys/jwt-hs256.secret` (the HS256 secret that project tokens are signed with) and
 //! `keys/webhook-rsa.pem` (the RSA key that signs webhook deliveries; its public half is served by
-//! `GET /webhook/public-key`).
+//! `GET /webhook/public-key`). On PostgreSQL they are kept in the database instead ([`Keys::shared`]), so every
+//! instance on one database accepts the same tokens and signs with the same key.
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +10,9 @@ use anyhow::Context;
 use bridge_client::webhook::WebhookSigner;
 use rand::RngCore;
 
+use crate::store::PgStore;
+
+#[derive(Clone)]
 pub struct Keys {
     pub jwt_secret: Vec<u8>,
     pub webhook: std::sync::Arc<WebhookSigner>,
@@ -46,6 +50,37 @@ impl Keys {
         Ok(Self { jwt_secret, webhook: std::sync::Arc::new(webhook) })
     }
 }
+
+impl Keys {
+    /// The keys kept in a PostgreSQL database: the first instance to start makes and keeps them, every other one
+    /// (and `bridge-sandbox token --database-url`) reads them.
+    pub async fn shared(store: &PgStore) -> anyhow::Result<Self> {
+        let jwt_hex = match store.shared_value(JWT_SECRET).await? {
+            Some(hex) => hex,
+            None => {
+                let mut secret = vec![0u8; 32];
+                rand::rng().fill_bytes(&mut secret);
+                store.keep_first(JWT_SECRET, &hex::encode(&secret)).await?
+            }
+        };
+        let jwt_secret = hex::decode(jwt_hex.trim()).context("reading the JWT secret")?;
+        let pem = match store.shared_value(WEBHOOK_KEY).await? {
+            Some(pem) => pem,
+            None => {
+                let signer = WebhookSigner::generate().map_err(|e| anyhow::anyhow!("making the webhook key: {e}"))?;
+                let pem = signer.private_key_pem().map_err(|e| anyhow::anyhow!("{e}"))?;
+                store.keep_first(WEBHOOK_KEY, &pem).await?
+            }
+        };
+        let webhook =
+            WebhookSigner::from_pem(&pem).map_err(|e| anyhow::anyhow!("reading the stored webhook key: {e}"))?;
+        Ok(Self { jwt_secret, webhook: std::sync::Arc::new(webhook) })
+    }
+}
+
+/// Names of the keys in the database.
+const JWT_SECRET: &str = "jwt-hs256-secret";
+const WEBHOOK_KEY: &str = "webhook-rsa-pem";
 
 fn write_private(path: &PathBuf, text: &str) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp");

@@ -2,14 +2,15 @@
 //!
 //! A stateful local implementation of the whole bridge service, exact to the contract: quotes, commits, bridge
 //! lifecycles, smart deposit addresses, the event feed, and sandbox helpers that drive them. Everything lives in
-//! one SQLite file in the data directory and survives restarts. Run it with
+//! one SQLite file in the data directory, or in a PostgreSQL database that several instances share, and survives
+//! restarts. Run it with
 //! `cargo run -p bridge-sandbox -- serve` (see `--help`).
 //!
 //! Modules, each with one job (none imports one that imports it back):
 //!
-//! * the core: [`store`] (persistence behind the async [`store::Store`] trait, SQLite by default), [`catalogue`]
-//!   (chains, tokens, prices, limits, fee settings), [`clock`] (the sandbox clock), [`ids`] (ids and made-up chain
-//!   data from counters), gathered in [`core::Core`];
+//! * the core: [`store`] (persistence behind the async [`store::Store`] trait, SQLite by default, or PostgreSQL),
+//!   [`catalogue`] (chains, tokens, prices, limits, fee settings), [`clock`] (the sandbox clock, shared by instances
+//!   on one database), [`ids`] (ids and made-up chain data from counters), gathered in [`core::Core`];
 //! * the domain: [`records`] (the contract's bridge records made from quotes, and read), [`lifecycle`] (the state
 //!   machine: typed transitions and the events they emit), [`pricing`] (the pricing model of quotes);
 //! * the areas, one per group of operations: [`quotes`], [`bridges`] (history, deposits into bridges, the clock,
@@ -52,29 +53,50 @@ pub use service::Sandbox;
 #[derive(Debug, Clone)]
 pub struct SandboxConfig {
     pub listen: SocketAddr,
+    /// The data directory: the SQLite database and the signing keys (unused with `database_url`).
     pub data_dir: PathBuf,
+    /// A PostgreSQL database (`postgres://...`) to keep everything in instead of the data directory; several
+    /// instances may share one.
+    pub database_url: Option<String>,
     pub clock: clock::ClockMode,
     pub catalogue: Option<PathBuf>,
     pub errors: ErrorsMode,
 }
 
-/// The sandbox over a data directory: store, keys, catalogue and clock, ready to serve.
+/// The sandbox over its store: store, keys, catalogue and clock, ready to serve.
 pub struct Opened {
     pub sandbox: Sandbox,
     pub keys: keys::Keys,
 }
 
-pub fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
-    let store = store::SqliteStore::open(&config.data_dir)?;
-    let keys = keys::Keys::load_or_create(&config.data_dir)?;
+/// The store and the signing keys of a data directory or a PostgreSQL database.
+async fn open_store(
+    data_dir: &std::path::Path,
+    database_url: Option<&str>,
+) -> anyhow::Result<(Arc<dyn store::Store>, keys::Keys)> {
+    match database_url {
+        None => Ok((Arc::new(store::SqliteStore::open(data_dir)?), keys::Keys::load_or_create(data_dir)?)),
+        Some(url) => {
+            let store = store::PgStore::connect(url).await?;
+            let keys = keys::Keys::shared(&store).await?;
+            Ok((Arc::new(store), keys))
+        }
+    }
+}
+
+pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
+    let (store, keys) = open_store(&config.data_dir, config.database_url.as_deref()).await?;
     let mut catalogue = catalogue::Catalogue::builtin();
     if let Some(path) = &config.catalogue {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         catalogue = catalogue.with_overrides(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     }
-    let stored_clock = store.stored_clock()?;
-    let clock = clock::Clock::new(config.clock, stored_clock);
-    let sandbox = Sandbox::new(Arc::new(store), catalogue, clock, keys.webhook.served_public_key());
+    // The clock continues from the store's (a restart, or other instances on the database) before it answers a
+    // time; a new store keeps this one's.
+    let clock = clock::Clock::new(config.clock, None);
+    let (value, floor) = store.sync_clock(clock.take_sync()).await?;
+    clock.adopt(value, floor);
+    let sandbox = Sandbox::new(store, catalogue, clock, keys.webhook.served_public_key());
     Ok(Opened { sandbox, keys })
 }
 
@@ -94,7 +116,7 @@ pub async fn serve(
     config: SandboxConfig,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let opened = open(&config)?;
+    let opened = open(&config).await?;
     let listener =
         tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("binding {}", config.listen))?;
     serve_on(opened, listener, config.errors, shutdown).await
@@ -174,7 +196,22 @@ pub fn mint_token(
     post_bridge_data: bool,
     ttl: Duration,
 ) -> anyhow::Result<String> {
-    let keys = keys::Keys::load_or_create(data_dir)?;
+    token_for(&keys::Keys::load_or_create(data_dir)?, project, post_bridge_data, ttl)
+}
+
+/// A project token that every sandbox on the PostgreSQL database at `database_url` accepts.
+pub async fn mint_token_for_database(
+    database_url: &str,
+    project: &str,
+    post_bridge_data: bool,
+    ttl: Duration,
+) -> anyhow::Result<String> {
+    let store = store::PgStore::connect(database_url).await?;
+    token_for(&keys::Keys::shared(&store).await?, project, post_bridge_data, ttl)
+}
+
+/// A project token signed with `keys`.
+pub fn token_for(keys: &keys::Keys, project: &str, post_bridge_data: bool, ttl: Duration) -> anyhow::Result<String> {
     let now = clock::wall_ms() as u64 / 1000;
     let claims = bridge_server::Claims {
         sub: project.to_owned(),

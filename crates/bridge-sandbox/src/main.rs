@@ -9,7 +9,8 @@ use bridge_sandbox::SandboxConfig;
 use bridge_server::ErrorsMode;
 use clap::{Parser, Subcommand, ValueEnum};
 
-/// A local, stateful bridge service for integration work: exact to the contract, kept in one SQLite file.
+/// A local, stateful bridge service for integration work: exact to the contract, kept in one SQLite file (or a
+/// PostgreSQL database shared by several instances).
 ///
 /// Quick start:
 ///   bridge-sandbox serve                      # serves http://127.0.0.1:8080 (API reference at /docs)
@@ -31,6 +32,12 @@ enum Command {
         /// Data directory: the database (sandbox.db) and the signing keys (keys/), made on first start.
         #[arg(long, default_value = "sandbox-data", env = "BRIDGE_SANDBOX_DATA")]
         data: PathBuf,
+        /// Keep everything in this PostgreSQL database instead of the data directory
+        /// (`postgres://user:password@host:port/database`). Several instances may share one database, behind any
+        /// HTTP load balancer: they share the signing keys, the clock, the counters, the lifecycle and the
+        /// webhook deliveries.
+        #[arg(long, env = "BRIDGE_SANDBOX_DATABASE_URL")]
+        database_url: Option<String>,
         /// `real`: time passes by itself (plus POST /sandbox/clock/advance); `manual`: only advances move it.
         #[arg(long, value_enum, default_value = "real")]
         clock: ClockMode,
@@ -52,6 +59,9 @@ enum Command {
         /// Data directory of the sandbox that should accept the token.
         #[arg(long, default_value = "sandbox-data", env = "BRIDGE_SANDBOX_DATA")]
         data: PathBuf,
+        /// The PostgreSQL database of the sandbox that should accept the token (instead of `--data`).
+        #[arg(long, env = "BRIDGE_SANDBOX_DATABASE_URL")]
+        database_url: Option<String>,
         /// Hours until the token expires.
         #[arg(long, default_value_t = 24)]
         ttl_hours: u64,
@@ -68,7 +78,7 @@ enum Errors {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { listen, data, clock, catalogue, errors } => {
+        Command::Serve { listen, data, database_url, clock, catalogue, errors } => {
             tracing_subscriber::fmt()
                 .with_env_filter(
                     tracing_subscriber::EnvFilter::try_from_default_env()
@@ -79,12 +89,15 @@ async fn main() -> anyhow::Result<()> {
                 Errors::First => ErrorsMode::First,
                 Errors::All => ErrorsMode::All,
             };
-            let config = SandboxConfig { listen, data_dir: data, clock, catalogue, errors };
+            let config = SandboxConfig { listen, data_dir: data, database_url, clock, catalogue, errors };
             bridge_sandbox::serve(config, bridge_sandbox::shutdown_signal()).await
         }
-        Command::Token { project, post_bridge, data, ttl_hours } => {
-            let token =
-                bridge_sandbox::mint_token(&data, &project, post_bridge, Duration::from_secs(ttl_hours * 3600))?;
+        Command::Token { project, post_bridge, data, database_url, ttl_hours } => {
+            let ttl = Duration::from_secs(ttl_hours * 3600);
+            let token = match database_url {
+                Some(url) => bridge_sandbox::mint_token_for_database(&url, &project, post_bridge, ttl).await?,
+                None => bridge_sandbox::mint_token(&data, &project, post_bridge, ttl)?,
+            };
             println!("{token}");
             Ok(())
         }

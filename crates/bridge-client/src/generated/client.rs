@@ -1100,7 +1100,10 @@ Sends a `GET` request to `/webhook/user-events-cursor`
 
 Arguments:
 - `page_size`: Events per page (a numeric string, decoded to a number).
-- `page_token`: The `nextPageToken` of a previous page.
+- `page_token`: The `nextPageToken` of a previous page: the feed position of that page's last event. A token that
+matches the pattern but names a position outside the cursor's range (above 7fffffffffffffff) was never
+given out and answers 400 `HttpApiDecodeError` at `["pageToken"]`; it never restarts the feed.
+
 - `since_timestamp`: Milliseconds since the Unix epoch (a numeric string); inclusive.
 */
     pub async fn list_user_events<'a>(

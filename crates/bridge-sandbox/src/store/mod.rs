@@ -6,9 +6,30 @@
 //!
 //! Every state change and the events it emits are written in one transaction, so an event is never lost or
 //! emitted for a change that did not happen; an event with a `webhookUrl` gets its outbox row in the same
-//! transaction. Events get a strictly increasing sequence number at insert, in commit order; the event feed's
-//! cursor is that number, which makes paging exact under concurrent writes.
+//! transaction.
+//!
+//! ## The feed position: commit-ordered, so the cursor is exact
+//!
+//! Every event gets a feed position (`events.seq`, 1, 2, 3, ...), and the event feed's cursor is the position of
+//! the last event a page returned; the next page reads the positions above it. That is exact (no event twice,
+//! none skipped, also one written by another instance while a traversal runs) only if positions become visible in
+//! order: once a reader has seen position `p`, no transaction may later commit a position below `p`. A plain
+//! database sequence does not give that (PostgreSQL hands out sequence values at insert, not at commit, so a slow
+//! transaction holding 7 can commit after a fast one holding 8, and a reader that saw 8 would skip 7 for good).
+//! Each backend therefore assigns positions in commit order:
+//!
+//! * SQLite has one writer at a time (the database lock is held from the first write to the commit), so the
+//!   `AUTOINCREMENT` value taken inside the transaction is in commit order.
+//! * PostgreSQL takes positions from a one-row counter (`feed_head`), `UPDATE ... RETURNING` in the same
+//!   transaction as the events, as its last statement before `COMMIT`. The row lock is held until the
+//!   transaction ends, so a second writer waits for the first one's commit (or rollback, which releases its
+//!   positions unused: the counter update is rolled back with it) before it takes the next positions. Positions
+//!   are then gapless and commit-ordered, whichever instance writes. Only the event-appending tail of a write is
+//!   serialized, and only against other event writers; reads never wait on it.
+//!
+//! A page token names a position; one outside `1..=i64::MAX` was never given out (see [`crate::feed`]).
 
+mod postgres;
 mod sqlite;
 
 use std::collections::HashMap;
@@ -21,7 +42,9 @@ use bridge_contract::{
     WebhookDeliveryAttempt, WebhookEvent,
 };
 
+use crate::clock::ClockSync;
 use crate::records::Plan;
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// A failure of the store (or of data it holds): logged, and answered 503 `ServiceUnavailable`. Nothing was
@@ -226,11 +249,21 @@ pub struct DeliveryClaim {
     pub busy: HashMap<String, usize>,
 }
 
+/// The clock a sync keeps: `sync.value` when nothing was kept, else the kept value plus `sync.advanced_by`; the
+/// higher floor.
+fn synced(kept: Option<(i64, i64)>, sync: ClockSync) -> (i64, i64) {
+    match kept {
+        None => (sync.value, sync.floor),
+        Some((value, floor)) => (value.saturating_add(sync.advanced_by), floor.max(sync.floor)),
+    }
+}
+
 /// The sandbox's persistence, one atomic domain operation per method.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
-    /// Keeps the clock's (value, floor) for the next start.
-    async fn save_clock(&self, value: i64, floor: i64) -> StoreResult<()>;
+    /// Syncs the shared clock (`crate::clock`): keeps `sync.value` if nothing is kept yet, else adds
+    /// `sync.advanced_by` to the kept value; keeps the higher floor; returns the kept (value, floor), atomically.
+    async fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)>;
     /// The next value of a counter (starting at 1).
     async fn next_counter(&self, counter: Counter) -> StoreResult<u64>;
 
@@ -242,7 +275,8 @@ pub trait Store: Send + Sync + 'static {
     async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>>;
     /// Inserts or replaces a bridge, with the events its change emits.
     async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<()>;
-    /// Bridges whose lifecycle is due at `now_ms`, oldest first.
+    /// Bridges whose lifecycle is due at `now_ms`, oldest first, taken for the caller's lifecycle pass: a store
+    /// shared by instances leases them, so that one instance steps each (saving the bridge ends the lease).
     async fn due_bridges(&self, now_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>>;
     /// A page of a project's bridges and the number of all that match the filter.
     async fn history(&self, project: &str, query: &HistoryQuery) -> StoreResult<(u64, Vec<StoredBridge>)>;
@@ -297,7 +331,8 @@ pub trait Store: Send + Sync + 'static {
     /// when the lease runs out, or at once by the next [`Store::release_leases`]. Fair to receivers: one slow or
     /// dead receiver cannot take every slot from the others.
     async fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>>;
-    /// Releases every lease: a deliverer that starts (one per data directory) has nothing in flight yet.
+    /// Releases every lease: a deliverer that starts (one per data directory) has nothing in flight yet. A store
+    /// shared by instances releases nothing (the others' deliveries are in flight); leases run out instead.
     async fn release_leases(&self) -> StoreResult<()>;
     /// Records an attempt and schedules the next one (or closes the delivery).
     async fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> StoreResult<()>;

@@ -1,7 +1,10 @@
 //! [`SqliteStore`]: the whole store in one SQLite file (`sandbox.db` in the data directory) with versioned
 //! migrations, WAL journaling and `synchronous = FULL`: a change is acknowledged only after it is durable, so a
-//! crash loses nothing that was acknowledged. One connection behind a mutex; each operation runs on the blocking
-//! thread pool (`tokio::task::spawn_blocking`), never on an async worker.
+//! crash loses nothing that was acknowledged. Writes go through one connection behind a mutex (SQLite has one
+//! writer at a time, which also keeps feed positions in commit order); reads go through a small pool of reader
+//! connections, which WAL lets run beside the writer and each other, each seeing every commit made before it
+//! starts. Each operation runs on the blocking thread pool (`tokio::task::spawn_blocking`), never on an async
+//! worker.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -13,9 +16,10 @@ use rusqlite_migration::{Migrations, M};
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::{
-    AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryQuery, NewEvent, Store, StoreError,
-    StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
+    synced, AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryQuery, NewEvent, Store,
+    StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
 };
+use crate::clock::ClockSync;
 use crate::records;
 
 impl From<rusqlite::Error> for StoreError {
@@ -114,7 +118,12 @@ fn migrations() -> Migrations<'static> {
 /// All state in one SQLite file.
 pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
+    readers: Arc<Vec<Mutex<Connection>>>,
+    next_reader: std::sync::atomic::AtomicUsize,
 }
+
+/// Reader connections: one per core the sandbox is likely to have, and a few more for reads that wait on disk.
+const READERS: usize = 4;
 
 fn to_json<T: Serialize>(value: &T) -> StoreResult<String> {
     Ok(serde_json::to_string(value)?)
@@ -144,15 +153,39 @@ impl SqliteStore {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrations().to_latest(&mut conn).map_err(|e| StoreError::new(e).context("migrating the sandbox database"))?;
-        Ok(Self { conn: Arc::new(Mutex::new(conn)) })
+        let readers = (0..READERS)
+            .map(|_| {
+                let reader = Connection::open_with_flags(
+                    &path,
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )
+                .map_err(|e| StoreError::new(e).context(format!("opening {} to read", path.display())))?;
+                reader.busy_timeout(std::time::Duration::from_secs(5))?;
+                Ok(Mutex::new(reader))
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok(Self { conn: Arc::new(Mutex::new(conn)), readers: Arc::new(readers), next_reader: Default::default() })
     }
 
-    /// The clock's stored (value, floor), if any: read once when the sandbox opens.
-    pub fn stored_clock(&self) -> StoreResult<Option<(i64, i64)>> {
-        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let v: Option<String> =
-            conn.query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| r.get(0)).optional()?;
-        v.map(|text| from_json(&text)).transpose()
+    /// Runs the read `f` with a reader connection (a free one if any, else the next in turn) on the blocking
+    /// thread pool.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let readers = self.readers.clone();
+        let start = self.next_reader.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tokio::task::spawn_blocking(move || {
+            let n = readers.len();
+            let free = (0..n).find_map(|i| readers[(start + i) % n].try_lock().ok());
+            let reader = match free {
+                Some(reader) => reader,
+                None => readers[start % n].lock().unwrap_or_else(|p| p.into_inner()),
+            };
+            f(&reader)
+        })
+        .await
+        .map_err(|e| StoreError::new(e).context("store task"))?
     }
 
     /// Runs `f` with the connection on the blocking thread pool.
@@ -267,13 +300,19 @@ fn quote_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredQuote> {
 
 #[async_trait]
 impl Store for SqliteStore {
-    async fn save_clock(&self, value: i64, floor: i64) -> StoreResult<()> {
+    async fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)> {
         self.run(move |c| {
-            c.execute(
+            let tx = c.transaction()?;
+            let kept: Option<String> =
+                tx.query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| r.get(0)).optional()?;
+            let kept = kept.map(|text| from_json::<(i64, i64)>(&text)).transpose()?;
+            let (value, floor) = synced(kept, sync);
+            tx.execute(
                 "INSERT INTO meta (key, value) VALUES ('clock', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 params![to_json(&(value, floor))?],
             )?;
-            Ok(())
+            tx.commit()?;
+            Ok((value, floor))
         })
         .await
     }
@@ -309,7 +348,7 @@ impl Store for SqliteStore {
 
     async fn quote(&self, project: &str, id: &str) -> StoreResult<Option<StoredQuote>> {
         let (project, id) = (project.to_owned(), id.to_owned());
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, project, body, mode, created_ms, expires_ms, committed FROM quotes WHERE id = ?1 AND project = ?2",
             )?;
@@ -338,7 +377,7 @@ impl Store for SqliteStore {
 
     async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>> {
         let (project, id) = (project.to_owned(), id.to_owned());
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt =
                 c.prepare_cached(&format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = ?1 AND project = ?2"))?;
             let rows = stmt.query(params![id, project])?;
@@ -372,7 +411,7 @@ impl Store for SqliteStore {
 
     async fn history(&self, project: &str, q: &HistoryQuery) -> StoreResult<(u64, Vec<StoredBridge>)> {
         let (project, q) = (project.to_owned(), q.clone());
-        self.run(move |c| {
+        self.read(move |c| {
             let state = q.state.map(|s| s.as_str());
             let filter = if state.is_some() { "AND state = ?2" } else { "AND ?2 IS NULL" };
             let total: i64 = c.query_row(
@@ -404,7 +443,7 @@ impl Store for SqliteStore {
         reuse_key: &str,
     ) -> StoreResult<Option<StoredAddress>> {
         let (project, chain, key) = (project.to_owned(), deposit_chain.to_owned(), reuse_key.to_owned());
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = ?1 AND deposit_chain = ?2 AND reuse_key = ?3 ORDER BY seq LIMIT 1"
             ))?;
@@ -443,7 +482,7 @@ impl Store for SqliteStore {
 
     async fn address(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<Option<StoredAddress>> {
         let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE deposit_chain = ?1 AND deposit_address = ?2"
             ))?;
@@ -455,7 +494,7 @@ impl Store for SqliteStore {
 
     async fn search_addresses(&self, project: &str, s: &AddressSearch) -> StoreResult<Vec<(i64, StoredAddress)>> {
         let (project, s) = (project.to_owned(), s.clone());
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = ?1 AND seq > ?2
                    AND (?3 IS NULL OR json_extract(search_item, '$.addressNote') = ?3)
@@ -499,7 +538,7 @@ impl Store for SqliteStore {
         deposit_address: &str,
     ) -> StoreResult<Option<StoredRoutingAddress>> {
         let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT project, body, webhook_url, created_ms FROM routing_addresses WHERE deposit_chain = ?1 AND deposit_address = ?2",
             )?;
@@ -519,7 +558,7 @@ impl Store for SqliteStore {
 
     async fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<bool> {
         let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
-        self.run(move |c| {
+        self.read(move |c| {
             Ok(c.query_row(
                 "SELECT EXISTS (SELECT 1 FROM addresses WHERE deposit_chain = ?1 AND deposit_address = ?2)
                      OR EXISTS (SELECT 1 FROM routing_addresses WHERE deposit_chain = ?1 AND deposit_address = ?2)",
@@ -563,7 +602,7 @@ impl Store for SqliteStore {
         limit: u64,
     ) -> StoreResult<Vec<StoredDeposit>> {
         let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT last_bridge, bridge_id FROM deposits WHERE deposit_chain = ?1 AND deposit_address = ?2 ORDER BY seq DESC LIMIT ?3",
             )?;
@@ -594,13 +633,14 @@ impl Store for SqliteStore {
         limit: u64,
     ) -> StoreResult<Vec<(i64, WebhookEvent)>> {
         let project = project.to_owned();
-        self.run(move |c| {
-            // The sandbox clock never goes backwards, so sequence order is time order: find the first event at or
-            // after `since_ms` through the time index, then page by sequence. Each page costs O(page size).
+        self.read(move |c| {
+            // Positions are in commit order, which need not be time order (two requests may take their times in
+            // one order and commit in the other; instances' clocks agree only up to a tick): the time filter is a
+            // filter, never a starting position. A page walks the (project, seq) index from the cursor, so it costs
+            // O(page) once past the events before `since_ms`.
             let mut stmt = c.prepare_cached(
-                "SELECT seq, body FROM events WHERE project = ?1 AND created_ms >= ?3 AND seq > max(?2,
-                   coalesce((SELECT seq FROM events WHERE project = ?1 AND created_ms >= ?3 ORDER BY created_ms, seq LIMIT 1), 9223372036854775807) - 1)
-                 ORDER BY seq LIMIT ?4",
+                "SELECT seq, body FROM events INDEXED BY events_by_project
+                 WHERE project = ?1 AND seq > ?2 AND created_ms >= ?3 ORDER BY seq LIMIT ?4",
             )?;
             let rows = stmt.query(params![project, after_seq, since_ms, limit as i64])?;
             collect(rows, |r| Ok((r.get(0)?, from_json(&r.get::<_, String>(1)?)?)))
@@ -689,7 +729,7 @@ impl Store for SqliteStore {
         limit: u64,
     ) -> StoreResult<Vec<WebhookDeliveryAttempt>> {
         let (project, event_id) = (project.to_owned(), event_id.map(str::to_owned));
-        self.run(move |c| {
+        self.read(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT event_id, url, attempt, at_ms, status, error, delivered, next_ms FROM delivery_attempts
                  WHERE project = ?1 AND (?2 IS NULL OR event_id = ?2) ORDER BY id DESC LIMIT ?3",

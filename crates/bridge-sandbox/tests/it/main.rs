@@ -11,10 +11,13 @@
 //! * [`sdk`]: the production service's official TypeScript SDK against a fresh sandbox, and the production
 //!   payload fixtures against the pinned SDK's types.
 //!
-//! [`support`] starts a sandbox on a free loopback port. `cargo test -p bridge-sandbox --test it webhooks::` runs
+//! [`support`] starts a sandbox on a free loopback port, over SQLite or over a database of the throw-away
+//! PostgreSQL server of [`pg`]; `support::both_stores!` runs a store-behaviour test on each (`name::sqlite`,
+//! `name::postgres`). `cargo test -p bridge-sandbox --test it webhooks::` runs
 //! one module.
 
 mod fuzz_corpus;
+mod pg;
 mod pricing;
 mod scenarios;
 mod sdk;

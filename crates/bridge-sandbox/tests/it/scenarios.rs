@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::support::Running;
+use crate::support::{both_stores, Running, TestStore};
 use bridge_client::Client;
 use bridge_contract::operations::*;
 use bridge_contract::*;
@@ -67,11 +67,9 @@ fn dec(s: &DecimalString) -> rust_decimal::Decimal {
     s.to_decimal().unwrap()
 }
 
-#[tokio::test]
-async fn quote_commit_deposit_executed() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+async fn quote_commit_deposit_executed(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
 
     let quote = single_token(client.quote_bridge(&quote_request("100")).await.unwrap());
     let fees = &quote.fees;
@@ -121,11 +119,9 @@ async fn quote_commit_deposit_executed() {
     sandbox.stop().await;
 }
 
-#[tokio::test]
-async fn an_uncommitted_or_expired_quote_cannot_be_committed_and_a_pending_bridge_is_cancelled() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+async fn an_uncommitted_or_expired_quote_cannot_be_committed_and_a_pending_bridge_is_cancelled(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
     let late = single_token(client.quote_bridge(&quote_request("50")).await.unwrap());
     let pending = single_token(client.quote_bridge(&quote_request("60")).await.unwrap());
     client.commit_quote(&pending.quote_id).await.unwrap();
@@ -137,11 +133,9 @@ async fn an_uncommitted_or_expired_quote_cannot_be_committed_and_a_pending_bridg
     sandbox.stop().await;
 }
 
-#[tokio::test]
-async fn deposit_address_bridged_and_rejected_over_the_limit() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+async fn deposit_address_bridged_and_rejected_over_the_limit(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
     let request = DepositAddressCreateRequest {
         deposit_chains: vec!["ETHEREUM".into(), "ARBITRUM".into()],
         address_note: Some("desk".into()),
@@ -238,11 +232,9 @@ async fn deposit_address_bridged_and_rejected_over_the_limit() {
     sandbox.stop().await;
 }
 
-#[tokio::test]
-async fn everything_survives_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+async fn everything_survives_a_restart(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
     let quote = single_token(client.quote_bridge(&quote_request("10")).await.unwrap());
     client.commit_quote(&quote.quote_id).await.unwrap();
     advance(&client, 1_000).await;
@@ -250,8 +242,8 @@ async fn everything_survives_a_restart() {
     let events_before = event_tags(&client).await;
     sandbox.stop().await;
 
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
     assert_eq!(state_of(&client.get_bridge(&quote.quote_id).await.unwrap()), "PENDING");
     assert_eq!(event_tags(&client).await, events_before);
     let clock_after = client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 }).await.unwrap().now;
@@ -259,12 +251,10 @@ async fn everything_survives_a_restart() {
     sandbox.stop().await;
 }
 
-#[tokio::test]
-async fn projects_never_see_each_other() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let a = sandbox.client(dir.path(), "project-a");
-    let b = sandbox.client(dir.path(), "project-b");
+async fn projects_never_see_each_other(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let a = sandbox.client_of("project-a");
+    let b = sandbox.client_of("project-b");
     let quote = single_token(a.quote_bridge(&quote_request("10")).await.unwrap());
     let err = b.commit_quote(&quote.quote_id).await.unwrap_err();
     assert!(matches!(err, bridge_client::Error::Api(CommitQuoteError::QuoteNotFound(_))), "{err:?}");
@@ -421,11 +411,9 @@ async fn every_answer_validates_against_the_schema() {
     sandbox.stop().await;
 }
 
-#[tokio::test]
-async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
 
     // A bridge-swap whose swap fails after the deposit: SWAP_FAILED, then refunded with BRIDGE_REFUNDED.
     let quote = client
@@ -526,4 +514,62 @@ async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries() {
         "a delayed deposit is not confirming yet"
     );
     sandbox.stop().await;
+}
+
+both_stores!(
+    quote_commit_deposit_executed,
+    an_uncommitted_or_expired_quote_cannot_be_committed_and_a_pending_bridge_is_cancelled,
+    deposit_address_bridged_and_rejected_over_the_limit,
+    everything_survives_a_restart,
+    projects_never_see_each_other,
+    a_failed_swap_is_refunded_and_a_delayed_deposit_retries,
+);
+
+/// Two instances on one PostgreSQL database: one sandbox clock (an advance on one is the other's time after a
+/// lifecycle tick), and each lifecycle step taken once although both instances' passes run: every bridge gets
+/// each of its events exactly once.
+#[tokio::test]
+async fn two_instances_share_the_clock_and_step_each_bridge_once() {
+    let Some(store) = TestStore::postgres() else { return };
+    let (a, b) = (Running::on(&store).await, Running::on(&store).await);
+    let (on_a, on_b) = (a.client_of("project-a"), b.client_of("project-a"));
+    let mut ids = Vec::new();
+    for (i, client) in [&on_a, &on_b].into_iter().cycle().take(8).enumerate() {
+        let quote = single_token(client.quote_bridge(&quote_request(&format!("{}", 10 + i))).await.unwrap());
+        client.commit_quote(&quote.quote_id).await.unwrap();
+        let deposit = SandboxBridgeDepositRequest { tx_hash: None, outcome: None };
+        client.sandbox_deposit_bridge(&quote.quote_id, &deposit).await.unwrap();
+        ids.push(quote.quote_id);
+    }
+    for _ in 0..3 {
+        advance(&on_a, 60_000).await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await; // one tick of B's lifecycle pass
+        let now_a = on_a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 }).await.unwrap().now;
+        let now_b = on_b.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 }).await.unwrap().now;
+        assert_eq!(now_a, now_b, "one clock");
+    }
+    // A step that one instance's pass took at the time before the last advance is followed up by its next pass.
+    for id in &ids {
+        let mut state = "";
+        for _ in 0..40 {
+            state = state_of(&on_b.get_bridge(id).await.unwrap());
+            if state == "EXECUTED" {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let now = on_a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 }).await.unwrap().now;
+        let record = serde_json::to_string(&on_b.get_bridge(id).await.unwrap()).unwrap();
+        assert_eq!(state, "EXECUTED", "at {now:?}: {record}");
+    }
+    let mut tags = event_tags(&on_b).await;
+    tags.sort();
+    let mut expected: Vec<String> = ["BRIDGE_ACCEPTED", "BRIDGE_EXECUTED", "BRIDGE_PENDING"]
+        .iter()
+        .flat_map(|t| std::iter::repeat_n(t.to_string(), ids.len()))
+        .collect();
+    expected.sort();
+    assert_eq!(tags, expected, "each event of each bridge once");
+    a.stop().await;
+    b.stop().await;
 }

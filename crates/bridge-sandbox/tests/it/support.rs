@@ -1,17 +1,76 @@
-//! Test support: a sandbox started on a free loopback port over a data directory, with the manual clock.
+//! Test support: a sandbox started on a free loopback port over a store (a data directory, or a database of a
+//! throw-away PostgreSQL server: [`crate::pg`]), with the manual clock; [`both_stores!`] runs a test of store
+//! behaviour against each backend.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bridge_client::{Client, Credentials};
 use bridge_sandbox::clock::ClockMode;
+use bridge_sandbox::keys::Keys;
 use bridge_sandbox::store::{SqliteStore, Store};
 use bridge_sandbox::SandboxConfig;
 use bridge_server::ErrorsMode;
 use tokio::sync::oneshot;
 
+use crate::pg::PgServer;
+
+/// Where a test sandbox keeps its state; several sandboxes may run over one at once (PostgreSQL) or one after
+/// the other (both).
+pub struct TestStore {
+    dir: tempfile::TempDir,
+    database: Option<(Arc<PgServer>, String)>,
+}
+
+impl TestStore {
+    pub fn sqlite() -> Self {
+        Self { dir: tempfile::tempdir().unwrap(), database: None }
+    }
+
+    /// A fresh database on the test server; `None` (the reason printed) when PostgreSQL is missing outside CI.
+    pub fn postgres() -> Option<Self> {
+        Some(Self { dir: tempfile::tempdir().unwrap(), database: Some(crate::pg::database()?) })
+    }
+
+    pub fn config(&self) -> SandboxConfig {
+        SandboxConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            data_dir: self.dir.path().to_owned(),
+            database_url: self.database.as_ref().map(|(_, url)| url.clone()),
+            clock: ClockMode::Manual,
+            catalogue: None,
+            errors: ErrorsMode::First,
+        }
+    }
+}
+
+/// Runs each named `async fn name(store: TestStore)` against SQLite (`name::sqlite`) and PostgreSQL
+/// (`name::postgres`).
+macro_rules! both_stores {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test]
+                async fn sqlite() {
+                    super::$name(crate::support::TestStore::sqlite()).await
+                }
+
+                #[tokio::test]
+                async fn postgres() {
+                    if let Some(store) = crate::support::TestStore::postgres() {
+                        super::$name(store).await
+                    }
+                }
+            }
+        )*
+    };
+}
+pub(crate) use both_stores;
+
 pub struct Running {
     pub base_url: String,
+    keys: Keys,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
@@ -21,25 +80,37 @@ impl Running {
         let config = SandboxConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
             data_dir: data.to_owned(),
+            database_url: None,
             clock: ClockMode::Manual,
             catalogue: None,
             errors: ErrorsMode::First,
         };
-        let opened = bridge_sandbox::open(&config).expect("the sandbox opens");
+        Self::with(config).await
+    }
+
+    /// A sandbox over `store`.
+    pub async fn on(store: &TestStore) -> Self {
+        Self::with(store.config()).await
+    }
+
+    async fn with(config: SandboxConfig) -> Self {
+        let opened = bridge_sandbox::open(&config).await.expect("the sandbox opens");
+        let keys = opened.keys.clone();
         let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
         let base_url = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(bridge_sandbox::serve_on(opened, listener, ErrorsMode::First, async move {
             let _ = rx.await;
         }));
-        Self { base_url, stop: Some(tx), task }
+        Self { base_url, keys, stop: Some(tx), task }
     }
 
     /// A sandbox whose manual clock starts at `start_ms` (instead of the wall clock): every date it writes, like
     /// every id and hash, is the same on every run.
     pub async fn start_at(data: &Path, start_ms: i64) -> Self {
         let store = SqliteStore::open(data).expect("the store opens");
-        store.save_clock(start_ms, 0).await.expect("the clock is kept");
+        let sync = bridge_sandbox::clock::ClockSync { value: start_ms, advanced_by: 0, floor: 0 };
+        store.sync_clock(sync).await.expect("the clock is kept");
         drop(store);
         Self::start(data).await
     }
@@ -47,6 +118,16 @@ impl Running {
     pub fn client(&self, data: &Path, project: &str) -> Client {
         let token = bridge_sandbox::mint_token(data, project, false, Duration::from_secs(3600)).unwrap();
         Client::new(&self.base_url, Credentials::bearer(token)).unwrap()
+    }
+
+    /// A client of `project` with a token this sandbox's keys sign.
+    pub fn client_of(&self, project: &str) -> Client {
+        Client::new(&self.base_url, self.credentials_of(project)).unwrap()
+    }
+
+    /// A bearer token of `project` that this sandbox's keys sign.
+    pub fn credentials_of(&self, project: &str) -> Credentials {
+        Credentials::bearer(bridge_sandbox::token_for(&self.keys, project, false, Duration::from_secs(3600)).unwrap())
     }
 
     pub async fn stop(mut self) {

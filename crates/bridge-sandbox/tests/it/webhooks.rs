@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::support::Running;
+use crate::support::{both_stores, Running, TestStore};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use bridge_client::webhook::{Event, WebhookVerifier, SIGNATURE_HEADER};
@@ -125,11 +125,9 @@ fn node_verifies(served_key: &str, body: &[u8], signature: &str) -> Option<bool>
     Some(String::from_utf8_lossy(&out.stdout) == "ok")
 }
 
-#[tokio::test]
-async fn real_deliveries_verify_in_rust_and_in_javascript() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+async fn real_deliveries_verify_in_rust_and_in_javascript(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
     let (receiver, url) = Receiver::start(0).await;
 
     // A bridge's events (awkward numbers: fees, USD values) and a test event with unicode.
@@ -192,11 +190,9 @@ async fn real_deliveries_verify_in_rust_and_in_javascript() {
 
 /// Moving the sandbox clock far ahead while a delivery is in flight does not make it look abandoned: the
 /// event is delivered once (delivery leases run on the wall clock, retries on the sandbox clock).
-#[tokio::test]
-async fn moving_the_clock_during_a_delivery_does_not_deliver_it_twice() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+async fn moving_the_clock_during_a_delivery_does_not_deliver_it_twice(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
     let (receiver, url) = Receiver::start_with(0, Duration::from_millis(1500)).await;
     let event_id = send_test_event(&client, &url, "slow").await;
     let attempted = || {
@@ -227,11 +223,9 @@ async fn moving_the_clock_during_a_delivery_does_not_deliver_it_twice() {
 
 /// A receiver that hangs on every request does not hold up another receiver's delivery, however many of its
 /// own are due.
-#[tokio::test]
-async fn a_hanging_receiver_does_not_hold_up_another() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+async fn a_hanging_receiver_does_not_hold_up_another(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
     let (hanging, hanging_url) = Receiver::start_with(0, Duration::from_secs(8)).await;
     let (healthy, healthy_url) = Receiver::start(0).await;
     // More events for the hanging receiver than there are delivery slots in all.
@@ -264,11 +258,9 @@ fn address_deposit(token: &str, amount: &str, outcome: Option<SandboxDepositOutc
 /// Drives the sandbox through every event kind, each delivered to one receiver, and checks every delivery's
 /// signature in Rust and in JavaScript and its event against its schema variant (the typed decode denies
 /// unknown members).
-#[tokio::test]
-async fn every_event_kind_is_delivered_and_verifies_in_javascript() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+async fn every_event_kind_is_delivered_and_verifies_in_javascript(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
     let (receiver, url) = Receiver::start(0).await;
     let advance = |ms: u64| {
         let client = client.clone();
@@ -421,11 +413,9 @@ fn event_tag(event: &WebhookEvent) -> String {
     serde_json::to_value(event).unwrap()["_tag"].as_str().unwrap().to_owned()
 }
 
-#[tokio::test]
-async fn a_failing_receiver_gets_every_event_once_it_recovers() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let client = sandbox.client(dir.path(), "project-a");
+async fn a_failing_receiver_gets_every_event_once_it_recovers(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
     let (receiver, url) = Receiver::start(3).await;
     let ids: Vec<String> =
         vec![send_test_event(&client, &url, "one").await, send_test_event(&client, &url, "two").await];
@@ -508,13 +498,11 @@ async fn write(client: Client, prefix: String, n: usize) -> Vec<String> {
     written
 }
 
-#[tokio::test]
-async fn the_feed_has_no_gap_and_no_duplicate_under_concurrent_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let writer = sandbox.client(dir.path(), "project-a");
-    let reader = sandbox.client(dir.path(), "project-a");
-    let other = sandbox.client(dir.path(), "project-b");
+async fn the_feed_has_no_gap_and_no_duplicate_under_concurrent_writes(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let writer = sandbox.client_of("project-a");
+    let reader = sandbox.client_of("project-a");
+    let other = sandbox.client_of("project-b");
 
     // Events that exist before the traversal starts.
     let mut before = Vec::new();
@@ -552,4 +540,92 @@ async fn the_feed_has_no_gap_and_no_duplicate_under_concurrent_writes() {
     assert!(b_feed.iter().all(|m| m.starts_with('b')));
     assert_eq!(after.len(), 75, "2 x 15 written before and 3 x 15 during the traversal");
     sandbox.stop().await;
+}
+
+/// A `pageToken` that matches the schema's pattern but names a position above the cursor's range (`i64::MAX`) is a
+/// 400 in the decoder's error shape, never a silent restart at the feed's beginning; the largest position itself
+/// is a valid (empty) page.
+#[tokio::test]
+async fn a_page_token_outside_the_cursor_range_is_a_400() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let client = sandbox.client(dir.path(), "project-a");
+    send_test_event(&client, "http://127.0.0.1:9/unused", "one").await;
+    let token = bridge_sandbox::mint_token(dir.path(), "project-a", false, Duration::from_secs(600)).unwrap();
+    let http = reqwest::Client::new();
+    let get = |page_token: String| {
+        http.get(format!("{}/webhook/user-events-cursor?sinceTimestamp=0&pageToken={page_token}", sandbox.base_url))
+            .bearer_auth(&token)
+            .send()
+    };
+    let above = get(format!("{:024x}", i64::MAX as u128 + 1)).await.unwrap();
+    assert_eq!(above.status(), StatusCode::BAD_REQUEST);
+    let body: serde_json::Value = above.json().await.unwrap();
+    insta::assert_snapshot!("feed_token_out_of_range", serde_json::to_string_pretty(&body).unwrap());
+    let top = get("ffffffffffffffffffffffff".into()).await.unwrap();
+    assert_eq!(top.status(), StatusCode::BAD_REQUEST, "the largest token of the pattern is outside the range too");
+
+    let last = get(format!("{:024x}", i64::MAX)).await.unwrap();
+    assert_eq!(last.status(), StatusCode::OK);
+    let page: UserEventsPage = last.json().await.unwrap();
+    assert!(page.items.is_empty() && page.next_page_token.is_none(), "nothing after the largest position");
+    sandbox.stop().await;
+}
+
+both_stores!(
+    real_deliveries_verify_in_rust_and_in_javascript,
+    moving_the_clock_during_a_delivery_does_not_deliver_it_twice,
+    a_hanging_receiver_does_not_hold_up_another,
+    every_event_kind_is_delivered_and_verifies_in_javascript,
+    a_failing_receiver_gets_every_event_once_it_recovers,
+    the_feed_has_no_gap_and_no_duplicate_under_concurrent_writes,
+);
+
+/// Two instances on one PostgreSQL database behave as one service for the feed and the keys: a token one mints is
+/// accepted by the other, both serve the same webhook public key, and a traversal through one instance returns
+/// every event written through either, once, while writers on both run (feed positions are given out in commit
+/// order across instances: `bridge_sandbox::store`).
+#[tokio::test]
+async fn two_instances_on_one_database_share_keys_and_one_exact_feed() {
+    let Some(store) = TestStore::postgres() else { return };
+    let (a, b) = (Running::on(&store).await, Running::on(&store).await);
+    let (on_a, on_b) = (a.client_of("project-a"), b.client_of("project-a"));
+    assert_eq!(
+        on_a.get_webhook_public_key().await.unwrap(),
+        on_b.get_webhook_public_key().await.unwrap(),
+        "one webhook key"
+    );
+    let across = Client::new(&b.base_url, a.credentials_of("project-a")).unwrap();
+    assert!(across.list_user_events(&feed_query(None, 1)).await.is_ok(), "a token of one instance works on the other");
+
+    let before = write(on_b.clone(), "a0".into(), 10).await;
+    let writers: Vec<_> = [(on_a.clone(), "c0"), (on_b.clone(), "c1"), (on_a.clone(), "c2"), (on_b.clone(), "c3")]
+        .into_iter()
+        .map(|(client, prefix)| tokio::spawn(write(client, prefix.into(), 15)))
+        .collect();
+    let during = traverse(&on_a, 7).await;
+    let mut written = before.clone();
+    for h in writers {
+        written.extend(h.await.unwrap());
+    }
+    let unique: BTreeSet<&String> = during.iter().collect();
+    assert_eq!(unique.len(), during.len(), "no duplicate within a traversal across instances");
+    assert!(before.iter().all(|m| unique.contains(m)), "no gap");
+    for prefix in ["c0", "c1", "c2", "c3"] {
+        let of_writer: Vec<&String> = during.iter().filter(|m| m.starts_with(prefix)).collect();
+        assert!(of_writer.windows(2).all(|w| w[0] < w[1]), "each writer's events in the order written");
+    }
+    for via in [&on_a, &on_b] {
+        let mut got = traverse(via, 50).await;
+        got.sort();
+        let mut expected = written.clone();
+        expected.sort();
+        assert_eq!(got, expected, "every event once, through either instance");
+    }
+    a.stop().await;
+    b.stop().await;
+}
+
+fn feed_query(page_token: Option<String>, page_size: u32) -> ListUserEventsQuery {
+    ListUserEventsQuery { since_timestamp: 0.into(), page_token, page_size: Some(page_size.into()) }
 }

@@ -37,11 +37,12 @@ impl Sandbox {
         let config = SandboxConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
             data_dir: data.path().to_owned(),
+            database_url: None,
             clock: ClockMode::Manual,
             catalogue: None,
             errors: ErrorsMode::First,
         };
-        let opened = bridge_sandbox::open(&config).expect("the sandbox opens");
+        let opened = bridge_sandbox::open(&config).await.expect("the sandbox opens");
         let listener = TcpListener::bind(config.listen).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();

@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Crash test of several sandbox instances on one PostgreSQL database: writers spread over three instances, one
+instance SIGKILLed and restarted under load; everything acknowledged must be there, once, and delivered.
+
+Run through scripts/crash-test-multi.sh (which builds the binary). Standard library only, plus PostgreSQL's own
+binaries (initdb, pg_ctl, createdb, psql), found like the Rust tests find them. Loopback only; bounded.
+
+  1. a throw-away PostgreSQL server (initdb into WORK, a free port of 127.0.0.1), one database;
+  2. three `bridge-sandbox serve --database-url ... --clock manual` instances; a webhook receiver on 127.0.0.1
+     that answers 200 and records every eventId it is sent;
+  3. CLIENTS threads, client n on instance n % 3, loop: quote + commit with the receiver as `webhookUrl` (an
+     acknowledged commit is a 200), and POST /sandbox/webhook-test to the receiver (an acknowledged event is a
+     200 with its eventId);
+  4. per round: after a random 1.5–LOAD_SECONDS s, SIGKILL one instance (round robin) while requests are in
+     flight, restart it at once on the same database, keep the load on for 1 s more, then stop the clients;
+  5. check, through an instance that was not killed and in the database (psql):
+     * every acknowledged commit has its bridge and exactly one BRIDGE_PENDING event;
+     * every acknowledged webhook-test event is in the feed;
+     * the feed, traversed with pageSize 50 and 7, is the same sequence, without duplicate, and as long as the
+       project's events in the database; feed positions in the database are 1..N with no gap;
+     * every event of the feed (all have a webhookUrl) reaches the receiver, within DELIVERY_WAIT seconds (a
+       delivery in flight at the killed instance is retried when its 60 s lease runs out).
+"""
+import glob
+import http.server
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+SANDBOX = os.environ["SANDBOX"]
+WORK = os.environ["WORK"]
+ROUNDS = int(os.environ.get("ROUNDS", "2"))
+CLIENTS = int(os.environ.get("CLIENTS", "6"))
+LOAD_SECONDS = float(os.environ.get("LOAD_SECONDS", "4"))
+DELIVERY_WAIT = float(os.environ.get("DELIVERY_WAIT", "90"))
+INSTANCES = 3
+PROJECT = "crash-a"
+QUOTE = {
+    "token": "USDC", "chainIn": "ETHEREUM", "chainOut": "BASE", "amount": "100", "mode": "pay",
+    "depositor": "0x1111111111111111111111111111111111111111", "recipient": "0x2222222222222222222222222222222222222222",
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pg_bin():
+    initdb = shutil.which("initdb")
+    if initdb:
+        return os.path.dirname(os.path.realpath(initdb))
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        sys.exit("PostgreSQL is not installed (apt-get install postgresql)")
+    return os.path.dirname(found[-1])
+
+
+class Postgres:
+    def __init__(self):
+        self.bin = pg_bin()
+        self.dir = os.path.join(WORK, "pg")
+        os.makedirs(self.dir)
+        self.user = "postgres" if os.geteuid() == 0 else None
+        if self.user:
+            subprocess.check_call(["chown", "-R", self.user, WORK])
+        self.port = free_port()
+        self.run("initdb", "-D", f"{self.dir}/data", "-U", "sandbox", "--auth=trust", "-E", "UTF8", "--no-sync")
+        self.run("pg_ctl", "-D", f"{self.dir}/data", "-o", f"-p {self.port} -h 127.0.0.1 -k {self.dir}",
+                 "-l", f"{self.dir}/server.log", "-w", "start")
+        self.run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "sandbox", "crash")
+        self.url = f"postgres://sandbox@127.0.0.1:{self.port}/crash"
+
+    def run(self, program, *args, capture=False):
+        cmd = [os.path.join(self.bin, program), *args]
+        if self.user:
+            cmd = ["runuser", "-u", self.user, "--", *cmd]
+        if capture:
+            return subprocess.check_output(cmd, text=True)
+        subprocess.check_call(cmd, stdout=subprocess.DEVNULL)
+
+    def sql(self, query):
+        out = self.run("psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "sandbox", "-d", "crash", "-At",
+                       "-c", query, capture=True)
+        return [line.split("|") for line in out.splitlines() if line]
+
+    def stop(self):
+        self.run("pg_ctl", "-D", f"{self.dir}/data", "-m", "immediate", "-w", "stop")
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    seen = {}
+    lock = threading.Lock()
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        with Receiver.lock:
+            Receiver.seen[body["eventId"]] = Receiver.seen.get(body["eventId"], 0) + 1
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def call(base, method, path, tok, body=None, timeout=10):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(base + path, data=data, method=method)
+    req.add_header("Authorization", f"Bearer {tok}")
+    if data is not None:
+        req.add_header("content-type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+class Instance:
+    def __init__(self, n, url):
+        self.n, self.url, self.port, self.proc = n, url, free_port(), None
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        log = open(os.path.join(WORK, f"sandbox-{self.n}.log"), "ab")
+        env = dict(os.environ, RUST_LOG="warn")
+        self.proc = subprocess.Popen([SANDBOX, "serve", "--listen", f"127.0.0.1:{self.port}", "--database-url",
+                                      self.url, "--clock", "manual"], stdout=log, stderr=log, env=env)
+        for _ in range(400):
+            try:
+                urllib.request.urlopen(self.base + "/webhook/public-key", timeout=1).read()
+                return
+            except Exception:
+                if self.proc.poll() is not None:
+                    sys.exit(f"instance {self.n} exited with {self.proc.returncode} (see {WORK}/sandbox-{self.n}.log)")
+                time.sleep(0.05)
+        sys.exit(f"instance {self.n} did not come up")
+
+
+class Acks:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.commits, self.tests, self.failures = set(), {}, 0
+
+
+def client(n, round_no, instances, tok, hook, acks, stop):
+    i = 0
+    while not stop.is_set() and i < 100_000:
+        i += 1
+        base = instances[n % INSTANCES].base
+        try:
+            if i % 3 == 0:
+                message = f"r{round_no}-c{n}-{i}"
+                status, body = call(base, "POST", "/sandbox/webhook-test", tok, {"webhookUrl": hook, "message": message})
+                if status == 200:
+                    with acks.lock:
+                        acks.tests[message] = body["eventId"]
+                continue
+            status, body = call(base, "POST", "/bridge/quote/user", tok, dict(QUOTE, webhookUrl=hook))
+            if status != 200:
+                raise RuntimeError(f"quote answered {status}: {body}")
+            qid = body["quoteId"]
+            # The commit goes to another instance: requests may go to any instance in any order.
+            status, body = call(instances[(n + 1) % INSTANCES].base, "POST", f"/bridge/quote/commit/{qid}", tok)
+            if status == 200:
+                with acks.lock:
+                    acks.commits.add(qid)
+            elif status not in (404, 503):
+                raise RuntimeError(f"commit answered {status}: {body}")
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            with acks.lock:
+                acks.failures += 1
+            time.sleep(0.01)
+
+
+def feed(base, tok, page_size):
+    items, after = [], None
+    for _ in range(100_000):
+        q = f"/webhook/user-events-cursor?sinceTimestamp=0&pageSize={page_size}" + (f"&pageToken={after}" if after else "")
+        status, body = call(base, "GET", q, tok)
+        assert status == 200, (status, body)
+        items.extend(body["items"])
+        after = body["nextPageToken"]
+        if after is None:
+            return items
+    raise AssertionError("the feed did not end")
+
+
+def check(pg, base, tok, acks):
+    problems = []
+    for qid in sorted(acks.commits):
+        status, body = call(base, "GET", f"/bridge/history/bridge/{qid}", tok)
+        if status != 200 or body.get("_id") != qid:
+            problems.append(f"acknowledged commit {qid} is not there: {status} {body}")
+    events, small = feed(base, tok, 50), feed(base, tok, 7)
+    key = lambda e: e["eventId"] if "eventId" in e else json.dumps(e, sort_keys=True)
+    if [json.dumps(e, sort_keys=True) for e in events] != [json.dumps(e, sort_keys=True) for e in small]:
+        problems.append("the feed differs between pageSize 50 and pageSize 7")
+    pending = {}
+    tests = set()
+    for e in events:
+        if e["_tag"] == "BRIDGE_PENDING":
+            pending[e["_id"]] = pending.get(e["_id"], 0) + 1
+        elif e["_tag"] == "WEBHOOK_TEST":
+            tests.add(e["message"])
+    twice = [q for q, n in pending.items() if n != 1]
+    if twice:
+        problems.append(f"{len(twice)} bridges with more than one BRIDGE_PENDING: {twice[:5]}")
+    missing = [q for q in acks.commits if q not in pending]
+    if missing:
+        problems.append(f"{len(missing)} acknowledged commits without BRIDGE_PENDING: {missing[:5]}")
+    missing_tests = [m for m in acks.tests if m not in tests]
+    if missing_tests:
+        problems.append(f"{len(missing_tests)} acknowledged webhook-test events missing: {missing_tests[:5]}")
+    seqs = [int(r[0]) for r in pg.sql("SELECT seq FROM events ORDER BY seq")]
+    if seqs != list(range(1, len(seqs) + 1)):
+        problems.append(f"feed positions have gaps: {len(seqs)} events, max {seqs[-1] if seqs else None}")
+    if len(seqs) != len(events):
+        problems.append(f"the feed gave {len(events)} events, the database holds {len(seqs)}")
+    orphans = pg.sql("SELECT count(*) FROM quotes q WHERE committed AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.id = q.id)")
+    if orphans[0][0] != "0":
+        problems.append(f"{orphans[0][0]} committed quotes without a bridge")
+    wrong = pg.sql("SELECT count(*) FROM bridges b WHERE (SELECT count(*) FROM events e WHERE e.project = b.project AND "
+                   "e.body::jsonb->>'_tag' = 'BRIDGE_PENDING' AND e.body::jsonb->>'_id' = b.id) <> 1")
+    if wrong[0][0] != "0":
+        problems.append(f"{wrong[0][0]} bridges without exactly one BRIDGE_PENDING event in the database")
+    ids = [r[0] for r in pg.sql("SELECT id FROM events WHERE webhook_url IS NOT NULL")]
+    deadline = time.time() + DELIVERY_WAIT
+    while time.time() < deadline:
+        with Receiver.lock:
+            undelivered = [i for i in ids if i not in Receiver.seen]
+        if not undelivered:
+            break
+        time.sleep(0.5)
+    waited = DELIVERY_WAIT - max(0.0, deadline - time.time())
+    if undelivered:
+        problems.append(f"{len(undelivered)} events with a webhookUrl never delivered: {undelivered[:5]}")
+    return problems, len(events), waited
+
+
+def main():
+    t0 = time.time()
+    pg = Postgres()
+    receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    hook = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    instances = [Instance(n, pg.url) for n in range(INSTANCES)]
+    problems = []
+    try:
+        for inst in instances:
+            inst.start()
+        tok = subprocess.check_output([SANDBOX, "token", "--project", PROJECT, "--database-url", pg.url], text=True).strip()
+        rng = random.Random(int(os.environ.get("SEED", "1")))
+        acks = Acks()
+        for round_no in range(1, ROUNDS + 1):
+            victim = instances[(round_no - 1) % INSTANCES]
+            stop = threading.Event()
+            threads = [threading.Thread(target=client, args=(n, round_no, instances, tok, hook, acks, stop), daemon=True)
+                       for n in range(CLIENTS)]
+            for t in threads:
+                t.start()
+            delay = rng.uniform(1.5, max(1.6, LOAD_SECONDS))
+            time.sleep(delay)
+            victim.proc.send_signal(signal.SIGKILL)
+            victim.proc.wait()
+            victim.start()  # under load: the other clients never stopped
+            time.sleep(1.0)
+            stop.set()
+            for t in threads:
+                t.join(timeout=15)
+            witness = instances[round_no % INSTANCES]
+            round_problems, n_events, waited = check(pg, witness.base, tok, acks)
+            print(f"round {round_no}: instance {victim.n} killed after {delay:.2f} s and restarted under load; "
+                  f"{len(acks.commits)} commits and {len(acks.tests)} test events acknowledged so far, "
+                  f"feed {n_events} events, all delivered after {waited:.1f} s; requests cut: {acks.failures}; "
+                  f"{'OK' if not round_problems else 'PROBLEMS'}", flush=True)
+            for p in round_problems:
+                print("  - " + p, flush=True)
+            problems += round_problems
+    finally:
+        for inst in instances:
+            if inst.proc and inst.proc.poll() is None:
+                inst.proc.send_signal(signal.SIGTERM)
+                inst.proc.wait(timeout=30)
+        receiver.shutdown()
+        pg.stop()
+    if problems:
+        print(f"{len(problems)} problems")
+        sys.exit(1)
+    print(f"multi-instance crash test passed in {time.time() - t0:.1f} s: {ROUNDS} SIGKILLs of one of {INSTANCES} "
+          f"instances, every acknowledged commit with its bridge and one BRIDGE_PENDING, feed without gap or duplicate, "
+          f"every event delivered")
+
+
+if __name__ == "__main__":
+    main()
