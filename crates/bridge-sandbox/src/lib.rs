@@ -18,10 +18,13 @@
 //! * [`service`]: the [`bridge_server::BridgeApi`] and [`bridge_server::SandboxApi`] implementation, delegating to
 //!   the areas; [`keys`], [`docs`] and this module: what `serve` needs.
 
+pub mod address_views;
 pub mod addresses;
+pub mod api_keys;
 pub mod bridges;
 pub mod catalogue;
 pub mod clock;
+pub mod configs;
 pub mod core;
 pub mod delivery;
 pub mod deposits;
@@ -74,14 +77,16 @@ pub fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     }
     let stored_clock = store.stored_clock()?;
     let clock = clock::Clock::new(config.clock, stored_clock);
-    let sandbox = Sandbox::new(Arc::new(store), catalogue, clock, keys.webhook.served_public_key());
+    let sandbox =
+        Sandbox::new(Arc::new(store), catalogue, clock, keys.webhook.served_public_key(), keys.jwt_secret.clone());
     Ok(Opened { sandbox, keys })
 }
 
 /// The whole HTTP application: the contract's routes and the sandbox helpers (a panicking handler answers 503, see
 /// [`bridge_server::router`] and [`bridge_server::sandbox_router`]), `/openapi.json`, `/docs`, tracing.
 pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
-    let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
+    let jwt = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
+    let auth = api_keys::SandboxAuthenticator { jwt, keys: opened.sandbox.api_keys().clone() };
     let config = ServerConfig { errors, ..ServerConfig::default() };
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
         .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))
@@ -175,16 +180,33 @@ pub fn mint_token(
     ttl: Duration,
 ) -> anyhow::Result<String> {
     let keys = keys::Keys::load_or_create(data_dir)?;
-    let now = clock::wall_ms() as u64 / 1000;
+    Ok(sign_token(&keys.jwt_secret, project, post_bridge_data, clock::wall_ms(), ttl)?)
+}
+
+/// The API key of a project that a sandbox over `data_dir` accepts (`api_keys`).
+pub fn mint_api_key(data_dir: &std::path::Path, project: &str) -> anyhow::Result<String> {
+    let keys = keys::Keys::load_or_create(data_dir)?;
+    Ok(api_keys::ApiKeys::new(&keys.jwt_secret).key(project))
+}
+
+/// A project token signed with `secret`, issued at `now_ms` (wall clock) and valid for `ttl`.
+pub fn sign_token(
+    secret: &[u8],
+    project: &str,
+    post_bridge_data: bool,
+    now_ms: i64,
+    ttl: Duration,
+) -> Result<String, jsonwebtoken::errors::Error> {
+    let now = now_ms.max(0) as u64 / 1000;
     let claims = bridge_server::Claims {
         sub: project.to_owned(),
         exp: now + ttl.as_secs(),
         iat: Some(now),
         features: if post_bridge_data { vec![bridge_server::auth::POST_BRIDGE_DATA.to_owned()] } else { vec![] },
     };
-    Ok(bridge_server::auth::sign_token(
+    bridge_server::auth::sign_token(
         &claims,
         jsonwebtoken::Algorithm::HS256,
-        &jsonwebtoken::EncodingKey::from_secret(&keys.jwt_secret),
-    )?)
+        &jsonwebtoken::EncodingKey::from_secret(secret),
+    )
 }

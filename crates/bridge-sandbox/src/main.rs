@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// Quick start:
 ///   bridge-sandbox serve                      # serves http://127.0.0.1:8080 (API reference at /docs)
 ///   bridge-sandbox token --project my-app     # prints a bearer token that sandbox accepts
+///   bridge-sandbox api-key --project my-app   # prints an API key (exchanged for a token at /authentication/auth/apiKey)
 #[derive(Parser)]
 #[command(name = "bridge-sandbox", version, about, long_about, verbatim_doc_comment)]
 struct Cli {
@@ -56,6 +57,16 @@ enum Command {
         #[arg(long, default_value_t = 24)]
         ttl_hours: u64,
     },
+    /// Print an API key for a project: `POST /authentication/auth/apiKey` exchanges it for a bearer token, and the
+    /// event feed accepts it as `x-api-key`. It does not expire; it is valid for the sandbox of this data directory.
+    ApiKey {
+        /// The project id (becomes `userId` in records).
+        #[arg(long)]
+        project: String,
+        /// Data directory of the sandbox that should accept the key.
+        #[arg(long, default_value = "sandbox-data", env = "BRIDGE_SANDBOX_DATA")]
+        data: PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -86,6 +97,11 @@ async fn main() -> anyhow::Result<()> {
             let token =
                 bridge_sandbox::mint_token(&data, &project, post_bridge, Duration::from_secs(ttl_hours * 3600))?;
             println!("{token}");
+            Ok(())
+        }
+        Command::ApiKey { project, data } => {
+            anyhow::ensure!(!project.is_empty(), "the project id must not be empty");
+            println!("{}", bridge_sandbox::mint_api_key(&data, &project)?);
             Ok(())
         }
     }
