@@ -302,6 +302,24 @@ async fn an_api_key_is_exchanged_for_a_token_and_reads_the_feed() {
         anonymous.exchange_api_key(&ApiKeyExchangeRequest { api_key: format!("{key}0") }).await,
         Err(Error::Api(ExchangeApiKeyError::Unauthorized(_)))
     ));
+    // The client's provider exchanges the key itself, and the cursor pager reads the whole history.
+    let provider = bridge_client::ApiKeyTokenProvider::new(&sandbox.base_url, key.clone()).unwrap();
+    let by_provider = Client::new(&sandbox.base_url, Credentials::token_provider(provider)).unwrap();
+    let second = committed(&by_provider).await;
+    let ids: Vec<String> =
+        futures_util::TryStreamExt::try_collect::<Vec<_>>(by_provider.history_records(ListBridgeHistoryCursorQuery {
+            sort_by: HistorySortBy::CreatedAt,
+            sort_direction: SortDirection::Asc,
+            state: None,
+            page_token: None,
+            page_size: 1.into(),
+        }))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|item| item.bridge.common().id.clone())
+        .collect();
+    assert_eq!(ids, vec![id.clone(), second]);
     let by_key = Client::new(&sandbox.base_url, Credentials::api_key(key)).unwrap();
     let feed = by_key
         .list_user_events(&ListUserEventsQuery { since_timestamp: 0.into(), page_token: None, page_size: None })
