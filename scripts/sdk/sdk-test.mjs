@@ -95,6 +95,9 @@ async function helper(method, rel, body) {
 const started = Date.now() - 3600_000;
 try {
   await call('public key', 'getWebhookPublicKey', webhookClient.GET('/public-key'));
+  // Production endpoints beyond the spec, through the SDK's own method and client.
+  await call('getBridgeConfig', 'getBridgeConfigs', bridge.getBridgeConfig());
+  await call('GET /bridge-swap-token-configs', 'getBridgeSwapTokenConfigs', bridgeClient.GET('/bridge-swap-token-configs'));
 
   // Both quote calls of the SDK (getUserQuote is a bridge-swap quote with the same token on both sides), and the
   // deprecated single-token path through the SDK's own client.
