@@ -95,6 +95,9 @@ async function helper(method, rel, body) {
 const started = Date.now() - 3600_000;
 try {
   await call('public key', 'getWebhookPublicKey', webhookClient.GET('/public-key'));
+  // Production endpoints beyond the spec, through the SDK's own method and client.
+  await call('getBridgeConfig', 'getBridgeConfigs', bridge.getBridgeConfig());
+  await call('GET /bridge-swap-token-configs', 'getBridgeSwapTokenConfigs', bridgeClient.GET('/bridge-swap-token-configs'));
 
   // Both quote calls of the SDK (getUserQuote is a bridge-swap quote with the same token on both sides), and the
   // deprecated single-token path through the SDK's own client.
@@ -125,6 +128,23 @@ try {
   await call('commitQuote', 'commitQuote', bridge.commitQuote(quote.quoteId));
   await call('commitQuote (swap)', 'commitQuote', bridge.commitQuote(swap.quoteId));
   await call('getBridgeStatus', 'getBridge', bridge.getBridgeStatus(quote.quoteId));
+  // Cancelling (production beyond the spec) through the SDK's own method, and the cursor history.
+  const toCancel = await call(
+    'getUserQuote (to cancel)',
+    'quoteBridgeSwap',
+    bridge.getUserQuote({
+      token: 'USDC', chainIn: 'ETHEREUM', chainOut: 'BASE', amount: '10', mode: 'pay',
+      depositor: EVM_A, recipient: EVM_B, webhookUrl,
+    }),
+  );
+  await call('commitQuote (to cancel)', 'commitQuote', bridge.commitQuote(toCancel.quoteId));
+  await call('cancelBridge', 'cancelBridge', bridge.cancelBridge(toCancel.quoteId));
+  await call(
+    'GET /history-cursor/user',
+    'listBridgeHistoryCursor',
+    bridgeClient.GET('/history-cursor/user', { params: { query: { sortBy: 'createdAt', sortDirection: 'asc', pageSize: '2' } } }),
+  );
+  await call('GET /deposit-addresses/rate-limit-status', 'getDepositAddressRateLimitStatus', sdaClient.GET('/deposit-addresses/rate-limit-status'));
 
   // The bridges go through their lifecycle (sandbox helpers), so that their events are delivered.
   await helper('POST', `/sandbox/bridges/${quote.quoteId}/deposit`, {});

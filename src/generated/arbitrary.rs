@@ -6016,6 +6016,850 @@ impl Arbitrary for WebhookTestEvent {
             .boxed()
     }
 }
+impl Arbitrary for CancelBridgeRequestState {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(CancelBridgeRequestState::ALL).boxed()
+    }
+}
+impl Arbitrary for CancelBridgeRequest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((Just(CancelBridgeRequestState::default()),),)
+            .prop_map(|((state,),)| CancelBridgeRequest { state })
+            .boxed()
+    }
+}
+impl Arbitrary for CannotCancelBridgeTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(CannotCancelBridgeTag::ALL).boxed()
+    }
+}
+impl Arbitrary for CannotCancelBridge {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(CannotCancelBridgeTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| CannotCancelBridge { tag, message })
+            .boxed()
+    }
+}
+impl Arbitrary for CancelBridgeUnprocessable {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< CannotCancelBridge > ()
+                    .prop_map(CancelBridgeUnprocessable::CannotCancelBridge).boxed(),
+                    any::< InvalidRequest > ()
+                    .prop_map(CancelBridgeUnprocessable::InvalidRequest).boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for HistoryNotFoundTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(HistoryNotFoundTag::ALL).boxed()
+    }
+}
+impl Arbitrary for HistoryNotFound {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(HistoryNotFoundTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, id),)| HistoryNotFound { tag, id })
+            .boxed()
+    }
+}
+impl Arbitrary for HistoryCursorPage {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::collection::vec(any::<HistoryItem>(), 0..=3),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+            ),
+        )
+            .prop_map(|((items, next_page_token),)| HistoryCursorPage {
+                items,
+                next_page_token,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for ChainType {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(ChainType::ALL).boxed()
+    }
+}
+impl Arbitrary for ChainStatus {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(ChainStatus::ALL).boxed()
+    }
+}
+impl Arbitrary for BridgeChainConfig {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<ChainType>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                0u64..=9_007_199_254_740_991u64,
+                any::<crate::DecimalNumber>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                0u64..=9_007_199_254_740_991u64,
+            ),
+            (
+                any::<crate::DecimalNumber>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<ChainStatus>(),
+                proptest::collection::btree_map(
+                    "[a-zA-Z0-9_]{1,8}",
+                    any::<BridgeTokenEntry>(),
+                    0..3,
+                ),
+                any::<bool>(),
+                any::<bool>(),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        name,
+                        r#type,
+                        network_id,
+                        contract_address,
+                        confirmation_blocks,
+                        avg_block_time,
+                        native_token_name,
+                        native_token_decimals,
+                    ),
+                    (
+                        native_token_safeguard,
+                        block_explorer,
+                        rpc,
+                        site,
+                        status,
+                        tokens,
+                        gas_boost_enabled,
+                        enabled_deposit_address,
+                    ),
+                )|
+            BridgeChainConfig {
+                name,
+                r#type,
+                network_id,
+                contract_address,
+                confirmation_blocks,
+                avg_block_time,
+                native_token_name,
+                native_token_decimals,
+                native_token_safeguard,
+                block_explorer,
+                rpc,
+                site,
+                status,
+                tokens,
+                gas_boost_enabled,
+                enabled_deposit_address,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for BridgeTokenEntry {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                0u64..=9_007_199_254_740_991u64,
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::option::of(any::<crate::DecimalNumber>()),
+                proptest::option::of(any::<crate::DecimalNumber>()),
+                proptest::option::of(any::<crate::DecimalNumber>()),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        token,
+                        address,
+                        decimals,
+                        coingecko_id,
+                        max_deposit_limit,
+                        max_withdraw_limit,
+                        min_amount_usd_in_contract,
+                    ),
+                )|
+            BridgeTokenEntry {
+                token,
+                address,
+                decimals,
+                coingecko_id,
+                max_deposit_limit,
+                max_withdraw_limit,
+                min_amount_usd_in_contract,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for ExtendedTokenEntry {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                0u64..=9_007_199_254_740_991u64,
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::option::of(any::<crate::DecimalNumber>()),
+                proptest::option::of(any::<crate::DecimalNumber>()),
+                proptest::option::of(any::<crate::DecimalNumber>()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        decimals,
+                        coingecko_id,
+                        max_deposit_limit,
+                        max_withdraw_limit,
+                        min_amount_usd_in_contract,
+                        token,
+                        address,
+                        chain,
+                    ),
+                )|
+            ExtendedTokenEntry {
+                decimals,
+                coingecko_id,
+                max_deposit_limit,
+                max_withdraw_limit,
+                min_amount_usd_in_contract,
+                token,
+                address,
+                chain,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for InvalidTokenForChainTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(InvalidTokenForChainTag::ALL).boxed()
+    }
+}
+impl Arbitrary for InvalidTokenForChain {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(InvalidTokenForChainTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| InvalidTokenForChain {
+                tag,
+                message,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for InvalidTokenTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(InvalidTokenTag::ALL).boxed()
+    }
+}
+impl Arbitrary for InvalidToken {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(InvalidTokenTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| InvalidToken { tag, message })
+            .boxed()
+    }
+}
+impl Arbitrary for TokenConfigBadRequest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< HttpApiDecodeError > ()
+                    .prop_map(TokenConfigBadRequest::HttpApiDecodeError).boxed(), any::<
+                    InvalidTokenForChain > ()
+                    .prop_map(TokenConfigBadRequest::InvalidTokenForChain).boxed(),
+                    any::< InvalidToken > ()
+                    .prop_map(TokenConfigBadRequest::InvalidToken).boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for TokenListingState {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(TokenListingState::ALL).boxed()
+    }
+}
+impl Arbitrary for TokenListingReason {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(TokenListingReason::ALL).boxed()
+    }
+}
+impl Arbitrary for TokenListingStatus {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                any::<TokenListingState>(),
+                proptest::collection::vec(any::<TokenListingReason>(), 0..=3),
+            ),
+        )
+            .prop_map(|((state, reason),)| TokenListingStatus {
+                state,
+                reason,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SwapTokenConfig {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                0u64..=9_007_199_254_740_991u64,
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::collection::vec(any::<Aggregator>(), 0..=3),
+                any::<TokenListingStatus>(),
+            ),
+            (proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),),
+        )
+            .prop_map(|
+                (
+                    (
+                        chain,
+                        token_address,
+                        name,
+                        symbol,
+                        decimals,
+                        icon_url,
+                        aggregators,
+                        status,
+                    ),
+                    (coingecko_id,),
+                )|
+            SwapTokenConfig {
+                chain,
+                token_address,
+                name,
+                symbol,
+                decimals,
+                icon_url,
+                aggregators,
+                status,
+                coingecko_id,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressStatus {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,80}"),
+                proptest::collection::vec(any::<SupportedToken>(), 0..=3),
+                any::<bool>(),
+                proptest::option::of(any::<PostBridgeData>()),
+            ),
+            (
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of(any::<bool>()),
+                proptest::option::of(any::<ChainMetadata>()),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        deposit_chain,
+                        deposit_address,
+                        destination_chain,
+                        destination_address,
+                        address_note,
+                        supported_tokens,
+                        is_active,
+                        post_bridge_data,
+                    ),
+                    (token_out, refund_address, bridge_if_not_swappable, chain_metadata),
+                )|
+            DepositAddressStatus {
+                deposit_chain,
+                deposit_address,
+                destination_chain,
+                destination_address,
+                address_note,
+                supported_tokens,
+                is_active,
+                post_bridge_data,
+                token_out,
+                refund_address,
+                bridge_if_not_swappable,
+                chain_metadata,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for InvalidDateRangeTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(InvalidDateRangeTag::ALL).boxed()
+    }
+}
+impl Arbitrary for InvalidDateRange {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(InvalidDateRangeTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| InvalidDateRange { tag, message })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressHistoryUnprocessable {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< InvalidRequest > ()
+                    .prop_map(DepositAddressHistoryUnprocessable::InvalidRequest)
+                    .boxed(), any::< DepositAddressNotFound > ()
+                    .prop_map(DepositAddressHistoryUnprocessable::DepositAddressNotFound)
+                    .boxed(), any::< InvalidDateRange > ()
+                    .prop_map(DepositAddressHistoryUnprocessable::InvalidDateRange)
+                    .boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressHistory {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::collection::vec(any::<DepositAddressHistoryEntry>(), 0..=3),
+            ),
+        )
+            .prop_map(|((deposit_address, deposit_chain, bridges),)| DepositAddressHistory {
+                deposit_address,
+                deposit_chain,
+                bridges,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressHistoryEntry {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< DepositAddressHistoryRejected > ()
+                    .prop_map(DepositAddressHistoryEntry::Rejected).boxed(), any::<
+                    DepositAddressHistoryAccepted > ()
+                    .prop_map(DepositAddressHistoryEntry::Accepted).boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressHistoryRejectedTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(DepositAddressHistoryRejectedTag::ALL).boxed()
+    }
+}
+impl Arbitrary for DepositAddressHistoryRejected {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(DepositAddressHistoryRejectedTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<RejectReason>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        tag,
+                        id,
+                        token_symbol,
+                        token_address,
+                        amount,
+                        amount_usd,
+                        amount_wei,
+                        sender,
+                    ),
+                    (tx_hash, reason, tx_uid, created_at),
+                )|
+            DepositAddressHistoryRejected {
+                tag,
+                id,
+                token_symbol,
+                token_address,
+                amount,
+                amount_usd,
+                amount_wei,
+                sender,
+                tx_hash,
+                reason,
+                tx_uid,
+                created_at,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressHistoryAcceptedTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(DepositAddressHistoryAcceptedTag::ALL).boxed()
+    }
+}
+impl Arbitrary for DepositAddressHistoryAccepted {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(DepositAddressHistoryAcceptedTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DecimalString>(),
+                any::<crate::DecimalNumber>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<BridgeRecord>(),
+                any::<crate::DateString>(),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        tag,
+                        id,
+                        token_symbol,
+                        token_address,
+                        amount,
+                        amount_usd,
+                        amount_wei,
+                        sender,
+                    ),
+                    (tx_hash, history, created_at),
+                )|
+            DepositAddressHistoryAccepted {
+                tag,
+                id,
+                token_symbol,
+                token_address,
+                amount,
+                amount_usd,
+                amount_wei,
+                sender,
+                tx_hash,
+                history,
+                created_at,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for CompletedRefunds {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((proptest::collection::vec(any::<CompletedRefund>(), 0..=3),),)
+            .prop_map(|((items,),)| CompletedRefunds { items })
+            .boxed()
+    }
+}
+impl Arbitrary for CompletedRefund {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<SdaRefundTrigger>(),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        refund_id,
+                        deposit_address,
+                        deposit_chain,
+                        recipient,
+                        trigger,
+                        original_deposit_tx_hash,
+                        tx_hash,
+                        tx_timestamp,
+                    ),
+                )|
+            CompletedRefund {
+                refund_id,
+                deposit_address,
+                deposit_chain,
+                recipient,
+                trigger,
+                original_deposit_tx_hash,
+                tx_hash,
+                tx_timestamp,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SupportedTokens {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((proptest::collection::vec(any::<SupportedToken>(), 0..=3),),)
+            .prop_map(|((supported_tokens,),)| SupportedTokens {
+                supported_tokens,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SupportedTokensUnprocessable {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< DepositAddressChainsNotSupported > ()
+                    .prop_map(SupportedTokensUnprocessable::DepositAddressChainsNotSupported)
+                    .boxed(), any::< DepositAddressNoBridgableTokens > ()
+                    .prop_map(SupportedTokensUnprocessable::DepositAddressNoBridgableTokens)
+                    .boxed(), any::< DepositAddressTokenOutNotSupported > ()
+                    .prop_map(SupportedTokensUnprocessable::DepositAddressTokenOutNotSupported)
+                    .boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for DepositAddressRateLimitStatus {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                any::<TotalLimit>(),
+                0u64..=9_007_199_254_740_991u64,
+                any::<WindowLimit>(),
+                proptest::option::of(0u64..=9_007_199_254_740_991u64),
+            ),
+        )
+            .prop_map(|((total_limit, total_created, window_limit, window_created),)| DepositAddressRateLimitStatus {
+                total_limit,
+                total_created,
+                window_limit,
+                window_created,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for TotalLimit {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< TotalLimited > ().prop_map(TotalLimit::Limited).boxed(),
+                    any::< Unlimited > ().prop_map(TotalLimit::Unlimited).boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for WindowLimit {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any::< WindowLimited > ().prop_map(WindowLimit::Limited).boxed(),
+                    any::< Unlimited > ().prop_map(WindowLimit::Unlimited).boxed()
+                ],
+            )
+            .boxed()
+    }
+}
+impl Arbitrary for TotalLimitedTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(TotalLimitedTag::ALL).boxed()
+    }
+}
+impl Arbitrary for TotalLimited {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((Just(TotalLimitedTag::default()), 0u64..=9_007_199_254_740_991u64),)
+            .prop_map(|((tag, value),)| TotalLimited { tag, value })
+            .boxed()
+    }
+}
+impl Arbitrary for WindowLimitedTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(WindowLimitedTag::ALL).boxed()
+    }
+}
+impl Arbitrary for WindowLimited {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(WindowLimitedTag::default()),
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+            ),
+        )
+            .prop_map(|((tag, value, duration_ms),)| WindowLimited {
+                tag,
+                value,
+                duration_ms,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for UnlimitedTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(UnlimitedTag::ALL).boxed()
+    }
+}
+impl Arbitrary for Unlimited {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((Just(UnlimitedTag::default()),),)
+            .prop_map(|((tag,),)| Unlimited { tag })
+            .boxed()
+    }
+}
+impl Arbitrary for ApiKeyExchangeRequest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",),)
+            .prop_map(|((api_key,),)| ApiKeyExchangeRequest { api_key })
+            .boxed()
+    }
+}
+impl Arbitrary for ApiKeyExchange {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",),)
+            .prop_map(|((jwt,),)| ApiKeyExchange { jwt })
+            .boxed()
+    }
+}
 impl Arbitrary for SwapQuote {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
@@ -7349,6 +8193,173 @@ impl Arbitrary for GetBridgePath {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         (("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",),)
             .prop_map(|((bridge_id,),)| GetBridgePath { bridge_id })
+            .boxed()
+    }
+}
+impl Arbitrary for CancelBridgePath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",),)
+            .prop_map(|((bridge_id,),)| CancelBridgePath { bridge_id })
+            .boxed()
+    }
+}
+impl Arbitrary for ListBridgeHistoryCursorQuery {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                any::<HistorySortBy>(),
+                any::<SortDirection>(),
+                proptest::option::of(any::<HistoryStateFilter>()),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
+                any::<crate::DecimalNumber>(),
+            ),
+        )
+            .prop_map(|((sort_by, sort_direction, state, page_token, page_size),)| ListBridgeHistoryCursorQuery {
+                sort_by,
+                sort_direction,
+                state,
+                page_token,
+                page_size,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for GetBridgesByDepositHashPath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",),)
+            .prop_map(|((deposit_tx_hash,),)| GetBridgesByDepositHashPath {
+                deposit_tx_hash,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for GetBridgeByWithdrawHashPath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",),)
+            .prop_map(|((withdraw_tx_hash,),)| GetBridgeByWithdrawHashPath {
+                withdraw_tx_hash,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for GetBridgeTokenConfigPath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((chain, token),)| GetBridgeTokenConfigPath {
+                chain,
+                token,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for GetDepositAddressStatusPath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((deposit_address, deposit_chain),)| GetDepositAddressStatusPath {
+                deposit_address,
+                deposit_chain,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for GetDepositAddressHistoryPath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((deposit_address, deposit_chain),)| GetDepositAddressHistoryPath {
+                deposit_address,
+                deposit_chain,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for GetDepositAddressHistoryQuery {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::option::of(any::<crate::DateString>()),
+                proptest::option::of(any::<crate::DateString>()),
+            ),
+        )
+            .prop_map(|((from, to),)| GetDepositAddressHistoryQuery {
+                from,
+                to,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for GetDepositAddressCompletedRefundsPath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((deposit_address, deposit_chain),)| GetDepositAddressCompletedRefundsPath {
+                deposit_address,
+                deposit_chain,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for GetDepositAddressSupportedTokensPath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((deposit_chain, destination_chain),)| GetDepositAddressSupportedTokensPath {
+                deposit_chain,
+                destination_chain,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for GetDepositAddressSupportedTokensQuery {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),),)
+            .prop_map(|((token_out,),)| GetDepositAddressSupportedTokensQuery {
+                token_out,
+            })
             .boxed()
     }
 }

@@ -727,6 +727,92 @@ impl WebhookTestEvent {
         }
     }
 }
+impl CancelBridgeRequest {
+    /// A `CancelBridgeRequest` with its tags set and its optional members absent.
+    pub fn new() -> Self {
+        Self { state: Default::default() }
+    }
+}
+impl Default for CancelBridgeRequest {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+impl CannotCancelBridge {
+    /// A `CannotCancelBridge` with its tags set and its optional members absent.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            tag: Default::default(),
+            message: message.into(),
+        }
+    }
+}
+impl HistoryNotFound {
+    /// A `HistoryNotFound` with its tags set and its optional members absent.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            tag: Default::default(),
+            id: id.into(),
+        }
+    }
+}
+impl InvalidTokenForChain {
+    /// A `InvalidTokenForChain` with its tags set and its optional members absent.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            tag: Default::default(),
+            message: message.into(),
+        }
+    }
+}
+impl InvalidToken {
+    /// A `InvalidToken` with its tags set and its optional members absent.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            tag: Default::default(),
+            message: message.into(),
+        }
+    }
+}
+impl InvalidDateRange {
+    /// A `InvalidDateRange` with its tags set and its optional members absent.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            tag: Default::default(),
+            message: message.into(),
+        }
+    }
+}
+impl TotalLimited {
+    /// A `TotalLimited` with its tags set and its optional members absent.
+    pub fn new(value: impl Into<u64>) -> Self {
+        Self {
+            tag: Default::default(),
+            value: value.into(),
+        }
+    }
+}
+impl WindowLimited {
+    /// A `WindowLimited` with its tags set and its optional members absent.
+    pub fn new(value: impl Into<u64>, duration_ms: impl Into<u64>) -> Self {
+        Self {
+            tag: Default::default(),
+            value: value.into(),
+            duration_ms: duration_ms.into(),
+        }
+    }
+}
+impl Unlimited {
+    /// A `Unlimited` with its tags set and its optional members absent.
+    pub fn new() -> Self {
+        Self { tag: Default::default() }
+    }
+}
+impl Default for Unlimited {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl HttpApiDecodeError {
     /// A `HttpApiDecodeError` with its tags set and its optional members absent.
     pub fn new(message: impl Into<String>, issues: impl Into<Vec<Issue>>) -> Self {
@@ -2598,6 +2684,10 @@ impl From<BridgeExecutedDepositAddressBridgeEvent> for WebhookEvent {
         Self::BridgeExecuted(BridgeExecutedEvent::from(v))
     }
 }
+impl ListBridgeHistoryCursorQuery {
+    /// `minLength` of `pageToken` (schema).
+    pub const PAGE_TOKEN_MIN_LENGTH: usize = 1;
+}
 impl SearchDepositAddressesQuery {
     /// `maxLength` of `addressNote` (schema).
     pub const ADDRESS_NOTE_MAX_LENGTH: usize = 80;
@@ -2641,6 +2731,79 @@ impl<T: crate::IntoServiceUnavailable> From<T> for ListBridgeHistoryError {
     }
 }
 impl<T: crate::IntoServiceUnavailable> From<T> for GetBridgeError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for CancelBridgeError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for ListBridgeHistoryCursorError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for GetBridgesByDepositHashError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for GetBridgeByWithdrawHashError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for GetBridgeByWithdrawHashLegacyError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for GetBridgeConfigsError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for GetBridgeTokenConfigError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for GetBridgeSwapTokenConfigsError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T>
+for GetDepositAddressRateLimitStatusError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for GetDepositAddressStatusError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for GetDepositAddressHistoryError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T>
+for GetDepositAddressCompletedRefundsError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T>
+for GetDepositAddressSupportedTokensError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for ExchangeApiKeyError {
     fn from(failure: T) -> Self {
         Self::from(failure.into_service_unavailable())
     }

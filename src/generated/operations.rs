@@ -605,6 +605,1318 @@ impl From<InvalidJwt> for GetBridgeError {
         Self::BadRequest(BadRequest::from(v))
     }
 }
+/// `PATCH /bridge/history/bridge/{bridgeId}` (`cancelBridge`): Cancel a PENDING bridge.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CancelBridge;
+impl Operation for CancelBridge {
+    const ID: &'static str = "cancelBridge";
+    const METHOD: &'static str = "PATCH";
+    const PATH: &'static str = "/bridge/history/bridge/{bridgeId}";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = CancelBridgePath;
+    type Query = ();
+    type Body = CancelBridgeRequest;
+    type Response = BridgeRecord;
+    type Error = CancelBridgeError;
+}
+/// Every documented error answer of `cancelBridge`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CancelBridgeError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 404: No bridge of this project has this id.
+    BridgeNotFound(BridgeNotFound),
+    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    PayloadTooLarge(PayloadTooLarge),
+    /// 422: The bridge is not PENDING, or the request cannot be served.
+    CancelBridgeUnprocessable(CancelBridgeUnprocessable),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for CancelBridgeError {
+    const STATUSES: &'static [u16] = &[400, 401, 404, 413, 422, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::BridgeNotFound(_) => 404,
+            Self::PayloadTooLarge(_) => 413,
+            Self::CancelBridgeUnprocessable(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            404 => Some(serde_json::from_slice(body).map(Self::BridgeNotFound)),
+            413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
+            422 => {
+                Some(serde_json::from_slice(body).map(Self::CancelBridgeUnprocessable))
+            }
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for CancelBridgeError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::BridgeNotFound(v) => v.serialize(serializer),
+            Self::PayloadTooLarge(v) => v.serialize(serializer),
+            Self::CancelBridgeUnprocessable(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for CancelBridgeError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for CancelBridgeError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<BridgeNotFound> for CancelBridgeError {
+    fn from(v: BridgeNotFound) -> Self {
+        Self::BridgeNotFound(v)
+    }
+}
+impl From<PayloadTooLarge> for CancelBridgeError {
+    fn from(v: PayloadTooLarge) -> Self {
+        Self::PayloadTooLarge(v)
+    }
+}
+impl From<CancelBridgeUnprocessable> for CancelBridgeError {
+    fn from(v: CancelBridgeUnprocessable) -> Self {
+        Self::CancelBridgeUnprocessable(v)
+    }
+}
+impl From<ServiceUnavailable> for CancelBridgeError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<CannotCancelBridge> for CancelBridgeError {
+    fn from(v: CannotCancelBridge) -> Self {
+        Self::CancelBridgeUnprocessable(CancelBridgeUnprocessable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for CancelBridgeError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for CancelBridgeError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidRequest> for CancelBridgeError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::CancelBridgeUnprocessable(CancelBridgeUnprocessable::from(v))
+    }
+}
+/// `GET /bridge/history-cursor/user` (`listBridgeHistoryCursor`): List the project's bridge records with cursor paging.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListBridgeHistoryCursor;
+impl Operation for ListBridgeHistoryCursor {
+    const ID: &'static str = "listBridgeHistoryCursor";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/bridge/history-cursor/user";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ListBridgeHistoryCursorQuery;
+    type Body = ();
+    type Response = HistoryCursorPage;
+    type Error = ListBridgeHistoryCursorError;
+}
+/// Every documented error answer of `listBridgeHistoryCursor`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListBridgeHistoryCursorError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 422: A well-formed request the service cannot serve.
+    InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for ListBridgeHistoryCursorError {
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for ListBridgeHistoryCursorError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for ListBridgeHistoryCursorError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for ListBridgeHistoryCursorError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<InvalidRequest> for ListBridgeHistoryCursorError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for ListBridgeHistoryCursorError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for ListBridgeHistoryCursorError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for ListBridgeHistoryCursorError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+/// `GET /bridge/history/bridge/by-deposit-hash/{depositTxHash}` (`getBridgesByDepositHash`): The project's bridge records of one deposit transaction.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetBridgesByDepositHash;
+impl Operation for GetBridgesByDepositHash {
+    const ID: &'static str = "getBridgesByDepositHash";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/bridge/history/bridge/by-deposit-hash/{depositTxHash}";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = GetBridgesByDepositHashPath;
+    type Query = ();
+    type Body = ();
+    type Response = Vec<BridgeRecord>;
+    type Error = GetBridgesByDepositHashError;
+}
+/// Every documented error answer of `getBridgesByDepositHash`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetBridgesByDepositHashError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 404: No record of this project has this deposit hash.
+    HistoryNotFound(HistoryNotFound),
+    /// 422: A well-formed request the service cannot serve.
+    InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for GetBridgesByDepositHashError {
+    const STATUSES: &'static [u16] = &[400, 401, 404, 422, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::HistoryNotFound(_) => 404,
+            Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            404 => Some(serde_json::from_slice(body).map(Self::HistoryNotFound)),
+            422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetBridgesByDepositHashError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::HistoryNotFound(v) => v.serialize(serializer),
+            Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for GetBridgesByDepositHashError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for GetBridgesByDepositHashError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<HistoryNotFound> for GetBridgesByDepositHashError {
+    fn from(v: HistoryNotFound) -> Self {
+        Self::HistoryNotFound(v)
+    }
+}
+impl From<InvalidRequest> for GetBridgesByDepositHashError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for GetBridgesByDepositHashError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for GetBridgesByDepositHashError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for GetBridgesByDepositHashError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+/// `GET /bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}` (`getBridgeByWithdrawHash`): The project's executed bridge record of one withdrawal transaction.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetBridgeByWithdrawHash;
+impl Operation for GetBridgeByWithdrawHash {
+    const ID: &'static str = "getBridgeByWithdrawHash";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = GetBridgeByWithdrawHashPath;
+    type Query = ();
+    type Body = ();
+    type Response = BridgeRecord;
+    type Error = GetBridgeByWithdrawHashError;
+}
+/// Every documented error answer of `getBridgeByWithdrawHash`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetBridgeByWithdrawHashError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 422: A well-formed request the service cannot serve.
+    InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for GetBridgeByWithdrawHashError {
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetBridgeByWithdrawHashError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for GetBridgeByWithdrawHashError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for GetBridgeByWithdrawHashError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<InvalidRequest> for GetBridgeByWithdrawHashError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for GetBridgeByWithdrawHashError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for GetBridgeByWithdrawHashError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for GetBridgeByWithdrawHashError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+/// `GET /bridge/history/bridge/by-hash/{withdrawTxHash}` (`getBridgeByWithdrawHashLegacy`): The executed bridge record of one withdrawal transaction (deprecated path).
+///
+/// Deprecated: kept for backward compatibility and to be removed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetBridgeByWithdrawHashLegacy;
+impl Operation for GetBridgeByWithdrawHashLegacy {
+    const ID: &'static str = "getBridgeByWithdrawHashLegacy";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/bridge/history/bridge/by-hash/{withdrawTxHash}";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = true;
+    const ALIAS_OF: Option<&'static str> = Some("getBridgeByWithdrawHash");
+    type Path = GetBridgeByWithdrawHashPath;
+    type Query = ();
+    type Body = ();
+    type Response = BridgeRecord;
+    type Error = GetBridgeByWithdrawHashLegacyError;
+}
+/// Every documented error answer of `getBridgeByWithdrawHashLegacy`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetBridgeByWithdrawHashLegacyError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 422: A well-formed request the service cannot serve.
+    InvalidRequest(InvalidRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for GetBridgeByWithdrawHashLegacyError {
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::InvalidRequest(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetBridgeByWithdrawHashLegacyError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for GetBridgeByWithdrawHashLegacyError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for GetBridgeByWithdrawHashLegacyError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<InvalidRequest> for GetBridgeByWithdrawHashLegacyError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::InvalidRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for GetBridgeByWithdrawHashLegacyError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for GetBridgeByWithdrawHashLegacyError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for GetBridgeByWithdrawHashLegacyError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+/// `GET /bridge/configs` (`getBridgeConfigs`): The bridge configuration of every chain.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetBridgeConfigs;
+impl Operation for GetBridgeConfigs {
+    const ID: &'static str = "getBridgeConfigs";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/bridge/configs";
+    const SECURITY: Security = Security::None;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = ();
+    type Response = BridgeConfigs;
+    type Error = GetBridgeConfigsError;
+}
+/// Every documented error answer of `getBridgeConfigs`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetBridgeConfigsError {
+    /// 400: The request could not be decoded.
+    HttpApiDecodeError(HttpApiDecodeError),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for GetBridgeConfigsError {
+    const STATUSES: &'static [u16] = &[400, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::HttpApiDecodeError(_) => 400,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetBridgeConfigsError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::HttpApiDecodeError(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<HttpApiDecodeError> for GetBridgeConfigsError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::HttpApiDecodeError(v)
+    }
+}
+impl From<ServiceUnavailable> for GetBridgeConfigsError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+/// `GET /bridge/config/{chain}/{token}` (`getBridgeTokenConfig`): The configuration of one token on one chain.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetBridgeTokenConfig;
+impl Operation for GetBridgeTokenConfig {
+    const ID: &'static str = "getBridgeTokenConfig";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/bridge/config/{chain}/{token}";
+    const SECURITY: Security = Security::None;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = GetBridgeTokenConfigPath;
+    type Query = ();
+    type Body = ();
+    type Response = ExtendedTokenEntry;
+    type Error = GetBridgeTokenConfigError;
+}
+/// Every documented error answer of `getBridgeTokenConfig`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetBridgeTokenConfigError {
+    /// 400: The request could not be decoded, or the token is not on that chain.
+    TokenConfigBadRequest(TokenConfigBadRequest),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for GetBridgeTokenConfigError {
+    const STATUSES: &'static [u16] = &[400, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::TokenConfigBadRequest(_) => 400,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::TokenConfigBadRequest)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetBridgeTokenConfigError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::TokenConfigBadRequest(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<TokenConfigBadRequest> for GetBridgeTokenConfigError {
+    fn from(v: TokenConfigBadRequest) -> Self {
+        Self::TokenConfigBadRequest(v)
+    }
+}
+impl From<ServiceUnavailable> for GetBridgeTokenConfigError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for GetBridgeTokenConfigError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::TokenConfigBadRequest(TokenConfigBadRequest::from(v))
+    }
+}
+impl From<InvalidToken> for GetBridgeTokenConfigError {
+    fn from(v: InvalidToken) -> Self {
+        Self::TokenConfigBadRequest(TokenConfigBadRequest::from(v))
+    }
+}
+impl From<InvalidTokenForChain> for GetBridgeTokenConfigError {
+    fn from(v: InvalidTokenForChain) -> Self {
+        Self::TokenConfigBadRequest(TokenConfigBadRequest::from(v))
+    }
+}
+/// `GET /bridge/bridge-swap-token-configs` (`getBridgeSwapTokenConfigs`): The tokens that bridge-swap quotes accept, by chain.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetBridgeSwapTokenConfigs;
+impl Operation for GetBridgeSwapTokenConfigs {
+    const ID: &'static str = "getBridgeSwapTokenConfigs";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/bridge/bridge-swap-token-configs";
+    const SECURITY: Security = Security::None;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = ();
+    type Response = SwapTokenConfigs;
+    type Error = GetBridgeSwapTokenConfigsError;
+}
+/// Every documented error answer of `getBridgeSwapTokenConfigs`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetBridgeSwapTokenConfigsError {
+    /// 400: The request could not be decoded.
+    HttpApiDecodeError(HttpApiDecodeError),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for GetBridgeSwapTokenConfigsError {
+    const STATUSES: &'static [u16] = &[400, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::HttpApiDecodeError(_) => 400,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetBridgeSwapTokenConfigsError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::HttpApiDecodeError(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<HttpApiDecodeError> for GetBridgeSwapTokenConfigsError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::HttpApiDecodeError(v)
+    }
+}
+impl From<ServiceUnavailable> for GetBridgeSwapTokenConfigsError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+/// `GET /sda/deposit-addresses/rate-limit-status` (`getDepositAddressRateLimitStatus`): The project's deposit-address creation limits and usage.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetDepositAddressRateLimitStatus;
+impl Operation for GetDepositAddressRateLimitStatus {
+    const ID: &'static str = "getDepositAddressRateLimitStatus";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/sda/deposit-addresses/rate-limit-status";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = ();
+    type Response = DepositAddressRateLimitStatus;
+    type Error = GetDepositAddressRateLimitStatusError;
+}
+/// Every documented error answer of `getDepositAddressRateLimitStatus`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetDepositAddressRateLimitStatusError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
+    Unavailable(Unavailable),
+}
+impl ErrorResponse for GetDepositAddressRateLimitStatusError {
+    const STATUSES: &'static [u16] = &[400, 401, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::Unavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetDepositAddressRateLimitStatusError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::Unavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for GetDepositAddressRateLimitStatusError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for GetDepositAddressRateLimitStatusError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<Unavailable> for GetDepositAddressRateLimitStatusError {
+    fn from(v: Unavailable) -> Self {
+        Self::Unavailable(v)
+    }
+}
+impl From<EndpointDisabledError> for GetDepositAddressRateLimitStatusError {
+    fn from(v: EndpointDisabledError) -> Self {
+        Self::Unavailable(Unavailable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for GetDepositAddressRateLimitStatusError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for GetDepositAddressRateLimitStatusError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<ServiceUnavailable> for GetDepositAddressRateLimitStatusError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::Unavailable(Unavailable::from(v))
+    }
+}
+/// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}` (`getDepositAddressStatus`): A deposit address of the project, as created, with its supported tokens.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetDepositAddressStatus;
+impl Operation for GetDepositAddressStatus {
+    const ID: &'static str = "getDepositAddressStatus";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/sda/deposit-addresses/{depositAddress}/{depositChain}";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = GetDepositAddressStatusPath;
+    type Query = ();
+    type Body = ();
+    type Response = DepositAddressStatus;
+    type Error = GetDepositAddressStatusError;
+}
+/// Every documented error answer of `getDepositAddressStatus`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetDepositAddressStatusError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 422: Unknown deposit address, or a request the service cannot serve.
+    PublicStatusUnprocessable(PublicStatusUnprocessable),
+    /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
+    Unavailable(Unavailable),
+}
+impl ErrorResponse for GetDepositAddressStatusError {
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::PublicStatusUnprocessable(_) => 422,
+            Self::Unavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            422 => {
+                Some(serde_json::from_slice(body).map(Self::PublicStatusUnprocessable))
+            }
+            503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetDepositAddressStatusError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::PublicStatusUnprocessable(v) => v.serialize(serializer),
+            Self::Unavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for GetDepositAddressStatusError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for GetDepositAddressStatusError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<PublicStatusUnprocessable> for GetDepositAddressStatusError {
+    fn from(v: PublicStatusUnprocessable) -> Self {
+        Self::PublicStatusUnprocessable(v)
+    }
+}
+impl From<Unavailable> for GetDepositAddressStatusError {
+    fn from(v: Unavailable) -> Self {
+        Self::Unavailable(v)
+    }
+}
+impl From<DepositAddressNotFound> for GetDepositAddressStatusError {
+    fn from(v: DepositAddressNotFound) -> Self {
+        Self::PublicStatusUnprocessable(PublicStatusUnprocessable::from(v))
+    }
+}
+impl From<EndpointDisabledError> for GetDepositAddressStatusError {
+    fn from(v: EndpointDisabledError) -> Self {
+        Self::Unavailable(Unavailable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for GetDepositAddressStatusError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for GetDepositAddressStatusError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidRequest> for GetDepositAddressStatusError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::PublicStatusUnprocessable(PublicStatusUnprocessable::from(v))
+    }
+}
+impl From<ServiceUnavailable> for GetDepositAddressStatusError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::Unavailable(Unavailable::from(v))
+    }
+}
+/// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/history` (`getDepositAddressHistory`): The deposits into a deposit address of the project in a date window.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetDepositAddressHistory;
+impl Operation for GetDepositAddressHistory {
+    const ID: &'static str = "getDepositAddressHistory";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/sda/deposit-addresses/{depositAddress}/{depositChain}/history";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = GetDepositAddressHistoryPath;
+    type Query = GetDepositAddressHistoryQuery;
+    type Body = ();
+    type Response = DepositAddressHistory;
+    type Error = GetDepositAddressHistoryError;
+}
+/// Every documented error answer of `getDepositAddressHistory`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetDepositAddressHistoryError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 422: Unknown deposit address, a bad date window, or a request the service cannot serve.
+    DepositAddressHistoryUnprocessable(DepositAddressHistoryUnprocessable),
+    /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
+    Unavailable(Unavailable),
+}
+impl ErrorResponse for GetDepositAddressHistoryError {
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::DepositAddressHistoryUnprocessable(_) => 422,
+            Self::Unavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            422 => {
+                Some(
+                    serde_json::from_slice(body)
+                        .map(Self::DepositAddressHistoryUnprocessable),
+                )
+            }
+            503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetDepositAddressHistoryError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::DepositAddressHistoryUnprocessable(v) => v.serialize(serializer),
+            Self::Unavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for GetDepositAddressHistoryError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for GetDepositAddressHistoryError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<DepositAddressHistoryUnprocessable> for GetDepositAddressHistoryError {
+    fn from(v: DepositAddressHistoryUnprocessable) -> Self {
+        Self::DepositAddressHistoryUnprocessable(v)
+    }
+}
+impl From<Unavailable> for GetDepositAddressHistoryError {
+    fn from(v: Unavailable) -> Self {
+        Self::Unavailable(v)
+    }
+}
+impl From<DepositAddressNotFound> for GetDepositAddressHistoryError {
+    fn from(v: DepositAddressNotFound) -> Self {
+        Self::DepositAddressHistoryUnprocessable(
+            DepositAddressHistoryUnprocessable::from(v),
+        )
+    }
+}
+impl From<EndpointDisabledError> for GetDepositAddressHistoryError {
+    fn from(v: EndpointDisabledError) -> Self {
+        Self::Unavailable(Unavailable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for GetDepositAddressHistoryError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidDateRange> for GetDepositAddressHistoryError {
+    fn from(v: InvalidDateRange) -> Self {
+        Self::DepositAddressHistoryUnprocessable(
+            DepositAddressHistoryUnprocessable::from(v),
+        )
+    }
+}
+impl From<InvalidJwt> for GetDepositAddressHistoryError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidRequest> for GetDepositAddressHistoryError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::DepositAddressHistoryUnprocessable(
+            DepositAddressHistoryUnprocessable::from(v),
+        )
+    }
+}
+impl From<ServiceUnavailable> for GetDepositAddressHistoryError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::Unavailable(Unavailable::from(v))
+    }
+}
+/// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/completed-refunds` (`getDepositAddressCompletedRefunds`): The completed refunds of a deposit address of the project.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetDepositAddressCompletedRefunds;
+impl Operation for GetDepositAddressCompletedRefunds {
+    const ID: &'static str = "getDepositAddressCompletedRefunds";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/sda/deposit-addresses/{depositAddress}/{depositChain}/completed-refunds";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = GetDepositAddressCompletedRefundsPath;
+    type Query = ();
+    type Body = ();
+    type Response = CompletedRefunds;
+    type Error = GetDepositAddressCompletedRefundsError;
+}
+/// Every documented error answer of `getDepositAddressCompletedRefunds`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetDepositAddressCompletedRefundsError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 422: Unknown deposit address, or a request the service cannot serve.
+    PublicStatusUnprocessable(PublicStatusUnprocessable),
+    /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
+    Unavailable(Unavailable),
+}
+impl ErrorResponse for GetDepositAddressCompletedRefundsError {
+    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::PublicStatusUnprocessable(_) => 422,
+            Self::Unavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            422 => {
+                Some(serde_json::from_slice(body).map(Self::PublicStatusUnprocessable))
+            }
+            503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetDepositAddressCompletedRefundsError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::PublicStatusUnprocessable(v) => v.serialize(serializer),
+            Self::Unavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for GetDepositAddressCompletedRefundsError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for GetDepositAddressCompletedRefundsError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<PublicStatusUnprocessable> for GetDepositAddressCompletedRefundsError {
+    fn from(v: PublicStatusUnprocessable) -> Self {
+        Self::PublicStatusUnprocessable(v)
+    }
+}
+impl From<Unavailable> for GetDepositAddressCompletedRefundsError {
+    fn from(v: Unavailable) -> Self {
+        Self::Unavailable(v)
+    }
+}
+impl From<DepositAddressNotFound> for GetDepositAddressCompletedRefundsError {
+    fn from(v: DepositAddressNotFound) -> Self {
+        Self::PublicStatusUnprocessable(PublicStatusUnprocessable::from(v))
+    }
+}
+impl From<EndpointDisabledError> for GetDepositAddressCompletedRefundsError {
+    fn from(v: EndpointDisabledError) -> Self {
+        Self::Unavailable(Unavailable::from(v))
+    }
+}
+impl From<HttpApiDecodeError> for GetDepositAddressCompletedRefundsError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for GetDepositAddressCompletedRefundsError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidRequest> for GetDepositAddressCompletedRefundsError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::PublicStatusUnprocessable(PublicStatusUnprocessable::from(v))
+    }
+}
+impl From<ServiceUnavailable> for GetDepositAddressCompletedRefundsError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::Unavailable(Unavailable::from(v))
+    }
+}
+/// `GET /sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens` (`getDepositAddressSupportedTokens`): The tokens a deposit address between two chains would accept.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GetDepositAddressSupportedTokens;
+impl Operation for GetDepositAddressSupportedTokens {
+    const ID: &'static str = "getDepositAddressSupportedTokens";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens";
+    const SECURITY: Security = Security::None;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = GetDepositAddressSupportedTokensPath;
+    type Query = GetDepositAddressSupportedTokensQuery;
+    type Body = ();
+    type Response = SupportedTokens;
+    type Error = GetDepositAddressSupportedTokensError;
+}
+/// Every documented error answer of `getDepositAddressSupportedTokens`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetDepositAddressSupportedTokensError {
+    /// 400: The request could not be decoded.
+    HttpApiDecodeError(HttpApiDecodeError),
+    /// 422: No deposit address between these chains can be created.
+    SupportedTokensUnprocessable(SupportedTokensUnprocessable),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for GetDepositAddressSupportedTokensError {
+    const STATUSES: &'static [u16] = &[400, 422, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::HttpApiDecodeError(_) => 400,
+            Self::SupportedTokensUnprocessable(_) => 422,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
+            422 => {
+                Some(
+                    serde_json::from_slice(body).map(Self::SupportedTokensUnprocessable),
+                )
+            }
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for GetDepositAddressSupportedTokensError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::HttpApiDecodeError(v) => v.serialize(serializer),
+            Self::SupportedTokensUnprocessable(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<HttpApiDecodeError> for GetDepositAddressSupportedTokensError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::HttpApiDecodeError(v)
+    }
+}
+impl From<SupportedTokensUnprocessable> for GetDepositAddressSupportedTokensError {
+    fn from(v: SupportedTokensUnprocessable) -> Self {
+        Self::SupportedTokensUnprocessable(v)
+    }
+}
+impl From<ServiceUnavailable> for GetDepositAddressSupportedTokensError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<DepositAddressChainsNotSupported> for GetDepositAddressSupportedTokensError {
+    fn from(v: DepositAddressChainsNotSupported) -> Self {
+        Self::SupportedTokensUnprocessable(SupportedTokensUnprocessable::from(v))
+    }
+}
+impl From<DepositAddressNoBridgableTokens> for GetDepositAddressSupportedTokensError {
+    fn from(v: DepositAddressNoBridgableTokens) -> Self {
+        Self::SupportedTokensUnprocessable(SupportedTokensUnprocessable::from(v))
+    }
+}
+impl From<DepositAddressTokenOutNotSupported> for GetDepositAddressSupportedTokensError {
+    fn from(v: DepositAddressTokenOutNotSupported) -> Self {
+        Self::SupportedTokensUnprocessable(SupportedTokensUnprocessable::from(v))
+    }
+}
+/// `POST /authentication/auth/apiKey` (`exchangeApiKey`): Exchange an API key for a JWT.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExchangeApiKey;
+impl Operation for ExchangeApiKey {
+    const ID: &'static str = "exchangeApiKey";
+    const METHOD: &'static str = "POST";
+    const PATH: &'static str = "/authentication/auth/apiKey";
+    const SECURITY: Security = Security::None;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = ApiKeyExchangeRequest;
+    type Response = ApiKeyExchange;
+    type Error = ExchangeApiKeyError;
+}
+/// Every documented error answer of `exchangeApiKey`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExchangeApiKeyError {
+    /// 400: The request could not be decoded.
+    HttpApiDecodeError(HttpApiDecodeError),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    PayloadTooLarge(PayloadTooLarge),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for ExchangeApiKeyError {
+    const STATUSES: &'static [u16] = &[400, 401, 413, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::HttpApiDecodeError(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::PayloadTooLarge(_) => 413,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for ExchangeApiKeyError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::HttpApiDecodeError(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::PayloadTooLarge(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<HttpApiDecodeError> for ExchangeApiKeyError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::HttpApiDecodeError(v)
+    }
+}
+impl From<Unauthorized> for ExchangeApiKeyError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<PayloadTooLarge> for ExchangeApiKeyError {
+    fn from(v: PayloadTooLarge) -> Self {
+        Self::PayloadTooLarge(v)
+    }
+}
+impl From<ServiceUnavailable> for ExchangeApiKeyError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
 /// `POST /sda/deposit-addresses` (`createDepositAddresses`): Create smart deposit addresses.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CreateDepositAddresses;
@@ -2051,14 +3363,28 @@ macro_rules! every_operation {
         $callback ! (QuoteBridge, "quoteBridge"); $callback ! (QuoteBridgeSwap,
         "quoteBridgeSwap"); $callback ! (CommitQuote, "commitQuote"); $callback !
         (ListBridgeHistory, "listBridgeHistory"); $callback ! (GetBridge, "getBridge");
-        $callback ! (CreateDepositAddresses, "createDepositAddresses"); $callback !
-        (CreateDepositAddressesLegacy, "createDepositAddressesLegacy"); $callback !
-        (SearchDepositAddresses, "searchDepositAddresses"); $callback !
-        (SearchDepositAddressesLegacy, "searchDepositAddressesLegacy"); $callback !
-        (GetDepositAddressPublicStatus, "getDepositAddressPublicStatus"); $callback !
-        (GetWebhookPublicKey, "getWebhookPublicKey"); $callback ! (ListUserEvents,
-        "listUserEvents"); $callback ! (SandboxDepositBridge, "sandboxDepositBridge");
-        $callback ! (SandboxDepositIntoAddress, "sandboxDepositIntoAddress"); $callback !
+        $callback ! (CancelBridge, "cancelBridge"); $callback ! (ListBridgeHistoryCursor,
+        "listBridgeHistoryCursor"); $callback ! (GetBridgesByDepositHash,
+        "getBridgesByDepositHash"); $callback ! (GetBridgeByWithdrawHash,
+        "getBridgeByWithdrawHash"); $callback ! (GetBridgeByWithdrawHashLegacy,
+        "getBridgeByWithdrawHashLegacy"); $callback ! (GetBridgeConfigs,
+        "getBridgeConfigs"); $callback ! (GetBridgeTokenConfig, "getBridgeTokenConfig");
+        $callback ! (GetBridgeSwapTokenConfigs, "getBridgeSwapTokenConfigs"); $callback !
+        (GetDepositAddressRateLimitStatus, "getDepositAddressRateLimitStatus"); $callback
+        ! (GetDepositAddressStatus, "getDepositAddressStatus"); $callback !
+        (GetDepositAddressHistory, "getDepositAddressHistory"); $callback !
+        (GetDepositAddressCompletedRefunds, "getDepositAddressCompletedRefunds");
+        $callback ! (GetDepositAddressSupportedTokens,
+        "getDepositAddressSupportedTokens"); $callback ! (ExchangeApiKey,
+        "exchangeApiKey"); $callback ! (CreateDepositAddresses,
+        "createDepositAddresses"); $callback ! (CreateDepositAddressesLegacy,
+        "createDepositAddressesLegacy"); $callback ! (SearchDepositAddresses,
+        "searchDepositAddresses"); $callback ! (SearchDepositAddressesLegacy,
+        "searchDepositAddressesLegacy"); $callback ! (GetDepositAddressPublicStatus,
+        "getDepositAddressPublicStatus"); $callback ! (GetWebhookPublicKey,
+        "getWebhookPublicKey"); $callback ! (ListUserEvents, "listUserEvents"); $callback
+        ! (SandboxDepositBridge, "sandboxDepositBridge"); $callback !
+        (SandboxDepositIntoAddress, "sandboxDepositIntoAddress"); $callback !
         (SandboxCreateRoutingDepositAddress, "sandboxCreateRoutingDepositAddress");
         $callback ! (SandboxAdvanceClock, "sandboxAdvanceClock"); $callback !
         (SandboxSendWebhookTest, "sandboxSendWebhookTest"); $callback !

@@ -9,6 +9,9 @@
 //! * objects and multi-value enums are named components (inline only as `allOf` members of a component);
 //! * every `$ref` resolves; `x-alias-of` names an existing operation; `x-safe-to-retry` is `true` and only on
 //!   operations other than GETs (a GET is safe to retry by definition); `x-built-from` names existing components;
+//! * `x-beyond-spec` (a production endpoint the spec does not have) is `true` or absent, never on a sandbox helper,
+//!   and an alias carries its target's; path parameters are declared in the order the path names them (the server
+//!   routes them by position);
 //! * every operation documents 503 [`SERVICE_UNAVAILABLE`] (or a response whose schema is a union with its
 //!   schema), the answer `bridge_server::router` gives for any operation whose implementation fails.
 
@@ -80,6 +83,8 @@ impl<'a> Lint<'a> {
                         self.problems.push(format!("{at}: x-safe-to-retry must be `true` (or absent), not {other}"))
                     }
                 }
+                self.beyond_spec_marker(&at, op);
+                self.path_parameters(&at, path, op);
                 let responses = op.get("responses").and_then(Value::as_object);
                 let successes = responses
                     .into_iter()
@@ -127,8 +132,64 @@ impl<'a> Lint<'a> {
         for (at, target) in aliases {
             if !ids.contains(&target) {
                 self.problems.push(format!("{at}: x-alias-of names unknown operation `{target}`"));
+            } else if self.beyond_spec(&at) != self.operation_by_id(&target).is_some_and(is_beyond_spec) {
+                self.problems.push(format!("{at}: an alias has the `x-beyond-spec` marker of `{target}`"));
             }
         }
+    }
+
+    /// `x-beyond-spec` (a production endpoint the spec does not have) is `true` or absent, and never on a sandbox
+    /// helper (those are the sandbox's own, not production's).
+    fn beyond_spec_marker(&mut self, at: &str, op: &Value) {
+        match op.get("x-beyond-spec") {
+            None => {}
+            Some(Value::Bool(true)) => {
+                let tags = op.get("tags").and_then(Value::as_array).into_iter().flatten();
+                if tags.filter_map(Value::as_str).any(|t| t == "sandbox") {
+                    self.problems.push(format!("{at}: x-beyond-spec on a sandbox helper"));
+                }
+            }
+            Some(other) => self.problems.push(format!("{at}: x-beyond-spec must be `true` (or absent), not {other}")),
+        }
+    }
+
+    /// The path parameters are declared in the order the path names them, each once: the server routes them by
+    /// position and decodes them under these names.
+    fn path_parameters(&mut self, at: &str, path: &str, op: &Value) {
+        let in_path: Vec<&str> =
+            path.split('/').filter_map(|segment| segment.strip_prefix('{')?.strip_suffix('}')).collect();
+        let declared: Vec<&str> = op
+            .get("parameters")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|p| self.resolve(p))
+            .filter(|p| p.get("in").and_then(Value::as_str) == Some("path"))
+            .filter_map(|p| p.get("name").and_then(Value::as_str))
+            .collect();
+        if in_path != declared {
+            self.problems.push(format!(
+                "{at}: path parameters {declared:?} must be declared in the order the path names them: {in_path:?}"
+            ));
+        }
+    }
+
+    /// Whether the operation at `at` (`METHOD /path`) is marked `x-beyond-spec`.
+    fn beyond_spec(&self, at: &str) -> bool {
+        let (method, path) = at.split_once(' ').unwrap_or_default();
+        self.doc
+            .pointer("/paths")
+            .and_then(|p| p.get(path))
+            .and_then(|item| item.get(method.to_lowercase()))
+            .is_some_and(is_beyond_spec)
+    }
+
+    fn operation_by_id(&self, id: &str) -> Option<&Value> {
+        let paths = self.doc.get("paths")?.as_object()?;
+        paths
+            .values()
+            .flat_map(|item| METHODS.iter().filter_map(move |m| item.get(*m)))
+            .find(|op| op.get("operationId").and_then(Value::as_str) == Some(id))
     }
 
     /// Follows a `$ref` to a response or parameter component.
@@ -386,4 +447,8 @@ fn follow<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
         Some(pointer) => doc.pointer(pointer).unwrap_or(schema),
         None => schema,
     }
+}
+
+fn is_beyond_spec(op: &Value) -> bool {
+    op.get("x-beyond-spec").and_then(Value::as_bool) == Some(true)
 }

@@ -146,10 +146,11 @@ impl<'a> Gen<'a> {
         } else if let Some(values) = schema.get("enum").and_then(Value::as_sequence) {
             let values: Vec<String> = values.iter().map(|v| v.as_str().unwrap_or_default().to_owned()).collect();
             self.string_enum(name, &values, description, str_of(schema, "default"))?;
-        } else if schema.get("allOf").is_some() || str_of(schema, "type") == Some("object") {
+        } else if schema.get("allOf").is_some() || (str_of(schema, "type") == Some("object") && !is_map(schema)) {
             self.structure(name, schema, description)?;
         } else {
-            // A named scalar (for example the public key string): a type alias.
+            // A named scalar (for example the public key string) or map (an object of `additionalProperties`
+            // only, such as the bridge configuration by chain): a type alias.
             let ty = self.field_type(schema, name, "value")?;
             doc_comment(&mut self.types, description, "");
             writeln!(self.types, "pub type {name} = {};\n", ty.rust)?;
@@ -1063,4 +1064,9 @@ fn variant_ident(value: &str) -> String {
         None => "Empty".to_owned(),
         _ => camel,
     }
+}
+
+/// An object whose members are all of one schema (`additionalProperties`) and that declares none by name.
+fn is_map(schema: &Yaml) -> bool {
+    schema.get("properties").is_none() && schema.get("additionalProperties").is_some_and(Value::is_mapping)
 }

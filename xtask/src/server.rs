@@ -39,11 +39,12 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         };
         writeln!(
             op_tables,
-            "/// Decoder tables of `{} {}` (`{}`).\npub static {base}: OperationShapes = OperationShapes {{ operation_id: {:?}, path: {path}, query: {query}, body: {body} }};\n",
+            "/// Decoder tables of `{} {}` (`{}`).\npub static {base}: OperationShapes = OperationShapes {{ operation_id: {:?}, path_names: &{:?}, path: {path}, query: {query}, body: {body} }};\n",
             op.method.to_uppercase(),
             op.path,
             op.id,
-            op.id
+            op.id,
+            path_parameter_names(&op.path)
         )?;
     }
     let mut text = String::from("use crate::decode::shape::*;\n\n");
@@ -356,10 +357,11 @@ fn service_trait(doc: &Yaml, ops: &[Op<'_>], members: &[&Op<'_>], spec: &Service
         let entry = format!(
             "axum::routing::{method}(|axum::extract::State(state): axum::extract::State<AppState<A>>, request: axum::extract::Request| async move {{ {handler}.await }})"
         );
-        if !routes.contains_key(&op.path) {
-            path_order.push(op.path.clone());
+        let route = positional_route(&op.path);
+        if !routes.contains_key(&route) {
+            path_order.push(route.clone());
         }
-        routes.entry(op.path.clone()).or_default().push(entry);
+        routes.entry(route).or_default().push(entry);
     }
     t.push_str("}\n\n");
     writeln!(
@@ -378,6 +380,24 @@ fn service_trait(doc: &Yaml, ops: &[Op<'_>], members: &[&Op<'_>], spec: &Service
     }
     t.push_str("}\n\n");
     Ok(t)
+}
+
+/// The names of a path template's parameters, in the order they appear (`/a/{x}/b/{y}` → `[x, y]`).
+fn path_parameter_names(path: &str) -> Vec<&str> {
+    path.split('/').filter_map(|segment| segment.strip_prefix('{')?.strip_suffix('}')).collect()
+}
+
+/// The route the router registers for a path template: every parameter named by its segment's position
+/// (`/sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens` →
+/// `/sda/deposit-addresses/{p2}/{p3}/supported-tokens`). The router refuses two routes whose parameters at the
+/// same position have different names, and production has such paths; the server hands each value to the
+/// operation's decoder under the schema's name, by position (`OperationShapes::path_names`).
+fn positional_route(path: &str) -> String {
+    path.split('/')
+        .enumerate()
+        .map(|(i, segment)| if segment.starts_with('{') { format!("{{p{i}}}") } else { segment.to_owned() })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 fn param_types(doc: &Yaml, op: &Op<'_>) -> anyhow::Result<(String, String, String)> {

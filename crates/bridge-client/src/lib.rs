@@ -170,6 +170,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod api_key;
 mod auth;
 mod client;
 pub mod commit;
@@ -201,6 +202,7 @@ mod methods;
 #[path = "generated/operations.rs"]
 mod operations;
 
+pub use api_key::{expiry as jwt_expiry, ApiKeyTokenProvider, RENEW_BEFORE_EXPIRY};
 pub use auth::{Credentials, TokenError, TokenFuture, TokenProvider, API_KEY_HEADER};
 pub use client::{BuildError, Client, DEFAULT_TIMEOUT};
 pub use error::{Error, OperationError, UnexpectedResponse};

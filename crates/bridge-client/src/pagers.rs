@@ -5,7 +5,9 @@
 //!   until it is null ([`Client::event_pages`], [`Client::events`], [`Client::events_since`]);
 //! * the deposit-address search: following `nextPageToken` until it is null ([`Client::deposit_address_pages`],
 //!   [`Client::deposit_addresses`]);
-//! * the bridge history by page number, until `totalItems` are read ([`Client::history_pages`]).
+//! * the bridge history by page number, until `totalItems` are read ([`Client::history_pages`]);
+//! * the bridge history by cursor (`GET /bridge/history-cursor/user`), following `nextPageToken` until it is
+//!   null ([`Client::history_cursor_pages`], [`Client::history_records`]).
 //!
 //! Every request after the first repeats the first one's parameters with the new page token (or page number).
 //! A stream ends after the last page, or after yielding the first error.
@@ -13,10 +15,12 @@
 //! The event feed decodes into [`EventPage`]: its items are [`Event`]s, so an event of a kind this build does
 //! not know is an [`Event::Unknown`] and does not stop a replay.
 
-use bridge_contract::operations::{ListBridgeHistoryError, ListUserEventsError, SearchDepositAddressesError};
+use bridge_contract::operations::{
+    ListBridgeHistoryCursorError, ListBridgeHistoryError, ListUserEventsError, SearchDepositAddressesError,
+};
 use bridge_contract::{
-    DecimalNumber, DepositAddressSearchItem, DepositAddressSearchPage, HistoryPage, ListBridgeHistoryQuery,
-    ListUserEventsQuery, SearchDepositAddressesQuery,
+    DecimalNumber, DepositAddressSearchItem, DepositAddressSearchPage, HistoryCursorPage, HistoryItem, HistoryPage,
+    ListBridgeHistoryCursorQuery, ListBridgeHistoryQuery, ListUserEventsQuery, SearchDepositAddressesQuery,
 };
 use futures_util::stream::{self, BoxStream, StreamExt as _, TryStreamExt as _};
 
@@ -133,5 +137,42 @@ impl Client {
             Ok(Some((page, next)))
         })
         .boxed()
+    }
+
+    /// The bridge history by cursor, page by page, from `query.page_token` (usually `None`) until
+    /// `nextPageToken` is null; the filter and sort of `query` are sent with every page.
+    pub fn history_cursor_pages(
+        &self,
+        query: ListBridgeHistoryCursorQuery,
+    ) -> BoxStream<'_, Result<HistoryCursorPage, Error<ListBridgeHistoryCursorError>>> {
+        let start = match query.page_token.clone() {
+            Some(token) => Cursor::Next(token),
+            None => Cursor::First,
+        };
+        stream::try_unfold((start, query), move |(cursor, mut query)| async move {
+            query.page_token = match cursor {
+                Cursor::Done => return Ok(None),
+                Cursor::First => None,
+                Cursor::Next(token) => Some(token),
+            };
+            let page = self.list_bridge_history_cursor(&query).await?;
+            let next = match &page.next_page_token {
+                Some(token) => Cursor::Next(token.clone()),
+                None => Cursor::Done,
+            };
+            Ok(Some((page, (next, query))))
+        })
+        .boxed()
+    }
+
+    /// Every bridge record of the cursor history, across pages.
+    pub fn history_records(
+        &self,
+        query: ListBridgeHistoryCursorQuery,
+    ) -> BoxStream<'_, Result<HistoryItem, Error<ListBridgeHistoryCursorError>>> {
+        self.history_cursor_pages(query)
+            .map_ok(|page| stream::iter(page.items.into_iter().map(Ok)))
+            .try_flatten()
+            .boxed()
     }
 }

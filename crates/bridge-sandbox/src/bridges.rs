@@ -3,10 +3,13 @@
 //! come ([`advance`], run by the server every 250 ms and after each clock advance).
 
 use bridge_contract::operations::{
-    GetBridgeError, ListBridgeHistoryError, SandboxAdvanceClockError, SandboxDepositBridgeError,
+    CancelBridgeError, GetBridgeByWithdrawHashError, GetBridgeError, GetBridgesByDepositHashError,
+    ListBridgeHistoryCursorError, ListBridgeHistoryError, SandboxAdvanceClockError, SandboxDepositBridgeError,
 };
 use bridge_contract::{
-    BridgeNotFound, BridgeRecord, GetBridgePath, HistoryItem, HistoryPage, InvalidRequest, ListBridgeHistoryQuery,
+    BridgeNotFound, BridgeRecord, CancelBridgePath, CancelBridgeRequest, CannotCancelBridge,
+    GetBridgeByWithdrawHashPath, GetBridgePath, GetBridgesByDepositHashPath, HistoryCursorPage, HistoryItem,
+    HistoryNotFound, HistoryPage, HistorySortBy, InvalidRequest, ListBridgeHistoryCursorQuery, ListBridgeHistoryQuery,
     SandboxAdvanceClockRequest, SandboxBridgeDepositRequest, SandboxBridgeOutcome, SandboxClock,
     SandboxDepositBridgePath,
 };
@@ -17,7 +20,7 @@ use crate::core::{date, Core};
 use crate::ids;
 use crate::lifecycle;
 use crate::records::{self, Plan, SeenDeposit};
-use crate::store::{Counter, HistoryQuery, StoreResult};
+use crate::store::{Counter, HistoryCursorQuery, HistoryQuery, StoreResult};
 
 /// Largest history page (the spec leaves it open; README.md, "Limits").
 pub const MAX_HISTORY_LIMIT: u64 = 100;
@@ -172,4 +175,137 @@ async fn address_note(core: &Core, record: &BridgeRecord) -> StoreResult<Option<
         Some(a) => a.address.address_note,
         None => core.store.routing_address(chain, address).await?.and_then(|a| a.address.address_note),
     })
+}
+
+// ----------------------------------------------------------------- production endpoints beyond the spec (issue 17)
+
+/// `PATCH /bridge/history/bridge/{bridgeId}`: the owner cancels a PENDING bridge whose deposit was not paid.
+pub async fn cancel(
+    core: &Core,
+    caller: &Caller,
+    path: CancelBridgePath,
+    _body: CancelBridgeRequest,
+) -> Result<BridgeRecord, CancelBridgeError> {
+    let _pass = core.pass.lock().await;
+    let mut bridge = core
+        .store
+        .bridge(&caller.project_id, &path.bridge_id)
+        .await?
+        .ok_or_else(|| BridgeNotFound::new(format!("no bridge {}", path.bridge_id)))?;
+    let now = core.now_ms();
+    let event = lifecycle::cancel(&mut bridge, now)
+        .map_err(|stuck| CannotCancelBridge::new(format!("bridge {} cannot be cancelled: {stuck}", path.bridge_id)))?;
+    let event = core.event(&bridge.project, now, event, bridge.webhook_url.clone()).await?;
+    core.store.save_bridge(&bridge, &[event]).await?;
+    tracing::info!(project = %caller.project_id, bridge = %path.bridge_id, "bridge cancelled");
+    Ok(bridge.record)
+}
+
+/// The opaque cursor of the cursor-paged history: the query it belongs to and the last record's (sort key, id),
+/// base64url of `sortBy|sortDirection|state|key|id`. A token of another query, or not made here, is refused.
+struct HistoryCursor {
+    query: String,
+    key: i64,
+    id: String,
+}
+
+impl HistoryCursor {
+    fn query_of(q: &ListBridgeHistoryCursorQuery) -> String {
+        let state = q.state.map_or("", |s| s.as_str());
+        format!("{}|{}|{state}", q.sort_by.as_str(), q.sort_direction.as_str())
+    }
+
+    fn encode(&self) -> String {
+        data_encoding::BASE64URL_NOPAD.encode(format!("{}|{}|{}", self.query, self.key, self.id).as_bytes())
+    }
+
+    fn decode(token: &str) -> Option<Self> {
+        let bytes = data_encoding::BASE64URL_NOPAD.decode(token.as_bytes()).ok()?;
+        let text = String::from_utf8(bytes).ok()?;
+        let mut parts = text.splitn(5, '|');
+        let query = [parts.next()?, parts.next()?, parts.next()?].join("|");
+        let key = parts.next()?.parse().ok()?;
+        let id = parts.next()?.to_owned();
+        Some(Self { query, key, id })
+    }
+}
+
+/// `GET /bridge/history-cursor/user`: the page history's filter and order, by cursor.
+pub async fn list_bridge_history_cursor(
+    core: &Core,
+    caller: &Caller,
+    query: ListBridgeHistoryCursorQuery,
+) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> {
+    let size = query.page_size.as_f64();
+    if size < 1.0 || size.fract() != 0.0 || size > MAX_HISTORY_LIMIT as f64 {
+        return Err(
+            InvalidRequest::new(format!("pageSize must be a whole number from 1 to {MAX_HISTORY_LIMIT}")).into()
+        );
+    }
+    let this_query = HistoryCursor::query_of(&query);
+    let after = match &query.page_token {
+        None => None,
+        Some(token) => match HistoryCursor::decode(token) {
+            Some(cursor) if cursor.query == this_query => Some((cursor.key, cursor.id)),
+            _ => {
+                return Err(InvalidRequest::new(
+                    "pageToken is not a nextPageToken of this history query (same sortBy, sortDirection and state)",
+                )
+                .into())
+            }
+        },
+    };
+    let limit = size as u64;
+    let q = HistoryCursorQuery {
+        state: query.state,
+        sort_by: query.sort_by,
+        direction: query.sort_direction,
+        after,
+        // One more than asked: whether a next page exists.
+        limit: limit + 1,
+    };
+    let mut bridges = core.store.history_after(&caller.project_id, &q).await?;
+    let more = bridges.len() as u64 > limit;
+    bridges.truncate(limit as usize);
+    let next_page_token = match bridges.last() {
+        Some(last) if more => {
+            let key = match query.sort_by {
+                HistorySortBy::CreatedAt => last.created_ms,
+                HistorySortBy::UpdatedAt => last.updated_ms,
+            };
+            Some(HistoryCursor { query: this_query, key, id: last.id.clone() }.encode())
+        }
+        _ => None,
+    };
+    Ok(HistoryCursorPage {
+        items: bridges.into_iter().map(|b| HistoryItem { bridge: b.record, rejections: b.rejections }).collect(),
+        next_page_token,
+    })
+}
+
+/// `GET /bridge/history/bridge/by-deposit-hash/{depositTxHash}`: every record of that deposit.
+pub async fn by_deposit_hash(
+    core: &Core,
+    caller: &Caller,
+    path: GetBridgesByDepositHashPath,
+) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> {
+    let bridges = core.store.bridges_by_deposit_hash(&caller.project_id, &path.deposit_tx_hash).await?;
+    if bridges.is_empty() {
+        return Err(HistoryNotFound::new(path.deposit_tx_hash).into());
+    }
+    Ok(bridges.into_iter().map(|b| b.record).collect())
+}
+
+/// `GET /bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}`: the EXECUTED record of that withdrawal.
+pub async fn by_withdraw_hash(
+    core: &Core,
+    caller: &Caller,
+    path: GetBridgeByWithdrawHashPath,
+) -> Result<BridgeRecord, GetBridgeByWithdrawHashError> {
+    let bridges = core.store.bridges_by_withdraw_hash(&caller.project_id, &path.withdraw_tx_hash).await?;
+    bridges
+        .into_iter()
+        .map(|b| b.record)
+        .find(records::is_executed)
+        .ok_or_else(|| InvalidRequest::new(format!("no executed bridge withdrew in {}", path.withdraw_tx_hash)).into())
 }

@@ -19,10 +19,13 @@
 //! * [`service`]: the [`bridge_server::BridgeApi`] and [`bridge_server::SandboxApi`] implementation, delegating to
 //!   the areas; [`keys`], [`docs`] and this module: what `serve` needs.
 
+pub mod address_views;
 pub mod addresses;
+pub mod api_keys;
 pub mod bridges;
 pub mod catalogue;
 pub mod clock;
+pub mod configs;
 pub mod core;
 pub mod delivery;
 pub mod deposits;
@@ -96,14 +99,15 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     let clock = clock::Clock::new(config.clock, None);
     let (value, floor) = store.sync_clock(clock.take_sync()).await?;
     clock.adopt(value, floor);
-    let sandbox = Sandbox::new(store, catalogue, clock, keys.webhook.served_public_key());
+    let sandbox = Sandbox::new(store, catalogue, clock, keys.webhook.served_public_key(), keys.jwt_secret.clone());
     Ok(Opened { sandbox, keys })
 }
 
 /// The whole HTTP application: the contract's routes and the sandbox helpers (a panicking handler answers 503, see
 /// [`bridge_server::router`] and [`bridge_server::sandbox_router`]), `/openapi.json`, `/docs`, tracing.
 pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
-    let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
+    let jwt = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
+    let auth = api_keys::SandboxAuthenticator { jwt, keys: opened.sandbox.api_keys().clone() };
     let config = ServerConfig { errors, ..ServerConfig::default() };
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
         .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))
@@ -212,16 +216,43 @@ pub async fn mint_token_for_database(
 
 /// A project token signed with `keys`.
 pub fn token_for(keys: &keys::Keys, project: &str, post_bridge_data: bool, ttl: Duration) -> anyhow::Result<String> {
-    let now = clock::wall_ms() as u64 / 1000;
+    Ok(sign_token(&keys.jwt_secret, project, post_bridge_data, clock::wall_ms(), ttl)?)
+}
+
+/// The API key of a project that a sandbox over `data_dir` accepts (`api_keys`).
+pub fn mint_api_key(data_dir: &std::path::Path, project: &str) -> anyhow::Result<String> {
+    Ok(api_key_for(&keys::Keys::load_or_create(data_dir)?, project))
+}
+
+/// The API key of a project that every sandbox on the PostgreSQL database at `database_url` accepts.
+pub async fn mint_api_key_for_database(database_url: &str, project: &str) -> anyhow::Result<String> {
+    let store = store::PgStore::connect(database_url).await?;
+    Ok(api_key_for(&keys::Keys::shared(&store).await?, project))
+}
+
+/// The API key of a project under `keys` (an HMAC of the project under the JWT secret: nothing is stored).
+pub fn api_key_for(keys: &keys::Keys, project: &str) -> String {
+    api_keys::ApiKeys::new(&keys.jwt_secret).key(project)
+}
+
+/// A project token signed with `secret`, issued at `now_ms` (wall clock) and valid for `ttl`.
+pub fn sign_token(
+    secret: &[u8],
+    project: &str,
+    post_bridge_data: bool,
+    now_ms: i64,
+    ttl: Duration,
+) -> Result<String, jsonwebtoken::errors::Error> {
+    let now = now_ms.max(0) as u64 / 1000;
     let claims = bridge_server::Claims {
         sub: project.to_owned(),
         exp: now + ttl.as_secs(),
         iat: Some(now),
         features: if post_bridge_data { vec![bridge_server::auth::POST_BRIDGE_DATA.to_owned()] } else { vec![] },
     };
-    Ok(bridge_server::auth::sign_token(
+    bridge_server::auth::sign_token(
         &claims,
         jsonwebtoken::Algorithm::HS256,
-        &jsonwebtoken::EncodingKey::from_secret(&keys.jwt_secret),
-    )?)
+        &jsonwebtoken::EncodingKey::from_secret(secret),
+    )
 }

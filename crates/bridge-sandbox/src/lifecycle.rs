@@ -189,6 +189,32 @@ pub fn late_deposit(bridge: &mut StoredBridge, tx_hash: &str, at_ms: i64) -> Res
     Ok(())
 }
 
+/// The owner cancels a PENDING `bridge` or `bridgeSwap` record whose deposit was not paid
+/// (`PATCH /bridge/history/bridge/{bridgeId}`): CANCELLED at `at_ms`, with its BRIDGE_CANCELLED event. A
+/// deposit-address bridge (its deposit is already there), a record whose delayed deposit was paid, or a record
+/// past PENDING is [`Stuck`].
+pub fn cancel(bridge: &mut StoredBridge, at_ms: i64) -> Result<WebhookEvent, Stuck> {
+    let stuck = |bridge: &StoredBridge| Stuck { state: records::state_name(&bridge.record), plan: bridge.plan.clone() };
+    if matches!(bridge.plan, Some(Plan::Delayed(_))) {
+        return Err(stuck(bridge));
+    }
+    let s = StateCancelled::new(date(at_ms));
+    let event: WebhookEvent = match &mut bridge.record {
+        BridgeRecord::Bridge(r) if matches!(r.state, BridgeState::Pending(_)) => {
+            r.state = s.clone().into();
+            BridgeCancelledBridgeEvent::from((&*r, &s)).into()
+        }
+        BridgeRecord::BridgeSwap(r) if matches!(r.state, BridgeSwapState::Pending(_)) => {
+            r.state = s.clone().into();
+            BridgeCancelledBridgeSwapEvent::from((&*r, &s)).into()
+        }
+        _ => return Err(stuck(bridge)),
+    };
+    bridge.updated_ms = at_ms;
+    bridge.next_ms = None;
+    Ok(event)
+}
+
 /// The event a record emits when it is committed: BRIDGE_PENDING (none for a deposit-address bridge, which is never
 /// committed from a quote).
 pub fn committed_event(record: &BridgeRecord) -> Option<WebhookEvent> {

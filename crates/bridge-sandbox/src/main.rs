@@ -15,6 +15,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// Quick start:
 ///   bridge-sandbox serve                      # serves http://127.0.0.1:8080 (API reference at /docs)
 ///   bridge-sandbox token --project my-app     # prints a bearer token that sandbox accepts
+///   bridge-sandbox api-key --project my-app   # prints an API key (exchanged for a token at /authentication/auth/apiKey)
 #[derive(Parser)]
 #[command(name = "bridge-sandbox", version, about, long_about, verbatim_doc_comment)]
 struct Cli {
@@ -66,6 +67,20 @@ enum Command {
         #[arg(long, default_value_t = 24)]
         ttl_hours: u64,
     },
+    /// Print an API key for a project: `POST /authentication/auth/apiKey` exchanges it for a bearer token, and the
+    /// event feed accepts it as `x-api-key`. It does not expire; it is valid for the sandbox of this data directory
+    /// (or of this PostgreSQL database).
+    ApiKey {
+        /// The project id (becomes `userId` in records).
+        #[arg(long)]
+        project: String,
+        /// Data directory of the sandbox that should accept the key.
+        #[arg(long, default_value = "sandbox-data", env = "BRIDGE_SANDBOX_DATA")]
+        data: PathBuf,
+        /// The PostgreSQL database of the sandbox that should accept the key (instead of `--data`).
+        #[arg(long, env = "BRIDGE_SANDBOX_DATABASE_URL")]
+        database_url: Option<String>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -99,6 +114,15 @@ async fn main() -> anyhow::Result<()> {
                 None => bridge_sandbox::mint_token(&data, &project, post_bridge, ttl)?,
             };
             println!("{token}");
+            Ok(())
+        }
+        Command::ApiKey { project, data, database_url } => {
+            anyhow::ensure!(!project.is_empty(), "the project id must not be empty");
+            let key = match database_url {
+                Some(url) => bridge_sandbox::mint_api_key_for_database(&url, &project).await?,
+                None => bridge_sandbox::mint_api_key(&data, &project)?,
+            };
+            println!("{key}");
             Ok(())
         }
     }

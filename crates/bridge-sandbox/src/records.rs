@@ -159,6 +159,15 @@ pub fn is_pending(record: &BridgeRecord) -> bool {
     }
 }
 
+/// Whether the record is EXECUTED.
+pub fn is_executed(record: &BridgeRecord) -> bool {
+    match record {
+        BridgeRecord::Bridge(r) => matches!(r.state, BridgeState::Executed(_)),
+        BridgeRecord::BridgeSwap(r) => matches!(r.state, BridgeSwapState::Executed(_)),
+        BridgeRecord::DepositAddressBridge(r) => matches!(r.state, DepositAddressBridgeState::Executed(_)),
+    }
+}
+
 /// Whether the record is CANCELLED (the families that have that state).
 pub fn is_cancelled(record: &BridgeRecord) -> bool {
     match record {

@@ -8,15 +8,18 @@ use bridge_contract::operations::*;
 use bridge_contract::*;
 use bridge_server::{BridgeApi, Caller, SandboxApi};
 
+use crate::api_keys::{ApiKeys, EXCHANGED_JWT_TTL};
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
 use crate::core::Core;
 use crate::store::{Store, StoreResult};
-use crate::{addresses, bridges, deposits, feed, quotes, routing, webhooks};
+use crate::{address_views, addresses, bridges, configs, deposits, feed, quotes, routing, webhooks};
 
 struct Inner {
     core: Core,
     served_key: String,
+    api_keys: ApiKeys,
+    jwt_secret: Vec<u8>,
 }
 
 /// The sandbox service. Cheap to clone.
@@ -24,8 +27,22 @@ struct Inner {
 pub struct Sandbox(Arc<Inner>);
 
 impl Sandbox {
-    pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock, served_key: String) -> Self {
-        Self(Arc::new(Inner { core: Core::new(store, catalogue, clock), served_key }))
+    /// The sandbox over its store, catalogue and clock; `served_key` is the webhook public key it serves, and
+    /// `jwt_secret` signs the tokens it accepts (and those the API-key exchange answers).
+    pub fn new(
+        store: Arc<dyn Store>,
+        catalogue: Catalogue,
+        clock: Clock,
+        served_key: String,
+        jwt_secret: Vec<u8>,
+    ) -> Self {
+        let api_keys = ApiKeys::new(&jwt_secret);
+        Self(Arc::new(Inner { core: Core::new(store, catalogue, clock), served_key, api_keys, jwt_secret }))
+    }
+
+    /// The API keys this sandbox makes and accepts.
+    pub fn api_keys(&self) -> &ApiKeys {
+        &self.0.api_keys
     }
 
     pub fn core(&self) -> &Core {
@@ -110,6 +127,103 @@ impl BridgeApi for Sandbox {
         query: ListUserEventsQuery,
     ) -> Result<UserEventsPage, ListUserEventsError> {
         feed::list_user_events(self.core(), &caller, query).await
+    }
+
+    async fn cancel_bridge(
+        &self,
+        caller: Caller,
+        path: CancelBridgePath,
+        body: CancelBridgeRequest,
+    ) -> Result<BridgeRecord, CancelBridgeError> {
+        bridges::cancel(self.core(), &caller, path, body).await
+    }
+
+    async fn list_bridge_history_cursor(
+        &self,
+        caller: Caller,
+        query: ListBridgeHistoryCursorQuery,
+    ) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> {
+        bridges::list_bridge_history_cursor(self.core(), &caller, query).await
+    }
+
+    async fn get_bridges_by_deposit_hash(
+        &self,
+        caller: Caller,
+        path: GetBridgesByDepositHashPath,
+    ) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> {
+        bridges::by_deposit_hash(self.core(), &caller, path).await
+    }
+
+    async fn get_bridge_by_withdraw_hash(
+        &self,
+        caller: Caller,
+        path: GetBridgeByWithdrawHashPath,
+    ) -> Result<BridgeRecord, GetBridgeByWithdrawHashError> {
+        bridges::by_withdraw_hash(self.core(), &caller, path).await
+    }
+
+    async fn get_bridge_configs(&self) -> Result<BridgeConfigs, GetBridgeConfigsError> {
+        configs::configs(self.core())
+    }
+
+    async fn get_bridge_token_config(
+        &self,
+        path: GetBridgeTokenConfigPath,
+    ) -> Result<ExtendedTokenEntry, GetBridgeTokenConfigError> {
+        configs::token_config(self.core(), path)
+    }
+
+    async fn get_bridge_swap_token_configs(&self) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> {
+        configs::swap_token_configs(self.core())
+    }
+
+    async fn get_deposit_address_rate_limit_status(
+        &self,
+        caller: Caller,
+    ) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> {
+        address_views::rate_limit_status(self.core(), &caller).await
+    }
+
+    async fn get_deposit_address_status(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressStatusPath,
+    ) -> Result<DepositAddressStatus, GetDepositAddressStatusError> {
+        address_views::status(self.core(), &caller, path).await
+    }
+
+    async fn get_deposit_address_history(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressHistoryPath,
+        query: GetDepositAddressHistoryQuery,
+    ) -> Result<DepositAddressHistory, GetDepositAddressHistoryError> {
+        address_views::history(self.core(), &caller, path, query).await
+    }
+
+    async fn get_deposit_address_completed_refunds(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressCompletedRefundsPath,
+    ) -> Result<CompletedRefunds, GetDepositAddressCompletedRefundsError> {
+        address_views::completed_refunds(self.core(), &caller, path).await
+    }
+
+    async fn get_deposit_address_supported_tokens(
+        &self,
+        path: GetDepositAddressSupportedTokensPath,
+        query: GetDepositAddressSupportedTokensQuery,
+    ) -> Result<SupportedTokens, GetDepositAddressSupportedTokensError> {
+        address_views::supported_tokens(self.core(), path, query)
+    }
+
+    async fn exchange_api_key(&self, body: ApiKeyExchangeRequest) -> Result<ApiKeyExchange, ExchangeApiKeyError> {
+        let Some(project) = self.0.api_keys.project_of(&body.api_key) else {
+            return Err(Unauthorized::new("unknown API key").into());
+        };
+        let jwt = crate::sign_token(&self.0.jwt_secret, &project, false, crate::clock::wall_ms(), EXCHANGED_JWT_TTL)
+            .map_err(|e| ServiceUnavailable::new(format!("signing the token failed: {e}")))?;
+        Ok(ApiKeyExchange { jwt })
     }
 }
 

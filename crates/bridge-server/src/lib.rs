@@ -33,6 +33,19 @@
 //! #   async fn search_deposit_addresses(&self, _: Caller, _: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> { todo!() }
 //! #   async fn get_deposit_address_public_status(&self, _: Caller, _: GetDepositAddressPublicStatusPath, _: GetDepositAddressPublicStatusQuery) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> { todo!() }
 //! #   async fn list_user_events(&self, _: Caller, _: ListUserEventsQuery) -> Result<UserEventsPage, ListUserEventsError> { todo!() }
+//! #   async fn cancel_bridge(&self, _: Caller, _: CancelBridgePath, _: CancelBridgeRequest) -> Result<BridgeRecord, CancelBridgeError> { todo!() }
+//! #   async fn list_bridge_history_cursor(&self, _: Caller, _: ListBridgeHistoryCursorQuery) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> { todo!() }
+//! #   async fn get_bridges_by_deposit_hash(&self, _: Caller, _: GetBridgesByDepositHashPath) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> { todo!() }
+//! #   async fn get_bridge_by_withdraw_hash(&self, _: Caller, _: GetBridgeByWithdrawHashPath) -> Result<BridgeRecord, GetBridgeByWithdrawHashError> { todo!() }
+//! #   async fn get_bridge_configs(&self) -> Result<BridgeConfigs, GetBridgeConfigsError> { todo!() }
+//! #   async fn get_bridge_token_config(&self, _: GetBridgeTokenConfigPath) -> Result<ExtendedTokenEntry, GetBridgeTokenConfigError> { todo!() }
+//! #   async fn get_bridge_swap_token_configs(&self) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> { todo!() }
+//! #   async fn get_deposit_address_rate_limit_status(&self, _: Caller) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> { todo!() }
+//! #   async fn get_deposit_address_status(&self, _: Caller, _: GetDepositAddressStatusPath) -> Result<DepositAddressStatus, GetDepositAddressStatusError> { todo!() }
+//! #   async fn get_deposit_address_history(&self, _: Caller, _: GetDepositAddressHistoryPath, _: GetDepositAddressHistoryQuery) -> Result<DepositAddressHistory, GetDepositAddressHistoryError> { todo!() }
+//! #   async fn get_deposit_address_completed_refunds(&self, _: Caller, _: GetDepositAddressCompletedRefundsPath) -> Result<CompletedRefunds, GetDepositAddressCompletedRefundsError> { todo!() }
+//! #   async fn get_deposit_address_supported_tokens(&self, _: GetDepositAddressSupportedTokensPath, _: GetDepositAddressSupportedTokensQuery) -> Result<SupportedTokens, GetDepositAddressSupportedTokensError> { todo!() }
+//! #   async fn exchange_api_key(&self, _: ApiKeyExchangeRequest) -> Result<ApiKeyExchange, ExchangeApiKeyError> { todo!() }
 //! }
 //!
 //! # async fn serve() -> std::io::Result<()> {
@@ -62,6 +75,19 @@
 //! #   async fn search_deposit_addresses(&self, _: Caller, _: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> { todo!() }
 //! #   async fn get_deposit_address_public_status(&self, _: Caller, _: GetDepositAddressPublicStatusPath, _: GetDepositAddressPublicStatusQuery) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> { todo!() }
 //! #   async fn list_user_events(&self, _: Caller, _: ListUserEventsQuery) -> Result<UserEventsPage, ListUserEventsError> { todo!() }
+//! #   async fn cancel_bridge(&self, _: Caller, _: CancelBridgePath, _: CancelBridgeRequest) -> Result<BridgeRecord, CancelBridgeError> { todo!() }
+//! #   async fn list_bridge_history_cursor(&self, _: Caller, _: ListBridgeHistoryCursorQuery) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> { todo!() }
+//! #   async fn get_bridges_by_deposit_hash(&self, _: Caller, _: GetBridgesByDepositHashPath) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> { todo!() }
+//! #   async fn get_bridge_by_withdraw_hash(&self, _: Caller, _: GetBridgeByWithdrawHashPath) -> Result<BridgeRecord, GetBridgeByWithdrawHashError> { todo!() }
+//! #   async fn get_bridge_configs(&self) -> Result<BridgeConfigs, GetBridgeConfigsError> { todo!() }
+//! #   async fn get_bridge_token_config(&self, _: GetBridgeTokenConfigPath) -> Result<ExtendedTokenEntry, GetBridgeTokenConfigError> { todo!() }
+//! #   async fn get_bridge_swap_token_configs(&self) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> { todo!() }
+//! #   async fn get_deposit_address_rate_limit_status(&self, _: Caller) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> { todo!() }
+//! #   async fn get_deposit_address_status(&self, _: Caller, _: GetDepositAddressStatusPath) -> Result<DepositAddressStatus, GetDepositAddressStatusError> { todo!() }
+//! #   async fn get_deposit_address_history(&self, _: Caller, _: GetDepositAddressHistoryPath, _: GetDepositAddressHistoryQuery) -> Result<DepositAddressHistory, GetDepositAddressHistoryError> { todo!() }
+//! #   async fn get_deposit_address_completed_refunds(&self, _: Caller, _: GetDepositAddressCompletedRefundsPath) -> Result<CompletedRefunds, GetDepositAddressCompletedRefundsError> { todo!() }
+//! #   async fn get_deposit_address_supported_tokens(&self, _: GetDepositAddressSupportedTokensPath, _: GetDepositAddressSupportedTokensQuery) -> Result<SupportedTokens, GetDepositAddressSupportedTokensError> { todo!() }
+//! #   async fn exchange_api_key(&self, _: ApiKeyExchangeRequest) -> Result<ApiKeyExchange, ExchangeApiKeyError> { todo!() }
 //! # }
 //! impl SandboxApi for MySandbox {
 //!     async fn sandbox_advance_clock(&self, _: Caller, body: SandboxAdvanceClockRequest) -> Result<SandboxClock, SandboxAdvanceClockError> {

@@ -151,7 +151,7 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
     let mode = inner.config.errors;
 
     let path_value = match RawPathParams::from_request_parts(&mut head, &()).await {
-        Ok(params) => parts::path_params(params.iter()),
+        Ok(params) => parts::path_params(shapes.path_names.iter().copied().zip(params.iter().map(|(_, value)| value))),
         Err(rejection) => {
             return Err(decode_error(vec![whole_part_issue(format!(
                 "Unable to read the path parameters: {rejection}"

@@ -62,6 +62,17 @@ Errors: a request that does not match its schema gets 400 `HttpApiDecodeError`; 
 decoding (400 `InvalidJwt`, 401 `Unauthorized`); domain errors carry a `_tag` equal to their name.
 Unknown paths and wrong methods get 404 with an empty body.
 
+Production endpoints beyond the spec: the production service serves more than the spec's operations (its
+SDK calls them): cancelling a bridge, cursor-paged history, bridges by deposit or withdrawal hash, the bridge
+and token configuration, a deposit address's own status, history, refunds and supported tokens, its
+rate-limit status, and the API-key exchange. They are documented here with production's paths, parameters
+and answers (from the SDK's types) and marked `x-beyond-spec: true`; deprecated production aliases are
+marked `deprecated: true` (and `x-alias-of`). Production names path parameters differently at the same
+position (`/sda/deposit-addresses/{depositAddress}/{depositChain}` and
+`/sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens`); this document keeps
+production's names, and the generated server routes parameters by position (`{p2}`, `{p3}`), handing each
+value to the decoder under the name this document gives it.
+
 Interface version 0.0.1 is the version the production service declares for the event-feed and public-key
 endpoints; version negotiation for the other endpoints is not part of the contract.
 
@@ -129,6 +140,193 @@ const _: () = {
 };
 #[allow(clippy::all)]
 impl Client {
+    /**Exchange an API key for a JWT
+
+Production endpoint beyond the spec; no authentication (the key is the credential). Answers a bearer JWT
+of the key's project, which the other operations accept until it expires (its `exp` claim). An unknown
+key answers 401 `Unauthorized`. The sandbox prints keys with `bridge-sandbox api-key --project ID`.
+
+
+Sends a `POST` request to `/authentication/auth/apiKey`
+
+*/
+    pub async fn exchange_api_key<'a>(
+        &'a self,
+        body: &'a ::bridge_contract::ApiKeyExchangeRequest,
+    ) -> Result<ResponseValue<::bridge_contract::ApiKeyExchange>, Error<ByteStream>> {
+        let url = format!("{}/authentication/auth/apiKey", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "exchange_api_key",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**The tokens that bridge-swap quotes accept, by chain
+
+Production endpoint beyond the spec; no authentication. Chain name → its swappable tokens.
+
+Sends a `GET` request to `/bridge/bridge-swap-token-configs`
+
+*/
+    pub async fn get_bridge_swap_token_configs<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<::bridge_contract::SwapTokenConfigs>, Error<ByteStream>> {
+        let url = format!("{}/bridge/bridge-swap-token-configs", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_bridge_swap_token_configs",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**The configuration of one token on one chain
+
+Production endpoint beyond the spec; no authentication. An unknown chain or a token the chain does not
+have answers 400 `InvalidTokenForChain`; an unknown token symbol answers 400 `InvalidToken`.
+
+
+Sends a `GET` request to `/bridge/config/{chain}/{token}`
+
+Arguments:
+- `chain`
+- `token`: Token symbol.
+*/
+    pub async fn get_bridge_token_config<'a>(
+        &'a self,
+        chain: &'a str,
+        token: &'a str,
+    ) -> Result<
+        ResponseValue<::bridge_contract::ExtendedTokenEntry>,
+        Error<ByteStream>,
+    > {
+        let url = format!(
+            "{}/bridge/config/{}/{}", self.baseurl, encode_path(& chain.to_string()),
+            encode_path(& token.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_bridge_token_config",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**The bridge configuration of every chain
+
+Production endpoint beyond the spec; no authentication (production serves it publicly). Chain name →
+configuration: its type, status, deposit-address support and tokens. The sandbox answers its catalogue:
+exactly the chains and tokens its quotes accept.
+
+
+Sends a `GET` request to `/bridge/configs`
+
+*/
+    pub async fn get_bridge_configs<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<::bridge_contract::BridgeConfigs>, Error<ByteStream>> {
+        let url = format!("{}/bridge/configs", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_bridge_configs",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Create smart deposit addresses (deprecated path)
 
 Deprecated alias of `POST /sda/deposit-addresses`, kept for backward compatibility and to be removed.
@@ -257,6 +455,218 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List the project's bridge records with cursor paging
+
+Production endpoint beyond the spec. The same filter and sort as `GET /bridge/history/user`, paged by an
+opaque cursor: follow `nextPageToken` until it is null. The cursor is the last record's (sort key, id), so
+records created or updated while paging never make a page repeat or skip a record that did not move.
+A `pageToken` this service did not issue answers 422 `InvalidRequest`.
+
+
+Sends a `GET` request to `/bridge/history-cursor/user`
+
+Arguments:
+- `page_size`: Records per page (a numeric string, decoded to a number).
+- `page_token`: The `nextPageToken` of the previous page.
+- `sort_by`
+- `sort_direction`
+- `state`: Filter by bridge state.
+*/
+    pub async fn list_bridge_history_cursor<'a>(
+        &'a self,
+        page_size: &'a ::bridge_contract::DecimalNumber,
+        page_token: Option<&'a str>,
+        sort_by: &'a ::bridge_contract::HistorySortBy,
+        sort_direction: &'a ::bridge_contract::SortDirection,
+        state: Option<&'a ::bridge_contract::HistoryStateFilter>,
+    ) -> Result<ResponseValue<::bridge_contract::HistoryCursorPage>, Error<ByteStream>> {
+        let url = format!("{}/bridge/history-cursor/user", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("pageSize", &page_size))
+            .query(&progenitor_client::QueryParam::new("pageToken", &page_token))
+            .query(&progenitor_client::QueryParam::new("sortBy", &sort_by))
+            .query(&progenitor_client::QueryParam::new("sortDirection", &sort_direction))
+            .query(&progenitor_client::QueryParam::new("state", &state))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_bridge_history_cursor",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**The project's bridge records of one deposit transaction
+
+Production endpoint beyond the spec. Every bridge record of the project whose deposit transaction has
+this hash; none answers 404 `HistoryNotFound` (with the hash as `_id`).
+
+
+Sends a `GET` request to `/bridge/history/bridge/by-deposit-hash/{depositTxHash}`
+
+*/
+    pub async fn get_bridges_by_deposit_hash<'a>(
+        &'a self,
+        deposit_tx_hash: &'a str,
+    ) -> Result<
+        ResponseValue<::std::vec::Vec<::bridge_contract::BridgeRecord>>,
+        Error<ByteStream>,
+    > {
+        let url = format!(
+            "{}/bridge/history/bridge/by-deposit-hash/{}", self.baseurl, encode_path(&
+            deposit_tx_hash.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_bridges_by_deposit_hash",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            404u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**The executed bridge record of one withdrawal transaction (deprecated path)
+
+Deprecated alias of `GET /bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}`, identical to it.
+
+Sends a `GET` request to `/bridge/history/bridge/by-hash/{withdrawTxHash}`
+
+*/
+    pub async fn get_bridge_by_withdraw_hash_legacy<'a>(
+        &'a self,
+        withdraw_tx_hash: &'a str,
+    ) -> Result<ResponseValue<::bridge_contract::BridgeRecord>, Error<ByteStream>> {
+        let url = format!(
+            "{}/bridge/history/bridge/by-hash/{}", self.baseurl, encode_path(&
+            withdraw_tx_hash.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_bridge_by_withdraw_hash_legacy",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**The project's executed bridge record of one withdrawal transaction
+
+Production endpoint beyond the spec. The `EXECUTED` bridge record of the project whose withdrawal
+transaction has this hash; none answers 422 `InvalidRequest` (as production's `GET` by id does).
+
+
+Sends a `GET` request to `/bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}`
+
+*/
+    pub async fn get_bridge_by_withdraw_hash<'a>(
+        &'a self,
+        withdraw_tx_hash: &'a str,
+    ) -> Result<ResponseValue<::bridge_contract::BridgeRecord>, Error<ByteStream>> {
+        let url = format!(
+            "{}/bridge/history/bridge/by-withdraw-hash/{}", self.baseurl, encode_path(&
+            withdraw_tx_hash.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_bridge_by_withdraw_hash",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Read one bridge record
 
 The bridge record with this id. An id that does not exist, or a bridge of another project, answers 422
@@ -303,6 +713,64 @@ Arguments:
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Cancel a PENDING bridge
+
+Production endpoint beyond the spec. Cancels a bridge of the project that is still `PENDING` (its deposit
+not yet paid): the record moves to `CANCELLED` (with `cancelledAt`) and a `BRIDGE_CANCELLED` event is
+emitted (and delivered to the quote's `webhookUrl`). Any other state answers 422 `CannotCancelBridge` and
+changes nothing; an unknown id or a bridge of another project answers 404 `BridgeNotFound`.
+
+
+Sends a `PATCH` request to `/bridge/history/bridge/{bridgeId}`
+
+Arguments:
+- `bridge_id`: Bridge identifier.
+- `body`
+*/
+    pub async fn cancel_bridge<'a>(
+        &'a self,
+        bridge_id: &'a str,
+        body: &'a ::bridge_contract::CancelBridgeRequest,
+    ) -> Result<ResponseValue<::bridge_contract::BridgeRecord>, Error<ByteStream>> {
+        let url = format!(
+            "{}/bridge/history/bridge/{}", self.baseurl, encode_path(& bridge_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .patch(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "cancel_bridge",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            404u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
@@ -909,6 +1377,54 @@ Sends a `POST` request to `/sda/deposit-addresses`
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**The project's deposit-address creation limits and usage
+
+Production endpoint beyond the spec. The limits `POST /sda/deposit-addresses` enforces for this project
+(429 `DepositAddressRateLimitExceeded` past them) and how many addresses it has created in all and in the
+current window.
+
+
+Sends a `GET` request to `/sda/deposit-addresses/rate-limit-status`
+
+*/
+    pub async fn get_deposit_address_rate_limit_status<'a>(
+        &'a self,
+    ) -> Result<
+        ResponseValue<::bridge_contract::DepositAddressRateLimitStatus>,
+        Error<ByteStream>,
+    > {
+        let url = format!("{}/sda/deposit-addresses/rate-limit-status", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_deposit_address_rate_limit_status",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Search the project's deposit addresses
 
 Lists the project's deposit addresses that match every given filter, in a stable order, by page.
@@ -986,6 +1502,173 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**A deposit address of the project, as created, with its supported tokens
+
+Production endpoint beyond the spec. An address that is not the project's answers 422
+`DepositAddressNotFound`.
+
+
+Sends a `GET` request to `/sda/deposit-addresses/{depositAddress}/{depositChain}`
+
+*/
+    pub async fn get_deposit_address_status<'a>(
+        &'a self,
+        deposit_address: &'a str,
+        deposit_chain: &'a str,
+    ) -> Result<
+        ResponseValue<::bridge_contract::DepositAddressStatus>,
+        Error<ByteStream>,
+    > {
+        let url = format!(
+            "{}/sda/deposit-addresses/{}/{}", self.baseurl, encode_path(& deposit_address
+            .to_string()), encode_path(& deposit_chain.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_deposit_address_status",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**The completed refunds of a deposit address of the project
+
+Production endpoint beyond the spec. The refunds sent back from this address, oldest first. An address
+that is not the project's answers 422 `DepositAddressNotFound`.
+
+
+Sends a `GET` request to `/sda/deposit-addresses/{depositAddress}/{depositChain}/completed-refunds`
+
+*/
+    pub async fn get_deposit_address_completed_refunds<'a>(
+        &'a self,
+        deposit_address: &'a str,
+        deposit_chain: &'a str,
+    ) -> Result<ResponseValue<::bridge_contract::CompletedRefunds>, Error<ByteStream>> {
+        let url = format!(
+            "{}/sda/deposit-addresses/{}/{}/completed-refunds", self.baseurl,
+            encode_path(& deposit_address.to_string()), encode_path(& deposit_chain
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_deposit_address_completed_refunds",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**The deposits into a deposit address of the project in a date window
+
+Production endpoint beyond the spec. The deposits seen in `[from, to]`, oldest first. `to` defaults to
+now and `from` to 7 days before `to`; a window longer than 31 days or with `from` after `to` answers 422
+`InvalidDateRange`. An address that is not the project's answers 422 `DepositAddressNotFound`.
+
+
+Sends a `GET` request to `/sda/deposit-addresses/{depositAddress}/{depositChain}/history`
+
+Arguments:
+- `deposit_address`
+- `deposit_chain`
+- `from`: Start of the window (an ISO 8601 date-time), inclusive.
+- `to`: End of the window (an ISO 8601 date-time), inclusive.
+*/
+    pub async fn get_deposit_address_history<'a>(
+        &'a self,
+        deposit_address: &'a str,
+        deposit_chain: &'a str,
+        from: Option<&'a ::bridge_contract::DateString>,
+        to: Option<&'a ::bridge_contract::DateString>,
+    ) -> Result<
+        ResponseValue<::bridge_contract::DepositAddressHistory>,
+        Error<ByteStream>,
+    > {
+        let url = format!(
+            "{}/sda/deposit-addresses/{}/{}/history", self.baseurl, encode_path(&
+            deposit_address.to_string()), encode_path(& deposit_chain.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("from", &from))
+            .query(&progenitor_client::QueryParam::new("to", &to))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_deposit_address_history",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Public status of a deposit address and its recent bridges
 
 Sends a `GET` request to `/sda/deposit-addresses/{depositAddress}/{depositChain}/public-status`
@@ -1041,6 +1724,68 @@ Arguments:
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**The tokens a deposit address between two chains would accept
+
+Production endpoint beyond the spec; no authentication (production serves it publicly). The tokens a
+deposit address on `depositChain` towards `destinationChain` (receiving `tokenOut`, if given) accepts,
+with their USD limits: what `POST /sda/deposit-addresses` would answer in `supportedTokens`. Chains it
+cannot serve answer 422 `DepositAddressChainsNotSupported`, `DepositAddressNoBridgableTokens` or
+`DepositAddressTokenOutNotSupported`.
+
+Its path parameters sit where the other deposit-address paths have `{depositAddress}/{depositChain}`;
+the server routes by position (see the document's description), so both spellings are production's.
+
+
+Sends a `GET` request to `/sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens`
+
+Arguments:
+- `deposit_chain`
+- `destination_chain`
+- `token_out`: Token to receive on the destination chain (its symbol).
+*/
+    pub async fn get_deposit_address_supported_tokens<'a>(
+        &'a self,
+        deposit_chain: &'a str,
+        destination_chain: &'a str,
+        token_out: Option<&'a str>,
+    ) -> Result<ResponseValue<::bridge_contract::SupportedTokens>, Error<ByteStream>> {
+        let url = format!(
+            "{}/sda/deposit-addresses/{}/{}/supported-tokens", self.baseurl,
+            encode_path(& deposit_chain.to_string()), encode_path(& destination_chain
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("tokenOut", &token_out))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_deposit_address_supported_tokens",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),

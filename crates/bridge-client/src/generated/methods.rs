@@ -114,6 +114,296 @@ impl crate::client::Client {
     > {
         crate::error::lift(self.raw.get_bridge(bridge_id).await).await
     }
+    /// Cancel a PENDING bridge.
+    ///
+    /// `PATCH /bridge/history/bridge/{bridgeId}` (`cancelBridge`); documented errors: [`CancelBridgeError`](bridge_contract::operations::CancelBridgeError).
+    ///
+    /// Production endpoint beyond the spec. Cancels a bridge of the project that is still `PENDING` (its deposit
+    /// not yet paid): the record moves to `CANCELLED` (with `cancelledAt`) and a `BRIDGE_CANCELLED` event is
+    /// emitted (and delivered to the quote's `webhookUrl`). Any other state answers 422 `CannotCancelBridge` and
+    /// changes nothing; an unknown id or a bridge of another project answers 404 `BridgeNotFound`.
+    pub async fn cancel_bridge<'a>(
+        &'a self,
+        bridge_id: &'a str,
+        body: &'a ::bridge_contract::CancelBridgeRequest,
+    ) -> Result<
+        ::bridge_contract::BridgeRecord,
+        crate::error::Error<::bridge_contract::operations::CancelBridgeError>,
+    > {
+        crate::error::lift(self.raw.cancel_bridge(bridge_id, body).await).await
+    }
+    /// List the project's bridge records with cursor paging.
+    ///
+    /// `GET /bridge/history-cursor/user` (`listBridgeHistoryCursor`); documented errors: [`ListBridgeHistoryCursorError`](bridge_contract::operations::ListBridgeHistoryCursorError).
+    ///
+    /// Production endpoint beyond the spec. The same filter and sort as `GET /bridge/history/user`, paged by an
+    /// opaque cursor: follow `nextPageToken` until it is null. The cursor is the last record's (sort key, id), so
+    /// records created or updated while paging never make a page repeat or skip a record that did not move.
+    /// A `pageToken` this service did not issue answers 422 `InvalidRequest`.
+    pub async fn list_bridge_history_cursor<'a>(
+        &'a self,
+        query: &'a ::bridge_contract::ListBridgeHistoryCursorQuery,
+    ) -> Result<
+        ::bridge_contract::HistoryCursorPage,
+        crate::error::Error<::bridge_contract::operations::ListBridgeHistoryCursorError>,
+    > {
+        crate::error::lift(
+                self
+                    .raw
+                    .list_bridge_history_cursor(
+                        &query.page_size,
+                        query.page_token.as_deref(),
+                        &query.sort_by,
+                        &query.sort_direction,
+                        query.state.as_ref(),
+                    )
+                    .await,
+            )
+            .await
+    }
+    /// The project's bridge records of one deposit transaction.
+    ///
+    /// `GET /bridge/history/bridge/by-deposit-hash/{depositTxHash}` (`getBridgesByDepositHash`); documented errors: [`GetBridgesByDepositHashError`](bridge_contract::operations::GetBridgesByDepositHashError).
+    ///
+    /// Production endpoint beyond the spec. Every bridge record of the project whose deposit transaction has
+    /// this hash; none answers 404 `HistoryNotFound` (with the hash as `_id`).
+    pub async fn get_bridges_by_deposit_hash<'a>(
+        &'a self,
+        deposit_tx_hash: &'a str,
+    ) -> Result<
+        ::std::vec::Vec<::bridge_contract::BridgeRecord>,
+        crate::error::Error<::bridge_contract::operations::GetBridgesByDepositHashError>,
+    > {
+        crate::error::lift(self.raw.get_bridges_by_deposit_hash(deposit_tx_hash).await)
+            .await
+    }
+    /// The project's executed bridge record of one withdrawal transaction.
+    ///
+    /// `GET /bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}` (`getBridgeByWithdrawHash`); documented errors: [`GetBridgeByWithdrawHashError`](bridge_contract::operations::GetBridgeByWithdrawHashError).
+    ///
+    /// Production endpoint beyond the spec. The `EXECUTED` bridge record of the project whose withdrawal
+    /// transaction has this hash; none answers 422 `InvalidRequest` (as production's `GET` by id does).
+    pub async fn get_bridge_by_withdraw_hash<'a>(
+        &'a self,
+        withdraw_tx_hash: &'a str,
+    ) -> Result<
+        ::bridge_contract::BridgeRecord,
+        crate::error::Error<::bridge_contract::operations::GetBridgeByWithdrawHashError>,
+    > {
+        crate::error::lift(self.raw.get_bridge_by_withdraw_hash(withdraw_tx_hash).await)
+            .await
+    }
+    /// The executed bridge record of one withdrawal transaction (deprecated path).
+    ///
+    /// `GET /bridge/history/bridge/by-hash/{withdrawTxHash}` (`getBridgeByWithdrawHashLegacy`); documented errors: [`GetBridgeByWithdrawHashLegacyError`](bridge_contract::operations::GetBridgeByWithdrawHashLegacyError).
+    ///
+    /// Deprecated alias of `GET /bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}`, identical to it.
+    #[deprecated(
+        note = "kept for backward compatibility; use `get_bridge_by_withdraw_hash`"
+    )]
+    pub async fn get_bridge_by_withdraw_hash_legacy<'a>(
+        &'a self,
+        withdraw_tx_hash: &'a str,
+    ) -> Result<
+        ::bridge_contract::BridgeRecord,
+        crate::error::Error<
+            ::bridge_contract::operations::GetBridgeByWithdrawHashLegacyError,
+        >,
+    > {
+        crate::error::lift(
+                self.raw.get_bridge_by_withdraw_hash_legacy(withdraw_tx_hash).await,
+            )
+            .await
+    }
+    /// The bridge configuration of every chain.
+    ///
+    /// `GET /bridge/configs` (`getBridgeConfigs`); documented errors: [`GetBridgeConfigsError`](bridge_contract::operations::GetBridgeConfigsError).
+    ///
+    /// Production endpoint beyond the spec; no authentication (production serves it publicly). Chain name →
+    /// configuration: its type, status, deposit-address support and tokens. The sandbox answers its catalogue:
+    /// exactly the chains and tokens its quotes accept.
+    pub async fn get_bridge_configs<'a>(
+        &'a self,
+    ) -> Result<
+        ::bridge_contract::BridgeConfigs,
+        crate::error::Error<::bridge_contract::operations::GetBridgeConfigsError>,
+    > {
+        crate::error::lift(self.raw.get_bridge_configs().await).await
+    }
+    /// The configuration of one token on one chain.
+    ///
+    /// `GET /bridge/config/{chain}/{token}` (`getBridgeTokenConfig`); documented errors: [`GetBridgeTokenConfigError`](bridge_contract::operations::GetBridgeTokenConfigError).
+    ///
+    /// Production endpoint beyond the spec; no authentication. An unknown chain or a token the chain does not
+    /// have answers 400 `InvalidTokenForChain`; an unknown token symbol answers 400 `InvalidToken`.
+    pub async fn get_bridge_token_config<'a>(
+        &'a self,
+        chain: &'a str,
+        token: &'a str,
+    ) -> Result<
+        ::bridge_contract::ExtendedTokenEntry,
+        crate::error::Error<::bridge_contract::operations::GetBridgeTokenConfigError>,
+    > {
+        crate::error::lift(self.raw.get_bridge_token_config(chain, token).await).await
+    }
+    /// The tokens that bridge-swap quotes accept, by chain.
+    ///
+    /// `GET /bridge/bridge-swap-token-configs` (`getBridgeSwapTokenConfigs`); documented errors: [`GetBridgeSwapTokenConfigsError`](bridge_contract::operations::GetBridgeSwapTokenConfigsError).
+    ///
+    /// Production endpoint beyond the spec; no authentication. Chain name → its swappable tokens.
+    pub async fn get_bridge_swap_token_configs<'a>(
+        &'a self,
+    ) -> Result<
+        ::bridge_contract::SwapTokenConfigs,
+        crate::error::Error<
+            ::bridge_contract::operations::GetBridgeSwapTokenConfigsError,
+        >,
+    > {
+        crate::error::lift(self.raw.get_bridge_swap_token_configs().await).await
+    }
+    /// The project's deposit-address creation limits and usage.
+    ///
+    /// `GET /sda/deposit-addresses/rate-limit-status` (`getDepositAddressRateLimitStatus`); documented errors: [`GetDepositAddressRateLimitStatusError`](bridge_contract::operations::GetDepositAddressRateLimitStatusError).
+    ///
+    /// Production endpoint beyond the spec. The limits `POST /sda/deposit-addresses` enforces for this project
+    /// (429 `DepositAddressRateLimitExceeded` past them) and how many addresses it has created in all and in the
+    /// current window.
+    pub async fn get_deposit_address_rate_limit_status<'a>(
+        &'a self,
+    ) -> Result<
+        ::bridge_contract::DepositAddressRateLimitStatus,
+        crate::error::Error<
+            ::bridge_contract::operations::GetDepositAddressRateLimitStatusError,
+        >,
+    > {
+        crate::error::lift(self.raw.get_deposit_address_rate_limit_status().await).await
+    }
+    /// A deposit address of the project, as created, with its supported tokens.
+    ///
+    /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}` (`getDepositAddressStatus`); documented errors: [`GetDepositAddressStatusError`](bridge_contract::operations::GetDepositAddressStatusError).
+    ///
+    /// Production endpoint beyond the spec. An address that is not the project's answers 422
+    /// `DepositAddressNotFound`.
+    pub async fn get_deposit_address_status<'a>(
+        &'a self,
+        deposit_address: &'a str,
+        deposit_chain: &'a str,
+    ) -> Result<
+        ::bridge_contract::DepositAddressStatus,
+        crate::error::Error<::bridge_contract::operations::GetDepositAddressStatusError>,
+    > {
+        crate::error::lift(
+                self.raw.get_deposit_address_status(deposit_address, deposit_chain).await,
+            )
+            .await
+    }
+    /// The deposits into a deposit address of the project in a date window.
+    ///
+    /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/history` (`getDepositAddressHistory`); documented errors: [`GetDepositAddressHistoryError`](bridge_contract::operations::GetDepositAddressHistoryError).
+    ///
+    /// Production endpoint beyond the spec. The deposits seen in `[from, to]`, oldest first. `to` defaults to
+    /// now and `from` to 7 days before `to`; a window longer than 31 days or with `from` after `to` answers 422
+    /// `InvalidDateRange`. An address that is not the project's answers 422 `DepositAddressNotFound`.
+    pub async fn get_deposit_address_history<'a>(
+        &'a self,
+        deposit_address: &'a str,
+        deposit_chain: &'a str,
+        query: &'a ::bridge_contract::GetDepositAddressHistoryQuery,
+    ) -> Result<
+        ::bridge_contract::DepositAddressHistory,
+        crate::error::Error<::bridge_contract::operations::GetDepositAddressHistoryError>,
+    > {
+        crate::error::lift(
+                self
+                    .raw
+                    .get_deposit_address_history(
+                        deposit_address,
+                        deposit_chain,
+                        query.from.as_ref(),
+                        query.to.as_ref(),
+                    )
+                    .await,
+            )
+            .await
+    }
+    /// The completed refunds of a deposit address of the project.
+    ///
+    /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/completed-refunds` (`getDepositAddressCompletedRefunds`); documented errors: [`GetDepositAddressCompletedRefundsError`](bridge_contract::operations::GetDepositAddressCompletedRefundsError).
+    ///
+    /// Production endpoint beyond the spec. The refunds sent back from this address, oldest first. An address
+    /// that is not the project's answers 422 `DepositAddressNotFound`.
+    pub async fn get_deposit_address_completed_refunds<'a>(
+        &'a self,
+        deposit_address: &'a str,
+        deposit_chain: &'a str,
+    ) -> Result<
+        ::bridge_contract::CompletedRefunds,
+        crate::error::Error<
+            ::bridge_contract::operations::GetDepositAddressCompletedRefundsError,
+        >,
+    > {
+        crate::error::lift(
+                self
+                    .raw
+                    .get_deposit_address_completed_refunds(
+                        deposit_address,
+                        deposit_chain,
+                    )
+                    .await,
+            )
+            .await
+    }
+    /// The tokens a deposit address between two chains would accept.
+    ///
+    /// `GET /sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens` (`getDepositAddressSupportedTokens`); documented errors: [`GetDepositAddressSupportedTokensError`](bridge_contract::operations::GetDepositAddressSupportedTokensError).
+    ///
+    /// Production endpoint beyond the spec; no authentication (production serves it publicly). The tokens a
+    /// deposit address on `depositChain` towards `destinationChain` (receiving `tokenOut`, if given) accepts,
+    /// with their USD limits: what `POST /sda/deposit-addresses` would answer in `supportedTokens`. Chains it
+    /// cannot serve answer 422 `DepositAddressChainsNotSupported`, `DepositAddressNoBridgableTokens` or
+    /// `DepositAddressTokenOutNotSupported`.
+    ///
+    /// Its path parameters sit where the other deposit-address paths have `{depositAddress}/{depositChain}`;
+    /// the server routes by position (see the document's description), so both spellings are production's.
+    pub async fn get_deposit_address_supported_tokens<'a>(
+        &'a self,
+        deposit_chain: &'a str,
+        destination_chain: &'a str,
+        query: &'a ::bridge_contract::GetDepositAddressSupportedTokensQuery,
+    ) -> Result<
+        ::bridge_contract::SupportedTokens,
+        crate::error::Error<
+            ::bridge_contract::operations::GetDepositAddressSupportedTokensError,
+        >,
+    > {
+        crate::error::lift(
+                self
+                    .raw
+                    .get_deposit_address_supported_tokens(
+                        deposit_chain,
+                        destination_chain,
+                        query.token_out.as_deref(),
+                    )
+                    .await,
+            )
+            .await
+    }
+    /// Exchange an API key for a JWT.
+    ///
+    /// `POST /authentication/auth/apiKey` (`exchangeApiKey`); documented errors: [`ExchangeApiKeyError`](bridge_contract::operations::ExchangeApiKeyError).
+    ///
+    /// Production endpoint beyond the spec; no authentication (the key is the credential). Answers a bearer JWT
+    /// of the key's project, which the other operations accept until it expires (its `exp` claim). An unknown
+    /// key answers 401 `Unauthorized`. The sandbox prints keys with `bridge-sandbox api-key --project ID`.
+    pub async fn exchange_api_key<'a>(
+        &'a self,
+        body: &'a ::bridge_contract::ApiKeyExchangeRequest,
+    ) -> Result<
+        ::bridge_contract::ApiKeyExchange,
+        crate::error::Error<::bridge_contract::operations::ExchangeApiKeyError>,
+    > {
+        crate::error::lift(self.raw.exchange_api_key(body).await).await
+    }
     /// Create smart deposit addresses.
     ///
     /// `POST /sda/deposit-addresses` (`createDepositAddresses`); documented errors: [`CreateDepositAddressesError`](bridge_contract::operations::CreateDepositAddressesError).

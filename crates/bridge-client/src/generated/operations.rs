@@ -22,6 +22,48 @@ pub(crate) fn security(operation: &str) -> Option<Security> {
             "get_bridge" => {
                 <::bridge_contract::operations::GetBridge as Operation>::SECURITY
             }
+            "cancel_bridge" => {
+                <::bridge_contract::operations::CancelBridge as Operation>::SECURITY
+            }
+            "list_bridge_history_cursor" => {
+                <::bridge_contract::operations::ListBridgeHistoryCursor as Operation>::SECURITY
+            }
+            "get_bridges_by_deposit_hash" => {
+                <::bridge_contract::operations::GetBridgesByDepositHash as Operation>::SECURITY
+            }
+            "get_bridge_by_withdraw_hash" => {
+                <::bridge_contract::operations::GetBridgeByWithdrawHash as Operation>::SECURITY
+            }
+            "get_bridge_by_withdraw_hash_legacy" => {
+                <::bridge_contract::operations::GetBridgeByWithdrawHashLegacy as Operation>::SECURITY
+            }
+            "get_bridge_configs" => {
+                <::bridge_contract::operations::GetBridgeConfigs as Operation>::SECURITY
+            }
+            "get_bridge_token_config" => {
+                <::bridge_contract::operations::GetBridgeTokenConfig as Operation>::SECURITY
+            }
+            "get_bridge_swap_token_configs" => {
+                <::bridge_contract::operations::GetBridgeSwapTokenConfigs as Operation>::SECURITY
+            }
+            "get_deposit_address_rate_limit_status" => {
+                <::bridge_contract::operations::GetDepositAddressRateLimitStatus as Operation>::SECURITY
+            }
+            "get_deposit_address_status" => {
+                <::bridge_contract::operations::GetDepositAddressStatus as Operation>::SECURITY
+            }
+            "get_deposit_address_history" => {
+                <::bridge_contract::operations::GetDepositAddressHistory as Operation>::SECURITY
+            }
+            "get_deposit_address_completed_refunds" => {
+                <::bridge_contract::operations::GetDepositAddressCompletedRefunds as Operation>::SECURITY
+            }
+            "get_deposit_address_supported_tokens" => {
+                <::bridge_contract::operations::GetDepositAddressSupportedTokens as Operation>::SECURITY
+            }
+            "exchange_api_key" => {
+                <::bridge_contract::operations::ExchangeApiKey as Operation>::SECURITY
+            }
             "create_deposit_addresses" => {
                 <::bridge_contract::operations::CreateDepositAddresses as Operation>::SECURITY
             }
@@ -75,6 +117,20 @@ pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {
             "commit_quote" => false,
             "list_bridge_history" => true,
             "get_bridge" => true,
+            "cancel_bridge" => true,
+            "list_bridge_history_cursor" => true,
+            "get_bridges_by_deposit_hash" => true,
+            "get_bridge_by_withdraw_hash" => true,
+            "get_bridge_by_withdraw_hash_legacy" => true,
+            "get_bridge_configs" => true,
+            "get_bridge_token_config" => true,
+            "get_bridge_swap_token_configs" => true,
+            "get_deposit_address_rate_limit_status" => true,
+            "get_deposit_address_status" => true,
+            "get_deposit_address_history" => true,
+            "get_deposit_address_completed_refunds" => true,
+            "get_deposit_address_supported_tokens" => true,
+            "exchange_api_key" => true,
             "create_deposit_addresses" => false,
             "create_deposit_addresses_legacy" => false,
             "search_deposit_addresses" => true,
@@ -108,6 +164,61 @@ for ::bridge_contract::operations::ListBridgeHistoryError {
 }
 impl crate::error::OperationError for ::bridge_contract::operations::GetBridgeError {
     type Operation = ::bridge_contract::operations::GetBridge;
+}
+impl crate::error::OperationError for ::bridge_contract::operations::CancelBridgeError {
+    type Operation = ::bridge_contract::operations::CancelBridge;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::ListBridgeHistoryCursorError {
+    type Operation = ::bridge_contract::operations::ListBridgeHistoryCursor;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetBridgesByDepositHashError {
+    type Operation = ::bridge_contract::operations::GetBridgesByDepositHash;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetBridgeByWithdrawHashError {
+    type Operation = ::bridge_contract::operations::GetBridgeByWithdrawHash;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetBridgeByWithdrawHashLegacyError {
+    type Operation = ::bridge_contract::operations::GetBridgeByWithdrawHashLegacy;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetBridgeConfigsError {
+    type Operation = ::bridge_contract::operations::GetBridgeConfigs;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetBridgeTokenConfigError {
+    type Operation = ::bridge_contract::operations::GetBridgeTokenConfig;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetBridgeSwapTokenConfigsError {
+    type Operation = ::bridge_contract::operations::GetBridgeSwapTokenConfigs;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetDepositAddressRateLimitStatusError {
+    type Operation = ::bridge_contract::operations::GetDepositAddressRateLimitStatus;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetDepositAddressStatusError {
+    type Operation = ::bridge_contract::operations::GetDepositAddressStatus;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetDepositAddressHistoryError {
+    type Operation = ::bridge_contract::operations::GetDepositAddressHistory;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetDepositAddressCompletedRefundsError {
+    type Operation = ::bridge_contract::operations::GetDepositAddressCompletedRefunds;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::GetDepositAddressSupportedTokensError {
+    type Operation = ::bridge_contract::operations::GetDepositAddressSupportedTokens;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::ExchangeApiKeyError {
+    type Operation = ::bridge_contract::operations::ExchangeApiKey;
 }
 impl crate::error::OperationError
 for ::bridge_contract::operations::CreateDepositAddressesError {

@@ -124,6 +124,57 @@ async fn exercise(ctx: &Ctx, op: &'static OpInfo) -> anyhow::Result<()> {
             api.call(op.id, &[], &[], None).await?.ok()?;
             api.call(op.id, &[], &[("eventId", UNKNOWN)], None).await?.ok()?;
         }
+        // Production endpoints beyond the spec.
+        "cancelBridge" => {
+            let (q, _) = committed_bridge(api, quote_request(f)).await?;
+            let id = str_at(&q, "/quoteId")?;
+            let cancel = json!({"state": "CANCELLED"});
+            api.call(op.id, &[("bridgeId", id)], &[], Some(cancel.clone())).await?.ok()?;
+            api.call(op.id, &[("bridgeId", id)], &[], Some(cancel.clone())).await?;
+            api.call(op.id, &[("bridgeId", UNKNOWN)], &[], Some(cancel)).await?;
+        }
+        "listBridgeHistoryCursor" => {
+            committed_bridge(api, quote_request(f)).await?;
+            let query = [("pageSize", "1"), ("sortBy", "createdAt"), ("sortDirection", "desc")];
+            api.call(op.id, &[], &query, None).await?.ok()?;
+            let foreign = [("pageSize", "1"), ("sortBy", "createdAt"), ("sortDirection", "desc"), ("pageToken", UNKNOWN)];
+            api.call(op.id, &[], &foreign, None).await?;
+        }
+        "getBridgesByDepositHash" => {
+            api.call(op.id, &[("depositTxHash", UNKNOWN)], &[], None).await?;
+        }
+        "getBridgeByWithdrawHash" | "getBridgeByWithdrawHashLegacy" => {
+            api.call(op.id, &[("withdrawTxHash", UNKNOWN)], &[], None).await?;
+        }
+        "getBridgeConfigs" | "getBridgeSwapTokenConfigs" => {
+            ctx.anonymous.call(op.id, &[], &[], None).await?.ok()?;
+        }
+        "getBridgeTokenConfig" => {
+            ctx.anonymous.call(op.id, &[("chain", &f.chain_in), ("token", &f.token)], &[], None).await?.ok()?;
+            ctx.anonymous.call(op.id, &[("chain", UNKNOWN), ("token", &f.token)], &[], None).await?;
+            ctx.anonymous.call(op.id, &[("chain", &f.chain_in), ("token", UNKNOWN)], &[], None).await?;
+        }
+        "getDepositAddressRateLimitStatus" => {
+            api.call(op.id, &[], &[], None).await?.ok()?;
+        }
+        "getDepositAddressStatus" | "getDepositAddressCompletedRefunds" | "getDepositAddressHistory" => {
+            let created = create_addresses(api, "createDepositAddresses", &address_request(ctx, &ctx.unique("schema"))).await?;
+            let (chain, address) = &address_keys(&created)[0];
+            api.call(op.id, &[("depositAddress", address), ("depositChain", chain)], &[], None).await?.ok()?;
+            api.call(op.id, &[("depositAddress", UNKNOWN), ("depositChain", chain)], &[], None).await?;
+            if op.id == "getDepositAddressHistory" {
+                let reversed = [("from", "2026-01-02T00:00:00.000Z"), ("to", "2026-01-01T00:00:00.000Z")];
+                api.call(op.id, &[("depositAddress", address), ("depositChain", chain)], &reversed, None).await?;
+            }
+        }
+        "getDepositAddressSupportedTokens" => {
+            let path = [("depositChain", f.chain_in.as_str()), ("destinationChain", f.chain_out.as_str())];
+            ctx.anonymous.call(op.id, &path, &[], None).await?.ok()?;
+            ctx.anonymous.call(op.id, &[("depositChain", UNKNOWN), ("destinationChain", &f.chain_out)], &[], None).await?;
+        }
+        "exchangeApiKey" => {
+            ctx.anonymous.call(op.id, &[], &[], Some(json!({"apiKey": UNKNOWN}))).await?;
+        }
         other => bail!("the runner has no exercise for operation {other}: add one to crates/bridge-conformance/src/checks/schema.rs"),
     }
     Ok(())

@@ -230,6 +230,85 @@ impl BridgeApi for Broken {
         }
         Ok(page)
     }
+    async fn cancel_bridge(
+        &self,
+        caller: Caller,
+        path: CancelBridgePath,
+        body: CancelBridgeRequest,
+    ) -> Result<BridgeRecord, CancelBridgeError> {
+        self.inner.cancel_bridge(self.seen(&caller), path, body).await
+    }
+    async fn list_bridge_history_cursor(
+        &self,
+        caller: Caller,
+        query: ListBridgeHistoryCursorQuery,
+    ) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> {
+        self.inner.list_bridge_history_cursor(self.seen(&caller), query).await
+    }
+    async fn get_bridges_by_deposit_hash(
+        &self,
+        caller: Caller,
+        path: GetBridgesByDepositHashPath,
+    ) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> {
+        self.inner.get_bridges_by_deposit_hash(self.seen(&caller), path).await
+    }
+    async fn get_bridge_by_withdraw_hash(
+        &self,
+        caller: Caller,
+        path: GetBridgeByWithdrawHashPath,
+    ) -> Result<BridgeRecord, GetBridgeByWithdrawHashError> {
+        self.inner.get_bridge_by_withdraw_hash(self.seen(&caller), path).await
+    }
+    async fn get_bridge_configs(&self) -> Result<BridgeConfigs, GetBridgeConfigsError> {
+        self.inner.get_bridge_configs().await
+    }
+    async fn get_bridge_token_config(
+        &self,
+        path: GetBridgeTokenConfigPath,
+    ) -> Result<ExtendedTokenEntry, GetBridgeTokenConfigError> {
+        self.inner.get_bridge_token_config(path).await
+    }
+    async fn get_bridge_swap_token_configs(&self) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> {
+        self.inner.get_bridge_swap_token_configs().await
+    }
+    async fn get_deposit_address_rate_limit_status(
+        &self,
+        caller: Caller,
+    ) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> {
+        self.inner.get_deposit_address_rate_limit_status(self.seen(&caller)).await
+    }
+    async fn get_deposit_address_status(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressStatusPath,
+    ) -> Result<DepositAddressStatus, GetDepositAddressStatusError> {
+        self.inner.get_deposit_address_status(self.seen(&caller), path).await
+    }
+    async fn get_deposit_address_history(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressHistoryPath,
+        query: GetDepositAddressHistoryQuery,
+    ) -> Result<DepositAddressHistory, GetDepositAddressHistoryError> {
+        self.inner.get_deposit_address_history(self.seen(&caller), path, query).await
+    }
+    async fn get_deposit_address_completed_refunds(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressCompletedRefundsPath,
+    ) -> Result<CompletedRefunds, GetDepositAddressCompletedRefundsError> {
+        self.inner.get_deposit_address_completed_refunds(self.seen(&caller), path).await
+    }
+    async fn get_deposit_address_supported_tokens(
+        &self,
+        path: GetDepositAddressSupportedTokensPath,
+        query: GetDepositAddressSupportedTokensQuery,
+    ) -> Result<SupportedTokens, GetDepositAddressSupportedTokensError> {
+        self.inner.get_deposit_address_supported_tokens(path, query).await
+    }
+    async fn exchange_api_key(&self, body: ApiKeyExchangeRequest) -> Result<ApiKeyExchange, ExchangeApiKeyError> {
+        self.inner.exchange_api_key(body).await
+    }
 }
 
 /// The sandbox with one break in its `BridgeApi`; its helpers (`SandboxApi`) are the sandbox's own.

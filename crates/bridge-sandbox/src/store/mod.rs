@@ -202,6 +202,17 @@ pub struct HistoryQuery {
     pub limit: u64,
 }
 
+/// Cursor-paged history (`GET /bridge/history-cursor/user`): the filter and order of [`HistoryQuery`], after the
+/// record at `after` = (its sort key in ms, its id) in that order.
+#[derive(Debug, Clone)]
+pub struct HistoryCursorQuery {
+    pub state: Option<HistoryStateFilter>,
+    pub sort_by: HistorySortBy,
+    pub direction: SortDirection,
+    pub after: Option<(i64, String)>,
+    pub limit: u64,
+}
+
 /// Deposit-address search filters; `after` is the position of the last item of the previous page.
 #[derive(Debug, Clone, Default)]
 pub struct AddressSearch {
@@ -343,4 +354,15 @@ pub trait Store: Send + Sync + 'static {
         event_id: Option<&str>,
         limit: u64,
     ) -> StoreResult<Vec<WebhookDeliveryAttempt>>;
+
+    // ------------------------------------------------------------- production endpoints beyond the spec (issue 17)
+
+    /// A page of a project's bridges after a cursor, in the query's order (sort key, then id).
+    async fn history_after(&self, project: &str, query: &HistoryCursorQuery) -> StoreResult<Vec<StoredBridge>>;
+    /// A project's bridges whose deposit (or a rejected deposit) has this transaction hash, oldest first.
+    async fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>>;
+    /// A project's bridges whose withdrawal has this transaction hash.
+    async fn bridges_by_withdraw_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>>;
+    /// How many deposit addresses a project has created: in all, and at or after `since_ms`.
+    async fn address_counts(&self, project: &str, since_ms: i64) -> StoreResult<(u64, u64)>;
 }

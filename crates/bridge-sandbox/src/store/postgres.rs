@@ -15,8 +15,9 @@ use sqlx_core::row::Row;
 use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
 
 use super::{
-    synced, AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryQuery, NewEvent, Store,
-    StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
+    synced, AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery,
+    NewEvent, Store, StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote,
+    StoredRoutingAddress,
 };
 use crate::clock::ClockSync;
 use crate::records;
@@ -35,7 +36,10 @@ impl From<sqlx_core::Error> for StoreError {
 #[derive(Debug)]
 struct Migrations;
 
-const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "sandbox", include_str!("../../migrations/postgres/0001_sandbox.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "sandbox", include_str!("../../migrations/postgres/0001_sandbox.sql")),
+    (2, "beyond spec", include_str!("../../migrations/postgres/0002_beyond_spec.sql")),
+];
 
 type Resolved =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<Migration>, sqlx_core::error::BoxDynError>> + Send>>;
@@ -368,6 +372,71 @@ impl Store for PgStore {
         .fetch_all(&self.pool)
         .await?;
         Ok((total as u64, all(&rows, bridge_from_row)?))
+    }
+
+    async fn history_after(&self, project: &str, q: &HistoryCursorQuery) -> StoreResult<Vec<StoredBridge>> {
+        let state = q.state.map(|s| s.as_str());
+        let column = match q.sort_by {
+            HistorySortBy::CreatedAt => "created_ms",
+            HistorySortBy::UpdatedAt => "updated_ms",
+        };
+        let (direction, beyond) = match q.direction {
+            SortDirection::Asc => ("ASC", ">"),
+            SortDirection::Desc => ("DESC", "<"),
+        };
+        let (after_key, after_id) = match &q.after {
+            Some((key, id)) => (Some(*key), Some(id.clone())),
+            None => (None, None),
+        };
+        let rows = query(&format!(
+            "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ($2::text IS NULL OR state = $2)
+               AND ($3::bigint IS NULL OR ({column}, id) {beyond} ($3::bigint, $4::text))
+             ORDER BY {column} {direction}, id {direction} LIMIT $5"
+        ))
+        .bind(project)
+        .bind(state)
+        .bind(after_key)
+        .bind(after_id)
+        .bind(q.limit as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        all(&rows, bridge_from_row)
+    }
+
+    async fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
+        let rows = query(&format!(
+            "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ((record::jsonb) ->> 'depositTxHash' = $2
+               OR EXISTS (SELECT 1 FROM jsonb_array_elements(rejections::jsonb) r WHERE r ->> 'depositTxHash' = $2))
+             ORDER BY created_ms, id"
+        ))
+        .bind(project)
+        .bind(tx_hash)
+        .fetch_all(&self.pool)
+        .await?;
+        all(&rows, bridge_from_row)
+    }
+
+    async fn bridges_by_withdraw_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
+        let rows = query(&format!(
+            "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND (record::jsonb) ->> 'withdrawTxHash' = $2
+             ORDER BY created_ms, id"
+        ))
+        .bind(project)
+        .bind(tx_hash)
+        .fetch_all(&self.pool)
+        .await?;
+        all(&rows, bridge_from_row)
+    }
+
+    async fn address_counts(&self, project: &str, since_ms: i64) -> StoreResult<(u64, u64)> {
+        let (total, recent): (i64, i64) = sqlx_core::query_as::query_as(
+            "SELECT COUNT(*), COUNT(*) FILTER (WHERE created_ms >= $2) FROM addresses WHERE project = $1",
+        )
+        .bind(project)
+        .bind(since_ms)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((total as u64, recent as u64))
     }
 
     async fn reusable_address(

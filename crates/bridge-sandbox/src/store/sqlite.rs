@@ -16,8 +16,9 @@ use rusqlite_migration::{Migrations, M};
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::{
-    synced, AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryQuery, NewEvent, Store,
-    StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
+    synced, AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery,
+    NewEvent, Store, StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote,
+    StoredRoutingAddress,
 };
 use crate::clock::ClockSync;
 use crate::records;
@@ -110,6 +111,15 @@ fn migrations() -> Migrations<'static> {
                 'txHash', substr(plan, 9, instr(substr(plan, 9), ':') - 1),
                 'block', CAST(substr(plan, 9 + instr(substr(plan, 9), ':')) AS INTEGER)))
             WHERE plan LIKE 'delayed:%';
+        "#,
+        ),
+        // Production endpoints beyond the spec (issue 17): bridges by deposit and withdrawal hash, and deposit
+        // addresses created by a project in a window (the creation rate limit).
+        M::up(
+            r#"
+        CREATE INDEX bridges_deposit_hash ON bridges (json_extract(record, '$.depositTxHash'));
+        CREATE INDEX bridges_withdraw_hash ON bridges (json_extract(record, '$.withdrawTxHash'));
+        CREATE INDEX addresses_project_created ON addresses (project, created_ms);
         "#,
         ),
     ])
@@ -747,6 +757,73 @@ impl Store for SqliteStore {
                     next_attempt_at: r.get::<_, Option<i64>>(7)?.and_then(DateString::from_millis),
                 })
             })
+        })
+        .await
+    }
+
+    async fn history_after(&self, project: &str, q: &HistoryCursorQuery) -> StoreResult<Vec<StoredBridge>> {
+        let (project, q) = (project.to_owned(), q.clone());
+        self.read(move |c| {
+            let state = q.state.map(|s| s.as_str());
+            let column = match q.sort_by {
+                HistorySortBy::CreatedAt => "created_ms",
+                HistorySortBy::UpdatedAt => "updated_ms",
+            };
+            let (direction, beyond) = match q.direction {
+                SortDirection::Asc => ("ASC", ">"),
+                SortDirection::Desc => ("DESC", "<"),
+            };
+            let (after_key, after_id) = match &q.after {
+                Some((key, id)) => (Some(*key), Some(id.clone())),
+                None => (None, None),
+            };
+            let mut stmt = c.prepare(&format!(
+                "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND (?2 IS NULL OR state = ?2)
+                   AND (?3 IS NULL OR ({column}, id) {beyond} (?3, ?4))
+                 ORDER BY {column} {direction}, id {direction} LIMIT ?5"
+            ))?;
+            let rows = stmt.query(params![project, state, after_key, after_id, q.limit as i64])?;
+            collect(rows, bridge_from_row)
+        })
+        .await
+    }
+
+    async fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
+        let (project, hash) = (project.to_owned(), tx_hash.to_owned());
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND (json_extract(record, '$.depositTxHash') = ?2
+                   OR EXISTS (SELECT 1 FROM json_each(rejections) WHERE json_extract(value, '$.depositTxHash') = ?2))
+                 ORDER BY created_ms, id"
+            ))?;
+            let rows = stmt.query(params![project, hash])?;
+            collect(rows, bridge_from_row)
+        })
+        .await
+    }
+
+    async fn bridges_by_withdraw_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
+        let (project, hash) = (project.to_owned(), tx_hash.to_owned());
+        self.read(move |c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND json_extract(record, '$.withdrawTxHash') = ?2
+                 ORDER BY created_ms, id"
+            ))?;
+            let rows = stmt.query(params![project, hash])?;
+            collect(rows, bridge_from_row)
+        })
+        .await
+    }
+
+    async fn address_counts(&self, project: &str, since_ms: i64) -> StoreResult<(u64, u64)> {
+        let project = project.to_owned();
+        self.read(move |c| {
+            let (total, recent): (i64, i64) = c.query_row(
+                "SELECT COUNT(*), COUNT(CASE WHEN created_ms >= ?2 THEN 1 END) FROM addresses WHERE project = ?1",
+                params![project, since_ms],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            Ok((total as u64, recent as u64))
         })
         .await
     }

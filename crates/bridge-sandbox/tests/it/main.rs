@@ -7,6 +7,8 @@
 //!   the feed under concurrent writes;
 //! * [`pricing`]: the pricing model against its documentation (properties and examples), the catalogue and
 //!   addresses;
+//! * [`beyond_spec`]: the production endpoints beyond the spec (cancel, cursor history, by hash, configs, a deposit
+//!   address's own views, API keys);
 //! * [`fuzz_corpus`]: the fuzz targets' corpora replayed on the stable toolchain;
 //! * [`sdk`]: the production service's official TypeScript SDK against a fresh sandbox, and the production
 //!   payload fixtures against the pinned SDK's types.
@@ -16,6 +18,7 @@
 //! `name::postgres`). `cargo test -p bridge-sandbox --test it webhooks::` runs
 //! one module.
 
+mod beyond_spec;
 mod fuzz_corpus;
 mod pg;
 mod pricing;

@@ -1,7 +1,9 @@
 //! The production service's official TypeScript SDK (`@rhino.fi/sdk`, pinned in scripts/sdk/install.sh) as a
 //! real client of a freshly started sandbox: its own HTTP clients (openapi-fetch, sending the JWT without a
 //! scheme) call the public key, both quote calls and the deprecated single-token one, commit, the history page
-//! and the bridge by id, deposit-address creation and search, the public status and the event feed; every answer
+//! and the bridge by id, deposit-address creation and search, the public status and the event feed, and the
+//! production endpoints beyond the spec (`getBridgeConfig`, `cancelBridge`, the swap token configs, the cursor
+//! history, the deposit-address rate-limit status); every answer
 //! must be 2xx and decode into the contract type of its operation; every webhook the sandbox delivers meanwhile
 //! is verified with the SDK's own `isSignatureValid` (and a tampered one must not verify).
 //!

@@ -78,6 +78,9 @@ pub struct UnionShape {
 #[derive(Debug)]
 pub struct OperationShapes {
     pub operation_id: &'static str,
+    /// The schema's names of the path parameters, in the order they appear in the path: the router names them
+    /// by position, and the decoder reads them under these names.
+    pub path_names: &'static [&'static str],
     pub path: Option<&'static StructShape>,
     pub query: Option<&'static StructShape>,
     pub body: Option<BodyShape>,

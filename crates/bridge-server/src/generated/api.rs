@@ -54,6 +54,137 @@ pub trait BridgeApi: Send + Sync + 'static {
     ) -> impl Future<
         Output = Result<<GetBridge as Operation>::Response, GetBridgeError>,
     > + Send;
+    /// `PATCH /bridge/history/bridge/{bridgeId}` (`cancelBridge`): Cancel a PENDING bridge.
+    fn cancel_bridge(
+        &self,
+        caller: Caller,
+        path: CancelBridgePath,
+        body: CancelBridgeRequest,
+    ) -> impl Future<
+        Output = Result<<CancelBridge as Operation>::Response, CancelBridgeError>,
+    > + Send;
+    /// `GET /bridge/history-cursor/user` (`listBridgeHistoryCursor`): List the project's bridge records with cursor paging.
+    fn list_bridge_history_cursor(
+        &self,
+        caller: Caller,
+        query: ListBridgeHistoryCursorQuery,
+    ) -> impl Future<
+        Output = Result<
+            <ListBridgeHistoryCursor as Operation>::Response,
+            ListBridgeHistoryCursorError,
+        >,
+    > + Send;
+    /// `GET /bridge/history/bridge/by-deposit-hash/{depositTxHash}` (`getBridgesByDepositHash`): The project's bridge records of one deposit transaction.
+    fn get_bridges_by_deposit_hash(
+        &self,
+        caller: Caller,
+        path: GetBridgesByDepositHashPath,
+    ) -> impl Future<
+        Output = Result<
+            <GetBridgesByDepositHash as Operation>::Response,
+            GetBridgesByDepositHashError,
+        >,
+    > + Send;
+    /// `GET /bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}` (`getBridgeByWithdrawHash`): The project's executed bridge record of one withdrawal transaction.
+    ///
+    /// Also serves the deprecated `GET /bridge/history/bridge/by-hash/{withdrawTxHash}` (`getBridgeByWithdrawHashLegacy`).
+    fn get_bridge_by_withdraw_hash(
+        &self,
+        caller: Caller,
+        path: GetBridgeByWithdrawHashPath,
+    ) -> impl Future<
+        Output = Result<
+            <GetBridgeByWithdrawHash as Operation>::Response,
+            GetBridgeByWithdrawHashError,
+        >,
+    > + Send;
+    /// `GET /bridge/configs` (`getBridgeConfigs`): The bridge configuration of every chain.
+    fn get_bridge_configs(
+        &self,
+    ) -> impl Future<
+        Output = Result<<GetBridgeConfigs as Operation>::Response, GetBridgeConfigsError>,
+    > + Send;
+    /// `GET /bridge/config/{chain}/{token}` (`getBridgeTokenConfig`): The configuration of one token on one chain.
+    fn get_bridge_token_config(
+        &self,
+        path: GetBridgeTokenConfigPath,
+    ) -> impl Future<
+        Output = Result<
+            <GetBridgeTokenConfig as Operation>::Response,
+            GetBridgeTokenConfigError,
+        >,
+    > + Send;
+    /// `GET /bridge/bridge-swap-token-configs` (`getBridgeSwapTokenConfigs`): The tokens that bridge-swap quotes accept, by chain.
+    fn get_bridge_swap_token_configs(
+        &self,
+    ) -> impl Future<
+        Output = Result<
+            <GetBridgeSwapTokenConfigs as Operation>::Response,
+            GetBridgeSwapTokenConfigsError,
+        >,
+    > + Send;
+    /// `GET /sda/deposit-addresses/rate-limit-status` (`getDepositAddressRateLimitStatus`): The project's deposit-address creation limits and usage.
+    fn get_deposit_address_rate_limit_status(
+        &self,
+        caller: Caller,
+    ) -> impl Future<
+        Output = Result<
+            <GetDepositAddressRateLimitStatus as Operation>::Response,
+            GetDepositAddressRateLimitStatusError,
+        >,
+    > + Send;
+    /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}` (`getDepositAddressStatus`): A deposit address of the project, as created, with its supported tokens.
+    fn get_deposit_address_status(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressStatusPath,
+    ) -> impl Future<
+        Output = Result<
+            <GetDepositAddressStatus as Operation>::Response,
+            GetDepositAddressStatusError,
+        >,
+    > + Send;
+    /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/history` (`getDepositAddressHistory`): The deposits into a deposit address of the project in a date window.
+    fn get_deposit_address_history(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressHistoryPath,
+        query: GetDepositAddressHistoryQuery,
+    ) -> impl Future<
+        Output = Result<
+            <GetDepositAddressHistory as Operation>::Response,
+            GetDepositAddressHistoryError,
+        >,
+    > + Send;
+    /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/completed-refunds` (`getDepositAddressCompletedRefunds`): The completed refunds of a deposit address of the project.
+    fn get_deposit_address_completed_refunds(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressCompletedRefundsPath,
+    ) -> impl Future<
+        Output = Result<
+            <GetDepositAddressCompletedRefunds as Operation>::Response,
+            GetDepositAddressCompletedRefundsError,
+        >,
+    > + Send;
+    /// `GET /sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens` (`getDepositAddressSupportedTokens`): The tokens a deposit address between two chains would accept.
+    fn get_deposit_address_supported_tokens(
+        &self,
+        path: GetDepositAddressSupportedTokensPath,
+        query: GetDepositAddressSupportedTokensQuery,
+    ) -> impl Future<
+        Output = Result<
+            <GetDepositAddressSupportedTokens as Operation>::Response,
+            GetDepositAddressSupportedTokensError,
+        >,
+    > + Send;
+    /// `POST /authentication/auth/apiKey` (`exchangeApiKey`): Exchange an API key for a JWT.
+    fn exchange_api_key(
+        &self,
+        body: ApiKeyExchangeRequest,
+    ) -> impl Future<
+        Output = Result<<ExchangeApiKey as Operation>::Response, ExchangeApiKeyError>,
+    > + Send;
     /// `POST /sda/deposit-addresses` (`createDepositAddresses`): Create smart deposit addresses.
     ///
     /// Also serves the deprecated `POST /bridge/deposit-addresses` (`createDepositAddressesLegacy`).
@@ -156,7 +287,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
             }),
         )
         .route(
-            "/bridge/quote/commit/{quoteId}",
+            "/bridge/quote/commit/{p4}",
             axum::routing::post(|
                 axum::extract::State(state): axum::extract::State<AppState<A>>,
                 request: axum::extract::Request|
@@ -198,13 +329,52 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
             }),
         )
         .route(
-            "/bridge/history/bridge/{bridgeId}",
+            "/bridge/history/bridge/{p4}",
+            axum::routing::get(|
+                    axum::extract::State(state): axum::extract::State<AppState<A>>,
+                    request: axum::extract::Request|
+                async move {
+                    handle::<
+                        GetBridge,
+                        A,
+                        _,
+                        _,
+                    >(
+                            state,
+                            request,
+                            |api, caller, input| async move {
+                                api.get_bridge(caller, input.path).await
+                            },
+                        )
+                        .await
+                })
+                .patch(|
+                    axum::extract::State(state): axum::extract::State<AppState<A>>,
+                    request: axum::extract::Request|
+                async move {
+                    handle::<
+                        CancelBridge,
+                        A,
+                        _,
+                        _,
+                    >(
+                            state,
+                            request,
+                            |api, caller, input| async move {
+                                api.cancel_bridge(caller, input.path, input.body).await
+                            },
+                        )
+                        .await
+                }),
+        )
+        .route(
+            "/bridge/history-cursor/user",
             axum::routing::get(|
                 axum::extract::State(state): axum::extract::State<AppState<A>>,
                 request: axum::extract::Request|
             async move {
                 handle::<
-                    GetBridge,
+                    ListBridgeHistoryCursor,
                     A,
                     _,
                     _,
@@ -212,7 +382,270 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                         state,
                         request,
                         |api, caller, input| async move {
-                            api.get_bridge(caller, input.path).await
+                            api.list_bridge_history_cursor(caller, input.query).await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/bridge/history/bridge/by-deposit-hash/{p5}",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    GetBridgesByDepositHash,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, input| async move {
+                            api.get_bridges_by_deposit_hash(caller, input.path).await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/bridge/history/bridge/by-withdraw-hash/{p5}",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    GetBridgeByWithdrawHash,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, input| async move {
+                            api.get_bridge_by_withdraw_hash(caller, input.path).await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/bridge/history/bridge/by-hash/{p5}",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle_alias::<
+                    GetBridgeByWithdrawHashLegacy,
+                    GetBridgeByWithdrawHash,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, input| async move {
+                            api.get_bridge_by_withdraw_hash(caller, input.path).await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/bridge/configs",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    GetBridgeConfigs,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, _caller, _input| async move {
+                            api.get_bridge_configs().await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/bridge/config/{p3}/{p4}",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    GetBridgeTokenConfig,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, _caller, input| async move {
+                            api.get_bridge_token_config(input.path).await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/bridge/bridge-swap-token-configs",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    GetBridgeSwapTokenConfigs,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, _caller, _input| async move {
+                            api.get_bridge_swap_token_configs().await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/sda/deposit-addresses/rate-limit-status",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    GetDepositAddressRateLimitStatus,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, _input| async move {
+                            api.get_deposit_address_rate_limit_status(caller).await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/sda/deposit-addresses/{p3}/{p4}",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    GetDepositAddressStatus,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, input| async move {
+                            api.get_deposit_address_status(caller, input.path).await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/sda/deposit-addresses/{p3}/{p4}/history",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    GetDepositAddressHistory,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, input| async move {
+                            api.get_deposit_address_history(
+                                    caller,
+                                    input.path,
+                                    input.query,
+                                )
+                                .await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/sda/deposit-addresses/{p3}/{p4}/completed-refunds",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    GetDepositAddressCompletedRefunds,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, input| async move {
+                            api.get_deposit_address_completed_refunds(caller, input.path)
+                                .await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/sda/deposit-addresses/{p3}/{p4}/supported-tokens",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    GetDepositAddressSupportedTokens,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, _caller, input| async move {
+                            api.get_deposit_address_supported_tokens(
+                                    input.path,
+                                    input.query,
+                                )
+                                .await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/authentication/auth/apiKey",
+            axum::routing::post(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    ExchangeApiKey,
+                    A,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, _caller, input| async move {
+                            api.exchange_api_key(input.body).await
                         },
                     )
                     .await
@@ -305,7 +738,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
             }),
         )
         .route(
-            "/sda/deposit-addresses/{depositAddress}/{depositChain}/public-status",
+            "/sda/deposit-addresses/{p3}/{p4}/public-status",
             axum::routing::get(|
                 axum::extract::State(state): axum::extract::State<AppState<A>>,
                 request: axum::extract::Request|
@@ -450,7 +883,7 @@ pub trait SandboxApi: Send + Sync + 'static {
 pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
     axum::Router::new()
         .route(
-            "/sandbox/bridges/{bridgeId}/deposit",
+            "/sandbox/bridges/{p3}/deposit",
             axum::routing::post(|
                 axum::extract::State(state): axum::extract::State<AppState<A>>,
                 request: axum::extract::Request|
@@ -472,7 +905,7 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
             }),
         )
         .route(
-            "/sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits",
+            "/sandbox/deposit-addresses/{p3}/{p4}/deposits",
             axum::routing::post(|
                 axum::extract::State(state): axum::extract::State<AppState<A>>,
                 request: axum::extract::Request|

@@ -442,6 +442,309 @@ pub static STRUCT_GET_BRIDGE_PATH: StructShape = StructShape {
         },
     ],
 };
+pub static STRUCT_CANCEL_BRIDGE_PATH: StructShape = StructShape {
+    name: "CancelBridgePath",
+    fields: &[
+        Field {
+            name: "bridgeId",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_CANCEL_BRIDGE_REQUEST: StructShape = StructShape {
+    name: "CancelBridgeRequest",
+    fields: &[
+        Field {
+            name: "state",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["CANCELLED"]),
+        },
+    ],
+};
+pub static STRUCT_LIST_BRIDGE_HISTORY_CURSOR_QUERY: StructShape = StructShape {
+    name: "ListBridgeHistoryCursorQuery",
+    fields: &[
+        Field {
+            name: "sortBy",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["createdAt", "updatedAt"]),
+        },
+        Field {
+            name: "sortDirection",
+            required: true,
+            default: None,
+            shape: Shape::Literals(&["asc", "desc"]),
+        },
+        Field {
+            name: "state",
+            required: false,
+            default: None,
+            shape: Shape::Literals(&["PENDING", "ACCEPTED", "EXECUTED"]),
+        },
+        Field {
+            name: "pageToken",
+            required: false,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: Some(1),
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "pageSize",
+            required: true,
+            default: None,
+            shape: Shape::NumberFromString(NumberRules {
+                minimum: None,
+                maximum: None,
+                integer: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_GET_BRIDGES_BY_DEPOSIT_HASH_PATH: StructShape = StructShape {
+    name: "GetBridgesByDepositHashPath",
+    fields: &[
+        Field {
+            name: "depositTxHash",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_GET_BRIDGE_BY_WITHDRAW_HASH_PATH: StructShape = StructShape {
+    name: "GetBridgeByWithdrawHashPath",
+    fields: &[
+        Field {
+            name: "withdrawTxHash",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_GET_BRIDGE_BY_WITHDRAW_HASH_LEGACY_PATH: StructShape = StructShape {
+    name: "GetBridgeByWithdrawHashLegacyPath",
+    fields: &[
+        Field {
+            name: "withdrawTxHash",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_GET_BRIDGE_TOKEN_CONFIG_PATH: StructShape = StructShape {
+    name: "GetBridgeTokenConfigPath",
+    fields: &[
+        Field {
+            name: "chain",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "token",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_GET_DEPOSIT_ADDRESS_STATUS_PATH: StructShape = StructShape {
+    name: "GetDepositAddressStatusPath",
+    fields: &[
+        Field {
+            name: "depositAddress",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "depositChain",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_GET_DEPOSIT_ADDRESS_HISTORY_PATH: StructShape = StructShape {
+    name: "GetDepositAddressHistoryPath",
+    fields: &[
+        Field {
+            name: "depositAddress",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "depositChain",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_GET_DEPOSIT_ADDRESS_HISTORY_QUERY: StructShape = StructShape {
+    name: "GetDepositAddressHistoryQuery",
+    fields: &[
+        Field {
+            name: "from",
+            required: false,
+            default: None,
+            shape: Shape::Date,
+        },
+        Field {
+            name: "to",
+            required: false,
+            default: None,
+            shape: Shape::Date,
+        },
+    ],
+};
+pub static STRUCT_GET_DEPOSIT_ADDRESS_COMPLETED_REFUNDS_PATH: StructShape = StructShape {
+    name: "GetDepositAddressCompletedRefundsPath",
+    fields: &[
+        Field {
+            name: "depositAddress",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "depositChain",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_GET_DEPOSIT_ADDRESS_SUPPORTED_TOKENS_PATH: StructShape = StructShape {
+    name: "GetDepositAddressSupportedTokensPath",
+    fields: &[
+        Field {
+            name: "depositChain",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "destinationChain",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_GET_DEPOSIT_ADDRESS_SUPPORTED_TOKENS_QUERY: StructShape = StructShape {
+    name: "GetDepositAddressSupportedTokensQuery",
+    fields: &[
+        Field {
+            name: "tokenOut",
+            required: false,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: None,
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_API_KEY_EXCHANGE_REQUEST: StructShape = StructShape {
+    name: "ApiKeyExchangeRequest",
+    fields: &[
+        Field {
+            name: "apiKey",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: Some(1),
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
 pub static STRUCT_DEPOSIT_ADDRESS_CREATE_REQUEST: StructShape = StructShape {
     name: "DepositAddressCreateRequest",
     fields: &[
@@ -1440,6 +1743,7 @@ pub static STRUCT_SANDBOX_LIST_WEBHOOK_DELIVERIES_QUERY: StructShape = StructSha
 /// Decoder tables of `POST /bridge/quote/user` (`quoteBridge`).
 pub static QUOTE_BRIDGE: OperationShapes = OperationShapes {
     operation_id: "quoteBridge",
+    path_names: &[],
     path: None,
     query: None,
     body: Some(BodyShape {
@@ -1450,6 +1754,7 @@ pub static QUOTE_BRIDGE: OperationShapes = OperationShapes {
 /// Decoder tables of `POST /bridge/quote/bridge-swap/user` (`quoteBridgeSwap`).
 pub static QUOTE_BRIDGE_SWAP: OperationShapes = OperationShapes {
     operation_id: "quoteBridgeSwap",
+    path_names: &[],
     path: None,
     query: None,
     body: Some(BodyShape {
@@ -1460,6 +1765,7 @@ pub static QUOTE_BRIDGE_SWAP: OperationShapes = OperationShapes {
 /// Decoder tables of `POST /bridge/quote/commit/{quoteId}` (`commitQuote`).
 pub static COMMIT_QUOTE: OperationShapes = OperationShapes {
     operation_id: "commitQuote",
+    path_names: &["quoteId"],
     path: Some(&STRUCT_COMMIT_QUOTE_PATH),
     query: None,
     body: None,
@@ -1467,6 +1773,7 @@ pub static COMMIT_QUOTE: OperationShapes = OperationShapes {
 /// Decoder tables of `GET /bridge/history/user` (`listBridgeHistory`).
 pub static LIST_BRIDGE_HISTORY: OperationShapes = OperationShapes {
     operation_id: "listBridgeHistory",
+    path_names: &[],
     path: None,
     query: Some(&STRUCT_LIST_BRIDGE_HISTORY_QUERY),
     body: None,
@@ -1474,13 +1781,133 @@ pub static LIST_BRIDGE_HISTORY: OperationShapes = OperationShapes {
 /// Decoder tables of `GET /bridge/history/bridge/{bridgeId}` (`getBridge`).
 pub static GET_BRIDGE: OperationShapes = OperationShapes {
     operation_id: "getBridge",
+    path_names: &["bridgeId"],
     path: Some(&STRUCT_GET_BRIDGE_PATH),
     query: None,
     body: None,
 };
+/// Decoder tables of `PATCH /bridge/history/bridge/{bridgeId}` (`cancelBridge`).
+pub static CANCEL_BRIDGE: OperationShapes = OperationShapes {
+    operation_id: "cancelBridge",
+    path_names: &["bridgeId"],
+    path: Some(&STRUCT_CANCEL_BRIDGE_PATH),
+    query: None,
+    body: Some(BodyShape {
+        shape: Shape::Struct(&STRUCT_CANCEL_BRIDGE_REQUEST),
+        required: true,
+    }),
+};
+/// Decoder tables of `GET /bridge/history-cursor/user` (`listBridgeHistoryCursor`).
+pub static LIST_BRIDGE_HISTORY_CURSOR: OperationShapes = OperationShapes {
+    operation_id: "listBridgeHistoryCursor",
+    path_names: &[],
+    path: None,
+    query: Some(&STRUCT_LIST_BRIDGE_HISTORY_CURSOR_QUERY),
+    body: None,
+};
+/// Decoder tables of `GET /bridge/history/bridge/by-deposit-hash/{depositTxHash}` (`getBridgesByDepositHash`).
+pub static GET_BRIDGES_BY_DEPOSIT_HASH: OperationShapes = OperationShapes {
+    operation_id: "getBridgesByDepositHash",
+    path_names: &["depositTxHash"],
+    path: Some(&STRUCT_GET_BRIDGES_BY_DEPOSIT_HASH_PATH),
+    query: None,
+    body: None,
+};
+/// Decoder tables of `GET /bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}` (`getBridgeByWithdrawHash`).
+pub static GET_BRIDGE_BY_WITHDRAW_HASH: OperationShapes = OperationShapes {
+    operation_id: "getBridgeByWithdrawHash",
+    path_names: &["withdrawTxHash"],
+    path: Some(&STRUCT_GET_BRIDGE_BY_WITHDRAW_HASH_PATH),
+    query: None,
+    body: None,
+};
+/// Decoder tables of `GET /bridge/history/bridge/by-hash/{withdrawTxHash}` (`getBridgeByWithdrawHashLegacy`).
+pub static GET_BRIDGE_BY_WITHDRAW_HASH_LEGACY: OperationShapes = OperationShapes {
+    operation_id: "getBridgeByWithdrawHashLegacy",
+    path_names: &["withdrawTxHash"],
+    path: Some(&STRUCT_GET_BRIDGE_BY_WITHDRAW_HASH_LEGACY_PATH),
+    query: None,
+    body: None,
+};
+/// Decoder tables of `GET /bridge/configs` (`getBridgeConfigs`).
+pub static GET_BRIDGE_CONFIGS: OperationShapes = OperationShapes {
+    operation_id: "getBridgeConfigs",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: None,
+};
+/// Decoder tables of `GET /bridge/config/{chain}/{token}` (`getBridgeTokenConfig`).
+pub static GET_BRIDGE_TOKEN_CONFIG: OperationShapes = OperationShapes {
+    operation_id: "getBridgeTokenConfig",
+    path_names: &["chain", "token"],
+    path: Some(&STRUCT_GET_BRIDGE_TOKEN_CONFIG_PATH),
+    query: None,
+    body: None,
+};
+/// Decoder tables of `GET /bridge/bridge-swap-token-configs` (`getBridgeSwapTokenConfigs`).
+pub static GET_BRIDGE_SWAP_TOKEN_CONFIGS: OperationShapes = OperationShapes {
+    operation_id: "getBridgeSwapTokenConfigs",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: None,
+};
+/// Decoder tables of `GET /sda/deposit-addresses/rate-limit-status` (`getDepositAddressRateLimitStatus`).
+pub static GET_DEPOSIT_ADDRESS_RATE_LIMIT_STATUS: OperationShapes = OperationShapes {
+    operation_id: "getDepositAddressRateLimitStatus",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: None,
+};
+/// Decoder tables of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}` (`getDepositAddressStatus`).
+pub static GET_DEPOSIT_ADDRESS_STATUS: OperationShapes = OperationShapes {
+    operation_id: "getDepositAddressStatus",
+    path_names: &["depositAddress", "depositChain"],
+    path: Some(&STRUCT_GET_DEPOSIT_ADDRESS_STATUS_PATH),
+    query: None,
+    body: None,
+};
+/// Decoder tables of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/history` (`getDepositAddressHistory`).
+pub static GET_DEPOSIT_ADDRESS_HISTORY: OperationShapes = OperationShapes {
+    operation_id: "getDepositAddressHistory",
+    path_names: &["depositAddress", "depositChain"],
+    path: Some(&STRUCT_GET_DEPOSIT_ADDRESS_HISTORY_PATH),
+    query: Some(&STRUCT_GET_DEPOSIT_ADDRESS_HISTORY_QUERY),
+    body: None,
+};
+/// Decoder tables of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/completed-refunds` (`getDepositAddressCompletedRefunds`).
+pub static GET_DEPOSIT_ADDRESS_COMPLETED_REFUNDS: OperationShapes = OperationShapes {
+    operation_id: "getDepositAddressCompletedRefunds",
+    path_names: &["depositAddress", "depositChain"],
+    path: Some(&STRUCT_GET_DEPOSIT_ADDRESS_COMPLETED_REFUNDS_PATH),
+    query: None,
+    body: None,
+};
+/// Decoder tables of `GET /sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens` (`getDepositAddressSupportedTokens`).
+pub static GET_DEPOSIT_ADDRESS_SUPPORTED_TOKENS: OperationShapes = OperationShapes {
+    operation_id: "getDepositAddressSupportedTokens",
+    path_names: &["depositChain", "destinationChain"],
+    path: Some(&STRUCT_GET_DEPOSIT_ADDRESS_SUPPORTED_TOKENS_PATH),
+    query: Some(&STRUCT_GET_DEPOSIT_ADDRESS_SUPPORTED_TOKENS_QUERY),
+    body: None,
+};
+/// Decoder tables of `POST /authentication/auth/apiKey` (`exchangeApiKey`).
+pub static EXCHANGE_API_KEY: OperationShapes = OperationShapes {
+    operation_id: "exchangeApiKey",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: Some(BodyShape {
+        shape: Shape::Struct(&STRUCT_API_KEY_EXCHANGE_REQUEST),
+        required: true,
+    }),
+};
 /// Decoder tables of `POST /sda/deposit-addresses` (`createDepositAddresses`).
 pub static CREATE_DEPOSIT_ADDRESSES: OperationShapes = OperationShapes {
     operation_id: "createDepositAddresses",
+    path_names: &[],
     path: None,
     query: None,
     body: Some(BodyShape {
@@ -1491,6 +1918,7 @@ pub static CREATE_DEPOSIT_ADDRESSES: OperationShapes = OperationShapes {
 /// Decoder tables of `POST /bridge/deposit-addresses` (`createDepositAddressesLegacy`).
 pub static CREATE_DEPOSIT_ADDRESSES_LEGACY: OperationShapes = OperationShapes {
     operation_id: "createDepositAddressesLegacy",
+    path_names: &[],
     path: None,
     query: None,
     body: Some(BodyShape {
@@ -1501,6 +1929,7 @@ pub static CREATE_DEPOSIT_ADDRESSES_LEGACY: OperationShapes = OperationShapes {
 /// Decoder tables of `GET /sda/deposit-addresses/search` (`searchDepositAddresses`).
 pub static SEARCH_DEPOSIT_ADDRESSES: OperationShapes = OperationShapes {
     operation_id: "searchDepositAddresses",
+    path_names: &[],
     path: None,
     query: Some(&STRUCT_SEARCH_DEPOSIT_ADDRESSES_QUERY),
     body: None,
@@ -1508,6 +1937,7 @@ pub static SEARCH_DEPOSIT_ADDRESSES: OperationShapes = OperationShapes {
 /// Decoder tables of `GET /bridge/deposit-addresses/search` (`searchDepositAddressesLegacy`).
 pub static SEARCH_DEPOSIT_ADDRESSES_LEGACY: OperationShapes = OperationShapes {
     operation_id: "searchDepositAddressesLegacy",
+    path_names: &[],
     path: None,
     query: Some(&STRUCT_SEARCH_DEPOSIT_ADDRESSES_LEGACY_QUERY),
     body: None,
@@ -1515,6 +1945,7 @@ pub static SEARCH_DEPOSIT_ADDRESSES_LEGACY: OperationShapes = OperationShapes {
 /// Decoder tables of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/public-status` (`getDepositAddressPublicStatus`).
 pub static GET_DEPOSIT_ADDRESS_PUBLIC_STATUS: OperationShapes = OperationShapes {
     operation_id: "getDepositAddressPublicStatus",
+    path_names: &["depositAddress", "depositChain"],
     path: Some(&STRUCT_GET_DEPOSIT_ADDRESS_PUBLIC_STATUS_PATH),
     query: Some(&STRUCT_GET_DEPOSIT_ADDRESS_PUBLIC_STATUS_QUERY),
     body: None,
@@ -1522,6 +1953,7 @@ pub static GET_DEPOSIT_ADDRESS_PUBLIC_STATUS: OperationShapes = OperationShapes 
 /// Decoder tables of `GET /webhook/public-key` (`getWebhookPublicKey`).
 pub static GET_WEBHOOK_PUBLIC_KEY: OperationShapes = OperationShapes {
     operation_id: "getWebhookPublicKey",
+    path_names: &[],
     path: None,
     query: None,
     body: None,
@@ -1529,6 +1961,7 @@ pub static GET_WEBHOOK_PUBLIC_KEY: OperationShapes = OperationShapes {
 /// Decoder tables of `GET /webhook/user-events-cursor` (`listUserEvents`).
 pub static LIST_USER_EVENTS: OperationShapes = OperationShapes {
     operation_id: "listUserEvents",
+    path_names: &[],
     path: None,
     query: Some(&STRUCT_LIST_USER_EVENTS_QUERY),
     body: None,
@@ -1536,6 +1969,7 @@ pub static LIST_USER_EVENTS: OperationShapes = OperationShapes {
 /// Decoder tables of `POST /sandbox/bridges/{bridgeId}/deposit` (`sandboxDepositBridge`).
 pub static SANDBOX_DEPOSIT_BRIDGE: OperationShapes = OperationShapes {
     operation_id: "sandboxDepositBridge",
+    path_names: &["bridgeId"],
     path: Some(&STRUCT_SANDBOX_DEPOSIT_BRIDGE_PATH),
     query: None,
     body: Some(BodyShape {
@@ -1546,6 +1980,7 @@ pub static SANDBOX_DEPOSIT_BRIDGE: OperationShapes = OperationShapes {
 /// Decoder tables of `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits` (`sandboxDepositIntoAddress`).
 pub static SANDBOX_DEPOSIT_INTO_ADDRESS: OperationShapes = OperationShapes {
     operation_id: "sandboxDepositIntoAddress",
+    path_names: &["depositAddress", "depositChain"],
     path: Some(&STRUCT_SANDBOX_DEPOSIT_INTO_ADDRESS_PATH),
     query: None,
     body: Some(BodyShape {
@@ -1556,6 +1991,7 @@ pub static SANDBOX_DEPOSIT_INTO_ADDRESS: OperationShapes = OperationShapes {
 /// Decoder tables of `POST /sandbox/routing-deposit-addresses` (`sandboxCreateRoutingDepositAddress`).
 pub static SANDBOX_CREATE_ROUTING_DEPOSIT_ADDRESS: OperationShapes = OperationShapes {
     operation_id: "sandboxCreateRoutingDepositAddress",
+    path_names: &[],
     path: None,
     query: None,
     body: Some(BodyShape {
@@ -1566,6 +2002,7 @@ pub static SANDBOX_CREATE_ROUTING_DEPOSIT_ADDRESS: OperationShapes = OperationSh
 /// Decoder tables of `POST /sandbox/clock/advance` (`sandboxAdvanceClock`).
 pub static SANDBOX_ADVANCE_CLOCK: OperationShapes = OperationShapes {
     operation_id: "sandboxAdvanceClock",
+    path_names: &[],
     path: None,
     query: None,
     body: Some(BodyShape {
@@ -1576,6 +2013,7 @@ pub static SANDBOX_ADVANCE_CLOCK: OperationShapes = OperationShapes {
 /// Decoder tables of `POST /sandbox/webhook-test` (`sandboxSendWebhookTest`).
 pub static SANDBOX_SEND_WEBHOOK_TEST: OperationShapes = OperationShapes {
     operation_id: "sandboxSendWebhookTest",
+    path_names: &[],
     path: None,
     query: None,
     body: Some(BodyShape {
@@ -1586,6 +2024,7 @@ pub static SANDBOX_SEND_WEBHOOK_TEST: OperationShapes = OperationShapes {
 /// Decoder tables of `GET /sandbox/webhook-deliveries` (`sandboxListWebhookDeliveries`).
 pub static SANDBOX_LIST_WEBHOOK_DELIVERIES: OperationShapes = OperationShapes {
     operation_id: "sandboxListWebhookDeliveries",
+    path_names: &[],
     path: None,
     query: Some(&STRUCT_SANDBOX_LIST_WEBHOOK_DELIVERIES_QUERY),
     body: None,
@@ -1598,6 +2037,24 @@ pub fn by_operation_id(id: &str) -> Option<&'static OperationShapes> {
         "commitQuote" => Some(&COMMIT_QUOTE),
         "listBridgeHistory" => Some(&LIST_BRIDGE_HISTORY),
         "getBridge" => Some(&GET_BRIDGE),
+        "cancelBridge" => Some(&CANCEL_BRIDGE),
+        "listBridgeHistoryCursor" => Some(&LIST_BRIDGE_HISTORY_CURSOR),
+        "getBridgesByDepositHash" => Some(&GET_BRIDGES_BY_DEPOSIT_HASH),
+        "getBridgeByWithdrawHash" => Some(&GET_BRIDGE_BY_WITHDRAW_HASH),
+        "getBridgeByWithdrawHashLegacy" => Some(&GET_BRIDGE_BY_WITHDRAW_HASH_LEGACY),
+        "getBridgeConfigs" => Some(&GET_BRIDGE_CONFIGS),
+        "getBridgeTokenConfig" => Some(&GET_BRIDGE_TOKEN_CONFIG),
+        "getBridgeSwapTokenConfigs" => Some(&GET_BRIDGE_SWAP_TOKEN_CONFIGS),
+        "getDepositAddressRateLimitStatus" => {
+            Some(&GET_DEPOSIT_ADDRESS_RATE_LIMIT_STATUS)
+        }
+        "getDepositAddressStatus" => Some(&GET_DEPOSIT_ADDRESS_STATUS),
+        "getDepositAddressHistory" => Some(&GET_DEPOSIT_ADDRESS_HISTORY),
+        "getDepositAddressCompletedRefunds" => {
+            Some(&GET_DEPOSIT_ADDRESS_COMPLETED_REFUNDS)
+        }
+        "getDepositAddressSupportedTokens" => Some(&GET_DEPOSIT_ADDRESS_SUPPORTED_TOKENS),
+        "exchangeApiKey" => Some(&EXCHANGE_API_KEY),
         "createDepositAddresses" => Some(&CREATE_DEPOSIT_ADDRESSES),
         "createDepositAddressesLegacy" => Some(&CREATE_DEPOSIT_ADDRESSES_LEGACY),
         "searchDepositAddresses" => Some(&SEARCH_DEPOSIT_ADDRESSES),

@@ -133,6 +133,103 @@ impl BridgeApi for Recorder {
         self.record(ListUserEvents::ID, &caller, &query);
         Ok(UserEventsPage { items: vec![], next_page_token: None })
     }
+    async fn cancel_bridge(
+        &self,
+        caller: Caller,
+        path: CancelBridgePath,
+        body: CancelBridgeRequest,
+    ) -> Result<BridgeRecord, CancelBridgeError> {
+        self.record(CancelBridge::ID, &caller, json!({"path": path, "body": body}));
+        Err(BridgeNotFound::new(format!("recorded {}", CancelBridge::ID)).into())
+    }
+    async fn list_bridge_history_cursor(
+        &self,
+        caller: Caller,
+        query: ListBridgeHistoryCursorQuery,
+    ) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> {
+        self.record(ListBridgeHistoryCursor::ID, &caller, &query);
+        Err(invalid(ListBridgeHistoryCursor::ID).into())
+    }
+    async fn get_bridges_by_deposit_hash(
+        &self,
+        caller: Caller,
+        path: GetBridgesByDepositHashPath,
+    ) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> {
+        self.record(GetBridgesByDepositHash::ID, &caller, &path);
+        Err(HistoryNotFound::new(path.deposit_tx_hash).into())
+    }
+    async fn get_bridge_by_withdraw_hash(
+        &self,
+        caller: Caller,
+        path: GetBridgeByWithdrawHashPath,
+    ) -> Result<BridgeRecord, GetBridgeByWithdrawHashError> {
+        self.record(GetBridgeByWithdrawHash::ID, &caller, &path);
+        Err(invalid(GetBridgeByWithdrawHash::ID).into())
+    }
+    async fn get_bridge_configs(&self) -> Result<BridgeConfigs, GetBridgeConfigsError> {
+        self.record(GetBridgeConfigs::ID, &Caller::default(), ());
+        Ok(BridgeConfigs::new())
+    }
+    async fn get_bridge_token_config(
+        &self,
+        path: GetBridgeTokenConfigPath,
+    ) -> Result<ExtendedTokenEntry, GetBridgeTokenConfigError> {
+        self.record(GetBridgeTokenConfig::ID, &Caller::default(), &path);
+        Err(InvalidToken::new(format!("recorded {}", GetBridgeTokenConfig::ID)).into())
+    }
+    async fn get_bridge_swap_token_configs(&self) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> {
+        self.record(GetBridgeSwapTokenConfigs::ID, &Caller::default(), ());
+        Ok(SwapTokenConfigs::new())
+    }
+    async fn get_deposit_address_rate_limit_status(
+        &self,
+        caller: Caller,
+    ) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> {
+        self.record(GetDepositAddressRateLimitStatus::ID, &caller, ());
+        Ok(DepositAddressRateLimitStatus {
+            total_limit: Unlimited::new().into(),
+            total_created: 0,
+            window_limit: Unlimited::new().into(),
+            window_created: None,
+        })
+    }
+    async fn get_deposit_address_status(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressStatusPath,
+    ) -> Result<DepositAddressStatus, GetDepositAddressStatusError> {
+        self.record(GetDepositAddressStatus::ID, &caller, &path);
+        Err(PublicStatusUnprocessable::from(invalid(GetDepositAddressStatus::ID)).into())
+    }
+    async fn get_deposit_address_history(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressHistoryPath,
+        query: GetDepositAddressHistoryQuery,
+    ) -> Result<DepositAddressHistory, GetDepositAddressHistoryError> {
+        self.record(GetDepositAddressHistory::ID, &caller, json!({"path": path, "query": query}));
+        Err(DepositAddressHistoryUnprocessable::from(invalid(GetDepositAddressHistory::ID)).into())
+    }
+    async fn get_deposit_address_completed_refunds(
+        &self,
+        caller: Caller,
+        path: GetDepositAddressCompletedRefundsPath,
+    ) -> Result<CompletedRefunds, GetDepositAddressCompletedRefundsError> {
+        self.record(GetDepositAddressCompletedRefunds::ID, &caller, &path);
+        Err(PublicStatusUnprocessable::from(invalid(GetDepositAddressCompletedRefunds::ID)).into())
+    }
+    async fn get_deposit_address_supported_tokens(
+        &self,
+        path: GetDepositAddressSupportedTokensPath,
+        query: GetDepositAddressSupportedTokensQuery,
+    ) -> Result<SupportedTokens, GetDepositAddressSupportedTokensError> {
+        self.record(GetDepositAddressSupportedTokens::ID, &Caller::default(), json!({"path": path, "query": query}));
+        Err(DepositAddressChainsNotSupported::new(vec![path.deposit_chain]).into())
+    }
+    async fn exchange_api_key(&self, body: ApiKeyExchangeRequest) -> Result<ApiKeyExchange, ExchangeApiKeyError> {
+        self.record(ExchangeApiKey::ID, &Caller::default(), &body);
+        Err(Unauthorized::new(format!("recorded {}", ExchangeApiKey::ID)).into())
+    }
 }
 
 impl SandboxApi for Recorder {
