@@ -14,7 +14,8 @@ use bridge_contract::{
     DepositAddressStatus, DepositAddressTokenOutNotSupported, GetDepositAddressCompletedRefundsPath,
     GetDepositAddressHistoryPath, GetDepositAddressHistoryQuery, GetDepositAddressStatusPath,
     GetDepositAddressSupportedTokensPath, GetDepositAddressSupportedTokensQuery, InvalidDateRange, LastBridgeStatus,
-    PublicStatusUnprocessable, SupportedTokens, TotalLimit, Unlimited, WebhookEvent, WindowLimit,
+    PublicStatusUnprocessable, SupportedTokens, TotalLimit, TotalLimited, Unlimited, WebhookEvent, WindowLimit,
+    WindowLimited,
 };
 use bridge_server::Caller;
 use rust_decimal::Decimal;
@@ -253,11 +254,16 @@ pub async fn rate_limit_status(
     core: &Core,
     caller: &Caller,
 ) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> {
-    let (total, _) = core.store.address_counts(&caller.project_id, core.now_ms()).await?;
-    Ok(DepositAddressRateLimitStatus {
-        total_limit: TotalLimit::Unlimited(Unlimited::new()),
-        total_created: total,
-        window_limit: WindowLimit::Unlimited(Unlimited::new()),
-        window_created: None,
-    })
+    let limits = core.catalogue.address_limits(&caller.project_id);
+    let since = core.now_ms().saturating_sub(i64::try_from(limits.window_ms).unwrap_or(i64::MAX));
+    let (total, in_window) = core.store.address_counts(&caller.project_id, since).await?;
+    let total_limit = match limits.total {
+        Some(value) => TotalLimit::Limited(TotalLimited::new(value)),
+        None => TotalLimit::Unlimited(Unlimited::new()),
+    };
+    let (window_limit, window_created) = match limits.window {
+        Some(value) => (WindowLimit::Limited(WindowLimited::new(value, limits.window_ms)), Some(in_window)),
+        None => (WindowLimit::Unlimited(Unlimited::new()), None),
+    };
+    Ok(DepositAddressRateLimitStatus { total_limit, total_created: total, window_limit, window_created })
 }

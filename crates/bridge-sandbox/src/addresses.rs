@@ -10,19 +10,20 @@ use bridge_contract::operations::{
     CreateDepositAddressesError, GetDepositAddressPublicStatusError, SearchDepositAddressesError,
 };
 use bridge_contract::{
-    DepositAddress, DepositAddressChainsNotSupported, DepositAddressCreateRequest, DepositAddressCreatedEvent,
-    DepositAddressInvalidDestinationAddress, DepositAddressInvalidRefundAddress,
-    DepositAddressMultipleChainTypesNotAllowed, DepositAddressNoBridgableTokens, DepositAddressNotFound,
-    DepositAddressSearchItem, DepositAddressSearchPage, DepositAddressTokenOutNotSupported, ExtensionNotEnabled,
-    GetDepositAddressPublicStatusPath, GetDepositAddressPublicStatusQuery, InvalidRequest, LastBridge,
-    LastBridgeAccepted, LastBridgeExecuted, LastBridgeRejected, LastBridgeStatus, PublicDepositAddressStatus,
-    PublicStatusUnprocessable, RejectReason, ReusePolicy, SearchDepositAddressesQuery,
+    CountLimitExceeded, DecimalNumber, DepositAddress, DepositAddressChainsNotSupported, DepositAddressCreateRequest,
+    DepositAddressCreatedEvent, DepositAddressInvalidDestinationAddress, DepositAddressInvalidRefundAddress,
+    DepositAddressLimit, DepositAddressMultipleChainTypesNotAllowed, DepositAddressNoBridgableTokens,
+    DepositAddressNotFound, DepositAddressRateLimitExceeded, DepositAddressSearchItem, DepositAddressSearchPage,
+    DepositAddressTokenOutNotSupported, ExtensionNotEnabled, GetDepositAddressPublicStatusPath,
+    GetDepositAddressPublicStatusQuery, InvalidRequest, LastBridge, LastBridgeAccepted, LastBridgeExecuted,
+    LastBridgeRejected, LastBridgeStatus, PublicDepositAddressStatus, PublicStatusUnprocessable, RejectReason,
+    ReusePolicy, SearchDepositAddressesQuery, WindowLimitExceeded,
 };
 use bridge_server::Caller;
 
 use crate::core::Core;
 use crate::records::{self, Plan};
-use crate::store::{AddressSearch, Counter, StoreError, StoredAddress, StoredBridge, StoredDeposit};
+use crate::store::{AddressSearch, Counter, StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit};
 
 /// How many of an address's deposits the public status lists.
 const LAST_BRIDGES: u64 = 10;
@@ -95,6 +96,11 @@ pub async fn create(
     let reuse_key = reuse_key(&body)?;
     let reuse = body.reuse_policy != Some(ReusePolicy::CreateNew);
     let now = core.now_ms();
+    if let Some(limit) = limit_reached(core, caller, now).await? {
+        let message =
+            "too many deposit addresses created by this project; see GET /sda/deposit-addresses/rate-limit-status";
+        return Err(DepositAddressRateLimitExceeded::new(message, limit).into());
+    }
     let mut seed = core.next(Counter::Address).await?;
 
     let mut answer = Vec::new();
@@ -262,4 +268,25 @@ fn live_status(deposit: &StoredDeposit, bridge: Option<&StoredBridge>) -> LastBr
         None => LastBridgeStatus::Accepted(LastBridgeAccepted::new(amount_out, fee)),
     };
     last
+}
+
+/// The creation limit a project has reached (`catalogue::AddressLimits`), checked before a request creates
+/// anything: a request under the limits is served whole, so one that creates several addresses may end above
+/// them by at most its own count. Concurrent requests are not serialised against each other either; the limit is
+/// a guard against runaway clients, as production's is, not an exact quota.
+async fn limit_reached(core: &Core, caller: &Caller, now: i64) -> StoreResult<Option<DepositAddressLimit>> {
+    let limits = core.catalogue.address_limits(&caller.project_id);
+    if limits.total.is_none() && limits.window.is_none() {
+        return Ok(None);
+    }
+    let since = now.saturating_sub(i64::try_from(limits.window_ms).unwrap_or(i64::MAX));
+    let (total, in_window) = core.store.address_counts(&caller.project_id, since).await?;
+    if let Some(allowed) = limits.total.filter(|allowed| total >= *allowed) {
+        return Ok(Some(CountLimitExceeded::new(allowed, total).into()));
+    }
+    if let Some(allowed) = limits.window.filter(|allowed| in_window >= *allowed) {
+        let duration = DecimalNumber::try_from(limits.window_ms as f64).unwrap_or_default();
+        return Ok(Some(WindowLimitExceeded::new(allowed, in_window, duration).into()));
+    }
+    Ok(None)
 }

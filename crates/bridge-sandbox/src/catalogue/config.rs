@@ -10,8 +10,8 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
 use super::{
-    token_address_is_valid, Catalogue, CatalogueError, Chain, Family, FeeSettings, PromotionSetting, Sponsorship,
-    Token, MAX_PERCENT_SCALE, MAX_PRICE_SCALE, MAX_TOKEN_DECIMALS,
+    token_address_is_valid, AddressLimitSettings, AddressLimits, Catalogue, CatalogueError, Chain, Family, FeeSettings,
+    PromotionSetting, Sponsorship, Token, MAX_PERCENT_SCALE, MAX_PRICE_SCALE, MAX_TOKEN_DECIMALS,
 };
 
 /// The built-in catalogue.
@@ -21,8 +21,9 @@ pub const BUILTIN_TOML: &str = include_str!("default.toml");
 pub(super) fn from_table(mut raw: toml::Table) -> Result<Catalogue, CatalogueError> {
     raw.remove("inherit_builtin");
     let file = RawFile::deserialize(toml::Value::Table(raw.clone())).map_err(|e| CatalogueError::new(e.to_string()))?;
+    let address_limits = address_limits(&file)?;
     let (chains, fees) = resolve(file)?;
-    Ok(Catalogue { raw, chains, fees })
+    Ok(Catalogue { raw, chains, fees, address_limits })
 }
 
 /// Deep merge: tables merge key by key, everything else is replaced.
@@ -115,6 +116,8 @@ struct RawFile {
     #[serde(default)]
     projects: BTreeMap<String, RawProject>,
     #[serde(default)]
+    deposit_address_limits: RawAddressLimits,
+    #[serde(default)]
     symbols: BTreeMap<String, RawTokenFields>,
     #[serde(default)]
     chains: BTreeMap<String, RawChain>,
@@ -155,6 +158,52 @@ struct RawProject {
     sponsor_source_gas_fee: bool,
     #[serde(default)]
     sponsor_platform_fee: bool,
+    /// This project's deposit-address creation limits, over `deposit_address_limits` member by member.
+    #[serde(default)]
+    deposit_address_limits: RawAddressLimits,
+}
+
+/// `[deposit_address_limits]` and `[projects.X.deposit_address_limits]`: `total` addresses in all, `window`
+/// addresses in any `window_ms`; `0` as `total` or `window` means unlimited (the TOML has no null).
+#[derive(Deserialize, Default, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+struct RawAddressLimits {
+    total: Option<u64>,
+    window: Option<u64>,
+    window_ms: Option<u64>,
+}
+
+impl RawAddressLimits {
+    fn over(self, base: AddressLimits) -> AddressLimits {
+        let limit = |given: Option<u64>, base: Option<u64>| match given {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => base,
+        };
+        AddressLimits {
+            total: limit(self.total, base.total),
+            window: limit(self.window, base.window),
+            window_ms: self.window_ms.unwrap_or(base.window_ms),
+        }
+    }
+}
+
+fn address_limits(file: &RawFile) -> Result<AddressLimitSettings, CatalogueError> {
+    let unlimited = AddressLimits { total: None, window: None, window_ms: 3_600_000 };
+    let default = file.deposit_address_limits.over(unlimited);
+    let check = |here: &str, limits: AddressLimits| {
+        if limits.window.is_some() && limits.window_ms == 0 {
+            return Err(CatalogueError::new(format!("{here}: `window_ms` must be above 0 when `window` is set")));
+        }
+        Ok(limits)
+    };
+    let default = check("deposit_address_limits", default)?;
+    let mut projects = BTreeMap::new();
+    for (id, p) in &file.projects {
+        let limits = check(&format!("projects.{id}.deposit_address_limits"), p.deposit_address_limits.over(default))?;
+        projects.insert(id.clone(), limits);
+    }
+    Ok(AddressLimitSettings { default, projects })
 }
 
 #[derive(Deserialize, Default, Clone)]

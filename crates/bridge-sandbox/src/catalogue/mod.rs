@@ -201,6 +201,24 @@ pub struct Sponsorship {
     pub platform_fee: bool,
 }
 
+/// A project's deposit-address creation limits (`[deposit_address_limits]`, per project in
+/// `[projects.X.deposit_address_limits]`): `None` is unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddressLimits {
+    /// Addresses the project may have in all.
+    pub total: Option<u64>,
+    /// Addresses the project may create in any window of `window_ms`.
+    pub window: Option<u64>,
+    pub window_ms: u64,
+}
+
+/// The default limits and each configured project's.
+#[derive(Debug, Clone)]
+pub struct AddressLimitSettings {
+    pub default: AddressLimits,
+    pub projects: BTreeMap<String, AddressLimits>,
+}
+
 /// A catalogue file that cannot be read or is inconsistent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogueError {
@@ -228,6 +246,7 @@ pub struct Catalogue {
     raw: toml::Table,
     chains: BTreeMap<String, Chain>,
     fees: FeeSettings,
+    address_limits: AddressLimitSettings,
 }
 
 impl Catalogue {
@@ -276,6 +295,11 @@ impl Catalogue {
 
     pub fn fees(&self) -> &FeeSettings {
         &self.fees
+    }
+
+    /// The deposit-address creation limits of `project_id`.
+    pub fn address_limits(&self, project_id: &str) -> AddressLimits {
+        self.address_limits.projects.get(project_id).copied().unwrap_or(self.address_limits.default)
     }
 
     /// The sponsorship of `project_id` (all `false` when it is not sponsored).

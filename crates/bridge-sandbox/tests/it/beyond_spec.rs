@@ -323,6 +323,64 @@ async fn an_api_key_is_exchanged_for_a_token_and_reads_the_feed() {
     sandbox.stop().await;
 }
 
+/// The creation limits of the catalogue: a window limit, then a total limit, each answered 429 with production's
+/// limit object and nothing created, reported by the rate-limit status; another project has the default (generous)
+/// limits.
+#[tokio::test]
+async fn deposit_address_creation_limits_answer_429_and_show_in_the_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = dir.path().join("limits.toml");
+    std::fs::write(&catalogue, "[projects.limited.deposit_address_limits]\ntotal = 3\nwindow = 2\nwindow_ms = 60000\n")
+        .unwrap();
+    let sandbox = Running::start_with_catalogue(dir.path(), &catalogue).await;
+    let (limited, other) = (sandbox.client(dir.path(), "limited"), sandbox.client(dir.path(), "project-b"));
+    let request = |note: &str| DepositAddressCreateRequest {
+        deposit_chains: vec!["ETHEREUM".into()],
+        address_note: Some(note.into()),
+        reuse_policy: Some(ReusePolicy::CreateNew),
+        webhook_url: None,
+        refund_address: None,
+        destination_chain: "BASE".into(),
+        destination_address: EVM_B.into(),
+        post_bridge_data: None,
+        token_out: None,
+        bridge_if_not_swappable: None,
+    };
+    let status = limited.get_deposit_address_rate_limit_status().await.unwrap();
+    assert_eq!(status.total_limit, TotalLimit::Limited(TotalLimited::new(3u64)));
+    assert_eq!(status.window_limit, WindowLimit::Limited(WindowLimited::new(2u64, 60_000u64)));
+    assert_eq!((status.total_created, status.window_created), (0, Some(0)));
+
+    for i in 0..2 {
+        limited.create_deposit_addresses(&request(&format!("a{i}"))).await.unwrap();
+    }
+    let refused = limited.create_deposit_addresses(&request("a2")).await;
+    let Err(Error::Api(CreateDepositAddressesError::DepositAddressRateLimitExceeded(e))) = refused else {
+        panic!("expected 429: {refused:?}");
+    };
+    let expected = WindowLimitExceeded::new(2u64, 2u64, DecimalNumber::from(60_000u32));
+    assert_eq!(e.limit, DepositAddressLimit::from(expected));
+    let status = limited.get_deposit_address_rate_limit_status().await.unwrap();
+    assert_eq!((status.total_created, status.window_created), (2, Some(2)), "nothing created by the refusal");
+
+    // The window slides with the sandbox clock; the total limit stays.
+    limited.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 60_001 }).await.unwrap();
+    limited.create_deposit_addresses(&request("a3")).await.unwrap();
+    let refused = limited.create_deposit_addresses(&request("a4")).await;
+    let Err(Error::Api(CreateDepositAddressesError::DepositAddressRateLimitExceeded(e))) = refused else {
+        panic!("expected 429: {refused:?}");
+    };
+    assert_eq!(e.limit, DepositAddressLimit::from(CountLimitExceeded::new(3u64, 3u64)));
+
+    // The default limits (1000 in any hour, no total) of another project.
+    other.create_deposit_addresses(&request("b")).await.unwrap();
+    let status = other.get_deposit_address_rate_limit_status().await.unwrap();
+    assert_eq!(status.total_limit, TotalLimit::Unlimited(Unlimited::new()));
+    assert_eq!(status.window_limit, WindowLimit::Limited(WindowLimited::new(1000u64, 3_600_000u64)));
+    assert_eq!((status.total_created, status.window_created), (1, Some(1)));
+    sandbox.stop().await;
+}
+
 // The store-backed endpoints (cursor history, hash lookups, address counts) on SQLite and on PostgreSQL.
 both_stores!(
     cursor_history_reads_every_record_once_while_others_are_written,

@@ -88,6 +88,19 @@ impl Running {
         Self::with(config).await
     }
 
+    /// A sandbox over `data` with the catalogue file `catalogue` merged over the built-in one.
+    pub async fn start_with_catalogue(data: &Path, catalogue: &Path) -> Self {
+        let config = SandboxConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            data_dir: data.to_owned(),
+            database_url: None,
+            clock: ClockMode::Manual,
+            catalogue: Some(catalogue.to_owned()),
+            errors: ErrorsMode::First,
+        };
+        Self::with(config).await
+    }
+
     /// A sandbox over `store`.
     pub async fn on(store: &TestStore) -> Self {
         Self::with(store.config()).await
