@@ -8,7 +8,10 @@
 // Run by the Rust test `the_official_sdk_works_against_the_sandbox` (crates/bridge-sandbox/tests/it/sdk.rs), which starts
 // the sandbox, passes its base URL and a project token, and checks the JSON report this prints on stdout:
 //   { calls: [{ name, operation, status, body }], deliveries: [{ eventId, tag, verified }], feed: [eventId...] }
-// Run by hand with: node scripts/sdk/sdk-test.mjs http://127.0.0.1:8080 "$(bridge-sandbox token --project p)"
+// Run by hand with: node scripts/sdk/sdk-test.mjs http://127.0.0.1:8080 "$(bridge-sandbox token --project p)" \
+//   "$(bridge-sandbox api-key --project p)"
+// The API key (third argument) is given to a second bridge client, which exchanges it for a JWT itself
+// (`POST /authentication/auth/apiKey`), as the SDK does for every key that is not a JWT.
 
 import http from 'node:http';
 import path from 'node:path';
@@ -19,9 +22,9 @@ const SDK = process.env.SDK_DIR ?? path.join(here, 'node_modules', '@rhino.fi', 
 // The SDK's clients are imported by file path (its package exports only the root and the chain adapters).
 const load = (rel) => import(pathToFileURL(path.join(SDK, 'dist', 'esm', rel)).href);
 
-const [base, jwt] = process.argv.slice(2);
-if (!base || !jwt) {
-  console.error('usage: sdk-test.mjs <base-url> <project JWT>');
+const [base, jwt, apiKey] = process.argv.slice(2);
+if (!base || !jwt || !apiKey) {
+  console.error('usage: sdk-test.mjs <base-url> <project JWT> <project API key>');
   process.exit(2);
 }
 const EVM_A = '0x1111111111111111111111111111111111111111';
@@ -41,6 +44,8 @@ const bridgeClient = makeBridgeApiClient({ apiKey: jwt, apiUrl: `${base}/bridge`
 const sdaClient = makeSdaApiClient({ apiKey: jwt, apiUrl: `${base}/sda`, authApi });
 const webhookClient = makeWebhookApiClient({ apiKey: jwt, apiUrl: `${base}/webhook`, authApi });
 const bridge = makeBridgeApi(bridgeClient);
+// The same project through its API key: the SDK's client exchanges it for a JWT on its first request.
+const keyedBridge = makeBridgeApi(makeBridgeApiClient({ apiKey, apiUrl: `${base}/bridge`, authApi }));
 const addresses = makeDepositAddressesApi(bridgeClient, sdaClient);
 const webhook = makeWebhookApi(webhookClient);
 
@@ -144,13 +149,26 @@ try {
     'listBridgeHistoryCursor',
     bridgeClient.GET('/history-cursor/user', { params: { query: { sortBy: 'createdAt', sortDirection: 'asc', pageSize: '2' } } }),
   );
-  await call('GET /deposit-addresses/rate-limit-status', 'getDepositAddressRateLimitStatus', sdaClient.GET('/deposit-addresses/rate-limit-status'));
+  await call('getUserBridgeHistoryCursor', 'listBridgeHistoryCursor', bridge.getUserBridgeHistoryCursor({ pageSize: 2 }));
+  await call('getRateLimitStatus', 'getDepositAddressRateLimitStatus', addresses.getRateLimitStatus());
+  await call('getSupportedTokens', 'getDepositAddressSupportedTokens', addresses.getSupportedTokens({ depositChain: 'ETHEREUM', destinationChain: 'BASE' }));
+
+  // The API key: exchanged by the SDK's auth API itself, and by a client given the key instead of a JWT.
+  const exchanged = await authApi.getJwt(apiKey);
+  calls.push({ name: 'authApi.getJwt', operation: 'exchangeApiKey', status: 200, body: { jwt: exchanged.jwt } });
+  await call(
+    'getUserBridgeHistory (API key)',
+    'listBridgeHistory',
+    keyedBridge.getUserBridgeHistory({ page: 1, limit: 5, sortBy: 'createdAt', sortDirection: 'desc' }),
+  );
 
   // The bridges go through their lifecycle (sandbox helpers), so that their events are delivered.
   await helper('POST', `/sandbox/bridges/${quote.quoteId}/deposit`, {});
   await helper('POST', `/sandbox/bridges/${swap.quoteId}/deposit`, {});
   for (let i = 0; i < 6; i++) await helper('POST', '/sandbox/clock/advance', { ms: 300_000 });
-  await call('getBridgeStatus (executed)', 'getBridge', bridge.getBridgeStatus(quote.quoteId));
+  const executed = await call('getBridgeStatus (executed)', 'getBridge', bridge.getBridgeStatus(quote.quoteId));
+  await call('getBridgeStatusByDepositHash', 'getBridgesByDepositHash', bridge.getBridgeStatusByDepositHash(executed.depositTxHash));
+  await call('getBridgeStatusByWithdrawHash', 'getBridgeByWithdrawHash', bridge.getBridgeStatusByWithdrawHash(executed.withdrawTxHash));
   await call(
     'getUserBridgeHistory',
     'listBridgeHistory',
@@ -174,6 +192,10 @@ try {
     'getDepositAddressPublicStatus',
     addresses.getPublicStatus({ depositAddress: created[0].depositAddress, depositChain: 'ETHEREUM', destinationAddress: EVM_B }),
   );
+  const where = { depositAddress: created[0].depositAddress, depositChain: 'ETHEREUM' };
+  await call('depositAddresses.getStatus', 'getDepositAddressStatus', addresses.getStatus(where));
+  await call('depositAddresses.getHistory', 'getDepositAddressHistory', addresses.getHistory(where));
+  await call('depositAddresses.getCompletedRefunds', 'getDepositAddressCompletedRefunds', addresses.getCompletedRefunds(where));
   await helper('POST', '/sandbox/webhook-test', { webhookUrl, message: 'from the sdk test' });
 
   // The event feed, page by page, through the SDK.

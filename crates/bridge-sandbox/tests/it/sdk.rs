@@ -77,12 +77,15 @@ async fn the_official_sdk_works_against_the_sandbox() {
     let dir = tempfile::tempdir().unwrap();
     let sandbox = Running::start(dir.path()).await;
     let token = bridge_sandbox::mint_token(dir.path(), "sdk", false, Duration::from_secs(3600)).unwrap();
+    let api_key = bridge_sandbox::mint_api_key(dir.path(), "sdk").unwrap();
     let script = sdk_dir().join("sdk-test.mjs");
     let base = sandbox.base_url.clone();
-    let out = tokio::task::spawn_blocking(move || Command::new("node").arg(script).arg(base).arg(token).output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("node").arg(script).arg(base).arg(token).arg(api_key).output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let report: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("no report ({e}): {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
@@ -108,6 +111,19 @@ async fn the_official_sdk_works_against_the_sandbox() {
         SearchDepositAddresses::ID,
         GetDepositAddressPublicStatus::ID,
         ListUserEvents::ID,
+        // Production endpoints beyond the spec, through the SDK's own methods and clients.
+        GetBridgeConfigs::ID,
+        GetBridgeSwapTokenConfigs::ID,
+        CancelBridge::ID,
+        ListBridgeHistoryCursor::ID,
+        GetBridgesByDepositHash::ID,
+        GetBridgeByWithdrawHash::ID,
+        GetDepositAddressStatus::ID,
+        GetDepositAddressHistory::ID,
+        GetDepositAddressCompletedRefunds::ID,
+        GetDepositAddressSupportedTokens::ID,
+        GetDepositAddressRateLimitStatus::ID,
+        ExchangeApiKey::ID,
     ]
     .into_iter()
     .map(str::to_owned)
