@@ -1,7 +1,8 @@
 //! Isolation (`--other-token`): nothing of one project is visible to another. The main project makes a quote, a
 //! bridge and deposit addresses; the other project's requests for them are answered exactly like requests for
 //! ids that do not exist (same status, same body once the id is replaced), and its history, search, event feed
-//! (and, with the sandbox helpers, deposits) never show them.
+//! (and, with the sandbox helpers, deposits) never show them; the same for the production endpoints beyond the
+//! spec (cancel, cursor history, a deposit address's own views, bridges by deposit hash).
 
 use anyhow::{bail, ensure};
 use serde_json::{json, Value};
@@ -26,6 +27,11 @@ pub fn checks() -> Vec<Check> {
         check!("address-reuse", Needs::OTHER, address_reuse),
         check!("sandbox-deposit-into-foreign-bridge", Needs::OTHER_AND_HELPERS, deposit_foreign_bridge),
         check!("sandbox-deposit-into-foreign-address", Needs::OTHER_AND_HELPERS, deposit_foreign_address),
+        // Production endpoints beyond the spec.
+        check!("cancel-foreign-bridge", Needs::OTHER, cancel_foreign_bridge),
+        check!("cursor-history", Needs::OTHER, cursor_history),
+        check!("foreign-address-views", Needs::OTHER, foreign_address_views),
+        check!("foreign-bridge-by-deposit-hash", Needs::OTHER_AND_HELPERS, foreign_bridge_by_deposit_hash),
     ]
 }
 
@@ -239,4 +245,73 @@ async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
         "the other project's deposit shows in the address's status"
     );
     Ok(())
+}
+
+async fn cancel_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
+    let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
+    let id = str_at(&q, "/quoteId")?;
+    let unknown = ctx.unique("bridge");
+    let other = ctx.other()?;
+    let body = || Some(json!({ "state": "CANCELLED" }));
+    let foreign = other.call("cancelBridge", &[("bridgeId", id)], &[], body()).await?;
+    let missing = other.call("cancelBridge", &[("bridgeId", &unknown)], &[], body()).await?;
+    like_unknown("cancelling the main project's bridge", &foreign, id, &missing, &unknown)?;
+    let record = get_bridge(&ctx.main, id).await?;
+    ensure!(record["state"] == "PENDING", "the other project's cancel moved the bridge to {}", record["state"]);
+    Ok(())
+}
+
+async fn cursor_history(ctx: &Ctx) -> anyhow::Result<()> {
+    let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
+    let id = str_at(&q, "/quoteId")?;
+    let other = ctx.other()?;
+    let mut token: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let mut query = vec![("sortBy", "createdAt"), ("sortDirection", "desc"), ("pageSize", "100")];
+        if let Some(t) = &token {
+            query.push(("pageToken", t.as_str()));
+        }
+        let answer = other.call("listBridgeHistoryCursor", &[], &query, None).await?.ok()?;
+        let items = answer["items"].as_array().cloned().unwrap_or_default();
+        if let Some(item) = items.iter().find(|i| i["bridge"]["_id"] == id || i["bridge"]["userId"] == record["userId"])
+        {
+            bail!("the other project's cursor history lists the main project's bridge {}", item["bridge"]["_id"]);
+        }
+        match answer["nextPageToken"].as_str() {
+            Some(next) => token = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    Ok(())
+}
+
+async fn foreign_address_views(ctx: &Ctx) -> anyhow::Result<()> {
+    let created =
+        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
+    let (chain, address) = address_keys(&created).remove(0);
+    let unknown = ctx.unique("address");
+    let other = ctx.other()?;
+    for op in ["getDepositAddressStatus", "getDepositAddressHistory", "getDepositAddressCompletedRefunds"] {
+        let foreign = other.call(op, &[("depositAddress", &address), ("depositChain", &chain)], &[], None).await?;
+        let missing = other.call(op, &[("depositAddress", &unknown), ("depositChain", &chain)], &[], None).await?;
+        like_unknown(&format!("{op} of the main project's address"), &foreign, &address, &missing, &unknown)?;
+    }
+    Ok(())
+}
+
+async fn foreign_bridge_by_deposit_hash(ctx: &Ctx) -> anyhow::Result<()> {
+    let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
+    let id = str_at(&q, "/quoteId")?;
+    let hash = ctx.unique("deposit-hash");
+    ctx.main.call("sandboxDepositBridge", &[("bridgeId", id)], &[], Some(json!({ "txHash": hash }))).await?.ok()?;
+    let mine = ctx.main.call("getBridgesByDepositHash", &[("depositTxHash", &hash)], &[], None).await?.ok()?;
+    ensure!(
+        mine.as_array().is_some_and(|items| items.iter().any(|r| r["_id"] == id)),
+        "the main project's bridge is not found by its deposit hash: {mine}"
+    );
+    let unknown = ctx.unique("deposit-hash");
+    let other = ctx.other()?;
+    let foreign = other.call("getBridgesByDepositHash", &[("depositTxHash", &hash)], &[], None).await?;
+    let missing = other.call("getBridgesByDepositHash", &[("depositTxHash", &unknown)], &[], None).await?;
+    like_unknown("the main project's bridge by its deposit hash", &foreign, &hash, &missing, &unknown)
 }
