@@ -36,6 +36,7 @@ pub fn checks() -> Vec<Check> {
         check!("swap-quote-variants", swap_quote_variants),
         check!("commit-makes-the-record", commit_makes_the_record),
         check!("commit-once", commit_once),
+        check!("cancel-pending-once", cancel_pending_once),
         check!("unknown-ids", unknown_ids),
         check!("history-paging", history_paging),
         check!("history-sort", history_sort),
@@ -220,6 +221,22 @@ async fn commit_once(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     ctx.main.call("commitQuote", &[("quoteId", id)], &[], None).await?.expect_tag(422, "InvalidRequest")?;
+    Ok(())
+}
+
+/// Production beyond the spec: a PENDING bridge is cancelled once (the answer and the record say `CANCELLED`); a
+/// second cancel is 422 `CannotCancelBridge`, an unknown id 404 `BridgeNotFound`.
+async fn cancel_pending_once(ctx: &Ctx) -> anyhow::Result<()> {
+    let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
+    let id = str_at(&q, "/quoteId")?;
+    let body = || Some(json!({ "state": "CANCELLED" }));
+    let cancelled = ctx.main.call("cancelBridge", &[("bridgeId", id)], &[], body()).await?.ok()?;
+    ensure!(cancelled["_id"] == id && cancelled["state"] == "CANCELLED", "the cancel answered {cancelled}");
+    let record = get_bridge(&ctx.main, id).await?;
+    ensure!(record["state"] == "CANCELLED", "after the cancel the bridge is {}", record["state"]);
+    ctx.main.call("cancelBridge", &[("bridgeId", id)], &[], body()).await?.expect_tag(422, "CannotCancelBridge")?;
+    let unknown = ctx.unique("unknown");
+    ctx.main.call("cancelBridge", &[("bridgeId", &unknown)], &[], body()).await?.expect_tag(404, "BridgeNotFound")?;
     Ok(())
 }
 
