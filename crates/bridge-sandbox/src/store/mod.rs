@@ -41,6 +41,7 @@ use bridge_contract::{
     LastBridge, QuoteMode, QuoteResponse, Rejection, RoutingDepositAddress, ServiceUnavailable, SortDirection,
     WebhookDeliveryAttempt, WebhookEvent,
 };
+use serde::{de::DeserializeOwned, Serialize};
 
 use crate::clock::ClockSync;
 use crate::records::Plan;
@@ -79,6 +80,37 @@ impl IntoServiceUnavailable for StoreError {
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// JSON text of a stored value (records, events, bodies are stored as their JSON text by every backend).
+fn to_json<T: Serialize>(value: &T) -> StoreResult<String> {
+    Ok(serde_json::to_string(value)?)
+}
+
+/// A stored JSON text back into its type; a text that does not decode is a store failure, quoted in part.
+fn from_json<T: DeserializeOwned>(text: &str) -> StoreResult<T> {
+    serde_json::from_str(text).map_err(|e| {
+        StoreError::new(e)
+            .context(format!("stored JSON does not decode: {}", text.chars().take(200).collect::<String>()))
+    })
+}
+
+/// A value of a string enum from its stored text (`as_str()`), through its serde name.
+fn from_text<T: DeserializeOwned>(text: &str) -> StoreResult<T> {
+    Ok(serde_json::from_value(serde_json::Value::String(text.to_owned()))?)
+}
+
+/// The SQL of a history order, for both backends: the column sorted on, the direction, and the row comparison
+/// that goes past a cursor in that order (`(column, id) > (key, id)` ascending, `<` descending).
+fn history_order(sort_by: HistorySortBy, direction: SortDirection) -> (&'static str, &'static str, &'static str) {
+    let column = match sort_by {
+        HistorySortBy::CreatedAt => "created_ms",
+        HistorySortBy::UpdatedAt => "updated_ms",
+    };
+    match direction {
+        SortDirection::Asc => (column, "ASC", ">"),
+        SortDirection::Desc => (column, "DESC", "<"),
+    }
+}
 
 /// The named counters that ids and made-up chain data are derived from (`crate::ids`), so that a sandbox replays
 /// the same ids for the same sequence of requests.

@@ -6,8 +6,7 @@
 //! instance's lease runs out and the delivery is retried. JSON is kept as `TEXT`, byte for byte.
 
 use async_trait::async_trait;
-use bridge_contract::{DateString, HistorySortBy, SortDirection, WebhookDeliveryAttempt, WebhookEvent};
-use serde::{de::DeserializeOwned, Serialize};
+use bridge_contract::{DateString, WebhookDeliveryAttempt, WebhookEvent};
 use sqlx_core::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
@@ -15,9 +14,9 @@ use sqlx_core::row::Row;
 use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
 
 use super::{
-    synced, AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery,
-    NewEvent, Store, StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote,
-    StoredRoutingAddress,
+    from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Counter, DeliveryClaim,
+    DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, Store, StoreError, StoreResult, StoredAddress,
+    StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
 };
 use crate::clock::ClockSync;
 use crate::records;
@@ -67,21 +66,6 @@ const POOL_SIZE: u32 = 16;
 #[derive(Clone)]
 pub struct PgStore {
     pool: PgPool,
-}
-
-fn to_json<T: Serialize>(value: &T) -> StoreResult<String> {
-    Ok(serde_json::to_string(value)?)
-}
-
-fn from_json<T: DeserializeOwned>(text: &str) -> StoreResult<T> {
-    serde_json::from_str(text).map_err(|e| {
-        StoreError::new(e)
-            .context(format!("stored JSON does not decode: {}", text.chars().take(200).collect::<String>()))
-    })
-}
-
-fn from_text<T: DeserializeOwned>(text: &str) -> StoreResult<T> {
-    Ok(serde_json::from_value(serde_json::Value::String(text.to_owned()))?)
 }
 
 impl PgStore {
@@ -353,14 +337,7 @@ impl Store for PgStore {
                 .bind(state)
                 .fetch_one(&self.pool)
                 .await?;
-        let column = match q.sort_by {
-            HistorySortBy::CreatedAt => "created_ms",
-            HistorySortBy::UpdatedAt => "updated_ms",
-        };
-        let direction = match q.direction {
-            SortDirection::Asc => "ASC",
-            SortDirection::Desc => "DESC",
-        };
+        let (column, direction, _) = history_order(q.sort_by, q.direction);
         let rows = query(&format!(
             "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ($2::text IS NULL OR state = $2)
              ORDER BY {column} {direction}, id {direction} LIMIT $3 OFFSET $4"
@@ -376,14 +353,7 @@ impl Store for PgStore {
 
     async fn history_after(&self, project: &str, q: &HistoryCursorQuery) -> StoreResult<Vec<StoredBridge>> {
         let state = q.state.map(|s| s.as_str());
-        let column = match q.sort_by {
-            HistorySortBy::CreatedAt => "created_ms",
-            HistorySortBy::UpdatedAt => "updated_ms",
-        };
-        let (direction, beyond) = match q.direction {
-            SortDirection::Asc => ("ASC", ">"),
-            SortDirection::Desc => ("DESC", "<"),
-        };
+        let (column, direction, beyond) = history_order(q.sort_by, q.direction);
         let (after_key, after_id) = match &q.after {
             Some((key, id)) => (Some(*key), Some(id.clone())),
             None => (None, None),

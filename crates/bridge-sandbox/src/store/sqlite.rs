@@ -10,15 +10,14 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use bridge_contract::{DateString, HistorySortBy, SortDirection, WebhookDeliveryAttempt, WebhookEvent};
+use bridge_contract::{DateString, WebhookDeliveryAttempt, WebhookEvent};
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
-use serde::{de::DeserializeOwned, Serialize};
 
 use super::{
-    synced, AddressSearch, AttemptOutcome, Counter, DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery,
-    NewEvent, Store, StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote,
-    StoredRoutingAddress,
+    from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Counter, DeliveryClaim,
+    DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, Store, StoreError, StoreResult, StoredAddress,
+    StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
 };
 use crate::clock::ClockSync;
 use crate::records;
@@ -134,22 +133,6 @@ pub struct SqliteStore {
 
 /// Reader connections: one per core the sandbox is likely to have, and a few more for reads that wait on disk.
 const READERS: usize = 4;
-
-fn to_json<T: Serialize>(value: &T) -> StoreResult<String> {
-    Ok(serde_json::to_string(value)?)
-}
-
-fn from_json<T: DeserializeOwned>(text: &str) -> StoreResult<T> {
-    serde_json::from_str(text).map_err(|e| {
-        StoreError::new(e)
-            .context(format!("stored JSON does not decode: {}", text.chars().take(200).collect::<String>()))
-    })
-}
-
-/// A value of a string enum from its stored text (`as_str()`), through its serde name.
-fn from_text<T: DeserializeOwned>(text: &str) -> StoreResult<T> {
-    Ok(serde_json::from_value(serde_json::Value::String(text.to_owned()))?)
-}
 
 impl SqliteStore {
     /// Opens (creating and migrating) `dir/sandbox.db`.
@@ -429,14 +412,7 @@ impl Store for SqliteStore {
                 params![project, state],
                 |r| r.get(0),
             )?;
-            let column = match q.sort_by {
-                HistorySortBy::CreatedAt => "created_ms",
-                HistorySortBy::UpdatedAt => "updated_ms",
-            };
-            let direction = match q.direction {
-                SortDirection::Asc => "ASC",
-                SortDirection::Desc => "DESC",
-            };
+            let (column, direction, _) = history_order(q.sort_by, q.direction);
             let mut stmt = c.prepare(&format!(
                 "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 {filter} ORDER BY {column} {direction}, id {direction} LIMIT ?3 OFFSET ?4"
             ))?;
@@ -765,14 +741,7 @@ impl Store for SqliteStore {
         let (project, q) = (project.to_owned(), q.clone());
         self.read(move |c| {
             let state = q.state.map(|s| s.as_str());
-            let column = match q.sort_by {
-                HistorySortBy::CreatedAt => "created_ms",
-                HistorySortBy::UpdatedAt => "updated_ms",
-            };
-            let (direction, beyond) = match q.direction {
-                SortDirection::Asc => ("ASC", ">"),
-                SortDirection::Desc => ("DESC", "<"),
-            };
+            let (column, direction, beyond) = history_order(q.sort_by, q.direction);
             let (after_key, after_id) = match &q.after {
                 Some((key, id)) => (Some(*key), Some(id.clone())),
                 None => (None, None),
