@@ -96,10 +96,12 @@ pub async fn create(
     let reuse_key = reuse_key(&body)?;
     let reuse = body.reuse_policy != Some(ReusePolicy::CreateNew);
     let now = core.now_ms();
-    if let Some(limit) = limit_reached(core, caller, now).await? {
-        let message =
-            "too many deposit addresses created by this project; see GET /sda/deposit-addresses/rate-limit-status";
-        return Err(DepositAddressRateLimitExceeded::new(message, limit).into());
+    if creates_any(core, caller, &body, &reuse_key, reuse).await? {
+        if let Some(limit) = limit_reached(core, caller, now).await? {
+            let message =
+                "too many deposit addresses created by this project; see GET /sda/deposit-addresses/rate-limit-status";
+            return Err(DepositAddressRateLimitExceeded::new(message, limit).into());
+        }
     }
     let mut seed = core.next(Counter::Address).await?;
 
@@ -268,6 +270,26 @@ fn live_status(deposit: &StoredDeposit, bridge: Option<&StoredBridge>) -> LastBr
         None => LastBridgeStatus::Accepted(LastBridgeAccepted::new(amount_out, fee)),
     };
     last
+}
+
+/// Whether the request creates at least one address: a request that only gets back addresses it reuses is not
+/// refused by the creation limits.
+async fn creates_any(
+    core: &Core,
+    caller: &Caller,
+    body: &DepositAddressCreateRequest,
+    reuse_key: &str,
+    reuse: bool,
+) -> StoreResult<bool> {
+    if !reuse {
+        return Ok(true);
+    }
+    for chain in &body.deposit_chains {
+        if core.store.reusable_address(&caller.project_id, chain, reuse_key).await?.is_none() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The creation limit a project has reached (`catalogue::AddressLimits`), checked before a request creates

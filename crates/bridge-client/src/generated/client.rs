@@ -1380,7 +1380,8 @@ Sends a `POST` request to `/sda/deposit-addresses`
     /**The project's deposit-address creation limits and usage
 
 Production endpoint beyond the spec. The limits `POST /sda/deposit-addresses` enforces for this project
-(429 `DepositAddressRateLimitExceeded` once one is reached; a request under them is served whole) and how
+(429 `DepositAddressRateLimitExceeded` once one is reached, unless the request only gets back addresses it
+reuses; a request under them is served whole) and how
 many addresses it has created in all and in the current window. The sandbox takes the limits from its
 catalogue (generous by default: 1000 addresses in any hour of the sandbox clock, no total).
 

@@ -266,7 +266,8 @@ impl crate::client::Client {
     /// `GET /sda/deposit-addresses/rate-limit-status` (`getDepositAddressRateLimitStatus`); documented errors: [`GetDepositAddressRateLimitStatusError`](bridge_contract::operations::GetDepositAddressRateLimitStatusError).
     ///
     /// Production endpoint beyond the spec. The limits `POST /sda/deposit-addresses` enforces for this project
-    /// (429 `DepositAddressRateLimitExceeded` once one is reached; a request under them is served whole) and how
+    /// (429 `DepositAddressRateLimitExceeded` once one is reached, unless the request only gets back addresses it
+    /// reuses; a request under them is served whole) and how
     /// many addresses it has created in all and in the current window. The sandbox takes the limits from its
     /// catalogue (generous by default: 1000 addresses in any hour of the sandbox clock, no total).
     pub async fn get_deposit_address_rate_limit_status<'a>(

@@ -371,6 +371,10 @@ async fn deposit_address_creation_limits_answer_429_and_show_in_the_status() {
         panic!("expected 429: {refused:?}");
     };
     assert_eq!(e.limit, DepositAddressLimit::from(CountLimitExceeded::new(3u64, 3u64)));
+    // At the limit, a request that only gets back an address it reuses is still answered.
+    let reuse = DepositAddressCreateRequest { reuse_policy: None, ..request("a3") };
+    let again = limited.create_deposit_addresses(&reuse).await.unwrap();
+    assert_eq!(limited.get_deposit_address_rate_limit_status().await.unwrap().total_created, 3, "{again:?}");
 
     // The default limits (1000 in any hour, no total) of another project.
     other.create_deposit_addresses(&request("b")).await.unwrap();
