@@ -37,6 +37,7 @@
 
 #[doc(hidden)]
 pub mod codec;
+mod encoded;
 pub mod openapi;
 mod operation;
 pub mod scalars;
@@ -62,6 +63,7 @@ mod domain;
 #[path = "generated/arbitrary.rs"]
 mod arbitrary;
 
+pub use encoded::Encoded;
 pub use operation::{ErrorResponse, IntoServiceUnavailable, Operation, Security};
 pub use scalars::js;
 pub use scalars::{DateString, DecimalNumber, DecimalString};

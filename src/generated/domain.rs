@@ -2874,3 +2874,24 @@ impl<T: crate::IntoServiceUnavailable> From<T> for SandboxListWebhookDeliveriesE
         Self::from(failure.into_service_unavailable())
     }
 }
+impl UserEventsPage {
+    /// This answer's JSON, exactly as its `Serialize` writes it, from its lists already encoded (copied, not
+    /// decoded) and its other members.
+    pub fn encode_with(
+        items: &crate::Encoded<Vec<WebhookEvent>>,
+        next_page_token: &Option<String>,
+    ) -> Result<crate::Encoded<Self>, serde_json::Error> {
+        let mut out = String::with_capacity(64 + items.as_str().len());
+        let mut first = true;
+        out.push('{');
+        crate::encoded::write_member(&mut out, &mut first, "items", items.as_str());
+        crate::encoded::write_member(
+            &mut out,
+            &mut first,
+            "nextPageToken",
+            &serde_json::to_string(next_page_token)?,
+        );
+        out.push('}');
+        Ok(crate::Encoded::from_generated(out))
+    }
+}

@@ -8,6 +8,7 @@
 //!
 //! `cargo test -p bridge-contract --test it scalars::` runs one module.
 
+mod encoded;
 mod layout;
 mod production_payloads;
 mod roundtrip;

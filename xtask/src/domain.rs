@@ -11,7 +11,10 @@
 //!   parameters as constants of their `{Operation}Query` / `{Operation}Path` struct;
 //! * [`service_unavailable`]: every operation's error enum converts from any
 //!   `bridge_contract::IntoServiceUnavailable` (a store failure of an implementation), so such failures flow
-//!   with `?`.
+//!   with `?`;
+//! * [`encoded_answers`]: for the answer of each operation marked `x-encoded-answer`, `Type::encode_with(…)`,
+//!   which puts the answer's JSON together from its lists already encoded (`Encoded<Vec<Item>>`, e.g. read from
+//!   a store) and its other members, without decoding or re-encoding the lists.
 //!
 //! Each is a function of its own over the field descriptions `rust_types` records while it emits the structs.
 
@@ -57,6 +60,7 @@ pub fn generate(doc: &Yaml, structs: &Structs, unions: &Unions) -> anyhow::Resul
     out.push_str(&nested_unions(unions)?);
     out.push_str(&parameter_bounds(doc)?);
     out.push_str(&service_unavailable(doc)?);
+    out.push_str(&encoded_answers(doc, structs)?);
     Ok(format!(
         "{HEADER}\n//! Constructors, conversions and bounds of the contract's types (`xtask/src/domain.rs`). Members are copied\n//! with `.clone()` whatever their type, as the generator does not know which types are `Copy`.\n\n{}",
         format_rust(&out)?
@@ -387,6 +391,93 @@ fn service_unavailable(doc: &Yaml) -> anyhow::Result<String> {
     Ok(t)
 }
 
+/// The object component an operation marked `x-encoded-answer: true` answers 200 with, for each such operation.
+fn encoded_answer_types(doc: &Yaml) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for op in operations::all(doc)? {
+        match op.op.get("x-encoded-answer") {
+            None => continue,
+            Some(Value::Bool(true)) => {}
+            Some(other) => bail!("{}: x-encoded-answer must be `true` (or absent), not {other:?}", op.id),
+        }
+        let ok = op
+            .op
+            .get("responses")
+            .and_then(|r| r.get("200"))
+            .and_then(|r| operations::content_schema(doc, r))
+            .ok_or_else(|| anyhow!("{}: x-encoded-answer without a JSON 200 answer", op.id))?;
+        let name = operations::schema_type(&ok)?;
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
+/// `Type::encode_with(…)` for the answer of each operation marked `x-encoded-answer`: one parameter per member in
+/// declaration order, a list member as its encoded text (`&Encoded<Vec<Item>>`, copied), any other member as
+/// its value (written with serde, absent when optional and `None`, as the type's own `Serialize` does).
+fn encoded_answers(doc: &Yaml, structs: &Structs) -> anyhow::Result<String> {
+    let mut t = String::new();
+    for name in encoded_answer_types(doc)? {
+        let fields =
+            structs.get(&name).ok_or_else(|| anyhow!("x-encoded-answer: {name} is not an object component"))?;
+        if fields.len() > MAX_PARAMETERS {
+            bail!("x-encoded-answer: {name} has more than {MAX_PARAMETERS} members");
+        }
+        let mut params = Vec::new();
+        let mut body = String::new();
+        let mut lists = Vec::new();
+        for f in fields {
+            if f.flatten.is_some() {
+                bail!("x-encoded-answer: {name} flattens `{}`; only plain members are supported", f.ident);
+            }
+            if !f.json.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                bail!("x-encoded-answer: {name}.{} needs escaping", f.json);
+            }
+            let ident = &f.ident;
+            if f.declared.starts_with("Vec<") {
+                lists.push(format!("{ident}.as_str().len()"));
+                params.push(format!("{ident}: &crate::Encoded<{}>", f.declared));
+                writeln!(body, "crate::encoded::write_member(&mut out, &mut first, {:?}, {ident}.as_str());", f.json)?;
+                continue;
+            }
+            params.push(format!("{ident}: &{}", f.declared));
+            let write = format!(
+                "crate::encoded::write_member(&mut out, &mut first, {:?}, &serde_json::to_string({ident})?);",
+                f.json
+            );
+            if f.required {
+                writeln!(body, "{write}")?;
+            } else {
+                writeln!(body, "if {ident}.is_some() {{ {write} }}")?;
+            }
+        }
+        if lists.is_empty() {
+            bail!("x-encoded-answer: {name} has no list member to take encoded");
+        }
+        writeln!(
+            t,
+            "impl {name} {{
+    /// This answer's JSON, exactly as its `Serialize` writes it, from its lists already encoded (copied, not
+    /// decoded) and its other members.
+    pub fn encode_with({}) -> Result<crate::Encoded<Self>, serde_json::Error> {{
+        let mut out = String::with_capacity(64 + {});
+        let mut first = true;
+        out.push('{{');
+        {body}
+        out.push('}}');
+        Ok(crate::Encoded::from_generated(out))
+    }}
+}}
+",
+            params.join(", "),
+            lists.join(" + ")
+        )?;
+    }
+    Ok(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,5 +583,22 @@ mod fixture {
         // the leaves of a union variant convert into the outer union
         assert!(text.contains("impl From<SettledCardEvent> for Event { fn from(v: SettledCardEvent) -> Self { Self::Settled(SettledEvent::from(v)) } }"), "{text}");
         assert!(!text.contains("impl From<OpenedEvent> for Event"), "a direct variant converts already: {text}");
+    }
+
+    #[test]
+    fn x_encoded_answer_puts_the_answer_together_from_encoded_lists() {
+        let text = domain_of("x_encoded_answer.yaml");
+        assert!(
+            text.contains("pub fn encode_with( items: &crate::Encoded<Vec<Event>>, next: &Option<String>, total: &Option<i64>, ) -> Result<crate::Encoded<Self>, serde_json::Error>"),
+            "{text}"
+        );
+        // the list copied, a required nullable member always written, an optional one only when present
+        assert!(text.contains(r#"write_member(&mut out, &mut first, "items", items.as_str());"#), "{text}");
+        assert!(
+            text.contains(r#"write_member( &mut out, &mut first, "next", &serde_json::to_string(next)?, );"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"if total.is_some() {"#), "{text}");
+        assert!(!text.contains("impl Event {"), "only the marked operation's answer: {text}");
     }
 }

@@ -330,7 +330,8 @@ fn service_trait(doc: &Yaml, ops: &[Op<'_>], members: &[&Op<'_>], spec: &Service
         let handler = match &op.alias_of {
             None => {
                 let summary = op.op.get("summary").and_then(Value::as_str).unwrap_or_default();
-                let ok_ty = format!("<{struct_name} as Operation>::Response");
+                let response = format!("<{struct_name} as Operation>::Response");
+                let ok_ty = if encoded_answer(op.op) { format!("crate::Answer<{response}>") } else { response };
                 writeln!(t, "    /// `{} {}` (`{}`): {summary}.", op.method.to_uppercase(), op.path, op.id)?;
                 for alias in ops.iter().filter(|o| o.alias_of.as_deref() == Some(op.id.as_str())) {
                     writeln!(
@@ -346,11 +347,11 @@ fn service_trait(doc: &Yaml, ops: &[Op<'_>], members: &[&Op<'_>], spec: &Service
                     "    fn {method_name}(&self, {}) -> impl Future<Output = Result<{ok_ty}, {struct_name}Error>> + Send;\n",
                     params.join(", ")
                 )?;
-                format!("handle::<{struct_name}, A, _, _>(state, request, {closure})")
+                format!("handle::<{struct_name}, A, _, _, _>(state, request, {closure})")
             }
             Some(_) => {
                 let alias_struct = op.id.to_upper_camel_case();
-                format!("handle_alias::<{alias_struct}, {struct_name}, A, _, _>(state, request, {closure})")
+                format!("handle_alias::<{alias_struct}, {struct_name}, A, _, _, _>(state, request, {closure})")
             }
         };
         let method = op.method;
@@ -380,6 +381,12 @@ fn service_trait(doc: &Yaml, ops: &[Op<'_>], members: &[&Op<'_>], spec: &Service
     }
     t.push_str("}\n\n");
     Ok(t)
+}
+
+/// Whether an operation is marked `x-encoded-answer: true`: its method answers `bridge_server::Answer` (the value, or JSON the
+/// implementation holds) instead of the value alone.
+fn encoded_answer(op: &Yaml) -> bool {
+    op.get("x-encoded-answer").and_then(Value::as_bool) == Some(true)
 }
 
 /// The names of a path template's parameters, in the order they appear (`/a/{x}/b/{y}` → `[x, y]`).

@@ -201,7 +201,7 @@ pub async fn completed_refunds(
         let Some((last, _)) = events.last() else { break };
         after = *last;
         for (_, event) in events {
-            if let WebhookEvent::SdaRefundCompleted(e) = event {
+            if let WebhookEvent::SdaRefundCompleted(e) = event.decode().map_err(crate::store::StoreError::new)? {
                 if e.deposit_address == path.deposit_address && e.deposit_chain == path.deposit_chain {
                     items.push(CompletedRefund {
                         refund_id: e.refund_id,

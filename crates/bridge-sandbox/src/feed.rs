@@ -4,13 +4,16 @@
 //! across sandbox instances sharing one database (the store assigns feed positions in commit order: see
 //! [`crate::store`]).
 //!
+//! The page is put together from the events' stored JSON ([`UserEventsPage::encode_with`]): nothing is decoded
+//! or re-encoded on the way out (the schema marks the operation `x-encoded-answer`).
+//!
 //! A `pageToken` is the position as 24 lower-case hex digits (the schema's pattern). Positions are 1..=`i64::MAX`
 //! (0 is "before the first event"); a token that matches the pattern but names a position above `i64::MAX` was
 //! never given out, and is answered 400 `HttpApiDecodeError` at `["pageToken"]` rather than restarting the feed.
 
 use bridge_contract::operations::ListUserEventsError;
-use bridge_contract::{HttpApiDecodeError, Issue, IssueTag, ListUserEventsQuery, PropertyKey, UserEventsPage};
-use bridge_server::Caller;
+use bridge_contract::{Encoded, HttpApiDecodeError, Issue, IssueTag, ListUserEventsQuery, PropertyKey, UserEventsPage};
+use bridge_server::{Answer, Caller};
 
 use crate::core::Core;
 
@@ -58,7 +61,7 @@ pub async fn list_user_events(
     core: &Core,
     caller: &Caller,
     query: ListUserEventsQuery,
-) -> Result<UserEventsPage, ListUserEventsError> {
+) -> Result<Answer<UserEventsPage>, ListUserEventsError> {
     // The feed documents no 422: out-of-range values are brought into range (see the schema).
     let since = query.since_timestamp.as_f64().floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
     let after = match query.page_token.as_deref() {
@@ -74,7 +77,9 @@ pub async fn list_user_events(
     let more = page.len() as u64 > size;
     page.truncate(size as usize);
     let next_page_token = if more { page.last().map(|(seq, _)| FeedPosition::of_event(*seq).token()) } else { None };
-    Ok(UserEventsPage { items: page.into_iter().map(|(_, e)| e).collect(), next_page_token })
+    // The events are served as they were stored: copied into the page, never decoded and re-encoded.
+    let items = Encoded::from_items(page.iter().map(|(_, e)| e));
+    Ok(UserEventsPage::encode_with(&items, &next_page_token).map_err(crate::store::StoreError::new)?.into())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bridge_contract::operations::*;
 use bridge_contract::*;
-use bridge_server::{BridgeApi, Caller, SandboxApi};
+use bridge_server::{Answer, BridgeApi, Caller, SandboxApi};
 
 use crate::api_keys::{ApiKeys, EXCHANGED_JWT_TTL};
 use crate::catalogue::Catalogue;
@@ -125,7 +125,7 @@ impl BridgeApi for Sandbox {
         &self,
         caller: Caller,
         query: ListUserEventsQuery,
-    ) -> Result<UserEventsPage, ListUserEventsError> {
+    ) -> Result<Answer<UserEventsPage>, ListUserEventsError> {
         feed::list_user_events(self.core(), &caller, query).await
     }
 

@@ -32,7 +32,7 @@
 //! #   async fn create_deposit_addresses(&self, _: Caller, _: DepositAddressCreateRequest) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> { todo!() }
 //! #   async fn search_deposit_addresses(&self, _: Caller, _: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> { todo!() }
 //! #   async fn get_deposit_address_public_status(&self, _: Caller, _: GetDepositAddressPublicStatusPath, _: GetDepositAddressPublicStatusQuery) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> { todo!() }
-//! #   async fn list_user_events(&self, _: Caller, _: ListUserEventsQuery) -> Result<UserEventsPage, ListUserEventsError> { todo!() }
+//! #   async fn list_user_events(&self, _: Caller, _: ListUserEventsQuery) -> Result<bridge_server::Answer<UserEventsPage>, ListUserEventsError> { todo!() }
 //! #   async fn cancel_bridge(&self, _: Caller, _: CancelBridgePath, _: CancelBridgeRequest) -> Result<BridgeRecord, CancelBridgeError> { todo!() }
 //! #   async fn list_bridge_history_cursor(&self, _: Caller, _: ListBridgeHistoryCursorQuery) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> { todo!() }
 //! #   async fn get_bridges_by_deposit_hash(&self, _: Caller, _: GetBridgesByDepositHashPath) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> { todo!() }
@@ -57,6 +57,10 @@
 //! # }
 //! ```
 //!
+//! An operation the schema marks `x-encoded-answer` (the event feed) answers [`Answer<T>`](Answer): the value
+//! (`Ok(page.into())`), or JSON the implementation already holds, served as it is (`Encoded<T>`, e.g. a page
+//! put together from stored events by the answer type's generated `encode_with`, which copies their text).
+//!
 //! A sandbox also implements [`SandboxApi`] and merges its routes in (both routers authenticate alike):
 //!
 //! ```no_run
@@ -74,7 +78,7 @@
 //! #   async fn create_deposit_addresses(&self, _: Caller, _: DepositAddressCreateRequest) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> { todo!() }
 //! #   async fn search_deposit_addresses(&self, _: Caller, _: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> { todo!() }
 //! #   async fn get_deposit_address_public_status(&self, _: Caller, _: GetDepositAddressPublicStatusPath, _: GetDepositAddressPublicStatusQuery) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> { todo!() }
-//! #   async fn list_user_events(&self, _: Caller, _: ListUserEventsQuery) -> Result<UserEventsPage, ListUserEventsError> { todo!() }
+//! #   async fn list_user_events(&self, _: Caller, _: ListUserEventsQuery) -> Result<bridge_server::Answer<UserEventsPage>, ListUserEventsError> { todo!() }
 //! #   async fn cancel_bridge(&self, _: Caller, _: CancelBridgePath, _: CancelBridgeRequest) -> Result<BridgeRecord, CancelBridgeError> { todo!() }
 //! #   async fn list_bridge_history_cursor(&self, _: Caller, _: ListBridgeHistoryCursorQuery) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> { todo!() }
 //! #   async fn get_bridges_by_deposit_hash(&self, _: Caller, _: GetBridgesByDepositHashPath) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> { todo!() }
@@ -120,7 +124,7 @@ pub use decode::ErrorsMode;
 pub use generated::api::{BridgeApi, SandboxApi};
 /// The decoder tables of every operation (generated), for tools that build requests from the schema.
 pub use generated::shapes;
-pub use serve::ServerConfig;
+pub use serve::{Answer, ServerConfig};
 
 /// An axum router serving every operation of the document over `api`. Unknown paths and wrong methods answer
 /// 404 with an empty body; a method that panics answers 503 `ServiceUnavailable` (the panic is logged as an

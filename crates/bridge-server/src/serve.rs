@@ -10,7 +10,7 @@ use axum::body::Body;
 use axum::extract::{FromRequestParts, RawPathParams, Request};
 use axum::response::{IntoResponse, Response};
 use bridge_contract::js::JsValue;
-use bridge_contract::{ErrorResponse, HttpApiDecodeError, Issue, IssueTag, Operation, PropertyKey};
+use bridge_contract::{Encoded, ErrorResponse, HttpApiDecodeError, Issue, IssueTag, Operation, PropertyKey};
 use http::{header, StatusCode};
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -73,19 +73,56 @@ pub struct Input<O: Operation> {
     pub body: O::Body,
 }
 
-/// Serves one operation.
-pub async fn handle<O, A, F, Fut>(state: AppState<A>, request: Request, call: F) -> Response
+/// The 200 answer of an operation marked `x-encoded-answer` in the schema: the value, encoded by the server, or
+/// JSON the implementation already holds (`Encoded<T>`, e.g. put together from stored events with the answer
+/// type's generated `encode_with`), served as it is. Both convert with `.into()`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer<T> {
+    Value(T),
+    Encoded(Encoded<T>),
+}
+
+impl<T: DeserializeOwned> Answer<T> {
+    /// The value, decoded if it was given encoded (for a wrapper that changes what another implementation
+    /// answers).
+    pub fn into_value(self) -> Result<T, serde_json::Error> {
+        match self {
+            Self::Value(value) => Ok(value),
+            Self::Encoded(json) => json.decode(),
+        }
+    }
+}
+
+impl<T> From<T> for Answer<T> {
+    fn from(value: T) -> Self {
+        Self::Value(value)
+    }
+}
+
+impl<T> From<Encoded<T>> for Answer<T> {
+    fn from(json: Encoded<T>) -> Self {
+        Self::Encoded(json)
+    }
+}
+
+/// Serves one operation. `R` is the operation's answer type in the trait: `O::Response`, or [`Answer`] of it for
+/// an operation marked `x-encoded-answer`.
+pub async fn handle<O, A, F, Fut, R>(state: AppState<A>, request: Request, call: F) -> Response
 where
     O: Operation,
     F: FnOnce(ApiHandle<A>, Caller, Input<O>) -> Fut,
-    Fut: Future<Output = Result<O::Response, O::Error>>,
+    Fut: Future<Output = Result<R, O::Error>>,
+    R: Into<Answer<O::Response>>,
 {
     let (caller, input) = match prepare::<O, A>(&state, request).await {
         Ok(ready) => ready,
         Err(response) => return response,
     };
     match call(ApiHandle(state.0.clone()), caller, input).await {
-        Ok(answer) => json(StatusCode::OK, &answer),
+        Ok(answer) => match answer.into() {
+            Answer::Value(value) => json(StatusCode::OK, &value),
+            Answer::Encoded(text) => json_text(StatusCode::OK, text.into_string()),
+        },
         Err(error) => json(status(error.status()), &error),
     }
 }
@@ -93,12 +130,13 @@ where
 /// Serves a deprecated alias (`x-alias-of`) with the method of the operation it aliases: the alias's request is
 /// decoded with the alias's own schemas, then converted (member for member, through JSON) to the target's types;
 /// the answer goes the other way, so members only the target has (`chainMetadata`) are dropped.
-pub async fn handle_alias<Alias, Target, A, F, Fut>(state: AppState<A>, request: Request, call: F) -> Response
+pub async fn handle_alias<Alias, Target, A, F, Fut, R>(state: AppState<A>, request: Request, call: F) -> Response
 where
     Alias: Operation,
     Target: Operation,
     F: FnOnce(ApiHandle<A>, Caller, Input<Target>) -> Fut,
-    Fut: Future<Output = Result<Target::Response, Target::Error>>,
+    Fut: Future<Output = Result<R, Target::Error>>,
+    R: Into<Answer<Target::Response>>,
 {
     let (caller, input) = match prepare::<Alias, A>(&state, request).await {
         Ok(ready) => ready,
@@ -112,7 +150,7 @@ where
         Err(e) => return internal(&format!("alias {} → {}: {e}", Alias::ID, Target::ID)),
     };
     match call(ApiHandle(state.0.clone()), caller, input).await {
-        Ok(answer) => match convert::<_, Alias::Response>(&answer) {
+        Ok(answer) => match alias_answer::<Target, Alias>(answer.into()) {
             Ok(answer) => json(StatusCode::OK, &answer),
             Err(e) => internal(&format!("alias {} answer: {e}", Alias::ID)),
         },
@@ -128,6 +166,16 @@ where
 
 fn convert<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, serde_json::Error> {
     serde_json::from_value(serde_json::to_value(value)?)
+}
+
+/// The target's answer as the alias's answer type (through JSON).
+fn alias_answer<Target: Operation, Alias: Operation>(
+    answer: Answer<Target::Response>,
+) -> Result<Alias::Response, serde_json::Error> {
+    match answer {
+        Answer::Value(value) => convert(&value),
+        Answer::Encoded(text) => serde_json::from_str(text.as_str()),
+    }
 }
 
 /// Whether a path has an empty segment (`/sda/deposit-addresses//ETHEREUM/public-status`): such a path matches
@@ -257,13 +305,18 @@ fn status(code: u16) -> StatusCode {
 /// A JSON answer.
 pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
     match serde_json::to_vec(value) {
-        Ok(bytes) => Response::builder()
-            .status(status)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(bytes))
-            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
+        Ok(bytes) => json_text(status, bytes),
         Err(e) => internal(&format!("encoding the answer: {e}")),
     }
+}
+
+/// A JSON answer already encoded.
+fn json_text(status: StatusCode, text: impl Into<Body>) -> Response {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(text.into())
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
 /// Unknown path or wrong method: 404 with an empty body, as the reference framework answers.

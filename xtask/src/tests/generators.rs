@@ -103,6 +103,7 @@ macro_rules! operation_fixtures {
 operation_fixtures! {
     operations_requests,
     operations_aliases,
+    x_encoded_answer,
 }
 
 /// Every fixture file has a test (a fixture nobody runs would pin nothing).

@@ -13,7 +13,7 @@ use bridge_conformance::{run, Report, SpawnedSandbox};
 use bridge_contract::operations::*;
 use bridge_contract::*;
 use bridge_sandbox::Sandbox;
-use bridge_server::{BridgeApi, Caller, ErrorsMode, JwtAuthenticator, ServerConfig};
+use bridge_server::{Answer, BridgeApi, Caller, ErrorsMode, JwtAuthenticator, ServerConfig};
 use serde_json::{json, Value};
 
 async fn run_only(sandbox: &SpawnedSandbox, only: &[&str]) -> Report {
@@ -222,13 +222,17 @@ impl BridgeApi for Broken {
         &self,
         caller: Caller,
         query: ListUserEventsQuery,
-    ) -> Result<UserEventsPage, ListUserEventsError> {
+    ) -> Result<Answer<UserEventsPage>, ListUserEventsError> {
         let later_page = query.page_token.is_some();
-        let mut page = self.inner.list_user_events(self.seen(&caller), query).await?;
-        if self.fault == Break::SkipFeedItem && later_page && !page.items.is_empty() {
+        let answer = self.inner.list_user_events(self.seen(&caller), query).await?;
+        if self.fault != Break::SkipFeedItem || !later_page {
+            return Ok(answer);
+        }
+        let mut page = answer.into_value().expect("the sandbox's page decodes");
+        if !page.items.is_empty() {
             page.items.remove(0);
         }
-        Ok(page)
+        Ok(page.into())
     }
     async fn cancel_bridge(
         &self,

@@ -29,6 +29,7 @@
 //!
 //! A page token names a position; one outside `1..=i64::MAX` was never given out (see [`crate::feed`]).
 
+mod group_commit;
 mod postgres;
 mod sqlite;
 
@@ -37,9 +38,9 @@ use std::fmt;
 
 use async_trait::async_trait;
 use bridge_contract::{
-    BridgeRecord, DepositAddress, DepositAddressSearchItem, HistorySortBy, HistoryStateFilter, IntoServiceUnavailable,
-    LastBridge, QuoteMode, QuoteResponse, Rejection, RoutingDepositAddress, ServiceUnavailable, SortDirection,
-    WebhookDeliveryAttempt, WebhookEvent,
+    BridgeRecord, DepositAddress, DepositAddressSearchItem, Encoded, HistorySortBy, HistoryStateFilter,
+    IntoServiceUnavailable, LastBridge, QuoteMode, QuoteResponse, Rejection, RoutingDepositAddress, ServiceUnavailable,
+    SortDirection, WebhookDeliveryAttempt, WebhookEvent,
 };
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -359,14 +360,15 @@ pub trait Store: Send + Sync + 'static {
 
     /// Appends events on their own.
     async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()>;
-    /// A project's events at or after `since_ms` with a sequence number above `after_seq`, in sequence order.
+    /// A project's events at or after `since_ms` with a sequence number above `after_seq`, in sequence order, as
+    /// the JSON they were stored as (not decoded: the feed serves it as it is).
     async fn events(
         &self,
         project: &str,
         since_ms: i64,
         after_seq: i64,
         limit: u64,
-    ) -> StoreResult<Vec<(i64, WebhookEvent)>>;
+    ) -> StoreResult<Vec<(i64, Encoded<WebhookEvent>)>>;
 
     /// The deliveries a [`DeliveryClaim`] allows, oldest first, each leased until the claim's wall-clock time.
     /// Leases are on the wall clock: they measure real time in flight, which moving the sandbox clock must not cut

@@ -6,7 +6,7 @@
 //! instance's lease runs out and the delivery is retried. JSON is kept as `TEXT`, byte for byte.
 
 use async_trait::async_trait;
-use bridge_contract::{DateString, WebhookDeliveryAttempt, WebhookEvent};
+use bridge_contract::{DateString, Encoded, WebhookDeliveryAttempt, WebhookEvent};
 use sqlx_core::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
@@ -588,7 +588,7 @@ impl Store for PgStore {
         since_ms: i64,
         after_seq: i64,
         limit: u64,
-    ) -> StoreResult<Vec<(i64, WebhookEvent)>> {
+    ) -> StoreResult<Vec<(i64, Encoded<WebhookEvent>)>> {
         // As on SQLite: the time is a filter, the position is the order and the start.
         let rows = query(
             "SELECT seq, body FROM events WHERE project = $1 AND seq > $2 AND created_ms >= $3 ORDER BY seq LIMIT $4",
@@ -599,7 +599,7 @@ impl Store for PgStore {
         .bind(limit as i64)
         .fetch_all(&self.pool)
         .await?;
-        all(&rows, |r| Ok((r.try_get(0)?, from_json(r.try_get(1)?)?)))
+        all(&rows, |r| Ok((r.try_get(0)?, Encoded::from_stored(r.try_get(1)?))))
     }
 
     async fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>> {

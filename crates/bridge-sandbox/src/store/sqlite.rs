@@ -1,19 +1,21 @@
 //! [`SqliteStore`]: the whole store in one SQLite file (`sandbox.db` in the data directory) with versioned
 //! migrations, WAL journaling and `synchronous = FULL`: a change is acknowledged only after it is durable, so a
-//! crash loses nothing that was acknowledged. Writes go through one connection behind a mutex (SQLite has one
+//! crash loses nothing that was acknowledged. Writes go through one connection on one thread (SQLite has one
 //! writer at a time, which also keeps feed positions in commit order); reads go through a small pool of reader
 //! connections, which WAL lets run beside the writer and each other, each seeing every commit made before it
-//! starts. Each operation runs on the blocking thread pool (`tokio::task::spawn_blocking`), never on an async
-//! worker.
+//! starts. Writes are committed together when they arrive together (group commit, [`super::group_commit`]):
+//! one fsync per batch, each write answered after its batch is durable. Reads run on the blocking thread pool
+//! (`tokio::task::spawn_blocking`), writes on the writer's own thread, never on an async worker.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use bridge_contract::{DateString, WebhookDeliveryAttempt, WebhookEvent};
+use bridge_contract::{DateString, Encoded, WebhookDeliveryAttempt, WebhookEvent};
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
 
+use super::group_commit::Writer;
 use super::{
     from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Counter, DeliveryClaim,
     DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, Store, StoreError, StoreResult, StoredAddress,
@@ -126,7 +128,7 @@ fn migrations() -> Migrations<'static> {
 
 /// All state in one SQLite file.
 pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
+    writer: Writer,
     readers: Arc<Vec<Mutex<Connection>>>,
     next_reader: std::sync::atomic::AtomicUsize,
 }
@@ -157,7 +159,7 @@ impl SqliteStore {
                 Ok(Mutex::new(reader))
             })
             .collect::<StoreResult<Vec<_>>>()?;
-        Ok(Self { conn: Arc::new(Mutex::new(conn)), readers: Arc::new(readers), next_reader: Default::default() })
+        Ok(Self { writer: Writer::start(conn)?, readers: Arc::new(readers), next_reader: Default::default() })
     }
 
     /// Runs the read `f` with a reader connection (a free one if any, else the next in turn) on the blocking
@@ -181,28 +183,22 @@ impl SqliteStore {
         .map_err(|e| StoreError::new(e).context("store task"))?
     }
 
-    /// Runs `f` with the connection on the blocking thread pool.
+    /// Runs the write `f` in the writer's next batch; answers once the batch is durable.
     async fn run<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Connection) -> StoreResult<T> + Send + 'static,
+        f: impl FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {
-        let conn = self.conn.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-            f(&mut conn)
-        })
-        .await
-        .map_err(|e| StoreError::new(e).context("store task"))?
+        self.writer.run(f).await
     }
 }
 
 /// Appends events, and an outbox row for each that has a `webhookUrl`, in the caller's transaction.
-fn insert_events(tx: &rusqlite::Transaction<'_>, events: &[NewEvent]) -> StoreResult<()> {
-    let mut stmt = tx.prepare_cached(
+fn insert_events(c: &Connection, events: &[NewEvent]) -> StoreResult<()> {
+    let mut stmt = c.prepare_cached(
         "INSERT INTO events (id, project, created_ms, body, webhook_url) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     let mut outbox =
-        tx.prepare_cached("INSERT INTO outbox (event_id, project, url, next_ms) VALUES (?1, ?2, ?3, ?4)")?;
+        c.prepare_cached("INSERT INTO outbox (event_id, project, url, next_ms) VALUES (?1, ?2, ?3, ?4)")?;
     for e in events {
         stmt.execute(params![e.id, e.project, e.created_ms, to_json(&e.event)?, e.webhook_url])?;
         if let Some(url) = &e.webhook_url {
@@ -212,9 +208,9 @@ fn insert_events(tx: &rusqlite::Transaction<'_>, events: &[NewEvent]) -> StoreRe
     Ok(())
 }
 
-fn upsert_bridge(tx: &rusqlite::Transaction<'_>, b: &StoredBridge) -> StoreResult<()> {
+fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
     let plan = b.plan.as_ref().map(to_json).transpose()?;
-    tx.execute(
+    c.execute(
         "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
@@ -295,16 +291,14 @@ fn quote_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredQuote> {
 impl Store for SqliteStore {
     async fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)> {
         self.run(move |c| {
-            let tx = c.transaction()?;
             let kept: Option<String> =
-                tx.query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| r.get(0)).optional()?;
+                c.query_row("SELECT value FROM meta WHERE key = 'clock'", [], |r| r.get(0)).optional()?;
             let kept = kept.map(|text| from_json::<(i64, i64)>(&text)).transpose()?;
             let (value, floor) = synced(kept, sync);
-            tx.execute(
+            c.execute(
                 "INSERT INTO meta (key, value) VALUES ('clock', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 params![to_json(&(value, floor))?],
             )?;
-            tx.commit()?;
             Ok((value, floor))
         })
         .await
@@ -313,15 +307,13 @@ impl Store for SqliteStore {
     async fn next_counter(&self, counter: Counter) -> StoreResult<u64> {
         let key = format!("counter:{}", counter.name());
         self.run(move |c| {
-            let tx = c.transaction()?;
             let current: Option<String> =
-                tx.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| r.get(0)).optional()?;
+                c.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| r.get(0)).optional()?;
             let next = current.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + 1;
-            tx.execute(
+            c.execute(
                 "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 params![key, next.to_string()],
             )?;
-            tx.commit()?;
             Ok(next)
         })
         .await
@@ -354,15 +346,13 @@ impl Store for SqliteStore {
     async fn commit_quote(&self, quote_id: &str, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool> {
         let (quote_id, bridge, events) = (quote_id.to_owned(), bridge.clone(), events.to_vec());
         self.run(move |c| {
-            let tx = c.transaction()?;
             let changed =
-                tx.execute("UPDATE quotes SET committed = 1 WHERE id = ?1 AND committed = 0", params![quote_id])?;
+                c.execute("UPDATE quotes SET committed = 1 WHERE id = ?1 AND committed = 0", params![quote_id])?;
             if changed == 0 {
                 return Ok(false);
             }
-            upsert_bridge(&tx, &bridge)?;
-            insert_events(&tx, &events)?;
-            tx.commit()?;
+            upsert_bridge(c, &bridge)?;
+            insert_events(c, &events)?;
             Ok(true)
         })
         .await
@@ -382,10 +372,8 @@ impl Store for SqliteStore {
     async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<()> {
         let (bridge, events) = (bridge.clone(), events.to_vec());
         self.run(move |c| {
-            let tx = c.transaction()?;
-            upsert_bridge(&tx, &bridge)?;
-            insert_events(&tx, &events)?;
-            tx.commit()?;
+            upsert_bridge(c, &bridge)?;
+            insert_events(c, &events)?;
             Ok(())
         })
         .await
@@ -442,9 +430,8 @@ impl Store for SqliteStore {
     async fn insert_addresses(&self, addresses: &[StoredAddress], events: &[NewEvent]) -> StoreResult<()> {
         let (addresses, events) = (addresses.to_vec(), events.to_vec());
         self.run(move |c| {
-            let tx = c.transaction()?;
             for a in &addresses {
-                tx.execute(
+                c.execute(
                     "INSERT INTO addresses (project, deposit_chain, deposit_address, reuse_key, body, search_item, webhook_url, created_ms)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     params![
@@ -459,8 +446,7 @@ impl Store for SqliteStore {
                     ],
                 )?;
             }
-            insert_events(&tx, &events)?;
-            tx.commit()?;
+            insert_events(c, &events)?;
             Ok(())
         })
         .await
@@ -506,13 +492,11 @@ impl Store for SqliteStore {
     async fn insert_routing_address(&self, a: &StoredRoutingAddress, events: &[NewEvent]) -> StoreResult<()> {
         let (a, events) = (a.clone(), events.to_vec());
         self.run(move |c| {
-            let tx = c.transaction()?;
-            tx.execute(
+            c.execute(
                 "INSERT INTO routing_addresses (project, deposit_chain, deposit_address, body, webhook_url, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![a.project, a.address.deposit_chain, a.address.deposit_address, to_json(&a.address)?, a.webhook_url, a.created_ms],
             )?;
-            insert_events(&tx, &events)?;
-            tx.commit()?;
+            insert_events(c, &events)?;
             Ok(())
         })
         .await
@@ -566,16 +550,14 @@ impl Store for SqliteStore {
         let (chain, address, deposit) = (deposit_chain.to_owned(), deposit_address.to_owned(), deposit.clone());
         let (bridge, events) = (bridge.cloned(), events.to_vec());
         self.run(move |c| {
-            let tx = c.transaction()?;
-            tx.execute(
+            c.execute(
                 "INSERT INTO deposits (deposit_chain, deposit_address, last_bridge, bridge_id) VALUES (?1, ?2, ?3, ?4)",
                 params![chain, address, to_json(&deposit.last_bridge)?, deposit.bridge_id],
             )?;
             if let Some(b) = &bridge {
-                upsert_bridge(&tx, b)?;
+                upsert_bridge(c, b)?;
             }
-            insert_events(&tx, &events)?;
-            tx.commit()?;
+            insert_events(c, &events)?;
             Ok(())
         })
         .await
@@ -603,9 +585,7 @@ impl Store for SqliteStore {
     async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()> {
         let events = events.to_vec();
         self.run(move |c| {
-            let tx = c.transaction()?;
-            insert_events(&tx, &events)?;
-            tx.commit()?;
+            insert_events(c, &events)?;
             Ok(())
         })
         .await
@@ -617,7 +597,7 @@ impl Store for SqliteStore {
         since_ms: i64,
         after_seq: i64,
         limit: u64,
-    ) -> StoreResult<Vec<(i64, WebhookEvent)>> {
+    ) -> StoreResult<Vec<(i64, Encoded<WebhookEvent>)>> {
         let project = project.to_owned();
         self.read(move |c| {
             // Positions are in commit order, which need not be time order (two requests may take their times in
@@ -629,7 +609,7 @@ impl Store for SqliteStore {
                  WHERE project = ?1 AND seq > ?2 AND created_ms >= ?3 ORDER BY seq LIMIT ?4",
             )?;
             let rows = stmt.query(params![project, after_seq, since_ms, limit as i64])?;
-            collect(rows, |r| Ok((r.get(0)?, from_json(&r.get::<_, String>(1)?)?)))
+            collect(rows, |r| Ok((r.get(0)?, Encoded::from_stored(r.get(1)?))))
         })
         .await
     }
@@ -637,11 +617,10 @@ impl Store for SqliteStore {
     async fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>> {
         let claim = claim.clone();
         self.run(move |c| {
-            let tx = c.transaction()?;
             // The oldest due rows of each URL, at most `per_url` of each (so a backlog of one receiver cannot
             // hide the others), oldest first overall.
             let rows: Vec<(i64, String, String, String, i64, String, i64)> = {
-                let mut stmt = tx.prepare_cached(
+                let mut stmt = c.prepare_cached(
                     "SELECT d.id, d.event_id, d.project, d.url, d.attempts, e.body, d.rank FROM (
                          SELECT id, event_id, project, url, attempts, next_ms,
                                 ROW_NUMBER() OVER (PARTITION BY url ORDER BY next_ms, id) AS rank
@@ -655,7 +634,7 @@ impl Store for SqliteStore {
                 })?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
-            let mut lease = tx.prepare_cached("UPDATE outbox SET leased_until = ?2 WHERE id = ?1")?;
+            let mut lease = c.prepare_cached("UPDATE outbox SET leased_until = ?2 WHERE id = ?1")?;
             let mut out = Vec::new();
             for (id, event_id, project, url, attempts, body, rank) in rows {
                 if out.len() as u64 >= claim.limit {
@@ -675,7 +654,6 @@ impl Store for SqliteStore {
                 });
             }
             drop(lease);
-            tx.commit()?;
             Ok(out)
         })
         .await
@@ -692,17 +670,15 @@ impl Store for SqliteStore {
     async fn record_attempt(&self, d: &DueDelivery, o: &AttemptOutcome) -> StoreResult<()> {
         let (d, o) = (d.clone(), o.clone());
         self.run(move |c| {
-            let tx = c.transaction()?;
-            tx.execute(
+            c.execute(
                 "UPDATE outbox SET attempts = ?2, next_ms = ?3, delivered = ?4, leased_until = NULL WHERE id = ?1",
                 params![d.outbox_id, d.attempt, o.next_ms, o.delivered],
             )?;
-            tx.execute(
+            c.execute(
                 "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![d.outbox_id, d.event_id, d.project, d.url, d.attempt, o.at_ms, o.status, o.error, o.delivered, o.next_ms],
             )?;
-            tx.commit()?;
             Ok(())
         })
         .await

@@ -238,7 +238,10 @@ pub trait BridgeApi: Send + Sync + 'static {
         caller: Caller,
         query: ListUserEventsQuery,
     ) -> impl Future<
-        Output = Result<<ListUserEvents as Operation>::Response, ListUserEventsError>,
+        Output = Result<
+            crate::Answer<<ListUserEvents as Operation>::Response>,
+            ListUserEventsError,
+        >,
     > + Send;
 }
 /// The routes of [`BridgeApi`]'s operations.
@@ -253,6 +256,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     QuoteBridge,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -276,6 +280,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -295,6 +300,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     CommitQuote,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -318,6 +324,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -339,6 +346,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                         A,
                         _,
                         _,
+                        _,
                     >(
                             state,
                             request,
@@ -355,6 +363,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     handle::<
                         CancelBridge,
                         A,
+                        _,
                         _,
                         _,
                     >(
@@ -378,6 +387,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -399,6 +409,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -418,6 +429,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     GetBridgeByWithdrawHash,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -442,6 +454,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -461,6 +474,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     GetBridgeConfigs,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -484,6 +498,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -503,6 +518,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     GetBridgeSwapTokenConfigs,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -526,6 +542,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -547,6 +564,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -566,6 +584,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     GetDepositAddressHistory,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -594,6 +613,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -614,6 +634,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     GetDepositAddressSupportedTokens,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -641,6 +662,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -660,6 +682,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     CreateDepositAddresses,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -684,6 +707,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -703,6 +727,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     SearchDepositAddresses,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -727,6 +752,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -746,6 +772,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     GetDepositAddressPublicStatus,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -774,6 +801,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -793,6 +821,7 @@ pub(crate) fn routes<A: BridgeApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     ListUserEvents,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -893,6 +922,7 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -913,6 +943,7 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     SandboxDepositIntoAddress,
                     A,
+                    _,
                     _,
                     _,
                 >(
@@ -941,6 +972,7 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -966,6 +998,7 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -987,6 +1020,7 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
                     A,
                     _,
                     _,
+                    _,
                 >(
                         state,
                         request,
@@ -1006,6 +1040,7 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
                 handle::<
                     SandboxListWebhookDeliveries,
                     A,
+                    _,
                     _,
                     _,
                 >(

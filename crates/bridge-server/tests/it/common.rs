@@ -129,9 +129,9 @@ impl BridgeApi for Recorder {
         &self,
         caller: Caller,
         query: ListUserEventsQuery,
-    ) -> Result<UserEventsPage, ListUserEventsError> {
+    ) -> Result<bridge_server::Answer<UserEventsPage>, ListUserEventsError> {
         self.record(ListUserEvents::ID, &caller, &query);
-        Ok(UserEventsPage { items: vec![], next_page_token: None })
+        Ok(UserEventsPage { items: vec![], next_page_token: None }.into())
     }
     async fn cancel_bridge(
         &self,
