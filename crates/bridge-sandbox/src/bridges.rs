@@ -13,7 +13,7 @@ use bridge_contract::{
     SandboxAdvanceClockRequest, SandboxBridgeDepositRequest, SandboxBridgeOutcome, SandboxClock,
     SandboxDepositBridgePath,
 };
-use bridge_server::Caller;
+use bridge_server::{Answer, Caller};
 
 use crate::clock::LATEST_MS;
 use crate::core::{date, Core};
@@ -53,9 +53,14 @@ pub async fn list_bridge_history(
     })
 }
 
-pub async fn get_bridge(core: &Core, caller: &Caller, path: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> {
-    match core.store.bridge(&caller.project_id, &path.bridge_id).await? {
-        Some(b) => Ok(b.record),
+/// `GET /bridge/history/bridge/{bridgeId}`: the record as it was stored, not decoded and re-encoded.
+pub async fn get_bridge(
+    core: &Core,
+    caller: &Caller,
+    path: GetBridgePath,
+) -> Result<Answer<BridgeRecord>, GetBridgeError> {
+    match core.store.bridge_record(&caller.project_id, &path.bridge_id).await? {
+        Some(record) => Ok(record.into()),
         None => Err(InvalidRequest::new(format!("no bridge {}", path.bridge_id)).into()),
     }
 }

@@ -7,6 +7,7 @@ use bridge_contract::{DateString, WebhookEvent};
 
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
+use crate::counters::Counters;
 use crate::ids;
 use crate::store::{Counter, NewEvent, Store, StoreResult};
 
@@ -16,11 +17,12 @@ pub struct Core {
     pub clock: Clock,
     /// One lifecycle pass at a time (`crate::bridges::advance`).
     pub(crate) pass: tokio::sync::Mutex<()>,
+    counters: Counters,
 }
 
 impl Core {
     pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock) -> Self {
-        Self { store, catalogue, clock, pass: tokio::sync::Mutex::new(()) }
+        Self { store, catalogue, clock, pass: tokio::sync::Mutex::new(()), counters: Counters::default() }
     }
 
     /// Milliseconds since the Unix epoch, on the sandbox clock.
@@ -33,9 +35,9 @@ impl Core {
         date(self.now_ms())
     }
 
-    /// The next value of a counter.
+    /// The next value of a counter (unique, increasing within a block; see [`Counters`]).
     pub async fn next(&self, counter: Counter) -> StoreResult<u64> {
-        self.store.next_counter(counter).await
+        self.counters.next(counter, &*self.store).await
     }
 
     /// An event of `project` at `at_ms`, ready to append, with the next event id.

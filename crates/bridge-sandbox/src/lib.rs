@@ -27,6 +27,7 @@ pub mod catalogue;
 pub mod clock;
 pub mod configs;
 pub mod core;
+pub mod counters;
 pub mod delivery;
 pub mod deposits;
 pub mod docs;

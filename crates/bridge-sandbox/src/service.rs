@@ -88,7 +88,7 @@ impl BridgeApi for Sandbox {
         bridges::list_bridge_history(self.core(), &caller, query).await
     }
 
-    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> {
+    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<Answer<BridgeRecord>, GetBridgeError> {
         bridges::get_bridge(self.core(), &caller, path).await
     }
 

@@ -28,7 +28,7 @@
 //! #   async fn quote_bridge(&self, _: Caller, _: BridgeQuoteRequest) -> Result<QuoteResponse, QuoteBridgeError> { todo!() }
 //! #   async fn quote_bridge_swap(&self, _: Caller, _: BridgeSwapQuoteRequest) -> Result<QuoteResponse, QuoteBridgeSwapError> { todo!() }
 //! #   async fn list_bridge_history(&self, _: Caller, _: ListBridgeHistoryQuery) -> Result<HistoryPage, ListBridgeHistoryError> { todo!() }
-//! #   async fn get_bridge(&self, _: Caller, _: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> { todo!() }
+//! #   async fn get_bridge(&self, _: Caller, _: GetBridgePath) -> Result<bridge_server::Answer<BridgeRecord>, GetBridgeError> { todo!() }
 //! #   async fn create_deposit_addresses(&self, _: Caller, _: DepositAddressCreateRequest) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> { todo!() }
 //! #   async fn search_deposit_addresses(&self, _: Caller, _: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> { todo!() }
 //! #   async fn get_deposit_address_public_status(&self, _: Caller, _: GetDepositAddressPublicStatusPath, _: GetDepositAddressPublicStatusQuery) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> { todo!() }
@@ -57,7 +57,7 @@
 //! # }
 //! ```
 //!
-//! An operation the schema marks `x-encoded-answer` (the event feed) answers [`Answer<T>`](Answer): the value
+//! An operation the schema marks `x-encoded-answer` (the event feed, a bridge record) answers [`Answer<T>`](Answer): the value
 //! (`Ok(page.into())`), or JSON the implementation already holds, served as it is (`Encoded<T>`, e.g. a page
 //! put together from stored events by the answer type's generated `encode_with`, which copies their text).
 //!
@@ -74,7 +74,7 @@
 //! #   async fn quote_bridge(&self, _: Caller, _: BridgeQuoteRequest) -> Result<QuoteResponse, QuoteBridgeError> { todo!() }
 //! #   async fn quote_bridge_swap(&self, _: Caller, _: BridgeSwapQuoteRequest) -> Result<QuoteResponse, QuoteBridgeSwapError> { todo!() }
 //! #   async fn list_bridge_history(&self, _: Caller, _: ListBridgeHistoryQuery) -> Result<HistoryPage, ListBridgeHistoryError> { todo!() }
-//! #   async fn get_bridge(&self, _: Caller, _: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> { todo!() }
+//! #   async fn get_bridge(&self, _: Caller, _: GetBridgePath) -> Result<bridge_server::Answer<BridgeRecord>, GetBridgeError> { todo!() }
 //! #   async fn create_deposit_addresses(&self, _: Caller, _: DepositAddressCreateRequest) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> { todo!() }
 //! #   async fn search_deposit_addresses(&self, _: Caller, _: SearchDepositAddressesQuery) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> { todo!() }
 //! #   async fn get_deposit_address_public_status(&self, _: Caller, _: GetDepositAddressPublicStatusPath, _: GetDepositAddressPublicStatusQuery) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> { todo!() }

@@ -177,7 +177,7 @@ impl BridgeApi for Broken {
     ) -> Result<HistoryPage, ListBridgeHistoryError> {
         self.inner.list_bridge_history(self.seen(&caller), query).await
     }
-    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> {
+    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<Answer<BridgeRecord>, GetBridgeError> {
         let answer = self.inner.get_bridge(self.seen(&caller), path.clone()).await;
         if self.fault == Break::LeakBridges && matches!(answer, Err(GetBridgeError::InvalidRequest(_))) {
             let others: Vec<String> =

@@ -108,18 +108,18 @@ fn commit_batches(conn: Connection, queue: mpsc::Receiver<Job>, commits: &Atomic
                 Err(_) => break,
             }
         }
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        if let Err(e) = exec(&conn, "BEGIN IMMEDIATE") {
             // The writes are dropped unanswered: each caller gets an error, nothing was written.
             tracing::error!(error = %e, writes = batch.len(), "could not begin a write transaction");
             continue;
         }
         let answers = run_batch(&conn, batch);
-        let committed = conn.execute_batch("COMMIT").map_err(|e| e.to_string());
+        let committed = exec(&conn, "COMMIT").map_err(|e| e.to_string());
         commits.fetch_add(1, Ordering::Relaxed);
         tracing::trace!(writes = answers.len(), "group commit");
         if let Err(e) = &committed {
             tracing::error!(error = %e, writes = answers.len(), "a group commit failed; none of its writes stand");
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = exec(&conn, "ROLLBACK");
         }
         for answer in answers {
             answer(committed.clone());
@@ -127,33 +127,39 @@ fn commit_batches(conn: Connection, queue: mpsc::Receiver<Job>, commits: &Atomic
     }
 }
 
+/// Runs one statement, prepared once per connection (these run several times per batch).
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
 /// Runs each write of the batch in its own savepoint of the open transaction. A write that cannot be started is
 /// dropped unanswered (its caller gets an error); a write that fails is rolled back to its savepoint.
 fn run_batch(conn: &Connection, batch: Vec<Job>) -> Vec<Reply> {
     let mut answers = Vec::with_capacity(batch.len());
     for job in batch {
-        if let Err(e) = conn.execute_batch("SAVEPOINT write") {
+        if let Err(e) = exec(conn, "SAVEPOINT write") {
             tracing::error!(error = %e, "could not open a savepoint for a write");
             continue;
         }
         let (succeeded, answer) = job(conn);
         let closed = if succeeded {
-            conn.execute_batch("RELEASE write")
+            exec(conn, "RELEASE write")
         } else {
-            conn.execute_batch("ROLLBACK TO write; RELEASE write")
+            exec(conn, "ROLLBACK TO write").and_then(|()| exec(conn, "RELEASE write"))
         };
         match closed {
             Ok(()) => answers.push(answer),
             // The write's changes cannot be told apart from the batch's any more: fail the whole batch.
             Err(e) => {
                 tracing::error!(error = %e, "could not close a write's savepoint");
-                let _ = conn.execute_batch("ROLLBACK");
+                let _ = exec(conn, "ROLLBACK");
                 let failed = Err(format!("closing a write's savepoint: {e}"));
                 answers.push(answer);
                 for answer in answers.drain(..) {
                     answer(failed.clone());
                 }
-                let _ = conn.execute_batch("BEGIN IMMEDIATE");
+                let _ = exec(conn, "BEGIN IMMEDIATE");
             }
         }
     }

@@ -115,7 +115,7 @@ fn history_order(sort_by: HistorySortBy, direction: SortDirection) -> (&'static 
 
 /// The named counters that ids and made-up chain data are derived from (`crate::ids`), so that a sandbox replays
 /// the same ids for the same sequence of requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Counter {
     Quote,
     Event,
@@ -308,8 +308,9 @@ pub trait Store: Send + Sync + 'static {
     /// Syncs the shared clock (`crate::clock`): keeps `sync.value` if nothing is kept yet, else adds
     /// `sync.advanced_by` to the kept value; keeps the higher floor; returns the kept (value, floor), atomically.
     async fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)>;
-    /// The next value of a counter (starting at 1).
-    async fn next_counter(&self, counter: Counter) -> StoreResult<u64>;
+    /// Reserves the next `count` values of a counter (which starts at 1), atomically and durably: returns the last
+    /// of them (the block is `last - count + 1 ..= last`); no later reservation, by any instance, gets any of them.
+    async fn reserve_counter(&self, counter: Counter, count: u64) -> StoreResult<u64>;
 
     async fn insert_quote(&self, quote: &StoredQuote) -> StoreResult<()>;
     async fn quote(&self, project: &str, id: &str) -> StoreResult<Option<StoredQuote>>;
@@ -317,6 +318,8 @@ pub trait Store: Send + Sync + 'static {
     async fn commit_quote(&self, quote_id: &str, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool>;
 
     async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>>;
+    /// A bridge's record as the JSON it was stored as (not decoded: `GET /bridge/history/bridge/{id}` serves it).
+    async fn bridge_record(&self, project: &str, id: &str) -> StoreResult<Option<Encoded<BridgeRecord>>>;
     /// Inserts or replaces a bridge, with the events its change emits.
     async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<()>;
     /// Bridges whose lifecycle is due at `now_ms`, oldest first, taken for the caller's lifecycle pass: a store

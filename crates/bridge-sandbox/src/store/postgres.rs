@@ -6,7 +6,7 @@
 //! instance's lease runs out and the delivery is retried. JSON is kept as `TEXT`, byte for byte.
 
 use async_trait::async_trait;
-use bridge_contract::{DateString, Encoded, WebhookDeliveryAttempt, WebhookEvent};
+use bridge_contract::{BridgeRecord, DateString, Encoded, WebhookDeliveryAttempt, WebhookEvent};
 use sqlx_core::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
@@ -236,12 +236,13 @@ impl Store for PgStore {
         Ok((value, floor))
     }
 
-    async fn next_counter(&self, counter: Counter) -> StoreResult<u64> {
+    async fn reserve_counter(&self, counter: Counter, count: u64) -> StoreResult<u64> {
         let value: String = query_scalar(
-            "INSERT INTO meta (key, value) VALUES ($1, '1')
-             ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text RETURNING value",
+            "INSERT INTO meta (key, value) VALUES ($1, $2::bigint::text)
+             ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + $2::bigint)::text RETURNING value",
         )
         .bind(format!("counter:{}", counter.name()))
+        .bind(count as i64)
         .fetch_one(&self.pool)
         .await?;
         value.parse::<u64>().map_err(|e| StoreError::new(e).context("a stored counter"))
@@ -296,6 +297,15 @@ impl Store for PgStore {
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(bridge_from_row).transpose()
+    }
+
+    async fn bridge_record(&self, project: &str, id: &str) -> StoreResult<Option<Encoded<BridgeRecord>>> {
+        let record: Option<String> = query_scalar("SELECT record FROM bridges WHERE id = $1 AND project = $2")
+            .bind(id)
+            .bind(project)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(record.map(Encoded::from_stored))
     }
 
     async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<()> {

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use bridge_contract::{DateString, Encoded, WebhookDeliveryAttempt, WebhookEvent};
+use bridge_contract::{BridgeRecord, DateString, Encoded, WebhookDeliveryAttempt, WebhookEvent};
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
 
@@ -183,6 +183,26 @@ impl SqliteStore {
         .map_err(|e| StoreError::new(e).context("store task"))?
     }
 
+    /// Runs the read `f` with a free reader connection right here, on the calling (async) thread, or like
+    /// [`Self::read`] when none is free. For reads that an index bounds (one row by key, a page from a cursor):
+    /// handing them to another thread costs more than they do (thread wake-ups were most of a bridge read's
+    /// time), and they hold the thread for microseconds.
+    async fn read_now<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let start = self.next_reader.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let n = self.readers.len();
+        let f = {
+            let free = (0..n).find_map(|i| self.readers[(start + i) % n].try_lock().ok());
+            match free {
+                Some(reader) => return f(&reader),
+                None => f,
+            }
+        };
+        self.read(f).await
+    }
+
     /// Runs the write `f` in the writer's next batch; answers once the batch is durable.
     async fn run<T: Send + 'static>(
         &self,
@@ -210,12 +230,13 @@ fn insert_events(c: &Connection, events: &[NewEvent]) -> StoreResult<()> {
 
 fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
     let plan = b.plan.as_ref().map(to_json).transpose()?;
-    c.execute(
+    c.prepare_cached(
         "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
            updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan",
-        params![
+    )?
+    .execute(params![
             b.id,
             b.project,
             to_json(&b.record)?,
@@ -304,12 +325,12 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn next_counter(&self, counter: Counter) -> StoreResult<u64> {
+    async fn reserve_counter(&self, counter: Counter, count: u64) -> StoreResult<u64> {
         let key = format!("counter:{}", counter.name());
         self.run(move |c| {
             let current: Option<String> =
                 c.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| r.get(0)).optional()?;
-            let next = current.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + 1;
+            let next = current.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + count;
             c.execute(
                 "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 params![key, next.to_string()],
@@ -322,9 +343,10 @@ impl Store for SqliteStore {
     async fn insert_quote(&self, q: &StoredQuote) -> StoreResult<()> {
         let q = q.clone();
         self.run(move |c| {
-            c.execute(
+            c.prepare_cached(
                 "INSERT INTO quotes (id, project, body, mode, created_ms, expires_ms, committed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0)",
-                params![q.id, q.project, to_json(&q.response)?, q.mode.as_str(), q.created_ms, q.expires_ms],
+            )?
+            .execute(params![q.id, q.project, to_json(&q.response)?, q.mode.as_str(), q.created_ms, q.expires_ms],
             )?;
             Ok(())
         })
@@ -333,7 +355,7 @@ impl Store for SqliteStore {
 
     async fn quote(&self, project: &str, id: &str) -> StoreResult<Option<StoredQuote>> {
         let (project, id) = (project.to_owned(), id.to_owned());
-        self.read(move |c| {
+        self.read_now(move |c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, project, body, mode, created_ms, expires_ms, committed FROM quotes WHERE id = ?1 AND project = ?2",
             )?;
@@ -360,11 +382,21 @@ impl Store for SqliteStore {
 
     async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>> {
         let (project, id) = (project.to_owned(), id.to_owned());
-        self.read(move |c| {
+        self.read_now(move |c| {
             let mut stmt =
                 c.prepare_cached(&format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = ?1 AND project = ?2"))?;
             let rows = stmt.query(params![id, project])?;
             Ok(collect(rows, bridge_from_row)?.pop())
+        })
+        .await
+    }
+
+    async fn bridge_record(&self, project: &str, id: &str) -> StoreResult<Option<Encoded<BridgeRecord>>> {
+        let (project, id) = (project.to_owned(), id.to_owned());
+        self.read_now(move |c| {
+            let mut stmt = c.prepare_cached("SELECT record FROM bridges WHERE id = ?1 AND project = ?2")?;
+            let record: Option<String> = stmt.query_row(params![id, project], |r| r.get(0)).optional()?;
+            Ok(record.map(Encoded::from_stored))
         })
         .await
     }
@@ -599,7 +631,7 @@ impl Store for SqliteStore {
         limit: u64,
     ) -> StoreResult<Vec<(i64, Encoded<WebhookEvent>)>> {
         let project = project.to_owned();
-        self.read(move |c| {
+        self.read_now(move |c| {
             // Positions are in commit order, which need not be time order (two requests may take their times in
             // one order and commit in the other; instances' clocks agree only up to a tick): the time filter is a
             // filter, never a starting position. A page walks the (project, seq) index from the cursor, so it costs

@@ -19,6 +19,7 @@
 //! one module.
 
 mod beyond_spec;
+mod counters;
 mod fuzz_corpus;
 mod pg;
 mod pricing;

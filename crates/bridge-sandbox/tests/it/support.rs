@@ -33,6 +33,14 @@ impl TestStore {
         Some(Self { dir: tempfile::tempdir().unwrap(), database: Some(crate::pg::database()?) })
     }
 
+    /// The store itself, opened as the sandbox opens it (another "instance" each time).
+    pub async fn open(&self) -> std::sync::Arc<dyn bridge_sandbox::store::Store> {
+        match &self.database {
+            Some((_, url)) => std::sync::Arc::new(bridge_sandbox::store::PgStore::connect(url).await.unwrap()),
+            None => std::sync::Arc::new(bridge_sandbox::store::SqliteStore::open(self.dir.path()).unwrap()),
+        }
+    }
+
     pub fn config(&self) -> SandboxConfig {
         SandboxConfig {
             listen: "127.0.0.1:0".parse().unwrap(),

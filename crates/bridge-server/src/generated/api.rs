@@ -52,7 +52,10 @@ pub trait BridgeApi: Send + Sync + 'static {
         caller: Caller,
         path: GetBridgePath,
     ) -> impl Future<
-        Output = Result<<GetBridge as Operation>::Response, GetBridgeError>,
+        Output = Result<
+            crate::Answer<<GetBridge as Operation>::Response>,
+            GetBridgeError,
+        >,
     > + Send;
     /// `PATCH /bridge/history/bridge/{bridgeId}` (`cancelBridge`): Cancel a PENDING bridge.
     fn cancel_bridge(

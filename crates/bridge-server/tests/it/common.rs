@@ -75,7 +75,11 @@ impl BridgeApi for Recorder {
         self.record(ListBridgeHistory::ID, &caller, &query);
         Err(invalid(ListBridgeHistory::ID).into())
     }
-    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<BridgeRecord, GetBridgeError> {
+    async fn get_bridge(
+        &self,
+        caller: Caller,
+        path: GetBridgePath,
+    ) -> Result<bridge_server::Answer<BridgeRecord>, GetBridgeError> {
         self.record(GetBridge::ID, &caller, &path);
         Err(invalid(GetBridge::ID).into())
     }
