@@ -12,7 +12,8 @@
 #   BACKEND=postgres scripts/bench-http.sh      # the sandbox on a throw-away PostgreSQL server (initdb in a
 #                                               # temporary directory, a free port; needs Debian's postgresql)
 #
-# Needs wrk (Debian: apt-get install wrk). Prints one line per target and the ratio of its requests/s to bare.
+# Needs wrk (Debian: apt-get install wrk). Prints one line per target and the ratio of its requests/s to the mean
+# of the bare runs just before and just after it (bare runs between every two targets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -119,18 +120,27 @@ run() { # name url [lua]
 }
 
 echo "== wrk: $THREADS thread(s), $CONNECTIONS connections, ${DURATION}s per target, 127.0.0.1, store: $BACKEND"
-run bare "http://127.0.0.1:$BARE_PORT/"
+# The bare baseline runs before and after every target: each target's ratio is to the mean of the two bare runs
+# around it, so that load that comes and goes on a shared machine moves both sides of a ratio alike.
+run bare-1 "http://127.0.0.1:$BARE_PORT/"
 run quote "$U/bridge/quote/user" "$WORK/quote.lua"
+run bare-2 "http://127.0.0.1:$BARE_PORT/"
 run bridge "$U/bridge/history/bridge/$BRIDGE" "$WORK/auth.lua"
+run bare-3 "http://127.0.0.1:$BARE_PORT/"
 run feed "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=50" "$WORK/auth.lua"
-run bare-again "http://127.0.0.1:$BARE_PORT/"
+run bare-4 "http://127.0.0.1:$BARE_PORT/"
 
 echo
 printf '%-11s %12s %10s %10s %10s %16s\n' target 'requests/s' p50 p99 requests 'ratio to bare'
-BARE_RPS=$(awk '$1 == "bare" {print $2}' "$WORK/results")
-while read -r name rps p50 p99 requests; do
-    ratio=$(python3 -c "print(f'{$rps / $BARE_RPS:.3f}')")
-    printf '%-11s %12s %10s %10s %10s %16s\n' "$name" "$rps" "$p50" "$p99" "$requests" "$ratio"
-done <"$WORK/results"
+python3 - "$WORK/results" <<'PY'
+import sys
+rows = [line.split() for line in open(sys.argv[1])]
+for i, (name, rps, p50, p99, requests) in enumerate(rows):
+    if name.startswith("bare"):
+        print(f"{name:<11} {rps:>12} {p50:>10} {p99:>10} {requests:>10} {'':>16}")
+        continue
+    around = (float(rows[i - 1][1]) + float(rows[i + 1][1])) / 2
+    print(f"{name:<11} {rps:>12} {p50:>10} {p99:>10} {requests:>10} {float(rps) / around:>16.3f}")
+PY
 echo
 echo "machine: $(nproc) cores, $(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"

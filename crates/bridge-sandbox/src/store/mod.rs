@@ -29,6 +29,7 @@
 //!
 //! A page token names a position; one outside `1..=i64::MAX` was never given out (see [`crate::feed`]).
 
+mod checkpoint;
 mod group_commit;
 mod postgres;
 mod sqlite;

@@ -15,6 +15,7 @@ use bridge_contract::{BridgeRecord, DateString, Encoded, WebhookDeliveryAttempt,
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
 
+use super::checkpoint::Checkpointer;
 use super::group_commit::Writer;
 use super::{
     from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Counter, DeliveryClaim,
@@ -126,9 +127,19 @@ fn migrations() -> Migrations<'static> {
     ])
 }
 
+/// Query plans that do not depend on bound values (SQLite's query planner stability guarantee). Without it, a
+/// cached statement with a bound `LIMIT` or range is prepared again at every execution (to plan for the new
+/// values): measured, a sixth of a feed page's time went to SQLite's parser. Every query here is planned by its
+/// indexes alone.
+fn stable_plans(conn: &Connection) -> StoreResult<()> {
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
+}
+
 /// All state in one SQLite file.
 pub struct SqliteStore {
     writer: Writer,
+    _checkpointer: Checkpointer,
     readers: Arc<Vec<Mutex<Connection>>>,
     next_reader: std::sync::atomic::AtomicUsize,
 }
@@ -146,6 +157,9 @@ impl SqliteStore {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // Checkpoints run on their own thread (`Checkpointer`), not inside a commit.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        stable_plans(&conn)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrations().to_latest(&mut conn).map_err(|e| StoreError::new(e).context("migrating the sandbox database"))?;
         let readers = (0..READERS)
@@ -156,10 +170,16 @@ impl SqliteStore {
                 )
                 .map_err(|e| StoreError::new(e).context(format!("opening {} to read", path.display())))?;
                 reader.busy_timeout(std::time::Duration::from_secs(5))?;
+                stable_plans(&reader)?;
                 Ok(Mutex::new(reader))
             })
             .collect::<StoreResult<Vec<_>>>()?;
-        Ok(Self { writer: Writer::start(conn)?, readers: Arc::new(readers), next_reader: Default::default() })
+        Ok(Self {
+            _checkpointer: Checkpointer::start(&path)?,
+            writer: Writer::start(conn)?,
+            readers: Arc::new(readers),
+            next_reader: Default::default(),
+        })
     }
 
     /// Runs the read `f` with a reader connection (a free one if any, else the next in turn) on the blocking
