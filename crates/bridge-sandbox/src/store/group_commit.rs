@@ -108,15 +108,22 @@ fn commit_batches(conn: Connection, queue: mpsc::Receiver<Job>, commits: &Atomic
                 Err(_) => break,
             }
         }
+        let started = std::time::Instant::now();
         if let Err(e) = exec(&conn, "BEGIN IMMEDIATE") {
             // The writes are dropped unanswered: each caller gets an error, nothing was written.
             tracing::error!(error = %e, writes = batch.len(), "could not begin a write transaction");
             continue;
         }
         let answers = run_batch(&conn, batch);
+        let ran = started.elapsed();
         let committed = exec(&conn, "COMMIT").map_err(|e| e.to_string());
         commits.fetch_add(1, Ordering::Relaxed);
-        tracing::trace!(writes = answers.len(), "group commit");
+        tracing::trace!(
+            writes = answers.len(),
+            run_us = ran.as_micros() as u64,
+            commit_us = (started.elapsed() - ran).as_micros() as u64,
+            "group commit"
+        );
         if let Err(e) = &committed {
             tracing::error!(error = %e, writes = answers.len(), "a group commit failed; none of its writes stand");
             let _ = exec(&conn, "ROLLBACK");
