@@ -297,6 +297,7 @@ macro_rules! as_any {
 impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
     type Error = Error;
 
+    #[inline(never)]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Null => visitor.visit_unit(),
@@ -314,6 +315,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
     as_any!(deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128 deserialize_u8
         deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64);
 
+    #[inline(never)]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Null => visitor.visit_none(),
@@ -321,6 +323,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         }
     }
 
+    #[inline(never)]
     fn deserialize_enum<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -345,6 +348,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         visitor.visit_newtype_struct(self)
     }
 
+    #[inline(never)]
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Bool(v) => visitor.visit_bool(*v),
@@ -356,6 +360,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         self.deserialize_str(visitor)
     }
 
+    #[inline(never)]
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Str(v) => visitor.visit_borrowed_str(v),
@@ -381,6 +386,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         self.deserialize_bytes(visitor)
     }
 
+    #[inline(never)]
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Null => visitor.visit_unit(),
@@ -392,6 +398,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         self.deserialize_unit(visitor)
     }
 
+    #[inline(never)]
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Seq(items) => self.visit_seq(items, visitor),
@@ -412,6 +419,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         self.deserialize_seq(visitor)
     }
 
+    #[inline(never)]
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Map(entries) => self.visit_map(entries, visitor),
