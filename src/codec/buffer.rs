@@ -56,6 +56,8 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl de::Error for Error {
+    #[cold]
+    #[inline(never)]
     fn custom<T: fmt::Display>(msg: T) -> Self {
         Self(msg.to_string())
     }
@@ -64,7 +66,13 @@ impl de::Error for Error {
 impl<'de> Buffered<'de> {
     /// Reads one value from `deserializer`.
     pub fn read<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(BufferVisitor)
+        deserializer.deserialize_any(BufferVisitor { capacity: NESTED_MEMBERS })
+    }
+
+    /// Reads one value from `deserializer`, expected to be a union's or a flattening struct's object: room is made
+    /// for as many members as the contract's records have, so that reading one does not grow the list twice.
+    fn read_top<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(BufferVisitor { capacity: TOP_MEMBERS })
     }
 
     /// The JSON kind, as the schema's `type` names it.
@@ -132,7 +140,15 @@ impl<'de> Buffered<'de> {
 }
 
 /// Reads a [`Buffered`] value.
-struct BufferVisitor;
+struct BufferVisitor {
+    /// Room for members made when an object is read (its number of members is not known before).
+    capacity: usize,
+}
+
+/// Room made for the members of an object that a union or a flattening struct reads (records have about 40).
+const TOP_MEMBERS: usize = 48;
+/// Room made for the members of an object inside one (most have fewer than 16).
+const NESTED_MEMBERS: usize = 16;
 
 impl<'de> Visitor<'de> for BufferVisitor {
     type Value = Buffered<'de>;
@@ -181,13 +197,13 @@ impl<'de> Visitor<'de> for BufferVisitor {
         Ok(Buffered::Seq(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        Ok(Buffered::Map(entries(&mut map)?))
+        Ok(Buffered::Map(entries(&mut map, self.capacity)?))
     }
 }
 
 /// The members of an object, in order.
-pub(crate) fn entries<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Vec<(Key<'de>, Buffered<'de>)>, A::Error> {
-    let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(18).min(4096));
+fn entries<'de, A: MapAccess<'de>>(map: &mut A, capacity: usize) -> Result<Vec<(Key<'de>, Buffered<'de>)>, A::Error> {
+    let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(capacity).min(4096));
     while let Some(key) = map.next_key_seed(KeySeed)? {
         entries.push((key, map.next_value_seed(Seed)?));
     }
@@ -245,6 +261,8 @@ impl<'a, 'de> Replay<'a, 'de> {
         self.value
     }
 
+    #[cold]
+    #[inline(never)]
     fn invalid_type(&self, expected: &dyn de::Expected) -> Error {
         de::Error::invalid_type(self.value.unexpected(), expected)
     }
@@ -279,6 +297,7 @@ macro_rules! as_any {
 impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
     type Error = Error;
 
+    #[inline(never)]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Null => visitor.visit_unit(),
@@ -296,6 +315,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
     as_any!(deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128 deserialize_u8
         deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64);
 
+    #[inline(never)]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Null => visitor.visit_none(),
@@ -303,6 +323,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         }
     }
 
+    #[inline(never)]
     fn deserialize_enum<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -327,6 +348,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         visitor.visit_newtype_struct(self)
     }
 
+    #[inline(never)]
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Bool(v) => visitor.visit_bool(*v),
@@ -338,6 +360,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         self.deserialize_str(visitor)
     }
 
+    #[inline(never)]
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Str(v) => visitor.visit_borrowed_str(v),
@@ -363,6 +386,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         self.deserialize_bytes(visitor)
     }
 
+    #[inline(never)]
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Null => visitor.visit_unit(),
@@ -374,6 +398,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         self.deserialize_unit(visitor)
     }
 
+    #[inline(never)]
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Seq(items) => self.visit_seq(items, visitor),
@@ -394,6 +419,7 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
         self.deserialize_seq(visitor)
     }
 
+    #[inline(never)]
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.value() {
             Buffered::Map(entries) => self.visit_map(entries, visitor),
@@ -755,7 +781,7 @@ where
     D: Deserializer<'de>,
 {
     let human_readable = deserializer.is_human_readable();
-    match Buffered::read(deserializer)? {
+    match Buffered::read_top(deserializer)? {
         Buffered::Map(entries) => build_from(&entries, human_readable, variant).map_err(de::Error::custom),
         other => Err(de::Error::custom(format_args!("expected an object ({name}), got a JSON {}", other.kind()))),
     }
@@ -785,7 +811,7 @@ impl<'de> Visitor<'de> for ObjectVisitor {
         write!(f, "struct {}", self.0)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        entries(&mut map)
+        entries(&mut map, TOP_MEMBERS)
     }
 }
 
