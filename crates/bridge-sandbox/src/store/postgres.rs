@@ -38,6 +38,7 @@ struct Migrations;
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "sandbox", include_str!("../../migrations/postgres/0001_sandbox.sql")),
     (2, "beyond spec", include_str!("../../migrations/postgres/0002_beyond_spec.sql")),
+    (3, "feed time floor", include_str!("../../migrations/postgres/0003_feed_time_floor.sql")),
 ];
 
 type Resolved =
@@ -111,21 +112,30 @@ async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
     if events.is_empty() {
         return Ok(());
     }
-    let last: i64 = query_scalar("UPDATE feed_head SET position = position + $1 RETURNING position")
-        .bind(events.len() as i64)
-        .fetch_one(&mut **tx)
-        .await?;
+    let newest = events.iter().map(|e| e.created_ms).max().unwrap_or(i64::MIN);
+    let (last, latest): (i64, i64) = sqlx_core::query_as::query_as(
+        "UPDATE feed_head SET position = position + $1, latest_ms = GREATEST(latest_ms, $2)
+         RETURNING position, latest_ms",
+    )
+    .bind(events.len() as i64)
+    .bind(newest)
+    .fetch_one(&mut **tx)
+    .await?;
     let first = last - events.len() as i64 + 1;
     for (i, e) in events.iter().enumerate() {
-        query("INSERT INTO events (seq, id, project, created_ms, body, webhook_url) VALUES ($1, $2, $3, $4, $5, $6)")
-            .bind(first + i as i64)
-            .bind(&e.id)
-            .bind(&e.project)
-            .bind(e.created_ms)
-            .bind(to_json(&e.event)?)
-            .bind(&e.webhook_url)
-            .execute(&mut **tx)
-            .await?;
+        query(
+            "INSERT INTO events (seq, id, project, created_ms, body, webhook_url, latest_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(first + i as i64)
+        .bind(&e.id)
+        .bind(&e.project)
+        .bind(e.created_ms)
+        .bind(to_json(&e.event)?)
+        .bind(&e.webhook_url)
+        .bind(latest)
+        .execute(&mut **tx)
+        .await?;
         if let Some(url) = &e.webhook_url {
             query("INSERT INTO outbox (event_id, project, url, next_ms) VALUES ($1, $2, $3, $4)")
                 .bind(&e.id)
@@ -599,9 +609,13 @@ impl Store for PgStore {
         after_seq: i64,
         limit: u64,
     ) -> StoreResult<Vec<(i64, Encoded<WebhookEvent>)>> {
-        // As on SQLite: the time is a filter, the position is the order and the start.
+        // As on SQLite: the time is a filter, the position is the order; the walk starts at the cursor or at the
+        // first position whose watermark reaches the time, whichever is later.
         let rows = query(
-            "SELECT seq, body FROM events WHERE project = $1 AND seq > $2 AND created_ms >= $3 ORDER BY seq LIMIT $4",
+            "SELECT seq, body FROM events WHERE project = $1 AND created_ms >= $3 AND seq > GREATEST($2, COALESCE(
+                 (SELECT seq FROM events WHERE project = $1 AND latest_ms >= $3 ORDER BY latest_ms, seq LIMIT 1),
+                 9223372036854775807) - 1)
+             ORDER BY seq LIMIT $4",
         )
         .bind(project)
         .bind(after_seq)

@@ -124,6 +124,17 @@ fn migrations() -> Migrations<'static> {
         CREATE INDEX addresses_project_created ON addresses (project, created_ms);
         "#,
         ),
+        // The feed's time watermark (`latest_ms`: the latest `created_ms` at or before each position, never
+        // decreasing along the feed), so that the first page at a `sinceTimestamp` starts with an index seek.
+        M::up(
+            r#"
+        ALTER TABLE events ADD COLUMN latest_ms INTEGER;
+        UPDATE events SET latest_ms = w.m
+            FROM (SELECT seq, MAX(created_ms) OVER (ORDER BY seq) AS m FROM events) AS w
+            WHERE w.seq = events.seq;
+        CREATE INDEX events_by_latest ON events (project, latest_ms, seq);
+        "#,
+        ),
     ])
 }
 
@@ -234,13 +245,24 @@ impl SqliteStore {
 
 /// Appends events, and an outbox row for each that has a `webhookUrl`, in the caller's transaction.
 fn insert_events(c: &Connection, events: &[NewEvent]) -> StoreResult<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    // The watermark of these positions: the latest time of the feed so far, these events included.
+    let before: Option<i64> = c
+        .prepare_cached("SELECT latest_ms FROM events ORDER BY seq DESC LIMIT 1")?
+        .query_row([], |r| r.get(0))
+        .optional()?
+        .flatten();
+    let newest = events.iter().map(|e| e.created_ms).max().unwrap_or(i64::MIN);
+    let latest = before.map_or(newest, |b| b.max(newest));
     let mut stmt = c.prepare_cached(
-        "INSERT INTO events (id, project, created_ms, body, webhook_url) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO events (id, project, created_ms, body, webhook_url, latest_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     let mut outbox =
         c.prepare_cached("INSERT INTO outbox (event_id, project, url, next_ms) VALUES (?1, ?2, ?3, ?4)")?;
     for e in events {
-        stmt.execute(params![e.id, e.project, e.created_ms, to_json(&e.event)?, e.webhook_url])?;
+        stmt.execute(params![e.id, e.project, e.created_ms, to_json(&e.event)?, e.webhook_url, latest])?;
         if let Some(url) = &e.webhook_url {
             outbox.execute(params![e.id, e.project, url, e.created_ms])?;
         }
@@ -653,12 +675,18 @@ impl Store for SqliteStore {
         let project = project.to_owned();
         self.read_now(move |c| {
             // Positions are in commit order, which need not be time order (two requests may take their times in
-            // one order and commit in the other; instances' clocks agree only up to a tick): the time filter is a
-            // filter, never a starting position. A page walks the (project, seq) index from the cursor, so it costs
-            // O(page) once past the events before `since_ms`.
+            // one order and commit in the other; instances' clocks agree only up to a tick): the time is a filter.
+            // The walk along the (project, seq) index starts at the cursor or at the first position whose
+            // watermark (`latest_ms`, never decreasing along the feed) reaches `since_ms`, whichever is later: no
+            // event at or after `since_ms` comes before that position, and finding it is one index seek, so a
+            // page costs O(page) however many events come before `since_ms`.
             let mut stmt = c.prepare_cached(
                 "SELECT seq, body FROM events INDEXED BY events_by_project
-                 WHERE project = ?1 AND seq > ?2 AND created_ms >= ?3 ORDER BY seq LIMIT ?4",
+                 WHERE project = ?1 AND created_ms >= ?3 AND seq > max(?2, coalesce(
+                     (SELECT seq FROM events INDEXED BY events_by_latest
+                      WHERE project = ?1 AND latest_ms >= ?3 ORDER BY latest_ms, seq LIMIT 1),
+                     9223372036854775807) - 1)
+                 ORDER BY seq LIMIT ?4",
             )?;
             let rows = stmt.query(params![project, after_seq, since_ms, limit as i64])?;
             collect(rows, |r| Ok((r.get(0)?, Encoded::from_stored(r.get(1)?))))

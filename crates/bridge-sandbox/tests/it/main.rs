@@ -20,6 +20,7 @@
 
 mod beyond_spec;
 mod counters;
+mod feed_store;
 mod fuzz_corpus;
 mod pg;
 mod pricing;
