@@ -27,6 +27,14 @@
 //!   are then gapless and commit-ordered, whichever instance writes. Only the event-appending tail of a write is
 //!   serialized, and only against other event writers; reads never wait on it.
 //!
+//! `sinceTimestamp` is a filter, not a start: positions are commit order and times need not be (a request takes
+//! its time before it commits; instances' clocks agree up to a tick; the manual clock moves). To start the first
+//! page without walking every earlier event, each event also keeps the feed's **time watermark** (`latest_ms`:
+//! the latest `created_ms` of any event at or before its position, assigned with the position, so it never
+//! decreases along the feed; PostgreSQL keeps the running value in `feed_head` under the same row lock). Every
+//! event at or after a time `t` has a watermark ≥ `t`, so the first position whose watermark reaches `t` (one
+//! seek in the `(project, latest_ms, seq)` index) is a safe start; the walk then filters by time as before.
+//!
 //! A page token names a position; one outside `1..=i64::MAX` was never given out (see [`crate::feed`]).
 
 mod checkpoint;
