@@ -20,7 +20,7 @@ use crate::core::{date, Core};
 use crate::ids;
 use crate::lifecycle;
 use crate::records::{self, Plan, SeenDeposit};
-use crate::store::{Counter, HistoryCursorQuery, HistoryQuery, StoreResult};
+use crate::store::{Counter, HistoryCursorQuery, HistoryQuery, StoreError, StoreResult};
 
 /// Largest history page (the spec leaves it open; README.md, "Limits").
 pub const MAX_HISTORY_LIMIT: u64 = 100;
@@ -65,6 +65,15 @@ pub async fn get_bridge(
     }
 }
 
+/// How many times a request reads, changes and saves a bridge that others keep saving in between.
+const SAVE_ATTEMPTS: usize = 5;
+
+/// The failure of a request whose [`SAVE_ATTEMPTS`] saves all found the bridge saved by someone else in between:
+/// 503, nothing changed by the request.
+fn kept_changing(bridge_id: &str) -> StoreError {
+    StoreError::new(anyhow::anyhow!("bridge {bridge_id} kept changing while this request changed it"))
+}
+
 /// `POST /sandbox/bridges/{bridgeId}/deposit`: the depositor pays a PENDING bridge (or, late, a CANCELLED swap).
 pub async fn deposit(
     core: &Core,
@@ -72,6 +81,21 @@ pub async fn deposit(
     path: SandboxDepositBridgePath,
     body: SandboxBridgeDepositRequest,
 ) -> Result<BridgeRecord, SandboxDepositBridgeError> {
+    for _ in 0..SAVE_ATTEMPTS {
+        if let Some(record) = try_deposit(core, caller, &path, &body).await? {
+            return Ok(record);
+        }
+    }
+    Err(kept_changing(&path.bridge_id).into())
+}
+
+/// One read, change and save of [`deposit`]; `None` when the bridge was saved by someone else in between.
+async fn try_deposit(
+    core: &Core,
+    caller: &Caller,
+    path: &SandboxDepositBridgePath,
+    body: &SandboxBridgeDepositRequest,
+) -> Result<Option<BridgeRecord>, SandboxDepositBridgeError> {
     let mut bridge = core
         .store
         .bridge(&caller.project_id, &path.bridge_id)
@@ -105,7 +129,7 @@ pub async fn deposit(
         Some(SandboxBridgeOutcome::Executed) | None => {}
     }
     let seed = core.next(Counter::Tx).await?;
-    let tx_hash = body.tx_hash.unwrap_or_else(|| ids::tx_hash(seed));
+    let tx_hash = body.tx_hash.clone().unwrap_or_else(|| ids::tx_hash(seed));
     let now = core.now_ms();
     let moved = if late {
         lifecycle::late_deposit(&mut bridge, &tx_hash, now)
@@ -116,9 +140,11 @@ pub async fn deposit(
         // Checked above: a PENDING record sees its deposit, a CANCELLED swap takes a late one.
         return Err(InvalidRequest::new(format!("bridge {}: {stuck}", bridge.id)).into());
     }
-    core.store.save_bridge(&bridge, &[]).await?;
+    if !core.store.save_bridge(&bridge, &[]).await? {
+        return Ok(None);
+    }
     tracing::info!(project = %caller.project_id, bridge = %path.bridge_id, "deposit seen");
-    Ok(bridge.record)
+    Ok(Some(bridge.record))
 }
 
 /// `POST /sandbox/clock/advance`: moves the clock, then every bridge whose time has come.
@@ -164,8 +190,12 @@ pub async fn advance(core: &Core) -> StoreResult<usize> {
             for event in events {
                 new_events.push(core.event(&bridge.project, at, event, bridge.webhook_url.clone()).await?);
             }
+            if !core.store.save_bridge(&bridge, &new_events).await? {
+                // A request changed it since it was taken: it is read again (if still due) by the next round.
+                tracing::debug!(bridge = %bridge.id, "changed meanwhile; stepped again from its new state");
+                continue;
+            }
             tracing::info!(bridge = %bridge.id, state = records::state_name(&bridge.record), "bridge advanced");
-            core.store.save_bridge(&bridge, &new_events).await?;
             steps += 1;
         }
     }
@@ -192,6 +222,20 @@ pub async fn cancel(
     _body: CancelBridgeRequest,
 ) -> Result<BridgeRecord, CancelBridgeError> {
     let _pass = core.pass.lock().await;
+    for _ in 0..SAVE_ATTEMPTS {
+        if let Some(record) = try_cancel(core, caller, &path).await? {
+            return Ok(record);
+        }
+    }
+    Err(kept_changing(&path.bridge_id).into())
+}
+
+/// One read, change and save of [`cancel`]; `None` when the bridge was saved by someone else in between.
+async fn try_cancel(
+    core: &Core,
+    caller: &Caller,
+    path: &CancelBridgePath,
+) -> Result<Option<BridgeRecord>, CancelBridgeError> {
     let mut bridge = core
         .store
         .bridge(&caller.project_id, &path.bridge_id)
@@ -201,9 +245,11 @@ pub async fn cancel(
     let event = lifecycle::cancel(&mut bridge, now)
         .map_err(|stuck| CannotCancelBridge::new(format!("bridge {} cannot be cancelled: {stuck}", path.bridge_id)))?;
     let event = core.event(&bridge.project, now, event, bridge.webhook_url.clone()).await?;
-    core.store.save_bridge(&bridge, &[event]).await?;
+    if !core.store.save_bridge(&bridge, &[event]).await? {
+        return Ok(None);
+    }
     tracing::info!(project = %caller.project_id, bridge = %path.bridge_id, "bridge cancelled");
-    Ok(bridge.record)
+    Ok(Some(bridge.record))
 }
 
 /// The opaque cursor of the cursor-paged history: the query it belongs to and the last record's (sort key, id),

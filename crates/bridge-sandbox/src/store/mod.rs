@@ -176,6 +176,8 @@ pub struct StoredBridge {
     pub webhook_url: Option<String>,
     /// A departure from the usual path chosen through a sandbox helper's `outcome`.
     pub plan: Option<Plan>,
+    /// How many times it was saved: [`Store::save_bridge`] writes only over the version it was read at.
+    pub version: i64,
 }
 
 impl StoredBridge {
@@ -191,6 +193,7 @@ impl StoredBridge {
             next_ms: None,
             webhook_url,
             plan: None,
+            version: 0,
         }
     }
 }
@@ -329,8 +332,10 @@ pub trait Store: Send + Sync + 'static {
     async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>>;
     /// A bridge's record as the JSON it was stored as (not decoded: `GET /bridge/history/bridge/{id}` serves it).
     async fn bridge_record(&self, project: &str, id: &str) -> StoreResult<Option<Encoded<BridgeRecord>>>;
-    /// Inserts or replaces a bridge, with the events its change emits.
-    async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<()>;
+    /// Saves a changed bridge with the events its change emits, if it is still at the version it was read at
+    /// (`bridge.version`): `true` when saved (the stored version is then one more), `false` when someone saved it
+    /// in between, in which case nothing was written (read it again and redo the change).
+    async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool>;
     /// Bridges whose lifecycle is due at `now_ms`, oldest first, taken for the caller's lifecycle pass: a store
     /// shared by instances leases them, so that one instance steps each (saving the bridge ends the lease).
     async fn due_bridges(&self, now_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>>;

@@ -39,6 +39,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "sandbox", include_str!("../../migrations/postgres/0001_sandbox.sql")),
     (2, "beyond spec", include_str!("../../migrations/postgres/0002_beyond_spec.sql")),
     (3, "feed time floor", include_str!("../../migrations/postgres/0003_feed_time_floor.sql")),
+    (4, "bridge version", include_str!("../../migrations/postgres/0004_bridge_version.sql")),
 ];
 
 type Resolved =
@@ -155,7 +156,8 @@ async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
         "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
-           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan, leased_until = NULL",
+           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan, leased_until = NULL,
+           version = bridges.version + 1",
     )
     .bind(&b.id)
     .bind(&b.project)
@@ -172,7 +174,8 @@ async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
     Ok(())
 }
 
-const BRIDGE_COLUMNS: &str = "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan";
+const BRIDGE_COLUMNS: &str =
+    "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan, version";
 
 fn bridge_from_row(row: &PgRow) -> StoreResult<StoredBridge> {
     Ok(StoredBridge {
@@ -185,6 +188,7 @@ fn bridge_from_row(row: &PgRow) -> StoreResult<StoredBridge> {
         next_ms: row.try_get(6)?,
         webhook_url: row.try_get(7)?,
         plan: row.try_get::<Option<&str>, _>(8)?.map(from_json).transpose()?,
+        version: row.try_get(9)?,
     })
 }
 
@@ -318,12 +322,31 @@ impl Store for PgStore {
         Ok(record.map(Encoded::from_stored))
     }
 
-    async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<()> {
+    async fn save_bridge(&self, b: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool> {
         let mut tx = self.pool.begin().await?;
-        upsert_bridge(&mut tx, bridge).await?;
+        let plan = b.plan.as_ref().map(to_json).transpose()?;
+        let saved = query(
+            "UPDATE bridges SET record = $3, rejections = $4, state = $5, updated_ms = $6, next_ms = $7, plan = $8,
+               leased_until = NULL, version = version + 1
+             WHERE id = $1 AND version = $2",
+        )
+        .bind(&b.id)
+        .bind(b.version)
+        .bind(to_json(&b.record)?)
+        .bind(to_json(&b.rejections)?)
+        .bind(records::state_name(&b.record))
+        .bind(b.updated_ms)
+        .bind(b.next_ms)
+        .bind(plan)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if saved == 0 {
+            return Ok(false); // the transaction rolls back when dropped: nothing written
+        }
         insert_events(&mut tx, events).await?;
         tx.commit().await?;
-        Ok(())
+        Ok(true)
     }
 
     /// Takes the due bridges for this instance's lifecycle pass: each is leased (wall clock, [`BRIDGE_LEASE_MS`])

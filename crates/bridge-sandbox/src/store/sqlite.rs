@@ -124,6 +124,8 @@ fn migrations() -> Migrations<'static> {
         CREATE INDEX addresses_project_created ON addresses (project, created_ms);
         "#,
         ),
+        // Bridge versions: a save writes only over the version it read (`Store::save_bridge`).
+        M::up("ALTER TABLE bridges ADD COLUMN version INTEGER NOT NULL DEFAULT 0;"),
         // The feed's time watermark (`latest_ms`: the latest `created_ms` at or before each position, never
         // decreasing along the feed), so that the first page at a `sinceTimestamp` starts with an index seek.
         M::up(
@@ -276,7 +278,8 @@ fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
         "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
-           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan",
+           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan,
+           version = bridges.version + 1",
     )?
     .execute(params![
             b.id,
@@ -294,7 +297,8 @@ fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
     Ok(())
 }
 
-const BRIDGE_COLUMNS: &str = "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan";
+const BRIDGE_COLUMNS: &str =
+    "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan, version";
 
 fn bridge_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredBridge> {
     Ok(StoredBridge {
@@ -307,6 +311,7 @@ fn bridge_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredBridge> {
         next_ms: row.get(6)?,
         webhook_url: row.get(7)?,
         plan: row.get::<_, Option<String>>(8)?.map(|p| from_json(&p)).transpose()?,
+        version: row.get(9)?,
     })
 }
 
@@ -443,12 +448,31 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<()> {
-        let (bridge, events) = (bridge.clone(), events.to_vec());
+    async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool> {
+        let (b, events) = (bridge.clone(), events.to_vec());
         self.run(move |c| {
-            upsert_bridge(c, &bridge)?;
+            let plan = b.plan.as_ref().map(to_json).transpose()?;
+            let saved = c
+                .prepare_cached(
+                    "UPDATE bridges SET record = ?3, rejections = ?4, state = ?5, updated_ms = ?6, next_ms = ?7,
+                       plan = ?8, version = version + 1
+                     WHERE id = ?1 AND version = ?2",
+                )?
+                .execute(params![
+                    b.id,
+                    b.version,
+                    to_json(&b.record)?,
+                    to_json(&b.rejections)?,
+                    records::state_name(&b.record),
+                    b.updated_ms,
+                    b.next_ms,
+                    plan
+                ])?;
+            if saved == 0 {
+                return Ok(false); // nothing written
+            }
             insert_events(c, &events)?;
-            Ok(())
+            Ok(true)
         })
         .await
     }

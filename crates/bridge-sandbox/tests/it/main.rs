@@ -19,6 +19,7 @@
 //! one module.
 
 mod beyond_spec;
+mod bridge_versions;
 mod counters;
 mod feed_store;
 mod fuzz_corpus;
