@@ -546,9 +546,11 @@ impl crate::client::Client {
     ///
     /// `GET /webhook/user-events-cursor` (`listUserEvents`); documented errors: [`ListUserEventsError`](bridge_contract::operations::ListUserEventsError).
     ///
-    /// Lists the webhook events generated for the project at or after `sinceTimestamp`, oldest first, in a
-    /// stable total order (event time, then event id). Follow `nextPageToken` until it is null to read every
-    /// event exactly once. Accepts a bearer token or the legacy API key.
+    /// Lists the webhook events generated for the project at or after `sinceTimestamp` (event time), in the
+    /// order they were committed (their feed position): a stable total order, oldest first up to the moment
+    /// between an event's time being taken and its commit (the spec does not show the order within a page).
+    /// Follow `nextPageToken` until it is null to read every event exactly once, also while events are being
+    /// written, by this or another instance. Accepts a bearer token or the legacy API key.
     pub async fn list_user_events<'a>(
         &'a self,
         query: &'a ::bridge_contract::ListUserEventsQuery,
