@@ -61,8 +61,7 @@ impl<T> Encoded<T> {
     }
 
     /// Text made by this crate's code (a generated constructor), trusted without a check.
-    #[doc(hidden)]
-    pub fn from_generated(json: String) -> Self {
+    pub(crate) fn from_generated(json: String) -> Self {
         Self { json, of: PhantomData }
     }
 }
@@ -121,8 +120,7 @@ impl<T> fmt::Debug for Encoded<T> {
 
 /// Writes one member of an object a generated constructor puts together: `"name":` and the member's JSON,
 /// preceded by a comma unless it is the first member (`first` is updated).
-#[doc(hidden)]
-pub fn write_member(out: &mut String, first: &mut bool, name: &str, json: &str) {
+pub(crate) fn write_member(out: &mut String, first: &mut bool, name: &str, json: &str) {
     if !std::mem::take(first) {
         out.push(',');
     }
