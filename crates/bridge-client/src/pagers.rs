@@ -36,6 +36,50 @@ enum Cursor {
     Done,
 }
 
+/// The pages of an operation paged by `nextPageToken`: `fetch` with `query` (whose `page_token`, reached through
+/// `token`, starts as the caller gave it and then carries each page's `next_token`) until a page has none.
+fn token_pages<'a, Q, P, E, Fut>(
+    query: Q,
+    token: fn(&mut Q) -> &mut Option<String>,
+    next_token: fn(&P) -> Option<String>,
+    fetch: impl Fn(Q) -> Fut + Send + 'a,
+) -> BoxStream<'a, Result<P, E>>
+where
+    Q: Clone + Send + 'a,
+    P: Send + 'a,
+    E: Send + 'a,
+    Fut: std::future::Future<Output = Result<P, E>> + Send + 'a,
+{
+    let mut query = query;
+    let start = match token(&mut query).clone() {
+        Some(t) => Cursor::Next(t),
+        None => Cursor::First,
+    };
+    stream::try_unfold((start, query), move |(cursor, mut query)| {
+        let fetched = match cursor {
+            Cursor::Done => None,
+            Cursor::First => {
+                *token(&mut query) = None;
+                Some(fetch(query.clone()))
+            }
+            Cursor::Next(t) => {
+                *token(&mut query) = Some(t);
+                Some(fetch(query.clone()))
+            }
+        };
+        async move {
+            let Some(fetched) = fetched else { return Ok(None) };
+            let page = fetched.await?;
+            let next = match next_token(&page) {
+                Some(t) => Cursor::Next(t),
+                None => Cursor::Done,
+            };
+            Ok(Some((page, (next, query))))
+        }
+    })
+    .boxed()
+}
+
 impl Client {
     /// The event feed page by page, from `query.since_timestamp` (and `query.page_token`, to resume from a
     /// stored cursor) until `nextPageToken` is null. Each page carries the token of the next one, so a consumer
@@ -44,24 +88,12 @@ impl Client {
         &self,
         query: ListUserEventsQuery,
     ) -> BoxStream<'_, Result<EventPage, Error<ListUserEventsError>>> {
-        let start = match query.page_token.clone() {
-            Some(token) => Cursor::Next(token),
-            None => Cursor::First,
-        };
-        stream::try_unfold((start, query), move |(cursor, mut query)| async move {
-            query.page_token = match cursor {
-                Cursor::Done => return Ok(None),
-                Cursor::First => None,
-                Cursor::Next(token) => Some(token),
-            };
-            let page = self.list_user_events(&query).await?;
-            let next = match &page.next_page_token {
-                Some(token) => Cursor::Next(token.clone()),
-                None => Cursor::Done,
-            };
-            Ok(Some((page, (next, query))))
-        })
-        .boxed()
+        token_pages(
+            query,
+            |query| &mut query.page_token,
+            |page| page.next_page_token.clone(),
+            move |query| async move { self.list_user_events(&query).await },
+        )
     }
 
     /// Every event of the feed from `query.since_timestamp`, across pages.
@@ -81,24 +113,12 @@ impl Client {
         &self,
         query: SearchDepositAddressesQuery,
     ) -> BoxStream<'_, Result<DepositAddressSearchPage, Error<SearchDepositAddressesError>>> {
-        let start = match query.page_token.clone() {
-            Some(token) => Cursor::Next(token),
-            None => Cursor::First,
-        };
-        stream::try_unfold((start, query), move |(cursor, mut query)| async move {
-            query.page_token = match cursor {
-                Cursor::Done => return Ok(None),
-                Cursor::First => None,
-                Cursor::Next(token) => Some(token),
-            };
-            let page = self.search_deposit_addresses(&query).await?;
-            let next = match &page.next_page_token {
-                Some(token) => Cursor::Next(token.clone()),
-                None => Cursor::Done,
-            };
-            Ok(Some((page, (next, query))))
-        })
-        .boxed()
+        token_pages(
+            query,
+            |query| &mut query.page_token,
+            |page| page.next_page_token.clone(),
+            move |query| async move { self.search_deposit_addresses(&query).await },
+        )
     }
 
     /// Every deposit address the search finds, across pages.
@@ -145,24 +165,12 @@ impl Client {
         &self,
         query: ListBridgeHistoryCursorQuery,
     ) -> BoxStream<'_, Result<HistoryCursorPage, Error<ListBridgeHistoryCursorError>>> {
-        let start = match query.page_token.clone() {
-            Some(token) => Cursor::Next(token),
-            None => Cursor::First,
-        };
-        stream::try_unfold((start, query), move |(cursor, mut query)| async move {
-            query.page_token = match cursor {
-                Cursor::Done => return Ok(None),
-                Cursor::First => None,
-                Cursor::Next(token) => Some(token),
-            };
-            let page = self.list_bridge_history_cursor(&query).await?;
-            let next = match &page.next_page_token {
-                Some(token) => Cursor::Next(token.clone()),
-                None => Cursor::Done,
-            };
-            Ok(Some((page, (next, query))))
-        })
-        .boxed()
+        token_pages(
+            query,
+            |query| &mut query.page_token,
+            |page| page.next_page_token.clone(),
+            move |query| async move { self.list_bridge_history_cursor(&query).await },
+        )
     }
 
     /// Every bridge record of the cursor history, across pages.
