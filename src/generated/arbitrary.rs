@@ -79,20 +79,20 @@ impl Arbitrary for PostBridgeData {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< PostBridgeExtended > ().prop_map(PostBridgeData::Extended)
-                    .boxed(), any::< PostBridgePartnerBtcfi > ()
-                    .prop_map(PostBridgeData::Partnerbtcfi).boxed(), any::<
+                    any:: < PostBridgeExtended > ().prop_map(PostBridgeData::Extended)
+                    .boxed(), any:: < PostBridgePartnerBtcfi > ()
+                    .prop_map(PostBridgeData::Partnerbtcfi).boxed(), any:: <
                     PostBridgePartnerWrap > ().prop_map(PostBridgeData::Partnerwrap)
-                    .boxed(), any::< PostBridgePartnerWrapSandbox > ()
-                    .prop_map(PostBridgeData::Partnerwrapsandbox).boxed(), any::<
+                    .boxed(), any:: < PostBridgePartnerWrapSandbox > ()
+                    .prop_map(PostBridgeData::Partnerwrapsandbox).boxed(), any:: <
                     PostBridgePartnerBtcfiV2 > ()
-                    .prop_map(PostBridgeData::Partnerbtcfiv2).boxed(), any::<
+                    .prop_map(PostBridgeData::Partnerbtcfiv2).boxed(), any:: <
                     PostBridgePartnerV3Supply > ()
-                    .prop_map(PostBridgeData::Partnerv3supply).boxed(), any::<
+                    .prop_map(PostBridgeData::Partnerv3supply).boxed(), any:: <
                     PostBridgePartnerFoundationDeposit > ()
-                    .prop_map(PostBridgeData::Partnerfoundationdeposit).boxed(), any::<
+                    .prop_map(PostBridgeData::Partnerfoundationdeposit).boxed(), any:: <
                     PostBridgePartnerDeposit1 > ()
-                    .prop_map(PostBridgeData::Partnerdeposit1).boxed(), any::<
+                    .prop_map(PostBridgeData::Partnerdeposit1).boxed(), any:: <
                     PostBridgePartnerDeposit2 > ()
                     .prop_map(PostBridgeData::Partnerdeposit2).boxed()
                 ],
@@ -478,9 +478,9 @@ impl Arbitrary for QuoteResponse {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< BridgeQuote > ().prop_map(QuoteResponse::Bridge).boxed(),
-                    any::< BridgeSwapQuote > ().prop_map(QuoteResponse::BridgeSwap)
-                    .boxed(), any::< DepositAddressBridgeQuote > ()
+                    any:: < BridgeQuote > ().prop_map(QuoteResponse::Bridge).boxed(),
+                    any:: < BridgeSwapQuote > ().prop_map(QuoteResponse::BridgeSwap)
+                    .boxed(), any:: < DepositAddressBridgeQuote > ()
                     .prop_map(QuoteResponse::DepositAddressBridge).boxed()
                 ],
             )
@@ -947,9 +947,9 @@ impl Arbitrary for BridgeRecord {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< BridgeRecordBridge > ().prop_map(BridgeRecord::Bridge)
-                    .boxed(), any::< BridgeRecordBridgeSwap > ()
-                    .prop_map(BridgeRecord::BridgeSwap).boxed(), any::<
+                    any:: < BridgeRecordBridge > ().prop_map(BridgeRecord::Bridge)
+                    .boxed(), any:: < BridgeRecordBridgeSwap > ()
+                    .prop_map(BridgeRecord::BridgeSwap).boxed(), any:: <
                     BridgeRecordDepositAddressBridge > ()
                     .prop_map(BridgeRecord::DepositAddressBridge).boxed()
                 ],
@@ -1246,15 +1246,15 @@ impl Arbitrary for BridgeState {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< StatePending > ().prop_map(BridgeState::Pending).boxed(),
-                    any::< StatePendingConfirmation > ()
-                    .prop_map(BridgeState::PendingConfirmation).boxed(), any::<
+                    any:: < StatePending > ().prop_map(BridgeState::Pending).boxed(),
+                    any:: < StatePendingConfirmation > ()
+                    .prop_map(BridgeState::PendingConfirmation).boxed(), any:: <
                     StateDepositAccepted > ().prop_map(BridgeState::DepositAccepted)
-                    .boxed(), any::< StateAccepted > ().prop_map(BridgeState::Accepted)
-                    .boxed(), any::< StateExecuted > ().prop_map(BridgeState::Executed)
-                    .boxed(), any::< StateCancelled > ().prop_map(BridgeState::Cancelled)
-                    .boxed(), any::< StateFailed > ().prop_map(BridgeState::Failed)
-                    .boxed()
+                    .boxed(), any:: < StateAccepted > ().prop_map(BridgeState::Accepted)
+                    .boxed(), any:: < StateExecuted > ().prop_map(BridgeState::Executed)
+                    .boxed(), any:: < StateCancelled > ()
+                    .prop_map(BridgeState::Cancelled).boxed(), any:: < StateFailed > ()
+                    .prop_map(BridgeState::Failed).boxed()
                 ],
             )
             .boxed()
@@ -1266,20 +1266,20 @@ impl Arbitrary for BridgeSwapState {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< StatePending > ().prop_map(BridgeSwapState::Pending).boxed(),
-                    any::< StatePendingConfirmation > ()
-                    .prop_map(BridgeSwapState::PendingConfirmation).boxed(), any::<
+                    any:: < StatePending > ().prop_map(BridgeSwapState::Pending).boxed(),
+                    any:: < StatePendingConfirmation > ()
+                    .prop_map(BridgeSwapState::PendingConfirmation).boxed(), any:: <
                     StateDepositAccepted > ().prop_map(BridgeSwapState::DepositAccepted)
-                    .boxed(), any::< StateAccepted > ()
-                    .prop_map(BridgeSwapState::Accepted).boxed(), any::< StateExecuted >
-                    ().prop_map(BridgeSwapState::Executed).boxed(), any::< StateCancelled
-                    > ().prop_map(BridgeSwapState::Cancelled).boxed(), any::<
-                    StateSwapFailed > ().prop_map(BridgeSwapState::SwapFailed).boxed(),
-                    any::< StateSwapFailedRefunded > ()
-                    .prop_map(BridgeSwapState::SwapFailedRefunded).boxed(), any::<
+                    .boxed(), any:: < StateAccepted > ()
+                    .prop_map(BridgeSwapState::Accepted).boxed(), any:: < StateExecuted >
+                    ().prop_map(BridgeSwapState::Executed).boxed(), any:: <
+                    StateCancelled > ().prop_map(BridgeSwapState::Cancelled).boxed(),
+                    any:: < StateSwapFailed > ().prop_map(BridgeSwapState::SwapFailed)
+                    .boxed(), any:: < StateSwapFailedRefunded > ()
+                    .prop_map(BridgeSwapState::SwapFailedRefunded).boxed(), any:: <
                     StateDepositReceivedAfterGracePeriod > ()
                     .prop_map(BridgeSwapState::DepositReceivedAfterGracePeriod).boxed(),
-                    any::< StateDepositReceivedAfterGracePeriodRefunded > ()
+                    any:: < StateDepositReceivedAfterGracePeriodRefunded > ()
                     .prop_map(BridgeSwapState::DepositReceivedAfterGracePeriodRefunded)
                     .boxed()
                 ],
@@ -1293,16 +1293,16 @@ impl Arbitrary for DepositAddressBridgeState {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< DepositAddressStatePending > ()
-                    .prop_map(DepositAddressBridgeState::Pending).boxed(), any::<
+                    any:: < DepositAddressStatePending > ()
+                    .prop_map(DepositAddressBridgeState::Pending).boxed(), any:: <
                     DepositAddressStatePendingConfirmation > ()
                     .prop_map(DepositAddressBridgeState::PendingConfirmation).boxed(),
-                    any::< DepositAddressStateDepositAccepted > ()
-                    .prop_map(DepositAddressBridgeState::DepositAccepted).boxed(), any::<
-                    DepositAddressStateAccepted > ()
-                    .prop_map(DepositAddressBridgeState::Accepted).boxed(), any::<
+                    any:: < DepositAddressStateDepositAccepted > ()
+                    .prop_map(DepositAddressBridgeState::DepositAccepted).boxed(), any::
+                    < DepositAddressStateAccepted > ()
+                    .prop_map(DepositAddressBridgeState::Accepted).boxed(), any:: <
                     DepositAddressStateExecuted > ()
-                    .prop_map(DepositAddressBridgeState::Executed).boxed(), any::<
+                    .prop_map(DepositAddressBridgeState::Executed).boxed(), any:: <
                     DepositAddressStateFailed > ()
                     .prop_map(DepositAddressBridgeState::Failed).boxed()
                 ],
@@ -2261,7 +2261,7 @@ impl Arbitrary for StringOrNumber {
         proptest::strategy::Union::new(
                 vec![
                     ("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}")
-                    .prop_map(StringOrNumber::String).boxed(), (any::< crate
+                    .prop_map(StringOrNumber::String).boxed(), (any:: < crate
                     ::DecimalNumber > ()).prop_map(StringOrNumber::Number).boxed()
                 ],
             )
@@ -2401,7 +2401,7 @@ impl Arbitrary for ChainMetadata {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< StellarChainMetadata > ().prop_map(ChainMetadata::Stellar)
+                    any:: < StellarChainMetadata > ().prop_map(ChainMetadata::Stellar)
                     .boxed()
                 ],
             )
@@ -2591,11 +2591,11 @@ impl Arbitrary for LastBridgeStatus {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< LastBridgeRejected > ().prop_map(LastBridgeStatus::Rejected)
-                    .boxed(), any::< LastBridgeRetrying > ()
-                    .prop_map(LastBridgeStatus::Retrying).boxed(), any::<
+                    any:: < LastBridgeRejected > ().prop_map(LastBridgeStatus::Rejected)
+                    .boxed(), any:: < LastBridgeRetrying > ()
+                    .prop_map(LastBridgeStatus::Retrying).boxed(), any:: <
                     LastBridgeAccepted > ().prop_map(LastBridgeStatus::Accepted).boxed(),
-                    any::< LastBridgeExecuted > ().prop_map(LastBridgeStatus::Executed)
+                    any:: < LastBridgeExecuted > ().prop_map(LastBridgeStatus::Executed)
                     .boxed()
                 ],
             )
@@ -2742,31 +2742,31 @@ impl Arbitrary for WebhookEvent {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< BridgePendingEvent > ().prop_map(WebhookEvent::BridgePending)
-                    .boxed(), any::< BridgeAcceptedEvent > ()
-                    .prop_map(WebhookEvent::BridgeAccepted).boxed(), any::<
+                    any:: < BridgePendingEvent > ().prop_map(WebhookEvent::BridgePending)
+                    .boxed(), any:: < BridgeAcceptedEvent > ()
+                    .prop_map(WebhookEvent::BridgeAccepted).boxed(), any:: <
                     BridgeCancelledEvent > ().prop_map(WebhookEvent::BridgeCancelled)
-                    .boxed(), any::< BridgeExecutedEvent > ()
-                    .prop_map(WebhookEvent::BridgeExecuted).boxed(), any::<
+                    .boxed(), any:: < BridgeExecutedEvent > ()
+                    .prop_map(WebhookEvent::BridgeExecuted).boxed(), any:: <
                     BridgeRefundedEvent > ().prop_map(WebhookEvent::BridgeRefunded)
-                    .boxed(), any::< DepositAddressCreatedEvent > ()
-                    .prop_map(WebhookEvent::DepositAddressCreated).boxed(), any::<
+                    .boxed(), any:: < DepositAddressCreatedEvent > ()
+                    .prop_map(WebhookEvent::DepositAddressCreated).boxed(), any:: <
                     DepositAddressDepositDetectedEvent > ()
-                    .prop_map(WebhookEvent::DepositAddressDepositDetected).boxed(),
-                    any::< DepositAddressDepositConfirmingEvent > ()
+                    .prop_map(WebhookEvent::DepositAddressDepositDetected).boxed(), any::
+                    < DepositAddressDepositConfirmingEvent > ()
                     .prop_map(WebhookEvent::DepositAddressDepositConfirming).boxed(),
-                    any::< DepositAddressBridgeRejectedEvent > ()
-                    .prop_map(WebhookEvent::DepositAddressBridgeRejected).boxed(), any::<
-                    DepositAddressBridgeDelayedEvent > ()
-                    .prop_map(WebhookEvent::DepositAddressBridgeDelayed).boxed(), any::<
+                    any:: < DepositAddressBridgeRejectedEvent > ()
+                    .prop_map(WebhookEvent::DepositAddressBridgeRejected).boxed(), any::
+                    < DepositAddressBridgeDelayedEvent > ()
+                    .prop_map(WebhookEvent::DepositAddressBridgeDelayed).boxed(), any:: <
                     RoutingDepositAddressCreatedEvent > ()
-                    .prop_map(WebhookEvent::RoutingDepositAddressCreated).boxed(), any::<
-                    RoutingDepositAddressBridgeRejectedEvent > ()
+                    .prop_map(WebhookEvent::RoutingDepositAddressCreated).boxed(), any::
+                    < RoutingDepositAddressBridgeRejectedEvent > ()
                     .prop_map(WebhookEvent::RoutingDepositAddressBridgeRejected).boxed(),
-                    any::< RoutingDepositAddressBridgeDelayedEvent > ()
+                    any:: < RoutingDepositAddressBridgeDelayedEvent > ()
                     .prop_map(WebhookEvent::RoutingDepositAddressBridgeDelayed).boxed(),
-                    any::< CompletedSdaRefundEvent > ()
-                    .prop_map(WebhookEvent::SdaRefundCompleted).boxed(), any::<
+                    any:: < CompletedSdaRefundEvent > ()
+                    .prop_map(WebhookEvent::SdaRefundCompleted).boxed(), any:: <
                     WebhookTestEvent > ().prop_map(WebhookEvent::WebhookTest).boxed()
                 ],
             )
@@ -2779,8 +2779,8 @@ impl Arbitrary for BridgePendingEvent {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< BridgePendingBridgeEvent > ()
-                    .prop_map(BridgePendingEvent::Bridge).boxed(), any::<
+                    any:: < BridgePendingBridgeEvent > ()
+                    .prop_map(BridgePendingEvent::Bridge).boxed(), any:: <
                     BridgePendingBridgeSwapEvent > ()
                     .prop_map(BridgePendingEvent::BridgeSwap).boxed()
                 ],
@@ -3118,10 +3118,10 @@ impl Arbitrary for BridgeAcceptedEvent {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< BridgeAcceptedBridgeEvent > ()
-                    .prop_map(BridgeAcceptedEvent::Bridge).boxed(), any::<
+                    any:: < BridgeAcceptedBridgeEvent > ()
+                    .prop_map(BridgeAcceptedEvent::Bridge).boxed(), any:: <
                     BridgeAcceptedBridgeSwapEvent > ()
-                    .prop_map(BridgeAcceptedEvent::BridgeSwap).boxed(), any::<
+                    .prop_map(BridgeAcceptedEvent::BridgeSwap).boxed(), any:: <
                     BridgeAcceptedDepositAddressBridgeEvent > ()
                     .prop_map(BridgeAcceptedEvent::DepositAddressBridge).boxed()
                 ],
@@ -3712,8 +3712,8 @@ impl Arbitrary for BridgeCancelledEvent {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< BridgeCancelledBridgeEvent > ()
-                    .prop_map(BridgeCancelledEvent::Bridge).boxed(), any::<
+                    any:: < BridgeCancelledBridgeEvent > ()
+                    .prop_map(BridgeCancelledEvent::Bridge).boxed(), any:: <
                     BridgeCancelledBridgeSwapEvent > ()
                     .prop_map(BridgeCancelledEvent::BridgeSwap).boxed()
                 ],
@@ -4037,10 +4037,10 @@ impl Arbitrary for BridgeExecutedEvent {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< BridgeExecutedBridgeEvent > ()
-                    .prop_map(BridgeExecutedEvent::Bridge).boxed(), any::<
+                    any:: < BridgeExecutedBridgeEvent > ()
+                    .prop_map(BridgeExecutedEvent::Bridge).boxed(), any:: <
                     BridgeExecutedBridgeSwapEvent > ()
-                    .prop_map(BridgeExecutedEvent::BridgeSwap).boxed(), any::<
+                    .prop_map(BridgeExecutedEvent::BridgeSwap).boxed(), any:: <
                     BridgeExecutedDepositAddressBridgeEvent > ()
                     .prop_map(BridgeExecutedEvent::DepositAddressBridge).boxed()
                 ],
@@ -5342,15 +5342,15 @@ impl Arbitrary for RoutingMatcher {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< RoutingMatcherSentToken > ()
-                    .prop_map(RoutingMatcher::SentToken).boxed(), any::<
+                    any:: < RoutingMatcherSentToken > ()
+                    .prop_map(RoutingMatcher::SentToken).boxed(), any:: <
                     RoutingMatcherSender > ().prop_map(RoutingMatcher::Sender).boxed(),
-                    any::< RoutingMatcherDepositChain > ()
-                    .prop_map(RoutingMatcher::DepositChain).boxed(), any::<
+                    any:: < RoutingMatcherDepositChain > ()
+                    .prop_map(RoutingMatcher::DepositChain).boxed(), any:: <
                     RoutingMatcherSentAmountUsdLowerThan > ()
-                    .prop_map(RoutingMatcher::SentAmountUsdLowerThan).boxed(), any::<
+                    .prop_map(RoutingMatcher::SentAmountUsdLowerThan).boxed(), any:: <
                     RoutingMatcherSentAmountUsdGreaterThan > ()
-                    .prop_map(RoutingMatcher::SentAmountUsdGreaterThan).boxed(), any::<
+                    .prop_map(RoutingMatcher::SentAmountUsdGreaterThan).boxed(), any:: <
                     RoutingMatcherSentAmountUsdBetween > ()
                     .prop_map(RoutingMatcher::SentAmountUsdBetween).boxed()
                 ],
@@ -5527,9 +5527,9 @@ impl Arbitrary for RoutingAction {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< RoutingActionBridge > ().prop_map(RoutingAction::Bridge)
-                    .boxed(), any::< RoutingActionBridgeSwap > ()
-                    .prop_map(RoutingAction::BridgeSwap).boxed(), any::<
+                    any:: < RoutingActionBridge > ().prop_map(RoutingAction::Bridge)
+                    .boxed(), any:: < RoutingActionBridgeSwap > ()
+                    .prop_map(RoutingAction::BridgeSwap).boxed(), any:: <
                     RoutingActionComposite > ().prop_map(RoutingAction::Composite)
                     .boxed()
                 ],
@@ -5621,10 +5621,10 @@ impl Arbitrary for RoutingCompositeStep {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< RoutingActionBridge > ()
-                    .prop_map(RoutingCompositeStep::Bridge).boxed(), any::<
+                    any:: < RoutingActionBridge > ()
+                    .prop_map(RoutingCompositeStep::Bridge).boxed(), any:: <
                     RoutingActionBridgeSwap > ()
-                    .prop_map(RoutingCompositeStep::BridgeSwap).boxed(), any::<
+                    .prop_map(RoutingCompositeStep::BridgeSwap).boxed(), any:: <
                     RoutingPostBridgeAction > ()
                     .prop_map(RoutingCompositeStep::PostBridgeAction).boxed()
                 ],
@@ -5879,8 +5879,8 @@ impl Arbitrary for SdaRefundTrigger {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< SdaRefundUnsupportedToken > ()
-                    .prop_map(SdaRefundTrigger::UnsupportedToken).boxed(), any::<
+                    any:: < SdaRefundUnsupportedToken > ()
+                    .prop_map(SdaRefundTrigger::UnsupportedToken).boxed(), any:: <
                     SdaRefundRejectedBridge > ()
                     .prop_map(SdaRefundTrigger::RejectedBridge).boxed()
                 ],
@@ -6059,9 +6059,9 @@ impl Arbitrary for CancelBridgeUnprocessable {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< CannotCancelBridge > ()
+                    any:: < CannotCancelBridge > ()
                     .prop_map(CancelBridgeUnprocessable::CannotCancelBridge).boxed(),
-                    any::< InvalidRequest > ()
+                    any:: < InvalidRequest > ()
                     .prop_map(CancelBridgeUnprocessable::InvalidRequest).boxed()
                 ],
             )
@@ -6326,12 +6326,12 @@ impl Arbitrary for TokenConfigBadRequest {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< HttpApiDecodeError > ()
-                    .prop_map(TokenConfigBadRequest::HttpApiDecodeError).boxed(), any::<
+                    any:: < HttpApiDecodeError > ()
+                    .prop_map(TokenConfigBadRequest::HttpApiDecodeError).boxed(), any:: <
                     InvalidTokenForChain > ()
-                    .prop_map(TokenConfigBadRequest::InvalidTokenForChain).boxed(),
-                    any::< InvalidToken > ()
-                    .prop_map(TokenConfigBadRequest::InvalidToken).boxed()
+                    .prop_map(TokenConfigBadRequest::InvalidTokenForChain).boxed(), any::
+                    < InvalidToken > ().prop_map(TokenConfigBadRequest::InvalidToken)
+                    .boxed()
                 ],
             )
             .boxed()
@@ -6493,11 +6493,11 @@ impl Arbitrary for DepositAddressHistoryUnprocessable {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< InvalidRequest > ()
+                    any:: < InvalidRequest > ()
                     .prop_map(DepositAddressHistoryUnprocessable::InvalidRequest)
-                    .boxed(), any::< DepositAddressNotFound > ()
+                    .boxed(), any:: < DepositAddressNotFound > ()
                     .prop_map(DepositAddressHistoryUnprocessable::DepositAddressNotFound)
-                    .boxed(), any::< InvalidDateRange > ()
+                    .boxed(), any:: < InvalidDateRange > ()
                     .prop_map(DepositAddressHistoryUnprocessable::InvalidDateRange)
                     .boxed()
                 ],
@@ -6530,8 +6530,8 @@ impl Arbitrary for DepositAddressHistoryEntry {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< DepositAddressHistoryRejected > ()
-                    .prop_map(DepositAddressHistoryEntry::Rejected).boxed(), any::<
+                    any:: < DepositAddressHistoryRejected > ()
+                    .prop_map(DepositAddressHistoryEntry::Rejected).boxed(), any:: <
                     DepositAddressHistoryAccepted > ()
                     .prop_map(DepositAddressHistoryEntry::Accepted).boxed()
                 ],
@@ -6725,11 +6725,11 @@ impl Arbitrary for SupportedTokensUnprocessable {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< DepositAddressChainsNotSupported > ()
+                    any:: < DepositAddressChainsNotSupported > ()
                     .prop_map(SupportedTokensUnprocessable::DepositAddressChainsNotSupported)
-                    .boxed(), any::< DepositAddressNoBridgableTokens > ()
+                    .boxed(), any:: < DepositAddressNoBridgableTokens > ()
                     .prop_map(SupportedTokensUnprocessable::DepositAddressNoBridgableTokens)
-                    .boxed(), any::< DepositAddressTokenOutNotSupported > ()
+                    .boxed(), any:: < DepositAddressTokenOutNotSupported > ()
                     .prop_map(SupportedTokensUnprocessable::DepositAddressTokenOutNotSupported)
                     .boxed()
                 ],
@@ -6764,8 +6764,8 @@ impl Arbitrary for TotalLimit {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< TotalLimited > ().prop_map(TotalLimit::Limited).boxed(),
-                    any::< Unlimited > ().prop_map(TotalLimit::Unlimited).boxed()
+                    any:: < TotalLimited > ().prop_map(TotalLimit::Limited).boxed(),
+                    any:: < Unlimited > ().prop_map(TotalLimit::Unlimited).boxed()
                 ],
             )
             .boxed()
@@ -6777,8 +6777,8 @@ impl Arbitrary for WindowLimit {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< WindowLimited > ().prop_map(WindowLimit::Limited).boxed(),
-                    any::< Unlimited > ().prop_map(WindowLimit::Unlimited).boxed()
+                    any:: < WindowLimited > ().prop_map(WindowLimit::Limited).boxed(),
+                    any:: < Unlimited > ().prop_map(WindowLimit::Unlimited).boxed()
                 ],
             )
             .boxed()
@@ -7140,9 +7140,9 @@ impl Arbitrary for PropertyKey {
         proptest::strategy::Union::new(
                 vec![
                     ("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}")
-                    .prop_map(PropertyKey::String).boxed(), (any::< crate ::DecimalNumber
-                    > ()).prop_map(PropertyKey::Number).boxed(), (any::< SymbolKey > ())
-                    .prop_map(PropertyKey::SymbolKey).boxed()
+                    .prop_map(PropertyKey::String).boxed(), (any:: < crate
+                    ::DecimalNumber > ()).prop_map(PropertyKey::Number).boxed(), (any:: <
+                    SymbolKey > ()).prop_map(PropertyKey::SymbolKey).boxed()
                 ],
             )
             .boxed()
@@ -7170,8 +7170,8 @@ impl Arbitrary for BadRequest {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< HttpApiDecodeError > ()
-                    .prop_map(BadRequest::HttpApiDecodeError).boxed(), any::< InvalidJwt
+                    any:: < HttpApiDecodeError > ()
+                    .prop_map(BadRequest::HttpApiDecodeError).boxed(), any:: < InvalidJwt
                     > ().prop_map(BadRequest::InvalidJwt).boxed()
                 ],
             )
@@ -7873,8 +7873,8 @@ impl Arbitrary for DepositAddressLimit {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< CountLimitExceeded > ()
-                    .prop_map(DepositAddressLimit::CountLimitExceeded).boxed(), any::<
+                    any:: < CountLimitExceeded > ()
+                    .prop_map(DepositAddressLimit::CountLimitExceeded).boxed(), any:: <
                     WindowLimitExceeded > ()
                     .prop_map(DepositAddressLimit::WindowLimitExceeded).boxed()
                 ],
@@ -7943,8 +7943,8 @@ impl Arbitrary for Unavailable {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< ServiceUnavailable > ()
-                    .prop_map(Unavailable::ServiceUnavailable).boxed(), any::<
+                    any:: < ServiceUnavailable > ()
+                    .prop_map(Unavailable::ServiceUnavailable).boxed(), any:: <
                     EndpointDisabledError > ()
                     .prop_map(Unavailable::EndpointDisabledError).boxed()
                 ],
@@ -8061,19 +8061,19 @@ impl Arbitrary for QuoteBridgeUnprocessable {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< InvalidRequest > ()
-                    .prop_map(QuoteBridgeUnprocessable::InvalidRequest).boxed(), any::<
+                    any:: < InvalidRequest > ()
+                    .prop_map(QuoteBridgeUnprocessable::InvalidRequest).boxed(), any:: <
                     WithdrawLimitReached > ()
                     .prop_map(QuoteBridgeUnprocessable::WithdrawLimitReached).boxed(),
-                    any::< DepositLimitReached > ()
+                    any:: < DepositLimitReached > ()
                     .prop_map(QuoteBridgeUnprocessable::DepositLimitReached).boxed(),
-                    any::< GasBoostGreaterThanReceiveAmount > ()
+                    any:: < GasBoostGreaterThanReceiveAmount > ()
                     .prop_map(QuoteBridgeUnprocessable::GasBoostGreaterThanReceiveAmount)
-                    .boxed(), any::< NegativeReceiveAmount > ()
+                    .boxed(), any:: < NegativeReceiveAmount > ()
                     .prop_map(QuoteBridgeUnprocessable::NegativeReceiveAmount).boxed(),
-                    any::< SdaDepositLimitExceeded > ()
+                    any:: < SdaDepositLimitExceeded > ()
                     .prop_map(QuoteBridgeUnprocessable::SdaDepositLimitExceeded).boxed(),
-                    any::< SdaDepositBelowMinimum > ()
+                    any:: < SdaDepositBelowMinimum > ()
                     .prop_map(QuoteBridgeUnprocessable::SdaDepositBelowMinimum).boxed()
                 ],
             )
@@ -8086,27 +8086,27 @@ impl Arbitrary for QuoteBridgeSwapUnprocessable {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< InvalidRequest > ()
+                    any:: < InvalidRequest > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::InvalidRequest).boxed(),
-                    any::< WithdrawLimitReached > ()
+                    any:: < WithdrawLimitReached > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::WithdrawLimitReached)
-                    .boxed(), any::< DepositLimitReached > ()
+                    .boxed(), any:: < DepositLimitReached > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::DepositLimitReached).boxed(),
-                    any::< GasBoostGreaterThanReceiveAmount > ()
+                    any:: < GasBoostGreaterThanReceiveAmount > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::GasBoostGreaterThanReceiveAmount)
-                    .boxed(), any::< NegativeReceiveAmount > ()
+                    .boxed(), any:: < NegativeReceiveAmount > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::NegativeReceiveAmount)
-                    .boxed(), any::< SdaDepositLimitExceeded > ()
+                    .boxed(), any:: < SdaDepositLimitExceeded > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::SdaDepositLimitExceeded)
-                    .boxed(), any::< SdaDepositBelowMinimum > ()
+                    .boxed(), any:: < SdaDepositBelowMinimum > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::SdaDepositBelowMinimum)
-                    .boxed(), any::< SameChainSwapNotAvailable > ()
+                    .boxed(), any:: < SameChainSwapNotAvailable > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::SameChainSwapNotAvailable)
-                    .boxed(), any::< NoBridgeTokenFoundError > ()
+                    .boxed(), any:: < NoBridgeTokenFoundError > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::NoBridgeTokenFoundError)
-                    .boxed(), any::< NoCommonBridgeTokensError > ()
+                    .boxed(), any:: < NoCommonBridgeTokensError > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::NoCommonBridgeTokensError)
-                    .boxed(), any::< SwapLimitReached > ()
+                    .boxed(), any:: < SwapLimitReached > ()
                     .prop_map(QuoteBridgeSwapUnprocessable::SwapLimitReached).boxed()
                 ],
             )
@@ -8119,21 +8119,21 @@ impl Arbitrary for DepositAddressCreateUnprocessable {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< DepositAddressChainsNotSupported > ()
+                    any:: < DepositAddressChainsNotSupported > ()
                     .prop_map(DepositAddressCreateUnprocessable::DepositAddressChainsNotSupported)
-                    .boxed(), any::< DepositAddressInvalidDestinationAddress > ()
+                    .boxed(), any:: < DepositAddressInvalidDestinationAddress > ()
                     .prop_map(DepositAddressCreateUnprocessable::DepositAddressInvalidDestinationAddress)
-                    .boxed(), any::< DepositAddressMultipleChainTypesNotAllowed > ()
+                    .boxed(), any:: < DepositAddressMultipleChainTypesNotAllowed > ()
                     .prop_map(DepositAddressCreateUnprocessable::DepositAddressMultipleChainTypesNotAllowed)
-                    .boxed(), any::< DepositAddressNoBridgableTokens > ()
+                    .boxed(), any:: < DepositAddressNoBridgableTokens > ()
                     .prop_map(DepositAddressCreateUnprocessable::DepositAddressNoBridgableTokens)
-                    .boxed(), any::< DepositAddressTokenOutNotSupported > ()
+                    .boxed(), any:: < DepositAddressTokenOutNotSupported > ()
                     .prop_map(DepositAddressCreateUnprocessable::DepositAddressTokenOutNotSupported)
-                    .boxed(), any::< DepositAddressInvalidPostBridgeData > ()
+                    .boxed(), any:: < DepositAddressInvalidPostBridgeData > ()
                     .prop_map(DepositAddressCreateUnprocessable::DepositAddressInvalidPostBridgeData)
-                    .boxed(), any::< DepositAddressInvalidRefundAddress > ()
+                    .boxed(), any:: < DepositAddressInvalidRefundAddress > ()
                     .prop_map(DepositAddressCreateUnprocessable::DepositAddressInvalidRefundAddress)
-                    .boxed(), any::< InvalidRequest > ()
+                    .boxed(), any:: < InvalidRequest > ()
                     .prop_map(DepositAddressCreateUnprocessable::InvalidRequest).boxed()
                 ],
             )
@@ -8146,8 +8146,8 @@ impl Arbitrary for PublicStatusUnprocessable {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         proptest::strategy::Union::new(
                 vec![
-                    any::< InvalidRequest > ()
-                    .prop_map(PublicStatusUnprocessable::InvalidRequest).boxed(), any::<
+                    any:: < InvalidRequest > ()
+                    .prop_map(PublicStatusUnprocessable::InvalidRequest).boxed(), any:: <
                     DepositAddressNotFound > ()
                     .prop_map(PublicStatusUnprocessable::DepositAddressNotFound).boxed()
                 ],

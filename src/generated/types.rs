@@ -580,14 +580,14 @@ impl schemars::JsonSchema for PostBridgeData {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< PostBridgeExtended > (), generator
-            .subschema_for::< PostBridgePartnerBtcfi > (), generator.subschema_for::<
-            PostBridgePartnerWrap > (), generator.subschema_for::<
-            PostBridgePartnerWrapSandbox > (), generator.subschema_for::<
-            PostBridgePartnerBtcfiV2 > (), generator.subschema_for::<
-            PostBridgePartnerV3Supply > (), generator.subschema_for::<
-            PostBridgePartnerFoundationDeposit > (), generator.subschema_for::<
-            PostBridgePartnerDeposit1 > (), generator.subschema_for::<
+            { "oneOf" : [generator.subschema_for:: < PostBridgeExtended > (), generator
+            .subschema_for:: < PostBridgePartnerBtcfi > (), generator.subschema_for:: <
+            PostBridgePartnerWrap > (), generator.subschema_for:: <
+            PostBridgePartnerWrapSandbox > (), generator.subschema_for:: <
+            PostBridgePartnerBtcfiV2 > (), generator.subschema_for:: <
+            PostBridgePartnerV3Supply > (), generator.subschema_for:: <
+            PostBridgePartnerFoundationDeposit > (), generator.subschema_for:: <
+            PostBridgePartnerDeposit1 > (), generator.subschema_for:: <
             PostBridgePartnerDeposit2 > ()] }
         )
     }
@@ -1250,8 +1250,8 @@ impl schemars::JsonSchema for QuoteResponse {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< BridgeQuote > (), generator
-            .subschema_for::< BridgeSwapQuote > (), generator.subschema_for::<
+            { "oneOf" : [generator.subschema_for:: < BridgeQuote > (), generator
+            .subschema_for:: < BridgeSwapQuote > (), generator.subschema_for:: <
             DepositAddressBridgeQuote > ()] }
         )
     }
@@ -1841,8 +1841,8 @@ impl schemars::JsonSchema for BridgeRecord {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< BridgeRecordBridge > (), generator
-            .subschema_for::< BridgeRecordBridgeSwap > (), generator.subschema_for::<
+            { "oneOf" : [generator.subschema_for:: < BridgeRecordBridge > (), generator
+            .subschema_for:: < BridgeRecordBridgeSwap > (), generator.subschema_for:: <
             BridgeRecordDepositAddressBridge > ()] }
         )
     }
@@ -2490,11 +2490,11 @@ impl schemars::JsonSchema for BridgeState {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< StatePending > (), generator
-            .subschema_for::< StatePendingConfirmation > (), generator.subschema_for::<
-            StateDepositAccepted > (), generator.subschema_for::< StateAccepted > (),
-            generator.subschema_for::< StateExecuted > (), generator.subschema_for::<
-            StateCancelled > (), generator.subschema_for::< StateFailed > ()] }
+            { "oneOf" : [generator.subschema_for:: < StatePending > (), generator
+            .subschema_for:: < StatePendingConfirmation > (), generator.subschema_for:: <
+            StateDepositAccepted > (), generator.subschema_for:: < StateAccepted > (),
+            generator.subschema_for:: < StateExecuted > (), generator.subschema_for:: <
+            StateCancelled > (), generator.subschema_for:: < StateFailed > ()] }
         )
     }
 }
@@ -2668,14 +2668,14 @@ impl schemars::JsonSchema for BridgeSwapState {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< StatePending > (), generator
-            .subschema_for::< StatePendingConfirmation > (), generator.subschema_for::<
-            StateDepositAccepted > (), generator.subschema_for::< StateAccepted > (),
-            generator.subschema_for::< StateExecuted > (), generator.subschema_for::<
-            StateCancelled > (), generator.subschema_for::< StateSwapFailed > (),
-            generator.subschema_for::< StateSwapFailedRefunded > (), generator
-            .subschema_for::< StateDepositReceivedAfterGracePeriod > (), generator
-            .subschema_for::< StateDepositReceivedAfterGracePeriodRefunded > ()] }
+            { "oneOf" : [generator.subschema_for:: < StatePending > (), generator
+            .subschema_for:: < StatePendingConfirmation > (), generator.subschema_for:: <
+            StateDepositAccepted > (), generator.subschema_for:: < StateAccepted > (),
+            generator.subschema_for:: < StateExecuted > (), generator.subschema_for:: <
+            StateCancelled > (), generator.subschema_for:: < StateSwapFailed > (),
+            generator.subschema_for:: < StateSwapFailedRefunded > (), generator
+            .subschema_for:: < StateDepositReceivedAfterGracePeriod > (), generator
+            .subschema_for:: < StateDepositReceivedAfterGracePeriodRefunded > ()] }
         )
     }
 }
@@ -2801,12 +2801,12 @@ impl schemars::JsonSchema for DepositAddressBridgeState {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< DepositAddressStatePending > (),
-            generator.subschema_for::< DepositAddressStatePendingConfirmation > (),
-            generator.subschema_for::< DepositAddressStateDepositAccepted > (), generator
-            .subschema_for::< DepositAddressStateAccepted > (), generator
-            .subschema_for::< DepositAddressStateExecuted > (), generator
-            .subschema_for::< DepositAddressStateFailed > ()] }
+            { "oneOf" : [generator.subschema_for:: < DepositAddressStatePending > (),
+            generator.subschema_for:: < DepositAddressStatePendingConfirmation > (),
+            generator.subschema_for:: < DepositAddressStateDepositAccepted > (),
+            generator.subschema_for:: < DepositAddressStateAccepted > (), generator
+            .subschema_for:: < DepositAddressStateExecuted > (), generator
+            .subschema_for:: < DepositAddressStateFailed > ()] }
         )
     }
 }
@@ -4294,8 +4294,8 @@ impl schemars::JsonSchema for StringOrNumber {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< String > (), generator
-            .subschema_for::< crate ::DecimalNumber > ()] }
+            { "oneOf" : [generator.subschema_for:: < String > (), generator
+            .subschema_for:: < crate ::DecimalNumber > ()] }
         )
     }
 }
@@ -4496,7 +4496,7 @@ impl schemars::JsonSchema for ChainMetadata {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< StellarChainMetadata > ()] }
+            { "oneOf" : [generator.subschema_for:: < StellarChainMetadata > ()] }
         )
     }
 }
@@ -4791,9 +4791,9 @@ impl schemars::JsonSchema for LastBridgeStatus {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< LastBridgeRejected > (), generator
-            .subschema_for::< LastBridgeRetrying > (), generator.subschema_for::<
-            LastBridgeAccepted > (), generator.subschema_for::< LastBridgeExecuted > ()]
+            { "oneOf" : [generator.subschema_for:: < LastBridgeRejected > (), generator
+            .subschema_for:: < LastBridgeRetrying > (), generator.subschema_for:: <
+            LastBridgeAccepted > (), generator.subschema_for:: < LastBridgeExecuted > ()]
             }
         )
     }
@@ -5248,19 +5248,19 @@ impl schemars::JsonSchema for WebhookEvent {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< BridgePendingEvent > (), generator
-            .subschema_for::< BridgeAcceptedEvent > (), generator.subschema_for::<
-            BridgeCancelledEvent > (), generator.subschema_for::< BridgeExecutedEvent >
-            (), generator.subschema_for::< BridgeRefundedEvent > (), generator
-            .subschema_for::< DepositAddressCreatedEvent > (), generator.subschema_for::<
-            DepositAddressDepositDetectedEvent > (), generator.subschema_for::<
-            DepositAddressDepositConfirmingEvent > (), generator.subschema_for::<
-            DepositAddressBridgeRejectedEvent > (), generator.subschema_for::<
-            DepositAddressBridgeDelayedEvent > (), generator.subschema_for::<
-            RoutingDepositAddressCreatedEvent > (), generator.subschema_for::<
-            RoutingDepositAddressBridgeRejectedEvent > (), generator.subschema_for::<
-            RoutingDepositAddressBridgeDelayedEvent > (), generator.subschema_for::<
-            CompletedSdaRefundEvent > (), generator.subschema_for::< WebhookTestEvent >
+            { "oneOf" : [generator.subschema_for:: < BridgePendingEvent > (), generator
+            .subschema_for:: < BridgeAcceptedEvent > (), generator.subschema_for:: <
+            BridgeCancelledEvent > (), generator.subschema_for:: < BridgeExecutedEvent >
+            (), generator.subschema_for:: < BridgeRefundedEvent > (), generator
+            .subschema_for:: < DepositAddressCreatedEvent > (), generator.subschema_for::
+            < DepositAddressDepositDetectedEvent > (), generator.subschema_for:: <
+            DepositAddressDepositConfirmingEvent > (), generator.subschema_for:: <
+            DepositAddressBridgeRejectedEvent > (), generator.subschema_for:: <
+            DepositAddressBridgeDelayedEvent > (), generator.subschema_for:: <
+            RoutingDepositAddressCreatedEvent > (), generator.subschema_for:: <
+            RoutingDepositAddressBridgeRejectedEvent > (), generator.subschema_for:: <
+            RoutingDepositAddressBridgeDelayedEvent > (), generator.subschema_for:: <
+            CompletedSdaRefundEvent > (), generator.subschema_for:: < WebhookTestEvent >
             ()] }
         )
     }
@@ -5336,8 +5336,8 @@ impl schemars::JsonSchema for BridgePendingEvent {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< BridgePendingBridgeEvent > (),
-            generator.subschema_for::< BridgePendingBridgeSwapEvent > ()] }
+            { "oneOf" : [generator.subschema_for:: < BridgePendingBridgeEvent > (),
+            generator.subschema_for:: < BridgePendingBridgeSwapEvent > ()] }
         )
     }
 }
@@ -5857,9 +5857,9 @@ impl schemars::JsonSchema for BridgeAcceptedEvent {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< BridgeAcceptedBridgeEvent > (),
-            generator.subschema_for::< BridgeAcceptedBridgeSwapEvent > (), generator
-            .subschema_for::< BridgeAcceptedDepositAddressBridgeEvent > ()] }
+            { "oneOf" : [generator.subschema_for:: < BridgeAcceptedBridgeEvent > (),
+            generator.subschema_for:: < BridgeAcceptedBridgeSwapEvent > (), generator
+            .subschema_for:: < BridgeAcceptedDepositAddressBridgeEvent > ()] }
         )
     }
 }
@@ -6735,8 +6735,8 @@ impl schemars::JsonSchema for BridgeCancelledEvent {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< BridgeCancelledBridgeEvent > (),
-            generator.subschema_for::< BridgeCancelledBridgeSwapEvent > ()] }
+            { "oneOf" : [generator.subschema_for:: < BridgeCancelledBridgeEvent > (),
+            generator.subschema_for:: < BridgeCancelledBridgeSwapEvent > ()] }
         )
     }
 }
@@ -7190,9 +7190,9 @@ impl schemars::JsonSchema for BridgeExecutedEvent {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< BridgeExecutedBridgeEvent > (),
-            generator.subschema_for::< BridgeExecutedBridgeSwapEvent > (), generator
-            .subschema_for::< BridgeExecutedDepositAddressBridgeEvent > ()] }
+            { "oneOf" : [generator.subschema_for:: < BridgeExecutedBridgeEvent > (),
+            generator.subschema_for:: < BridgeExecutedBridgeSwapEvent > (), generator
+            .subschema_for:: < BridgeExecutedDepositAddressBridgeEvent > ()] }
         )
     }
 }
@@ -8953,11 +8953,11 @@ impl schemars::JsonSchema for RoutingMatcher {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< RoutingMatcherSentToken > (),
-            generator.subschema_for::< RoutingMatcherSender > (), generator
-            .subschema_for::< RoutingMatcherDepositChain > (), generator.subschema_for::<
-            RoutingMatcherSentAmountUsdLowerThan > (), generator.subschema_for::<
-            RoutingMatcherSentAmountUsdGreaterThan > (), generator.subschema_for::<
+            { "oneOf" : [generator.subschema_for:: < RoutingMatcherSentToken > (),
+            generator.subschema_for:: < RoutingMatcherSender > (), generator
+            .subschema_for:: < RoutingMatcherDepositChain > (), generator.subschema_for::
+            < RoutingMatcherSentAmountUsdLowerThan > (), generator.subschema_for:: <
+            RoutingMatcherSentAmountUsdGreaterThan > (), generator.subschema_for:: <
             RoutingMatcherSentAmountUsdBetween > ()] }
         )
     }
@@ -9336,8 +9336,8 @@ impl schemars::JsonSchema for RoutingAction {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< RoutingActionBridge > (), generator
-            .subschema_for::< RoutingActionBridgeSwap > (), generator.subschema_for::<
+            { "oneOf" : [generator.subschema_for:: < RoutingActionBridge > (), generator
+            .subschema_for:: < RoutingActionBridgeSwap > (), generator.subschema_for:: <
             RoutingActionComposite > ()] }
         )
     }
@@ -9578,8 +9578,8 @@ impl schemars::JsonSchema for RoutingCompositeStep {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< RoutingActionBridge > (), generator
-            .subschema_for::< RoutingActionBridgeSwap > (), generator.subschema_for::<
+            { "oneOf" : [generator.subschema_for:: < RoutingActionBridge > (), generator
+            .subschema_for:: < RoutingActionBridgeSwap > (), generator.subschema_for:: <
             RoutingPostBridgeAction > ()] }
         )
     }
@@ -10005,8 +10005,8 @@ impl schemars::JsonSchema for SdaRefundTrigger {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< SdaRefundUnsupportedToken > (),
-            generator.subschema_for::< SdaRefundRejectedBridge > ()] }
+            { "oneOf" : [generator.subschema_for:: < SdaRefundUnsupportedToken > (),
+            generator.subschema_for:: < SdaRefundRejectedBridge > ()] }
         )
     }
 }
@@ -10382,8 +10382,8 @@ impl schemars::JsonSchema for CancelBridgeUnprocessable {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< CannotCancelBridge > (), generator
-            .subschema_for::< InvalidRequest > ()] }
+            { "oneOf" : [generator.subschema_for:: < CannotCancelBridge > (), generator
+            .subschema_for:: < InvalidRequest > ()] }
         )
     }
 }
@@ -10838,8 +10838,8 @@ impl schemars::JsonSchema for TokenConfigBadRequest {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< HttpApiDecodeError > (), generator
-            .subschema_for::< InvalidTokenForChain > (), generator.subschema_for::<
+            { "oneOf" : [generator.subschema_for:: < HttpApiDecodeError > (), generator
+            .subschema_for:: < InvalidTokenForChain > (), generator.subschema_for:: <
             InvalidToken > ()] }
         )
     }
@@ -11187,8 +11187,8 @@ impl schemars::JsonSchema for DepositAddressHistoryUnprocessable {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< InvalidRequest > (), generator
-            .subschema_for::< DepositAddressNotFound > (), generator.subschema_for::<
+            { "oneOf" : [generator.subschema_for:: < InvalidRequest > (), generator
+            .subschema_for:: < DepositAddressNotFound > (), generator.subschema_for:: <
             InvalidDateRange > ()] }
         )
     }
@@ -11277,8 +11277,8 @@ impl schemars::JsonSchema for DepositAddressHistoryEntry {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< DepositAddressHistoryRejected > (),
-            generator.subschema_for::< DepositAddressHistoryAccepted > ()] }
+            { "oneOf" : [generator.subschema_for:: < DepositAddressHistoryRejected > (),
+            generator.subschema_for:: < DepositAddressHistoryAccepted > ()] }
         )
     }
 }
@@ -11553,9 +11553,9 @@ impl schemars::JsonSchema for SupportedTokensUnprocessable {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< DepositAddressChainsNotSupported >
-            (), generator.subschema_for::< DepositAddressNoBridgableTokens > (),
-            generator.subschema_for::< DepositAddressTokenOutNotSupported > ()] }
+            { "oneOf" : [generator.subschema_for:: < DepositAddressChainsNotSupported >
+            (), generator.subschema_for:: < DepositAddressNoBridgableTokens > (),
+            generator.subschema_for:: < DepositAddressTokenOutNotSupported > ()] }
         )
     }
 }
@@ -11649,8 +11649,8 @@ impl schemars::JsonSchema for TotalLimit {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< TotalLimited > (), generator
-            .subschema_for::< Unlimited > ()] }
+            { "oneOf" : [generator.subschema_for:: < TotalLimited > (), generator
+            .subschema_for:: < Unlimited > ()] }
         )
     }
 }
@@ -11725,8 +11725,8 @@ impl schemars::JsonSchema for WindowLimit {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< WindowLimited > (), generator
-            .subschema_for::< Unlimited > ()] }
+            { "oneOf" : [generator.subschema_for:: < WindowLimited > (), generator
+            .subschema_for:: < Unlimited > ()] }
         )
     }
 }
@@ -12246,8 +12246,8 @@ impl schemars::JsonSchema for PropertyKey {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< String > (), generator
-            .subschema_for::< crate ::DecimalNumber > (), generator.subschema_for::<
+            { "oneOf" : [generator.subschema_for:: < String > (), generator
+            .subschema_for:: < crate ::DecimalNumber > (), generator.subschema_for:: <
             SymbolKey > ()] }
         )
     }
@@ -12366,8 +12366,8 @@ impl schemars::JsonSchema for BadRequest {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< HttpApiDecodeError > (), generator
-            .subschema_for::< InvalidJwt > ()] }
+            { "oneOf" : [generator.subschema_for:: < HttpApiDecodeError > (), generator
+            .subschema_for:: < InvalidJwt > ()] }
         )
     }
 }
@@ -13666,8 +13666,8 @@ impl schemars::JsonSchema for DepositAddressLimit {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< CountLimitExceeded > (), generator
-            .subschema_for::< WindowLimitExceeded > ()] }
+            { "oneOf" : [generator.subschema_for:: < CountLimitExceeded > (), generator
+            .subschema_for:: < WindowLimitExceeded > ()] }
         )
     }
 }
@@ -13849,8 +13849,8 @@ impl schemars::JsonSchema for Unavailable {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< ServiceUnavailable > (), generator
-            .subschema_for::< EndpointDisabledError > ()] }
+            { "oneOf" : [generator.subschema_for:: < ServiceUnavailable > (), generator
+            .subschema_for:: < EndpointDisabledError > ()] }
         )
     }
 }
@@ -14168,12 +14168,12 @@ impl schemars::JsonSchema for QuoteBridgeUnprocessable {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< InvalidRequest > (), generator
-            .subschema_for::< WithdrawLimitReached > (), generator.subschema_for::<
-            DepositLimitReached > (), generator.subschema_for::<
-            GasBoostGreaterThanReceiveAmount > (), generator.subschema_for::<
-            NegativeReceiveAmount > (), generator.subschema_for::<
-            SdaDepositLimitExceeded > (), generator.subschema_for::<
+            { "oneOf" : [generator.subschema_for:: < InvalidRequest > (), generator
+            .subschema_for:: < WithdrawLimitReached > (), generator.subschema_for:: <
+            DepositLimitReached > (), generator.subschema_for:: <
+            GasBoostGreaterThanReceiveAmount > (), generator.subschema_for:: <
+            NegativeReceiveAmount > (), generator.subschema_for:: <
+            SdaDepositLimitExceeded > (), generator.subschema_for:: <
             SdaDepositBelowMinimum > ()] }
         )
     }
@@ -14359,17 +14359,17 @@ impl schemars::JsonSchema for QuoteBridgeSwapUnprocessable {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< InvalidRequest > (), generator
-            .subschema_for::< WithdrawLimitReached > (), generator.subschema_for::<
-            DepositLimitReached > (), generator.subschema_for::<
-            GasBoostGreaterThanReceiveAmount > (), generator.subschema_for::<
-            NegativeReceiveAmount > (), generator.subschema_for::<
-            SdaDepositLimitExceeded > (), generator.subschema_for::<
-            SdaDepositBelowMinimum > (), generator.subschema_for::<
-            SameChainSwapNotAvailable > (), generator.subschema_for::<
-            NoBridgeTokenFoundError > (), generator.subschema_for::<
-            NoCommonBridgeTokensError > (), generator.subschema_for::< SwapLimitReached >
-            ()] }
+            { "oneOf" : [generator.subschema_for:: < InvalidRequest > (), generator
+            .subschema_for:: < WithdrawLimitReached > (), generator.subschema_for:: <
+            DepositLimitReached > (), generator.subschema_for:: <
+            GasBoostGreaterThanReceiveAmount > (), generator.subschema_for:: <
+            NegativeReceiveAmount > (), generator.subschema_for:: <
+            SdaDepositLimitExceeded > (), generator.subschema_for:: <
+            SdaDepositBelowMinimum > (), generator.subschema_for:: <
+            SameChainSwapNotAvailable > (), generator.subschema_for:: <
+            NoBridgeTokenFoundError > (), generator.subschema_for:: <
+            NoCommonBridgeTokensError > (), generator.subschema_for:: < SwapLimitReached
+            > ()] }
         )
     }
 }
@@ -14542,14 +14542,14 @@ impl schemars::JsonSchema for DepositAddressCreateUnprocessable {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< DepositAddressChainsNotSupported >
-            (), generator.subschema_for::< DepositAddressInvalidDestinationAddress > (),
-            generator.subschema_for::< DepositAddressMultipleChainTypesNotAllowed > (),
-            generator.subschema_for::< DepositAddressNoBridgableTokens > (), generator
-            .subschema_for::< DepositAddressTokenOutNotSupported > (), generator
-            .subschema_for::< DepositAddressInvalidPostBridgeData > (), generator
-            .subschema_for::< DepositAddressInvalidRefundAddress > (), generator
-            .subschema_for::< InvalidRequest > ()] }
+            { "oneOf" : [generator.subschema_for:: < DepositAddressChainsNotSupported >
+            (), generator.subschema_for:: < DepositAddressInvalidDestinationAddress > (),
+            generator.subschema_for:: < DepositAddressMultipleChainTypesNotAllowed > (),
+            generator.subschema_for:: < DepositAddressNoBridgableTokens > (), generator
+            .subschema_for:: < DepositAddressTokenOutNotSupported > (), generator
+            .subschema_for:: < DepositAddressInvalidPostBridgeData > (), generator
+            .subschema_for:: < DepositAddressInvalidRefundAddress > (), generator
+            .subschema_for:: < InvalidRequest > ()] }
         )
     }
 }
@@ -14629,8 +14629,8 @@ impl schemars::JsonSchema for PublicStatusUnprocessable {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!(
-            { "oneOf" : [generator.subschema_for::< InvalidRequest > (), generator
-            .subschema_for::< DepositAddressNotFound > ()] }
+            { "oneOf" : [generator.subschema_for:: < InvalidRequest > (), generator
+            .subschema_for:: < DepositAddressNotFound > ()] }
         )
     }
 }

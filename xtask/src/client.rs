@@ -21,17 +21,19 @@
 //! progenitor runs here, not in a build script or macro, so the client's users never compile it.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context};
 use heck::{ToSnakeCase, ToUpperCamelCase};
+use proc_macro2::TokenStream;
 use progenitor::{GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle};
-use quote::ToTokens;
+use quote::{format_ident, quote, ToTokens};
 use serde_json::{json, Value};
 
 use crate::bundle::Yaml;
-use crate::codegen::{format_rust, HEADER};
+use crate::codegen::{self, HEADER};
+use crate::schema;
+use crate::tokens::{doc_comment, ident, path};
 
 const OUT_DIR: &str = "crates/bridge-client/src/generated";
 
@@ -78,9 +80,13 @@ pub fn generate(doc: &Yaml, json: &Value) -> anyhow::Result<Vec<(PathBuf, String
     }
     let mut generator = Generator::new(&settings);
     let tokens = generator.generate_tokens(&spec).map_err(|e| anyhow!("progenitor: {e}"))?;
-    let raw = format_rust(&tokens.to_string())?;
-    let raw_file = format!(
-        "{HEADER}\n//! progenitor's client (positional style) for `schema/openapi.yaml`, every schema replaced by the\n//! `bridge_contract` type of the same name. Use [`crate::Client`], which wraps it.\n\n{raw}"
+    let raw = codegen::parse(tokens)?;
+    let raw_file = codegen::format_file(
+        &format!(
+            "{HEADER}\n//! progenitor's client (positional style) for `schema/openapi.yaml`, every schema replaced by \
+             the\n//! `bridge_contract` type of the same name. Use [`crate::Client`], which wraps it.\n\n"
+        ),
+        &raw,
     );
 
     let facade = facade(doc, &raw)?;
@@ -110,7 +116,7 @@ pub fn progenitor_document(json: &Value) -> anyhow::Result<Value> {
             bail!("path {path}: path-level parameters are not supported by the client generator");
         }
         for (method, op) in item.iter_mut() {
-            if !crate::operations::METHODS.contains(&method.as_str()) {
+            if !schema::METHODS.contains(&method.as_str()) {
                 continue;
             }
             let op = op.as_object_mut().ok_or_else(|| anyhow!("{method} {path} is not an object"))?;
@@ -184,15 +190,12 @@ struct OpInfo {
 fn op_infos(doc: &Yaml) -> anyhow::Result<BTreeMap<String, OpInfo>> {
     use serde_norway::Value as Y;
     let mut out = BTreeMap::new();
-    for (order, op) in crate::operations::all(doc)?.into_iter().enumerate() {
+    for (order, op) in schema::operations(doc)?.into_iter().enumerate() {
         let text = |k: &str| op.op.get(k).and_then(Y::as_str).unwrap_or_default().trim().to_owned();
-        let mut query_params = Vec::new();
-        for p in op.op.get("parameters").and_then(Y::as_sequence).into_iter().flatten() {
-            let p = crate::rust_types::resolve_parameter(doc, p);
-            if p.get("in").and_then(Y::as_str) == Some("query") {
-                query_params.push(p.get("name").and_then(Y::as_str).unwrap_or_default().to_owned());
-            }
-        }
+        let query_params: Vec<String> = schema::parameters_in(doc, op.op, "query")?
+            .into_iter()
+            .map(|p| schema::str_of(p, "name").unwrap_or_default().to_owned())
+            .collect();
         let tags: Vec<&str> =
             op.op.get("tags").and_then(Y::as_sequence).into_iter().flatten().filter_map(Y::as_str).collect();
         out.insert(
@@ -226,10 +229,9 @@ struct Facade {
 }
 
 /// The typed methods on `Client`, one per method of progenitor's `impl Client`, and the tables of the operations.
-fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<Facade> {
+fn facade(doc: &Yaml, raw: &syn::File) -> anyhow::Result<Facade> {
     let ops = op_infos(doc)?;
-    let file = syn::parse_file(raw)?;
-    let mut methods: Vec<&syn::ImplItemFn> = file
+    let mut methods: Vec<&syn::ImplItemFn> = raw
         .items
         .iter()
         .filter_map(|item| match item {
@@ -246,107 +248,27 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<Facade> {
         .collect();
     methods.sort_by_key(|m| ops.get(&m.sig.ident.to_string()).map_or(usize::MAX, |op| op.order));
 
-    let mut out = String::new();
-    let mut security = String::new();
-    let mut safe = String::new();
-    let mut error_ops = String::new();
+    let mut typed = Vec::new();
+    let mut security = Vec::new();
+    let mut safe = Vec::new();
+    let mut error_ops = Vec::new();
     let mut seen = Vec::new();
     for m in &methods {
-        let fn_name = m.sig.ident.to_string();
-        let op = ops.get(&fn_name).ok_or_else(|| anyhow!("progenitor method {fn_name} matches no operationId"))?;
-        seen.push(fn_name.clone());
-        let success = success_type(&m.sig.output).with_context(|| format!("return type of {fn_name}"))?;
-
-        // Parameters: path parameters as progenitor has them, then the query struct, then the body.
-        let mut params = Vec::new();
-        let mut args = Vec::new();
-        let mut query_done = false;
-        for input in &m.sig.inputs {
-            let syn::FnArg::Typed(pt) = input else {
-                continue;
-            };
-            let name = pt.pat.to_token_stream().to_string();
-            let ty = pt.ty.to_token_stream().to_string();
-            let api_name = op.query_params.iter().find(|q| q.to_snake_case() == name);
-            match api_name {
-                Some(_) => {
-                    if !query_done {
-                        let q = op
-                            .query
-                            .as_ref()
-                            .ok_or_else(|| anyhow!("{fn_name} has query parameters but no query struct"))?;
-                        params.push(format!("query: &'a ::bridge_contract::{q}"));
-                        query_done = true;
-                    }
-                    args.push(
-                        query_arg(&name, &ty).with_context(|| format!("{fn_name}: query parameter {name}: {ty}"))?,
-                    );
-                }
-                None => {
-                    params.push(format!("{name}: {ty}"));
-                    args.push(name);
-                }
+        let fn_name = &m.sig.ident;
+        let op = ops
+            .get(&fn_name.to_string())
+            .ok_or_else(|| anyhow!("progenitor method {fn_name} matches no operationId"))?;
+        seen.push(fn_name.to_string());
+        typed.push(method(m, op).with_context(|| format!("method {fn_name}"))?);
+        let (operation, error) = (ident(&op.name), format_ident!("{}Error", op.name));
+        let (key, safe_to_retry) = (fn_name.to_string(), op.safe_to_retry);
+        security.push(quote!(#key => <::bridge_contract::operations::#operation as Operation>::SECURITY,));
+        safe.push(quote!(#key => #safe_to_retry,));
+        error_ops.push(quote! {
+            impl crate::error::OperationError for ::bridge_contract::operations::#error {
+                type Operation = ::bridge_contract::operations::#operation;
             }
-        }
-        let generics = m.sig.generics.to_token_stream().to_string();
-        let generics = if generics.is_empty() { "<'a>".to_owned() } else { generics };
-
-        let mut docs = String::new();
-        let mut line = |s: &str| {
-            let _ = writeln!(docs, "/// {s}");
-        };
-        line(&format!("{}.", op.summary.trim_end_matches('.')));
-        line("");
-        line(&format!(
-            "`{} {}` (`{}`); documented errors: [`{}Error`](bridge_contract::operations::{}Error).",
-            op.method, op.path, op.id, op.name, op.name
-        ));
-        if !op.description.is_empty() {
-            line("");
-            for l in op.description.lines() {
-                line(l);
-            }
-        }
-        let resolved = RESOLVED.iter().find(|(id, _, _)| *id == op.id);
-        if let Some((_, _, doc)) = resolved {
-            line("");
-            for l in doc.lines() {
-                line(l);
-            }
-        }
-        if op.sandbox {
-            line("");
-            line("**Sandbox only**: production deployments do not have this path and answer 404, which surfaces as");
-            line("[`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).");
-        }
-        let deprecated = match (&op.deprecated, &op.alias_of) {
-            (true, Some(of)) => {
-                format!("#[deprecated(note = \"kept for backward compatibility; use `{}`\")]\n", of.to_snake_case())
-            }
-            (true, None) => "#[deprecated(note = \"kept for backward compatibility\")]\n".to_owned(),
-            _ => String::new(),
-        };
-        let call = match resolved {
-            Some((_, function, _)) => format!("{function}(self, {})", args.join(", ")),
-            None => format!("crate::error::lift(self.raw.{fn_name}({}).await)", args.join(", ")),
-        };
-        writeln!(
-            out,
-            "{docs}{deprecated}pub async fn {fn_name}{generics}(&'a self, {params}) -> Result<{success}, crate::error::Error<::bridge_contract::operations::{name}Error>> {{\n    {call}.await\n}}\n",
-            params = params.join(", "),
-            name = op.name,
-        )?;
-        writeln!(
-            security,
-            "        {fn_name:?} => <::bridge_contract::operations::{} as Operation>::SECURITY,",
-            op.name
-        )?;
-        writeln!(safe, "        {fn_name:?} => {},", op.safe_to_retry)?;
-        writeln!(
-            error_ops,
-            "impl crate::error::OperationError for ::bridge_contract::operations::{name}Error {{ type Operation = ::bridge_contract::operations::{name}; }}",
-            name = op.name
-        )?;
+        });
     }
     for id in ops.keys() {
         if !seen.contains(id) {
@@ -358,60 +280,159 @@ fn facade(doc: &Yaml, raw: &str) -> anyhow::Result<Facade> {
             bail!("RESOLVED names {id}, which is not an operation of the document");
         }
     }
-    let methods = format!(
-        "#[allow(unused_imports)]\nuse crate::raw::types;\n\n\
-         /// The operations of the document, one method each (generated from progenitor's client by `cargo xtask regen`).\n\
-         impl crate::client::Client {{\n{out}}}\n"
-    );
-    let tables = format!(
-        "use ::bridge_contract::{{Operation, Security}};\n\n\
-         /// Who may call the operation progenitor names `operation` (its snake-case `operationId`).\n\
-         pub(crate) fn security(operation: &str) -> Option<Security> {{\n    Some(match operation {{\n{security}        _ => return None,\n    }})\n}}\n\n\
-         /// Whether the operation progenitor names `operation` may be repeated when its answer is lost: a GET, or\n\
-         /// marked `x-safe-to-retry: true` in the document.\n\
-         pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {{\n    Some(match operation {{\n{safe}        _ => return None,\n    }})\n}}\n\n\
-         {error_ops}"
-    );
+    let methods = quote! {
+        #[allow(unused_imports)]
+        use crate::raw::types;
+        /// The operations of the document, one method each (generated from progenitor's client by `cargo xtask regen`).
+        impl crate::client::Client { #(#typed)* }
+    };
+    let tables = quote! {
+        use ::bridge_contract::{Operation, Security};
+        /// Who may call the operation progenitor names `operation` (its snake-case `operationId`).
+        pub(crate) fn security(operation: &str) -> Option<Security> {
+            Some(match operation { #(#security)* _ => return None, })
+        }
+        /// Whether the operation progenitor names `operation` may be repeated when its answer is lost: a GET, or
+        /// marked `x-safe-to-retry: true` in the document.
+        pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {
+            Some(match operation { #(#safe)* _ => return None, })
+        }
+        #(#error_ops)*
+    };
     Ok(Facade {
-        methods: format!(
-            "{HEADER}\n//! The typed methods of [`crate::Client`], one per operation, generated from progenitor's client.\n// Each method takes progenitor's generics (`<'a>` on every reference) as they are; clippy would elide `'a` in\n// the methods with one reference.\n#![allow(clippy::needless_lifetimes)]\n\n{}",
-            format_rust(&methods)?
-        ),
-        tables: format!(
-            "{HEADER}\n//! What the request hooks and errors know of each operation (its security, whether it is safe to retry, the\n//! operation of each error enum), by the name progenitor gives it.\n\n{}",
-            format_rust(&tables)?
-        ),
+        methods: codegen::rust_file(
+            &format!(
+                "{HEADER}\n//! The typed methods of [`crate::Client`], one per operation, generated from progenitor's \
+                 client.\n// Each method takes progenitor's generics (`<'a>` on every reference) as they are; clippy \
+                 would elide `'a` in\n// the methods with one reference.\n#![allow(clippy::needless_lifetimes)]\n\n"
+            ),
+            methods,
+        )?,
+        tables: codegen::rust_file(
+            &format!(
+                "{HEADER}\n//! What the request hooks and errors know of each operation (its security, whether it is \
+                 safe to retry, the\n//! operation of each error enum), by the name progenitor gives it.\n\n"
+            ),
+            tables,
+        )?,
+    })
+}
+
+/// The typed method of one operation over progenitor's method `m`: the same call, with the contract's query
+/// struct for the query parameters, the success value itself and the operation's error enum.
+fn method(m: &syn::ImplItemFn, op: &OpInfo) -> anyhow::Result<TokenStream> {
+    let fn_name = &m.sig.ident;
+    let success = success_type(&m.sig.output).context("return type")?;
+
+    // Parameters: path parameters as progenitor has them, then the query struct, then the body.
+    let mut params = Vec::new();
+    let mut args = Vec::new();
+    let mut query_done = false;
+    for input in &m.sig.inputs {
+        let syn::FnArg::Typed(pt) = input else {
+            continue;
+        };
+        let syn::Pat::Ident(name) = &*pt.pat else { bail!("a parameter that is not a name") };
+        let name = &name.ident;
+        let ty = &pt.ty;
+        if !op.query_params.iter().any(|q| *name == q.to_snake_case()) {
+            params.push(quote!(#name: #ty));
+            args.push(quote!(#name));
+            continue;
+        }
+        if !query_done {
+            let q = op.query.as_ref().ok_or_else(|| anyhow!("query parameters but no query struct"))?;
+            let q = ident(q);
+            params.push(quote!(query: &'a ::bridge_contract::#q));
+            query_done = true;
+        }
+        args.push(query_arg(name, ty).with_context(|| format!("query parameter {name}"))?);
+    }
+    let generics = &m.sig.generics;
+    let generics = if generics.params.is_empty() { quote!(<'a>) } else { quote!(#generics) };
+
+    let mut docs = vec![format!("{}.", op.summary.trim_end_matches('.')), String::new()];
+    docs.push(format!(
+        "`{} {}` (`{}`); documented errors: [`{}Error`](bridge_contract::operations::{}Error).",
+        op.method, op.path, op.id, op.name, op.name
+    ));
+    if !op.description.is_empty() {
+        docs.push(String::new());
+        docs.extend(op.description.lines().map(str::to_owned));
+    }
+    let resolved = RESOLVED.iter().find(|(id, _, _)| *id == op.id);
+    if let Some((_, _, doc)) = resolved {
+        docs.push(String::new());
+        docs.extend(doc.lines().map(str::to_owned));
+    }
+    if op.sandbox {
+        docs.push(String::new());
+        docs.push(
+            "**Sandbox only**: production deployments do not have this path and answer 404, which surfaces as".into(),
+        );
+        docs.push("[`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).".into());
+    }
+    let docs = doc_comment(&docs.join("\n"));
+    let deprecated = match (&op.deprecated, &op.alias_of) {
+        (true, Some(of)) => {
+            let note = format!("kept for backward compatibility; use `{}`", of.to_snake_case());
+            Some(quote!(#[deprecated(note = #note)]))
+        }
+        (true, None) => Some(quote!(#[deprecated(note = "kept for backward compatibility")])),
+        _ => None,
+    };
+    let call = match resolved {
+        Some((_, function, _)) => {
+            let function = path(function);
+            quote!(#function(self, #(#args),*))
+        }
+        None => quote!(crate::error::lift(self.raw.#fn_name(#(#args),*).await)),
+    };
+    let error = format_ident!("{}Error", op.name);
+    Ok(quote! {
+        #docs
+        #deprecated
+        pub async fn #fn_name #generics(
+            &'a self,
+            #(#params),*
+        ) -> Result<#success, crate::error::Error<::bridge_contract::operations::#error>> {
+            #call.await
+        }
     })
 }
 
 /// `T` of `Result<ResponseValue<T>, Error<..>>`.
-fn success_type(output: &syn::ReturnType) -> anyhow::Result<String> {
+fn success_type(output: &syn::ReturnType) -> anyhow::Result<&syn::Type> {
     let syn::ReturnType::Type(_, ty) = output else { bail!("no return type") };
-    fn arg<'t>(ty: &'t syn::Type, expect: &str) -> anyhow::Result<&'t syn::Type> {
-        let syn::Type::Path(p) = ty else { bail!("not a path") };
-        let last = p.path.segments.last().ok_or_else(|| anyhow!("empty path"))?;
-        if last.ident != expect {
-            bail!("expected {expect}, found {}", last.ident);
-        }
-        let syn::PathArguments::AngleBracketed(a) = &last.arguments else { bail!("{expect} without arguments") };
-        match a.args.first() {
-            Some(syn::GenericArgument::Type(t)) => Ok(t),
-            _ => bail!("{expect} without a type argument"),
-        }
+    arg(arg(ty, "Result")?, "ResponseValue")
+}
+
+/// The first type argument of `ty`, a path whose last segment is `expect` (`Option<T>` → `T`).
+fn arg<'t>(ty: &'t syn::Type, expect: &str) -> anyhow::Result<&'t syn::Type> {
+    let syn::Type::Path(p) = ty else { bail!("not a path") };
+    let last = p.path.segments.last().ok_or_else(|| anyhow!("empty path"))?;
+    if last.ident != expect {
+        bail!("expected {expect}, found {}", last.ident);
     }
-    let value = arg(arg(ty, "Result")?, "ResponseValue")?;
-    Ok(value.to_token_stream().to_string())
+    let syn::PathArguments::AngleBracketed(a) = &last.arguments else { bail!("{expect} without arguments") };
+    match a.args.first() {
+        Some(syn::GenericArgument::Type(t)) => Ok(t),
+        _ => bail!("{expect} without a type argument"),
+    }
 }
 
 /// The expression passing field `name` of the root crate's query struct (`String`, `Option<String>`, a
 /// contract type `T` or `Option<T>`) to progenitor's parameter of type `ty` (`&str`, `Option<&str>`, `&T`,
 /// `Option<&T>`).
-fn query_arg(name: &str, ty: &str) -> anyhow::Result<String> {
-    let ty = ty.replace(' ', "");
-    Ok(match ty.as_str() {
-        "Option<&'astr>" => format!("query.{name}.as_deref()"),
-        t if t.starts_with("Option<&'a") => format!("query.{name}.as_ref()"),
-        t if t.starts_with("&'a") => format!("&query.{name}"),
-        _ => bail!("progenitor passes query parameters by reference; unexpected type {ty}"),
-    })
+fn query_arg(name: &syn::Ident, ty: &syn::Type) -> anyhow::Result<TokenStream> {
+    if let syn::Type::Reference(_) = ty {
+        return Ok(quote!(&query.#name));
+    }
+    match arg(ty, "Option") {
+        Ok(syn::Type::Reference(r)) if r.elem.to_token_stream().to_string() == "str" => {
+            Ok(quote!(query.#name.as_deref()))
+        }
+        Ok(syn::Type::Reference(_)) => Ok(quote!(query.#name.as_ref())),
+        _ => bail!("progenitor passes query parameters by reference; unexpected type {}", ty.to_token_stream()),
+    }
 }

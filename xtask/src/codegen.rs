@@ -32,11 +32,21 @@ fn normalize_newlines(s: &str) -> String {
     s.replace("\r\n", "\n")
 }
 
-/// Formats generated Rust source with prettyplease (deterministic, independent of the local rustfmt).
-pub fn format_rust(source: &str) -> anyhow::Result<String> {
-    let file = syn::parse_file(source).map_err(|e| {
-        let _ = std::fs::write(std::env::temp_dir().join("xtask-unparsed.rs"), source);
-        anyhow::anyhow!("generated Rust does not parse: {e} (source written to the temp dir as xtask-unparsed.rs)")
-    })?;
-    Ok(prettyplease::unparse(&file))
+/// A generated Rust file: `preamble` (the header and the module's `//!` documentation, text that no token
+/// carries), then `items` formatted by prettyplease: the one formatting pass every generated file gets.
+pub fn rust_file(preamble: &str, items: proc_macro2::TokenStream) -> anyhow::Result<String> {
+    Ok(format_file(preamble, &parse(items)?))
+}
+
+/// Generated items as a syntax tree (for a generator that reads another's output, as the client's does).
+pub fn parse(items: proc_macro2::TokenStream) -> anyhow::Result<syn::File> {
+    syn::parse2(items.clone()).map_err(|e| {
+        let _ = std::fs::write(std::env::temp_dir().join("xtask-unparsed.rs"), items.to_string());
+        anyhow::anyhow!("generated Rust does not parse: {e} (tokens written to the temp dir as xtask-unparsed.rs)")
+    })
+}
+
+/// `preamble`, then `file` formatted by prettyplease (deterministic, independent of the local rustfmt).
+pub fn format_file(preamble: &str, file: &syn::File) -> String {
+    format!("{preamble}{}", prettyplease::unparse(file))
 }

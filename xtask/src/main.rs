@@ -16,16 +16,17 @@ mod breaking;
 mod bundle;
 mod client;
 mod codegen;
-mod domain;
 mod evolution;
 mod git;
 mod lint;
 mod operations;
 mod release;
 mod rust_types;
+mod schema;
 #[path = "../../build_support/schema_hash.rs"]
 mod schema_hash;
 mod server;
+mod tokens;
 mod validate;
 
 #[cfg(test)]

@@ -119,3 +119,54 @@ fn every_fixture_is_tested() {
     tested.sort();
     assert_eq!(found, tested, "fixtures in {} and the tests here differ", dir.display());
 }
+
+/// The domain rules on fixture documents (`x_built_from.yaml`, `x_encoded_answer.yaml`), through the whole
+/// pipeline: bundled, validated and linted like the real schema, then generated; `domain.rs` read with its white
+/// space folded.
+mod domain {
+    fn domain_of(fixture: &str) -> String {
+        let doc = super::fixture(fixture);
+        let files = crate::rust_types::generate(&doc, "fixture").unwrap();
+        files
+            .into_iter()
+            .find(|(p, _)| p.ends_with("domain.rs"))
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn x_built_from_constructors_and_nested_unions() {
+        let text = domain_of("x_built_from");
+        // complete sources: a conversion; members by name, optional ones absent, tags the event's own
+        assert!(text.contains("impl From<(&Record, &Settled)> for SettledCardEvent"), "{text}");
+        assert!(text.contains("tx_hash: settled.tx_hash.clone()") && text.contains("extra: None"), "{text}");
+        assert!(text.contains("note: record.note.clone()"), "{text}");
+        // a required member no source has: a constructor that takes it
+        assert!(text.contains("pub fn from_record(record: &Record, opened_at: impl Into<String>) -> Self"), "{text}");
+        // a tagged object: new(required members)
+        assert!(text.contains("impl Settled { /// A `Settled` with its tags set and its optional members absent. pub fn new(tx_hash: impl Into<String>) -> Self"), "{text}");
+        // the leaves of a union variant convert into the outer union
+        assert!(text.contains("impl From<SettledCardEvent> for Event { fn from(v: SettledCardEvent) -> Self { Self::Settled(SettledEvent::from(v)) } }"), "{text}");
+        assert!(!text.contains("impl From<OpenedEvent> for Event"), "a direct variant converts already: {text}");
+    }
+
+    #[test]
+    fn x_encoded_answer_puts_the_answer_together_from_encoded_lists() {
+        let text = domain_of("x_encoded_answer");
+        assert!(
+            text.contains("pub fn encode_with( items: &crate::Encoded<Vec<Event>>, next: &Option<String>, total: &Option<i64>, ) -> Result<crate::Encoded<Self>, serde_json::Error>"),
+            "{text}"
+        );
+        // the list copied, a required nullable member always written, an optional one only when present
+        assert!(text.contains(r#"write_member(&mut out, &mut first, "items", items.as_str());"#), "{text}");
+        assert!(
+            text.contains(r#"write_member( &mut out, &mut first, "next", &serde_json::to_string(next)?, );"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"if total.is_some() {"#), "{text}");
+        assert!(!text.contains("impl Event {"), "only the marked operation's answer: {text}");
+    }
+}
