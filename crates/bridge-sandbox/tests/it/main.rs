@@ -28,6 +28,7 @@ mod fuzz_corpus;
 mod operate;
 mod pg;
 mod pricing;
+mod processes;
 mod scenarios;
 mod sdk;
 mod support;
