@@ -344,3 +344,40 @@ async fn kept_alive_connections_idle_up_to_the_idle_timeout_not_the_header_timeo
     );
     sandbox.stop().await;
 }
+
+/// What an instance hands back when it stops: the deliveries it leased (and the bridges its lifecycle pass
+/// took), none of another instance's. Two handles on one PostgreSQL database are two instances.
+#[tokio::test]
+async fn an_instance_hands_back_its_own_leases_and_no_others() {
+    use bridge_sandbox::store::{DeliveryClaim, NewEvent};
+    let Some(store) = TestStore::postgres() else { return };
+    let (a, b) = (store.open().await, store.open().await);
+    let events: Vec<NewEvent> = (0..4)
+        .map(|n| NewEvent {
+            id: format!("lease-{n}"),
+            project: "leases".into(),
+            created_ms: 1,
+            event: WebhookTestEvent::new(format!("{n}")).into(),
+            webhook_url: Some(format!("http://127.0.0.1:9/{n}")),
+        })
+        .collect();
+    a.append_events(&events).await.unwrap();
+    let wall = bridge_sandbox::clock::wall_ms();
+    let claim = |limit| DeliveryClaim {
+        now_ms: 10,
+        wall_ms: wall,
+        lease_until_wall_ms: wall + 60_000,
+        limit,
+        per_url: 4,
+        busy: Default::default(),
+    };
+    let by_a = a.take_due_deliveries(&claim(2)).await.unwrap();
+    let by_b = b.take_due_deliveries(&claim(2)).await.unwrap();
+    assert_eq!((by_a.len(), by_b.len()), (2, 2));
+    assert!(a.take_due_deliveries(&claim(4)).await.unwrap().is_empty(), "all four are leased");
+
+    a.release_own_leases().await.unwrap();
+    let again: BTreeSet<i64> = b.take_due_deliveries(&claim(4)).await.unwrap().iter().map(|d| d.outbox_id).collect();
+    let a_had: BTreeSet<i64> = by_a.iter().map(|d| d.outbox_id).collect();
+    assert_eq!(again, a_had, "A's two are taken again at once; B's stay B's");
+}
