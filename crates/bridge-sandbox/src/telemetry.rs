@@ -63,6 +63,29 @@ pub const BUILD_INFO: &str = "bridge_sandbox_build_info";
 /// The process's soft limit of open files (after raising it at start).
 pub const OPEN_FILES_LIMIT: &str = "bridge_sandbox_open_files_limit";
 
+/// Every metric above (docs/operations.md lists them; the example alert rules may name only these).
+pub const ALL: &[&str] = &[
+    HTTP_REQUESTS,
+    HTTP_REQUEST_DURATION,
+    HTTP_RATE_LIMITED,
+    HTTP_REQUEST_TIMEOUTS,
+    HTTP_CONNECTIONS,
+    HTTP_CONNECTION_LIMIT,
+    HTTP_CONNECTIONS_CLOSED,
+    STORE_COMMIT_DURATION,
+    STORE_GROUP_COMMIT_WRITES,
+    WEBHOOK_ATTEMPTS,
+    WEBHOOK_ATTEMPT_DURATION,
+    WEBHOOK_IN_FLIGHT,
+    WEBHOOK_OUTBOX_DEPTH,
+    WEBHOOK_OLDEST_DUE_AGE,
+    LIFECYCLE_LAG,
+    LIFECYCLE_PASSES,
+    LIFECYCLE_STEPS,
+    BUILD_INFO,
+    OPEN_FILES_LIMIT,
+];
+
 /// Latency buckets (seconds) of requests, commits and webhook attempts: 0.5 ms to 30 s.
 const SECONDS_BUCKETS: &[f64] =
     &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];

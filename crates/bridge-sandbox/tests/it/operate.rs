@@ -381,3 +381,36 @@ async fn an_instance_hands_back_its_own_leases_and_no_others() {
     let a_had: BTreeSet<i64> = by_a.iter().map(|d| d.outbox_id).collect();
     assert_eq!(again, a_had, "A's two are taken again at once; B's stay B's");
 }
+
+/// The example alert rules (docs/prometheus-alerts.yml) name only metrics the sandbox serves, every metric is in
+/// docs/operations.md, and the rules file is valid for Prometheus (`promtool check rules`, when promtool is
+/// installed: Debian's `prometheus` package; CI installs it, so there a missing promtool fails).
+#[test]
+fn the_example_alert_rules_name_served_metrics_and_pass_promtool() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let rules_path = root.join("docs/prometheus-alerts.yml");
+    let rules = std::fs::read_to_string(&rules_path).unwrap();
+    let named: BTreeSet<&str> = rules
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| word.starts_with("bridge_sandbox_"))
+        .collect();
+    assert!(named.len() >= 8, "{named:?}");
+    for name in &named {
+        let base = name.trim_end_matches("_bucket").trim_end_matches("_sum").trim_end_matches("_count");
+        assert!(bridge_sandbox::telemetry::ALL.contains(&base), "{name} in the alert rules is not a served metric");
+    }
+    let operations = std::fs::read_to_string(root.join("docs/operations.md")).unwrap();
+    for name in bridge_sandbox::telemetry::ALL {
+        assert!(operations.contains(name), "docs/operations.md lists {name}");
+    }
+    match std::process::Command::new("promtool").arg("check").arg("rules").arg(&rules_path).output() {
+        Ok(output) => assert!(
+            output.status.success(),
+            "promtool check rules: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ),
+        Err(e) if std::env::var_os("CI").is_some() => panic!("promtool is not installed ({e}): CI installs it"),
+        Err(e) => eprintln!("skipping promtool check rules: {e} (apt-get install prometheus)"),
+    }
+}
