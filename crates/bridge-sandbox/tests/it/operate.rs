@@ -219,7 +219,7 @@ async fn metrics_count_requests_refusals_commits_and_deliveries() {
             _ => {}
         }
         assert!(after.docs.contains_key(base), "{base} has a # HELP line");
-        assert!(!sample.labels.get("project").is_some(), "no metric is labelled by project: {name}");
+        assert!(sample.labels.get("project").is_none(), "no metric is labelled by project: {name}");
     }
     sandbox.stop().await;
 }
