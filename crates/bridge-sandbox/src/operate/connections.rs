@@ -324,18 +324,18 @@ pub async fn serve(
         }
     });
     let mut shutdown = std::pin::pin!(shutdown);
-    loop {
+    'accepting: loop {
         // Room for the next connection first: a full house of busy connections waits for one to end.
         while !registry.make_room(limits.max_connections) {
             tokio::select! {
                 _ = registry.gone.notified() => {}
                 _ = tokio::time::sleep(SWEEP) => {}
-                _ = &mut shutdown => return finish(registry, stop, watcher, limits.shutdown_grace).await,
+                _ = &mut shutdown => break 'accepting,
             }
         }
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
-            _ = &mut shutdown => return finish(registry, stop, watcher, limits.shutdown_grace).await,
+            _ = &mut shutdown => break 'accepting,
         };
         let stream = match accepted {
             Ok((stream, _)) => stream,
@@ -350,10 +350,13 @@ pub async fn serve(
         let (id, conn) = registry.add();
         tokio::spawn(connection(stream, id, conn, registry.clone(), app.clone(), stopping.clone()));
     }
+    // No new connection is even queued by the kernel from here on.
+    drop(listener);
+    finish(registry, stop, watcher, limits.shutdown_grace).await
 }
 
-/// Stops accepting (the listener is dropped by the caller's return), closes idle connections at once and the
-/// others after their answer, waiting at most `grace`; what is left then is closed.
+/// Once the listener is closed: closes idle connections at once and the others after their answer, waiting at
+/// most `grace`; what is left then is closed.
 async fn finish(
     registry: Arc<Registry>,
     stop: watch::Sender<bool>,
@@ -466,8 +469,13 @@ mod tests {
         assert!(registry.make_room(LIMITS.max_connections));
         assert!(!first.closing.load(Ordering::Acquire), "a connection with a request in progress stays");
         assert!(second.closing.load(Ordering::Acquire));
-        // The evicted one is on its way out; no other is idle: no more room.
+        // The evicted one is on its way out: room for the new one; once that one is busy too, no more room, and
+        // nobody is closed for it.
+        assert!(registry.make_room(LIMITS.max_connections));
+        let (_, third) = registry.add();
+        let _also_busy = Busy::begin(&third, &registry);
         assert!(!registry.make_room(LIMITS.max_connections));
+        assert!(!first.closing.load(Ordering::Acquire) && !third.closing.load(Ordering::Acquire));
     }
 
     #[test]

@@ -21,6 +21,8 @@ use crate::telemetry;
 
 /// How often the lifecycle runs.
 pub const TICK: Duration = Duration::from_millis(250);
+/// At most this for each of the last pass and the hand-back at shutdown.
+const LAST_STEPS: Duration = Duration::from_secs(5);
 
 /// The running workers.
 pub struct Workers {
@@ -54,13 +56,17 @@ impl Workers {
             );
             ticker.abort();
         }
-        // The clock's advances of this instance reach the store (and a last round of due steps is made).
-        if let Err(e) = self.sandbox.tick().await {
-            tracing::warn!(error = %e, "the last lifecycle pass failed");
+        // The clock's advances of this instance reach the store (and a last round of due steps is made); both
+        // bounded, for a store that does not answer.
+        match tokio::time::timeout(LAST_STEPS, self.sandbox.tick()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "the last lifecycle pass failed"),
+            Err(_) => tracing::warn!("the last lifecycle pass did not finish in time"),
         }
-        match self.sandbox.core().store.release_own_leases().await {
-            Ok(()) => tracing::info!(handed_back_attempts = cut, "workers stopped; leases handed back"),
-            Err(e) => tracing::warn!(error = %e, "handing back the leases failed; they run out on their own"),
+        match tokio::time::timeout(LAST_STEPS, self.sandbox.core().store.release_own_leases()).await {
+            Ok(Ok(())) => tracing::info!(handed_back_attempts = cut, "workers stopped; leases handed back"),
+            Ok(Err(e)) => tracing::warn!(error = %e, "handing back the leases failed; they run out on their own"),
+            Err(_) => tracing::warn!("handing back the leases timed out; they run out on their own"),
         }
     }
 }
