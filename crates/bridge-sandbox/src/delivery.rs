@@ -16,6 +16,13 @@
 //! task, and at most [`PER_RECEIVER`] of them to one URL, so a slow or dead receiver never blocks the API or
 //! other receivers: it only ever holds its own few slots. Every attempt is logged and listed
 //! by `GET /sandbox/webhook-deliveries`. The sandbox speaks plain HTTP to receivers (no TLS).
+//!
+//! **Shutdown** ([`Deliverer::drain`]): an instance that stops takes nothing new and lets the attempts in flight
+//! finish until a deadline; an attempt still waiting for its receiver then is cut, recorded as `interrupted` and
+//! made due at once (its lease cleared), so another instance (or this one's next start) tries it again without
+//! waiting for the lease to run out. An attempt whose receiver answered is always recorded as answered, so
+//! shutting down never makes a delivered event be delivered again; a cut attempt had no answer, which is the case
+//! at-least-once delivery retries anyway.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,10 +31,11 @@ use std::time::Duration;
 use bridge_client::webhook::{WebhookSigner, SIGNATURE_HEADER};
 use bridge_contract::{DecimalNumber, WebhookEnvelope};
 use rand::Rng;
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 
 use crate::service::Sandbox;
 use crate::store::{AttemptOutcome, DeliveryClaim, DueDelivery};
+use crate::telemetry;
 
 pub const MAX_ATTEMPTS: u32 = 10;
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -76,6 +84,8 @@ pub struct Deliverer {
     slots: Arc<Semaphore>,
     /// Attempts in flight per URL.
     busy: Arc<Mutex<HashMap<String, usize>>>,
+    /// Set when the attempts in flight are to be cut short (shutdown).
+    interrupt: Arc<watch::Sender<bool>>,
 }
 
 impl Deliverer {
@@ -84,7 +94,38 @@ impl Deliverer {
     pub async fn new(sandbox: Sandbox, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build()?;
         sandbox.core().store.release_leases().await?;
-        Ok(Self { sandbox, signer, http, slots: Arc::new(Semaphore::new(IN_FLIGHT)), busy: Default::default() })
+        Ok(Self {
+            sandbox,
+            signer,
+            http,
+            slots: Arc::new(Semaphore::new(IN_FLIGHT)),
+            busy: Default::default(),
+            interrupt: Arc::new(watch::channel(false).0),
+        })
+    }
+
+    /// Attempts in flight now.
+    pub fn in_flight(&self) -> usize {
+        IN_FLIGHT - self.slots.available_permits()
+    }
+
+    /// For shutdown, once nothing new is taken: waits until the attempts in flight are done or `deadline` passes,
+    /// then cuts those left (each is recorded as interrupted, due at once) and waits for them to be recorded
+    /// (at most `deadline` plus 5 s). Returns how many were cut.
+    pub async fn drain(&self, deadline: tokio::time::Instant) -> usize {
+        let settled = |until: tokio::time::Instant| async move {
+            while self.in_flight() > 0 && tokio::time::Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        settled(deadline).await;
+        let cut = self.in_flight();
+        if cut > 0 {
+            tracing::info!(attempts = cut, "handing back webhook attempts still in flight");
+            let _ = self.interrupt.send(true);
+            settled(tokio::time::Instant::now() + Duration::from_secs(5)).await;
+        }
+        cut
     }
 
     /// Starts every due delivery that a free slot allows; returns how many were started.
@@ -107,12 +148,14 @@ impl Deliverer {
         for delivery in due {
             let permit = self.slots.clone().acquire_owned().await?;
             let in_flight = InFlight::start(&self.busy, &delivery.url);
+            metrics::gauge!(telemetry::WEBHOOK_IN_FLIGHT).set(self.in_flight() as f64);
             let this = self.clone();
             tokio::spawn(async move {
-                let _held = (permit, in_flight);
                 if let Err(e) = this.deliver(delivery).await {
                     tracing::warn!(error = %format!("{e:#}"), "recording a delivery attempt failed");
                 }
+                drop((permit, in_flight));
+                metrics::gauge!(telemetry::WEBHOOK_IN_FLIGHT).set(this.in_flight() as f64);
             });
         }
         Ok(started)
@@ -125,34 +168,59 @@ impl Deliverer {
             event_id: delivery.event_id.clone(),
             ts: DecimalNumber::try_from(ts as f64).unwrap_or_default(),
         };
+        let started = std::time::Instant::now();
+        let mut interrupt = self.interrupt.subscribe();
+        let mut interrupted = false;
         let (status, error) = match self.signer.signed_delivery(&envelope) {
             Err(e) => (None, Some(format!("signing failed: {e}"))),
             Ok(signed) => {
-                let sent = self
+                let send = self
                     .http
                     .post(&delivery.url)
                     .header(reqwest::header::CONTENT_TYPE, "application/json")
                     .header(SIGNATURE_HEADER, signed.signature)
                     .body(signed.body)
-                    .send()
-                    .await;
+                    .send();
+                let sent = tokio::select! {
+                    sent = send => Some(sent),
+                    _ = interrupt.wait_for(|cut| *cut) => None,
+                };
                 match sent {
-                    Ok(response) if response.status().is_success() => (Some(response.status().as_u16()), None),
-                    Ok(response) => (Some(response.status().as_u16()), Some(format!("answered {}", response.status()))),
-                    Err(e) => (
+                    None => {
+                        interrupted = true;
+                        (None, Some("interrupted: this sandbox instance shut down before the receiver answered".into()))
+                    }
+                    Some(Ok(response)) if response.status().is_success() => (Some(response.status().as_u16()), None),
+                    Some(Ok(response)) => {
+                        (Some(response.status().as_u16()), Some(format!("answered {}", response.status())))
+                    }
+                    Some(Err(e)) => (
                         None,
                         Some(if e.is_timeout() { format!("no answer within {TIMEOUT:?}") } else { format!("{e}") }),
                     ),
                 }
             }
         };
+        metrics::histogram!(telemetry::WEBHOOK_ATTEMPT_DURATION).record(started.elapsed().as_secs_f64());
         let delivered = error.is_none();
         let at_ms = self.sandbox.now_ms();
-        let next_ms = if delivered || delivery.attempt >= MAX_ATTEMPTS {
+        let next_ms = if delivered {
+            None
+        } else if interrupted {
+            // Handed back: due at once, for whichever instance takes it first (never the attempt's last word).
+            Some(at_ms)
+        } else if delivery.attempt >= MAX_ATTEMPTS {
             None
         } else {
             Some(at_ms + backoff_ms(delivery.attempt, rand::rng().random_range(-1.0..=1.0)))
         };
+        let outcome = match (delivered, interrupted, next_ms) {
+            (true, _, _) => "delivered",
+            (_, true, _) => "interrupted",
+            (_, _, Some(_)) => "retrying",
+            (_, _, None) => "exhausted",
+        };
+        metrics::counter!(telemetry::WEBHOOK_ATTEMPTS, "outcome" => outcome).increment(1);
         match (&error, next_ms) {
             (None, _) => {
                 tracing::info!(event = %delivery.event_id, url = %delivery.url, attempt = delivery.attempt, "webhook delivered")

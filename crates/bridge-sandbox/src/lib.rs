@@ -17,7 +17,9 @@
 //!   the lifecycle pass), [`addresses`], [`deposits`] (into deposit and routing addresses), [`routing`], [`feed`],
 //!   [`webhooks`], and [`delivery`] (signed webhook delivery from the outbox, with retries);
 //! * [`service`]: the [`bridge_server::BridgeApi`] and [`bridge_server::SandboxApi`] implementation, delegating to
-//!   the areas; [`keys`], [`docs`] and this module: what `serve` needs.
+//!   the areas; [`keys`], [`docs`] and this module: what `serve` needs;
+//! * running it as a service: [`operate`] (probes, `/metrics`, request ids and logs, timeouts and the connection
+//!   cap, the workers and graceful shutdown) and [`telemetry`] (the metrics' names and the recorder).
 
 pub mod address_views;
 pub mod addresses;
@@ -35,12 +37,14 @@ pub mod feed;
 pub mod ids;
 pub mod keys;
 pub mod lifecycle;
+pub mod operate;
 pub mod pricing;
 pub mod quotes;
 pub mod records;
 pub mod routing;
 pub mod service;
 pub mod store;
+pub mod telemetry;
 pub mod webhooks;
 
 use std::net::SocketAddr;
@@ -51,6 +55,7 @@ use std::time::Duration;
 use anyhow::Context;
 use bridge_server::{ErrorsMode, JwtAuthenticator, ServerConfig};
 
+pub use operate::ServeOptions;
 pub use service::Sandbox;
 
 /// Everything `serve` needs.
@@ -104,71 +109,106 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     Ok(Opened { sandbox, keys })
 }
 
-/// The whole HTTP application: the contract's routes and the sandbox helpers (a panicking handler answers 503, see
-/// [`bridge_server::router`] and [`bridge_server::sandbox_router`]), `/openapi.json`, `/docs`, tracing.
-pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
+/// The contract's routes and the sandbox helpers (a panicking handler answers 503, see [`bridge_server::router`]
+/// and [`bridge_server::sandbox_router`]), `/openapi.json`, `/docs`.
+fn api_routes(opened: &Opened, errors: ErrorsMode) -> axum::Router {
     let jwt = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
     let auth = api_keys::SandboxAuthenticator { jwt, keys: opened.sandbox.api_keys().clone() };
     let config = ServerConfig { errors, ..ServerConfig::default() };
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
         .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))
         .merge(docs::routes())
-        .layer(tower_http::trace::TraceLayer::new_for_http())
 }
 
-/// Serves until SIGINT/SIGTERM (or `shutdown` resolves), then stops gracefully.
+/// The whole HTTP application: the contract's routes and the sandbox helpers, `/openapi.json`, `/docs`, inside the
+/// request layers ([`operate::requests`]: request ids, logs, metrics, the default timeouts). `serve` adds the
+/// probes and `/metrics`.
+pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
+    operate::requests::layered(api_routes(opened, errors), &ServeOptions::default())
+}
+
+/// Serves until SIGINT/SIGTERM (or `shutdown` resolves), then stops gracefully, with the default
+/// [`ServeOptions`].
 pub async fn serve(
     config: SandboxConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    serve_with(config, ServeOptions::default(), shutdown).await
+}
+
+/// [`serve`] with these [`ServeOptions`].
+pub async fn serve_with(
+    config: SandboxConfig,
+    options: ServeOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let opened = open(&config).await?;
     let listener =
         tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("binding {}", config.listen))?;
-    serve_on(opened, listener, config.errors, shutdown).await
+    serve_on_with(opened, listener, config.errors, &options, shutdown).await
 }
 
-/// Serves on an already bound listener (tests bind port 0 and read the address first).
+/// Serves on an already bound listener (tests bind port 0 and read the address first), with the default
+/// [`ServeOptions`].
 pub async fn serve_on(
     opened: Opened,
     listener: tokio::net::TcpListener,
     errors: ErrorsMode,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve_on_with(opened, listener, errors, &ServeOptions::default(), shutdown).await
+}
+
+/// [`serve_on`] with these [`ServeOptions`]. When `shutdown` resolves: `/readyz` turns 503, no connection is
+/// accepted any more, requests and webhook attempts in flight get `options.shutdown_grace` to finish, and this
+/// instance's leases are handed back ([`operate::workers`]).
+pub async fn serve_on_with(
+    opened: Opened,
+    listener: tokio::net::TcpListener,
+    errors: ErrorsMode,
+    options: &ServeOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let sandbox = opened.sandbox.clone();
     let address = listener.local_addr()?;
-    tracing::info!(%address, clock = ?sandbox.clock().mode(), "bridge sandbox serving; API reference at http://{address}/docs");
-    // The lifecycle runs on its own: due bridges move on as the clock passes their time.
-    let ticker = tokio::spawn({
-        let sandbox = sandbox.clone();
-        async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                if let Err(e) = sandbox.tick().await {
-                    tracing::warn!(error = %format!("{e:#}"), "lifecycle pass failed");
-                }
-            }
-        }
-    });
-    // Webhook deliveries run on their own too, from the outbox in the store.
+    let limits = options.connection_limits();
+    telemetry::recorder();
+    metrics::gauge!(telemetry::OPEN_FILES_LIMIT).set(operate::open_files_limit() as f64);
+    tracing::info!(%address, clock = ?sandbox.clock().mode(), max_connections = limits.max_connections,
+        "bridge sandbox serving; API reference at http://{address}/docs");
+    let health = std::sync::Arc::new(operate::health::Health::new());
+    // The lifecycle and the webhook deliveries run on their own, beside the server.
     let deliverer = delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone()).await?;
-    let courier = tokio::spawn(async move {
-        loop {
-            match deliverer.run_once().await {
-                Ok(0) => tokio::time::sleep(Duration::from_millis(100)).await,
-                Ok(_) => tokio::task::yield_now().await,
-                Err(e) => {
-                    tracing::warn!(error = %format!("{e:#}"), "delivery pass failed");
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                }
-            }
+    let workers = operate::workers::Workers::start(sandbox.clone(), deliverer, health.clone());
+    let probes = operate::health::Probes { sandbox: sandbox.clone(), health: health.clone() };
+    let router = api_routes(&opened, errors)
+        .merge(operate::health::routes(probes))
+        .merge(operate::metrics::routes(sandbox.clone()));
+    let app = operate::requests::layered(router, options);
+    let (stopping, stopped) = tokio::sync::oneshot::channel::<tokio::time::Instant>();
+    let grace = options.shutdown_grace;
+    let signalled = {
+        let health = health.clone();
+        async move {
+            shutdown.await;
+            tracing::info!(
+                ?grace,
+                "shutting down: no new connections; requests and webhook attempts in flight may finish"
+            );
+            health.shutting_down();
+            let _ = stopping.send(tokio::time::Instant::now() + grace);
         }
-    });
-    let result = axum::serve(listener, app(&opened, errors)).with_graceful_shutdown(shutdown).await;
-    ticker.abort();
-    courier.abort();
-    let _ = sandbox.tick().await;
+    };
+    let server = tokio::spawn(operate::connections::serve(listener, app, limits, signalled));
+    // The workers stop once shutdown begins, with the same deadline as the requests in flight.
+    let deadline = match stopped.await {
+        Ok(deadline) => deadline,
+        Err(_) => tokio::time::Instant::now() + grace,
+    };
+    workers.stop(deadline).await;
+    server.await.context("serving")?;
     tracing::info!("bridge sandbox stopped");
-    result.context("serving")
+    Ok(())
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

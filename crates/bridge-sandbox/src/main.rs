@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bridge_sandbox::clock::ClockMode;
-use bridge_sandbox::SandboxConfig;
+use bridge_sandbox::{SandboxConfig, ServeOptions};
 use bridge_server::ErrorsMode;
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -48,6 +48,8 @@ enum Command {
         /// Decode errors report the first failing property (like the production service) or all of them.
         #[arg(long, value_enum, default_value = "first")]
         errors: Errors,
+        #[command(flatten)]
+        operations: Operations,
     },
     /// Print a bearer token (JWT) for a project, signed with the data directory's key.
     Token {
@@ -83,6 +85,72 @@ enum Command {
     },
 }
 
+/// Running the sandbox as a service for others (docs/operations.md). Durations like `10s`, `500ms`, `2m`.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Running as a service")]
+struct Operations {
+    /// Log lines as human-readable text, or one JSON object a line (with the request id, operation, project,
+    /// status and latency of each request's lines). The level is set by RUST_LOG (default `info`).
+    #[arg(long, value_enum, default_value = "human", env = "BRIDGE_SANDBOX_LOG_FORMAT")]
+    log_format: LogFormat,
+    /// A connection must send a complete request head within this (from its accept, or from the first byte of its
+    /// next request), else it is closed.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    header_read_timeout: Duration,
+    /// A request body must arrive whole within this, else the request is answered 503 ServiceUnavailable.
+    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    body_read_timeout: Duration,
+    /// A kept-alive connection with no request for this long is closed (keep it above your load balancer's idle
+    /// timeout).
+    #[arg(long, default_value = "75s", value_parser = humantime::parse_duration)]
+    idle_timeout: Duration,
+    /// A request not answered within this is answered 503 ServiceUnavailable.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    request_timeout: Duration,
+    /// The most open client connections [default: the open-file limit (raised to its hard limit at start) less
+    /// 256]. At the cap a new connection replaces the oldest one with no request in progress.
+    #[arg(long)]
+    max_connections: Option<usize>,
+    /// On SIGTERM or Ctrl-C, how long requests and webhook attempts in flight may take to finish; what is left is
+    /// cut (webhook attempts are handed back to other instances).
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    shutdown_grace: Duration,
+}
+
+impl Operations {
+    fn options(&self) -> ServeOptions {
+        ServeOptions {
+            header_read_timeout: self.header_read_timeout,
+            body_read_timeout: self.body_read_timeout,
+            idle_timeout: self.idle_timeout,
+            request_timeout: self.request_timeout,
+            max_connections: self.max_connections,
+            shutdown_grace: self.shutdown_grace,
+        }
+    }
+
+    fn init_logs(&self) {
+        let filter =
+            || tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into());
+        match self.log_format {
+            LogFormat::Human => tracing_subscriber::fmt().with_env_filter(filter()).init(),
+            LogFormat::Json => tracing_subscriber::fmt()
+                .json()
+                .flatten_event(true)
+                .with_current_span(true)
+                .with_span_list(false)
+                .with_env_filter(filter())
+                .init(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Human,
+    Json,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Errors {
     First,
@@ -93,19 +161,16 @@ enum Errors {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { listen, data, database_url, clock, catalogue, errors } => {
-            tracing_subscriber::fmt()
-                .with_env_filter(
-                    tracing_subscriber::EnvFilter::try_from_default_env()
-                        .unwrap_or_else(|_| "info,tower_http=info".into()),
-                )
-                .init();
+        Command::Serve { listen, data, database_url, clock, catalogue, errors, operations } => {
+            operations.init_logs();
+            let open_files = bridge_sandbox::operate::raise_open_files_limit();
+            tracing::info!(open_files, "open-file limit");
             let errors = match errors {
                 Errors::First => ErrorsMode::First,
                 Errors::All => ErrorsMode::All,
             };
             let config = SandboxConfig { listen, data_dir: data, database_url, clock, catalogue, errors };
-            bridge_sandbox::serve(config, bridge_sandbox::shutdown_signal()).await
+            bridge_sandbox::serve_with(config, operations.options(), bridge_sandbox::shutdown_signal()).await
         }
         Command::Token { project, post_bridge, data, database_url, ttl_hours } => {
             let ttl = Duration::from_secs(ttl_hours * 3600);

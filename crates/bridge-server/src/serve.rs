@@ -105,8 +105,24 @@ impl<T> From<Encoded<T>> for Answer<T> {
     }
 }
 
+/// The operation a route of this crate served, in the extensions of its answer (whatever the answer), for the
+/// layers around the router: metrics by operation, logs. A bounded set of values: the schema's operationIds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OperationId(pub &'static str);
+
+/// The `_tag` of an error answer's JSON body (`DepositAddressRateLimitExceeded`, `HttpApiDecodeError`, ...), in the
+/// extensions of every error answer this crate encodes, so that layers around the router can count errors by kind
+/// without reading bodies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorTag(pub String);
+
 /// Serves one operation. `R` is the operation's answer type in the trait: `O::Response`, or [`Answer`] of it for
 /// an operation marked `x-encoded-answer`.
+///
+/// The answer carries [`OperationId`] (and [`ErrorTag`] when it is an error) in its extensions. The current
+/// tracing span gets the fields `operation` (the operationId) and, once authenticated, `project`, if it declares
+/// them (e.g. `tracing::info_span!("request", operation = tracing::field::Empty, project = tracing::field::Empty)`
+/// made by the application's trace layer), so that every log line of the request names them.
 pub async fn handle<O, A, F, Fut, R>(state: AppState<A>, request: Request, call: F) -> Response
 where
     O: Operation,
@@ -114,23 +130,39 @@ where
     Fut: Future<Output = Result<R, O::Error>>,
     R: Into<Answer<O::Response>>,
 {
-    let (caller, input) = match prepare::<O, A>(&state, request).await {
-        Ok(ready) => ready,
-        Err(response) => return response,
-    };
-    match call(ApiHandle(state.0.clone()), caller, input).await {
-        Ok(answer) => match answer.into() {
-            Answer::Value(value) => json(StatusCode::OK, &value),
-            Answer::Encoded(text) => json_text(StatusCode::OK, text.into_string()),
+    tracing::Span::current().record("operation", O::ID);
+    let mut response = match prepare::<O, A>(&state, request).await {
+        Ok((caller, input)) => match call(ApiHandle(state.0.clone()), caller, input).await {
+            Ok(answer) => match answer.into() {
+                Answer::Value(value) => json(StatusCode::OK, &value),
+                Answer::Encoded(text) => json_text(StatusCode::OK, text.into_string()),
+            },
+            Err(error) => json(status(error.status()), &error),
         },
-        Err(error) => json(status(error.status()), &error),
-    }
+        Err(response) => response,
+    };
+    response.extensions_mut().insert(OperationId(O::ID));
+    response
 }
 
 /// Serves a deprecated alias (`x-alias-of`) with the method of the operation it aliases: the alias's request is
 /// decoded with the alias's own schemas, then converted (member for member, through JSON) to the target's types;
 /// the answer goes the other way, so members only the target has (`chainMetadata`) are dropped.
 pub async fn handle_alias<Alias, Target, A, F, Fut, R>(state: AppState<A>, request: Request, call: F) -> Response
+where
+    Alias: Operation,
+    Target: Operation,
+    F: FnOnce(ApiHandle<A>, Caller, Input<Target>) -> Fut,
+    Fut: Future<Output = Result<R, Target::Error>>,
+    R: Into<Answer<Target::Response>>,
+{
+    tracing::Span::current().record("operation", Alias::ID);
+    let mut response = alias_response::<Alias, Target, A, F, Fut, R>(state, request, call).await;
+    response.extensions_mut().insert(OperationId(Alias::ID));
+    response
+}
+
+async fn alias_response<Alias, Target, A, F, Fut, R>(state: AppState<A>, request: Request, call: F) -> Response
 where
     Alias: Operation,
     Target: Operation,
@@ -193,6 +225,9 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
         return Err(StatusCode::NOT_FOUND.into_response());
     }
     let caller = authenticate(&*inner.auth, O::SECURITY, &head.headers).map_err(auth_failure)?;
+    if !caller.project_id.is_empty() {
+        tracing::Span::current().record("project", caller.project_id.as_str());
+    }
     let Some(shapes) = shapes::by_operation_id(O::ID) else {
         return Err(internal(&format!("no decoder tables for {}", O::ID)));
     };
@@ -211,9 +246,8 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
     let body: O::Body = match &shapes.body {
         None => typed(serde_json::Value::Null).map_err(decode_error)?,
         Some(body_shape) => {
-            let bytes = axum::body::to_bytes(body, inner.config.body_limit)
-                .await
-                .map_err(|_| payload_too_large(inner.config.body_limit))?;
+            let bytes =
+                axum::body::to_bytes(body, inner.config.body_limit).await.map_err(|e| unread_body(&e, inner))?;
             let content_type = head.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes());
             decode::body(body_shape, content_type, &bytes, mode).map_err(decode_error)?
         }
@@ -287,6 +321,17 @@ fn auth_failure(failure: AuthFailure) -> Response {
     }
 }
 
+/// A body that could not be read whole: over the limit (413 `PayloadTooLarge`), or cut short (its client went
+/// away, or a body-read timeout of the application's layers fired): 503 `ServiceUnavailable`, nothing was done.
+fn unread_body<A>(error: &axum::Error, inner: &Inner<A>) -> Response {
+    use std::error::Error as _;
+    if error.source().is_some_and(|e| e.is::<http_body_util::LengthLimitError>()) {
+        return payload_too_large(inner.config.body_limit);
+    }
+    let message = format!("the request body could not be read: {error}");
+    json(StatusCode::SERVICE_UNAVAILABLE, &bridge_contract::ServiceUnavailable { tag: Default::default(), message })
+}
+
 fn payload_too_large(limit: usize) -> Response {
     let message = format!("the request body is larger than {limit} bytes");
     json(StatusCode::PAYLOAD_TOO_LARGE, &bridge_contract::PayloadTooLarge { tag: Default::default(), message })
@@ -302,11 +347,30 @@ fn status(code: u16) -> StatusCode {
     StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
-/// A JSON answer.
+/// A JSON answer; an error answer (4xx, 5xx) carries its body's `_tag` as [`ErrorTag`].
 pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
     match serde_json::to_vec(value) {
-        Ok(bytes) => json_text(status, bytes),
+        Ok(bytes) => {
+            let mut response = json_text(status, bytes);
+            if status.is_client_error() || status.is_server_error() {
+                if let Some(tag) = error_tag(value) {
+                    response.extensions_mut().insert(ErrorTag(tag));
+                }
+            }
+            response
+        }
         Err(e) => internal(&format!("encoding the answer: {e}")),
+    }
+}
+
+/// The `_tag` member of an error value, read from the value (error answers only: they are small).
+fn error_tag<T: Serialize>(value: &T) -> Option<String> {
+    match serde_json::to_value(value).ok()? {
+        serde_json::Value::Object(mut members) => match members.remove("_tag")? {
+            serde_json::Value::String(tag) => Some(tag),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -118,6 +118,9 @@ fn commit_batches(conn: Connection, queue: mpsc::Receiver<Job>, commits: &Atomic
         let ran = started.elapsed();
         let committed = exec(&conn, "COMMIT").map_err(|e| e.to_string());
         commits.fetch_add(1, Ordering::Relaxed);
+        metrics::histogram!(crate::telemetry::STORE_COMMIT_DURATION, "backend" => "sqlite")
+            .record((started.elapsed() - ran).as_secs_f64());
+        metrics::histogram!(crate::telemetry::STORE_GROUP_COMMIT_WRITES).record(answers.len() as f64);
         tracing::trace!(
             writes = answers.len(),
             run_us = ran.as_micros() as u64,

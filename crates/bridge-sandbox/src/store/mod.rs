@@ -305,6 +305,24 @@ pub struct DeliveryClaim {
     pub busy: HashMap<String, usize>,
 }
 
+/// What the store holds that is waiting (for the metrics): the whole store, every instance's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Backlog {
+    /// Outbox rows neither delivered nor given up.
+    pub outbox_pending: u64,
+    /// When (sandbox clock) the oldest delivery that is due at `now_ms` became due.
+    pub oldest_due_delivery_ms: Option<i64>,
+    /// When (sandbox clock) the oldest lifecycle step that is due at `now_ms` became due.
+    pub oldest_due_step_ms: Option<i64>,
+}
+
+/// How far the store's schema is migrated: the migrations this build knows, and how many of them are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaStatus {
+    pub known: usize,
+    pub applied: usize,
+}
+
 /// The clock a sync keeps: `sync.value` when nothing was kept, else the kept value plus `sync.advanced_by`; the
 /// higher floor.
 fn synced(kept: Option<(i64, i64)>, sync: ClockSync) -> (i64, i64) {
@@ -416,4 +434,17 @@ pub trait Store: Send + Sync + 'static {
     async fn bridges_by_withdraw_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>>;
     /// How many deposit addresses a project has created: in all, and at or after `since_ms`.
     async fn address_counts(&self, project: &str, since_ms: i64) -> StoreResult<(u64, u64)>;
+
+    // ------------------------------------------------------------ operating the sandbox (issue 23: src/operate/)
+
+    /// One round trip to the store (readiness).
+    async fn ping(&self) -> StoreResult<()>;
+    /// How far the schema is migrated (readiness: every migration this build knows is applied).
+    async fn schema_status(&self) -> StoreResult<SchemaStatus>;
+    /// The outbox and lifecycle backlog at `now_ms` (sandbox clock), for the metrics.
+    async fn backlog(&self, now_ms: i64) -> StoreResult<Backlog>;
+    /// Hands back the leases this store handle holds (deliveries taken by [`Store::take_due_deliveries`] and
+    /// bridges taken by [`Store::due_bridges`] that were not finished): an instance that shuts down calls it last,
+    /// so other instances take them at once instead of when the lease runs out. Leases of other instances stay.
+    async fn release_own_leases(&self) -> StoreResult<()>;
 }

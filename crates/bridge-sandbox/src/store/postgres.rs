@@ -14,14 +14,23 @@ use sqlx_core::row::Row;
 use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
 
 use super::{
-    from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Counter, DeliveryClaim,
-    DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, Store, StoreError, StoreResult, StoredAddress,
-    StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
+    from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Backlog, Counter,
+    DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, SchemaStatus, Store, StoreError,
+    StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
 };
 use crate::clock::ClockSync;
 use crate::records;
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
+
+/// Commits, timing the commit ([`crate::telemetry::STORE_COMMIT_DURATION`]).
+async fn commit(tx: Tx) -> StoreResult<()> {
+    let started = std::time::Instant::now();
+    tx.commit().await?;
+    metrics::histogram!(crate::telemetry::STORE_COMMIT_DURATION, "backend" => "postgres")
+        .record(started.elapsed().as_secs_f64());
+    Ok(())
+}
 
 impl From<sqlx_core::Error> for StoreError {
     fn from(e: sqlx_core::Error) -> Self {
@@ -40,6 +49,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "beyond spec", include_str!("../../migrations/postgres/0002_beyond_spec.sql")),
     (3, "feed time floor", include_str!("../../migrations/postgres/0003_feed_time_floor.sql")),
     (4, "bridge version", include_str!("../../migrations/postgres/0004_bridge_version.sql")),
+    (8, "lease holders", include_str!("../../migrations/postgres/0008_lease_holders.sql")),
 ];
 
 type Resolved =
@@ -68,6 +78,8 @@ const POOL_SIZE: u32 = 16;
 #[derive(Clone)]
 pub struct PgStore {
     pool: PgPool,
+    /// This handle's name in the leases it takes (`leased_by`): random, one per connect.
+    instance: std::sync::Arc<str>,
 }
 
 impl PgStore {
@@ -82,7 +94,8 @@ impl PgStore {
             .map_err(|e| StoreError::new(e).context("connecting to PostgreSQL"))?;
         let migrator = Migrator::new(Migrations).await.map_err(|e| StoreError::new(e).context("the migrations"))?;
         migrator.run(&pool).await.map_err(|e| StoreError::new(e).context("migrating the sandbox database"))?;
-        Ok(Self { pool })
+        let instance = format!("{:016x}", rand::random::<u64>()).into();
+        Ok(Self { pool, instance })
     }
 
     /// The value kept under `name`, if any.
@@ -236,7 +249,7 @@ impl Store for PgStore {
                 .fetch_optional(&mut *tx)
                 .await?;
         if inserted.is_some() {
-            tx.commit().await?;
+            commit(tx).await?;
             return Ok((sync.value, sync.floor));
         }
         let text: String =
@@ -246,7 +259,7 @@ impl Store for PgStore {
             .bind(to_json(&(value, floor))?)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
+        commit(tx).await?;
         Ok((value, floor))
     }
 
@@ -300,7 +313,7 @@ impl Store for PgStore {
         }
         upsert_bridge(&mut tx, bridge).await?;
         insert_events(&mut tx, events).await?;
-        tx.commit().await?;
+        commit(tx).await?;
         Ok(true)
     }
 
@@ -345,7 +358,7 @@ impl Store for PgStore {
             return Ok(false); // the transaction rolls back when dropped: nothing written
         }
         insert_events(&mut tx, events).await?;
-        tx.commit().await?;
+        commit(tx).await?;
         Ok(true)
     }
 
@@ -355,7 +368,7 @@ impl Store for PgStore {
     async fn due_bridges(&self, now_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>> {
         let wall = crate::clock::wall_ms();
         let rows = query(&format!(
-            "UPDATE bridges SET leased_until = $3 WHERE id IN (
+            "UPDATE bridges SET leased_until = $3, leased_by = $5 WHERE id IN (
                  SELECT id FROM bridges
                  WHERE next_ms IS NOT NULL AND next_ms <= $1 AND (leased_until IS NULL OR leased_until <= $4)
                  ORDER BY next_ms, id LIMIT $2 FOR UPDATE SKIP LOCKED)
@@ -365,6 +378,7 @@ impl Store for PgStore {
         .bind(limit as i64)
         .bind(wall + BRIDGE_LEASE_MS)
         .bind(wall)
+        .bind(&*self.instance)
         .fetch_all(&self.pool)
         .await?;
         let mut due = all(&rows, bridge_from_row)?;
@@ -441,6 +455,51 @@ impl Store for PgStore {
         all(&rows, bridge_from_row)
     }
 
+    async fn ping(&self) -> StoreResult<()> {
+        query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn schema_status(&self) -> StoreResult<SchemaStatus> {
+        let applied: Vec<i64> =
+            query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(&self.pool).await?;
+        let known = MIGRATIONS.len();
+        let applied = MIGRATIONS.iter().filter(|(version, _, _)| applied.contains(version)).count();
+        Ok(SchemaStatus { known, applied })
+    }
+
+    async fn backlog(&self, now_ms: i64) -> StoreResult<Backlog> {
+        let (pending, oldest_delivery, oldest_step): (i64, Option<i64>, Option<i64>) = sqlx_core::query_as::query_as(
+            "SELECT (SELECT COUNT(*) FROM outbox WHERE next_ms IS NOT NULL),
+                    (SELECT MIN(next_ms) FROM outbox WHERE next_ms IS NOT NULL AND next_ms <= $1),
+                    (SELECT MIN(next_ms) FROM bridges WHERE next_ms IS NOT NULL AND next_ms <= $1)",
+        )
+        .bind(now_ms)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(Backlog {
+            outbox_pending: pending as u64,
+            oldest_due_delivery_ms: oldest_delivery,
+            oldest_due_step_ms: oldest_step,
+        })
+    }
+
+    /// Clears the leases taken under this handle's name that are still held; others' stay.
+    async fn release_own_leases(&self) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        query(
+            "UPDATE outbox SET leased_until = NULL, leased_by = NULL WHERE leased_by = $1 AND leased_until IS NOT NULL",
+        )
+        .bind(&*self.instance)
+        .execute(&mut *tx)
+        .await?;
+        query("UPDATE bridges SET leased_until = NULL, leased_by = NULL WHERE leased_by = $1 AND leased_until IS NOT NULL")
+            .bind(&*self.instance)
+            .execute(&mut *tx)
+            .await?;
+        commit(tx).await
+    }
+
     async fn address_counts(&self, project: &str, since_ms: i64) -> StoreResult<(u64, u64)> {
         let (total, recent): (i64, i64) = sqlx_core::query_as::query_as(
             "SELECT COUNT(*), COUNT(*) FILTER (WHERE created_ms >= $2) FROM addresses WHERE project = $1",
@@ -488,7 +547,7 @@ impl Store for PgStore {
             .await?;
         }
         insert_events(&mut tx, events).await?;
-        tx.commit().await?;
+        commit(tx).await?;
         Ok(())
     }
 
@@ -539,7 +598,7 @@ impl Store for PgStore {
         .execute(&mut *tx)
         .await?;
         insert_events(&mut tx, events).await?;
-        tx.commit().await?;
+        commit(tx).await?;
         Ok(())
     }
 
@@ -597,7 +656,7 @@ impl Store for PgStore {
             upsert_bridge(&mut tx, b).await?;
         }
         insert_events(&mut tx, events).await?;
-        tx.commit().await?;
+        commit(tx).await?;
         Ok(())
     }
 
@@ -621,7 +680,7 @@ impl Store for PgStore {
     async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
         insert_events(&mut tx, events).await?;
-        tx.commit().await?;
+        commit(tx).await?;
         Ok(())
     }
 
@@ -686,12 +745,13 @@ impl Store for PgStore {
             });
         }
         let ids: Vec<i64> = out.iter().map(|d| d.outbox_id).collect();
-        query("UPDATE outbox SET leased_until = $2 WHERE id = ANY($1)")
+        query("UPDATE outbox SET leased_until = $2, leased_by = $3 WHERE id = ANY($1)")
             .bind(&ids)
             .bind(claim.lease_until_wall_ms)
+            .bind(&*self.instance)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
+        commit(tx).await?;
         Ok(out)
     }
 
@@ -726,7 +786,7 @@ impl Store for PgStore {
         .bind(o.next_ms)
         .execute(&mut *tx)
         .await?;
-        tx.commit().await?;
+        commit(tx).await?;
         Ok(())
     }
 

@@ -18,9 +18,9 @@ use rusqlite_migration::{Migrations, M};
 use super::checkpoint::Checkpointer;
 use super::group_commit::Writer;
 use super::{
-    from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Counter, DeliveryClaim,
-    DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, Store, StoreError, StoreResult, StoredAddress,
-    StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
+    from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Backlog, Counter,
+    DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, SchemaStatus, Store, StoreError,
+    StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
 };
 use crate::clock::ClockSync;
 use crate::records;
@@ -862,6 +862,43 @@ impl Store for SqliteStore {
             collect(rows, bridge_from_row)
         })
         .await
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        self.read_now(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0)).map(drop)?)).await
+    }
+
+    async fn schema_status(&self) -> StoreResult<SchemaStatus> {
+        self.read_now(|c| {
+            let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            let pending = migrations().pending_migrations(c).map_err(StoreError::new)?;
+            let known = (version + i64::from(pending)).max(0) as usize;
+            Ok(SchemaStatus { known, applied: (version.max(0) as usize).min(known) })
+        })
+        .await
+    }
+
+    async fn backlog(&self, now_ms: i64) -> StoreResult<Backlog> {
+        self.read(move |c| {
+            let (pending, oldest_delivery, oldest_step) = c
+                .prepare_cached(
+                    "SELECT (SELECT COUNT(*) FROM outbox WHERE next_ms IS NOT NULL),
+                            (SELECT MIN(next_ms) FROM outbox WHERE next_ms IS NOT NULL AND next_ms <= ?1),
+                            (SELECT MIN(next_ms) FROM bridges WHERE next_ms IS NOT NULL AND next_ms <= ?1)",
+                )?
+                .query_row([now_ms], |r| Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?)))?;
+            Ok(Backlog {
+                outbox_pending: pending as u64,
+                oldest_due_delivery_ms: oldest_delivery,
+                oldest_due_step_ms: oldest_step,
+            })
+        })
+        .await
+    }
+
+    /// One process serves a data directory: every lease is its own (bridges are not leased on SQLite).
+    async fn release_own_leases(&self) -> StoreResult<()> {
+        self.release_leases().await
     }
 
     async fn address_counts(&self, project: &str, since_ms: i64) -> StoreResult<(u64, u64)> {

@@ -10,6 +10,8 @@
 //! * [`beyond_spec`]: the production endpoints beyond the spec (cancel, cursor history, by hash, configs, a deposit
 //!   address's own views, API keys);
 //! * [`fuzz_corpus`]: the fuzz targets' corpora replayed on the stable toolchain;
+//! * [`operate`] (in process) and [`processes`] (the binary as a child process): probes, metrics, logs, timeouts,
+//!   the connection cap under stalled connections, graceful shutdown of one of two instances;
 //! * [`sdk`]: the production service's official TypeScript SDK against a fresh sandbox, and the production
 //!   payload fixtures against the pinned SDK's types.
 //!
@@ -23,8 +25,10 @@ mod bridge_versions;
 mod counters;
 mod feed_store;
 mod fuzz_corpus;
+mod operate;
 mod pg;
 mod pricing;
+mod processes;
 mod scenarios;
 mod sdk;
 mod support;

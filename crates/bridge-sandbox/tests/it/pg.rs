@@ -37,6 +37,20 @@ fn binaries() -> Option<PathBuf> {
     })
 }
 
+/// The binaries' directory, or `None` (with the reason printed) when PostgreSQL is not installed outside CI.
+fn installed() -> Option<PathBuf> {
+    let bin = binaries();
+    if bin.is_none() {
+        let reason = "PostgreSQL is not installed (no initdb on PATH or in /usr/lib/postgresql/*/bin; \
+                      `apt-get install postgresql`)";
+        if std::env::var_os("CI").is_some() {
+            panic!("{reason}: CI must run the PostgreSQL tests");
+        }
+        eprintln!("skipping a PostgreSQL test: {reason}");
+    }
+    bin
+}
+
 /// A database of its own on the shared test server, or `None` (with the reason printed) when PostgreSQL is not
 /// installed outside CI.
 pub fn database() -> Option<(Arc<PgServer>, String)> {
@@ -45,25 +59,20 @@ pub fn database() -> Option<(Arc<PgServer>, String)> {
         match shared.upgrade() {
             Some(server) => server,
             None => {
-                let Some(bin) = binaries() else {
-                    let reason = "PostgreSQL is not installed (no initdb on PATH or in /usr/lib/postgresql/*/bin; \
-                                  `apt-get install postgresql`)";
-                    if std::env::var_os("CI").is_some() {
-                        panic!("{reason}: CI must run the PostgreSQL tests");
-                    }
-                    eprintln!("skipping a PostgreSQL test: {reason}");
-                    return None;
-                };
-                let server = Arc::new(PgServer::start(bin));
+                let server = Arc::new(PgServer::start(installed()?));
                 *shared = Arc::downgrade(&server);
                 server
             }
         }
     };
-    let name = format!("sandbox_{}_{}", std::process::id(), DATABASES.fetch_add(1, Ordering::SeqCst));
-    server.run("createdb", &["-h", "127.0.0.1", "-p", &server.port.to_string(), "-U", "sandbox", &name]);
-    let url = format!("postgres://sandbox@127.0.0.1:{}/{name}", server.port);
+    let url = server.create_database();
     Some((server, url))
+}
+
+/// A server of the caller's own (not the shared one), for a test that stops and starts it; `None` as
+/// [`database`].
+pub fn dedicated() -> Option<PgServer> {
+    Some(PgServer::start(installed()?))
 }
 
 impl PgServer {
@@ -80,15 +89,32 @@ impl PgServer {
         let server = Self { bin, dir, port, user };
         let data = server.data();
         server.run("initdb", &["-D", &data, "-U", "sandbox", "--auth=trust", "-E", "UTF8", "--no-sync"]);
-        let options = format!("-p {port} -h 127.0.0.1 -k {} -c fsync=off", server.dir.path().display());
-        let log = server.dir.path().join("server.log").display().to_string();
-        server.run("pg_ctl", &["-D", &data, "-o", &options, "-l", &log, "-w", "-t", "60", "start"]);
+        server.restart();
         eprintln!("PostgreSQL test server on 127.0.0.1:{port} ({})", server.dir.path().display());
         server
     }
 
     fn data(&self) -> String {
         self.dir.path().join("data").display().to_string()
+    }
+
+    /// A new database on this server: its URL.
+    pub fn create_database(&self) -> String {
+        let name = format!("sandbox_{}_{}", std::process::id(), DATABASES.fetch_add(1, Ordering::SeqCst));
+        self.run("createdb", &["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "sandbox", &name]);
+        format!("postgres://sandbox@127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// Stops the server at once (`pg_ctl stop -m immediate`), as a crash or a lost database host would.
+    pub fn stop(&self) {
+        self.run("pg_ctl", &["-D", &self.data(), "-m", "immediate", "-w", "stop"]);
+    }
+
+    /// Starts the stopped server again, on the same port and data.
+    pub fn restart(&self) {
+        let options = format!("-p {} -h 127.0.0.1 -k {} -c fsync=off", self.port, self.dir.path().display());
+        let log = self.dir.path().join("server.log").display().to_string();
+        self.run("pg_ctl", &["-D", &self.data(), "-o", &options, "-l", &log, "-w", "-t", "60", "start"]);
     }
 
     /// Runs one of the server's binaries (as the unprivileged user when the tests run as root); panics with its

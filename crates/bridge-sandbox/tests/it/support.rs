@@ -33,12 +33,23 @@ impl TestStore {
         Some(Self { dir: tempfile::tempdir().unwrap(), database: Some(crate::pg::database()?) })
     }
 
+    /// A fresh database on `server` (a dedicated server the test may stop and start).
+    pub fn postgres_on(server: Arc<PgServer>) -> Self {
+        let url = server.create_database();
+        Self { dir: tempfile::tempdir().unwrap(), database: Some((server, url)) }
+    }
+
     /// The store itself, opened as the sandbox opens it (another "instance" each time).
     pub async fn open(&self) -> std::sync::Arc<dyn bridge_sandbox::store::Store> {
         match &self.database {
             Some((_, url)) => std::sync::Arc::new(bridge_sandbox::store::PgStore::connect(url).await.unwrap()),
             None => std::sync::Arc::new(bridge_sandbox::store::SqliteStore::open(self.dir.path()).unwrap()),
         }
+    }
+
+    /// The data directory (SQLite's database file and the keys).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 
     pub fn config(&self) -> SandboxConfig {
@@ -115,14 +126,26 @@ impl Running {
     }
 
     async fn with(config: SandboxConfig) -> Self {
+        Self::with_options(config, bridge_sandbox::ServeOptions::default()).await
+    }
+
+    /// A sandbox over `store` served with `options` (timeouts, connection cap, shutdown grace).
+    pub async fn on_with(store: &TestStore, options: bridge_sandbox::ServeOptions) -> Self {
+        Self::with_options(store.config(), options).await
+    }
+
+    async fn with_options(config: SandboxConfig, options: bridge_sandbox::ServeOptions) -> Self {
         let opened = bridge_sandbox::open(&config).await.expect("the sandbox opens");
         let keys = opened.keys.clone();
         let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
         let base_url = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(bridge_sandbox::serve_on(opened, listener, ErrorsMode::First, async move {
-            let _ = rx.await;
-        }));
+        let task = tokio::spawn(async move {
+            bridge_sandbox::serve_on_with(opened, listener, ErrorsMode::First, &options, async move {
+                let _ = rx.await;
+            })
+            .await
+        });
         Self { base_url, keys, stop: Some(tx), task }
     }
 

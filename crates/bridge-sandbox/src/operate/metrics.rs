@@ -1,0 +1,37 @@
+//! `GET /metrics`: the Prometheus text exposition of [`crate::telemetry`]'s recorder. The store's backlog (outbox
+//! depth, the oldest due delivery, the oldest due lifecycle step) is read at each scrape and set as gauges just
+//! before rendering, so it is as fresh as the scrape. Unauthenticated and outside the contract.
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bridge_server::OperationId;
+
+use crate::service::Sandbox;
+use crate::telemetry;
+
+/// `/metrics`.
+pub fn routes(sandbox: Sandbox) -> axum::Router {
+    axum::Router::new().route("/metrics", axum::routing::get(metrics)).with_state(sandbox)
+}
+
+async fn metrics(State(sandbox): State<Sandbox>) -> Response {
+    let now = sandbox.now_ms();
+    let backlog = tokio::time::timeout(super::health::STORE_TIMEOUT, sandbox.core().store.backlog(now)).await;
+    match backlog {
+        Ok(Ok(backlog)) => {
+            let late = |due: Option<i64>| due.map_or(0.0, |due| (now - due).max(0) as f64 / 1e3);
+            metrics::gauge!(telemetry::WEBHOOK_OUTBOX_DEPTH).set(backlog.outbox_pending as f64);
+            metrics::gauge!(telemetry::WEBHOOK_OLDEST_DUE_AGE).set(late(backlog.oldest_due_delivery_ms));
+            metrics::gauge!(telemetry::LIFECYCLE_LAG).set(late(backlog.oldest_due_step_ms));
+        }
+        // The other figures are still served; the backlog gauges keep their last values.
+        Ok(Err(e)) => tracing::warn!(error = %e, "reading the backlog for /metrics failed"),
+        Err(_) => tracing::warn!("reading the backlog for /metrics timed out"),
+    }
+    let text = telemetry::recorder().map(|handle| handle.render()).unwrap_or_default();
+    let mut response =
+        (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response();
+    response.extensions_mut().insert(OperationId("metrics"));
+    response
+}

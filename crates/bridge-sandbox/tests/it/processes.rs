@@ -1,0 +1,422 @@
+//! The `bridge-sandbox` binary as a child process, as it is run for others: JSON logs with request ids,
+//! SIGTERM of one of two instances on PostgreSQL under load (nothing acknowledged lost, its webhook attempts
+//! handed back to the other instance at once), and 2,000 stalled connections against an open-file limit of
+//! 1,024. Loopback only; every child is stopped by the test (SIGTERM, or SIGKILL when dropped).
+// `POST /bridge/quote/user` is deprecated in production; it is the spec's single-token quote.
+#![allow(deprecated)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bridge_client::{Client, Credentials, RetryPolicy};
+use bridge_contract::*;
+use serde_json::Value;
+
+/// A running `bridge-sandbox serve`, its log (stdout and stderr) in a file.
+struct Process {
+    child: Child,
+    base_url: String,
+    log: PathBuf,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Process {
+    /// Starts `serve --listen <a free port> <args>`; with `open_files`, the child's RLIMIT_NOFILE (soft and hard,
+    /// so that it cannot raise it) is set to it before it runs.
+    fn start(args: &[&str], log: &Path, open_files: Option<u64>) -> Self {
+        let port = free_port();
+        let file = std::fs::File::create(log).unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_bridge-sandbox"));
+        command
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().unwrap())
+            .stderr(file);
+        if let Some(limit) = open_files {
+            // SAFETY: setrlimit is async-signal-safe and allocates nothing.
+            unsafe {
+                command.pre_exec(move || rlimit::setrlimit(rlimit::Resource::NOFILE, limit, limit));
+            }
+        }
+        let child = command.spawn().expect("the bridge-sandbox binary starts");
+        Self { child, base_url: format!("http://127.0.0.1:{port}"), log: log.to_owned() }
+    }
+
+    /// Waits until `/livez` answers (at most 60 s: a first start makes the signing keys).
+    async fn live(&mut self) {
+        let started = Instant::now();
+        loop {
+            if let Ok(r) = reqwest::get(format!("{}/livez", self.base_url)).await {
+                if r.status() == 200 {
+                    return;
+                }
+            }
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!("the sandbox exited ({status}): {}", std::fs::read_to_string(&self.log).unwrap_or_default());
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "the sandbox did not start");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Sends SIGTERM.
+    fn terminate(&self) {
+        // SAFETY: a plain kill(2) of our own child by its pid.
+        let sent = unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        assert_eq!(sent, 0, "SIGTERM sent");
+    }
+
+    /// Waits for the child to exit, at most `bound`.
+    async fn exited(&mut self, bound: Duration) -> ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < bound, "the sandbox did not exit within {bound:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `--log-format json`: one JSON object a line; each line of a request names its request id (the client's
+/// `x-request-id`, or one made up and echoed), operation and project, and its answer line the status and latency.
+/// The default format is human-readable text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_name_each_request_its_operation_project_status_and_latency() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut sandbox =
+        Process::start(&["--data", data.to_str().unwrap(), "--log-format", "json"], &dir.path().join("json.log"), None);
+    sandbox.live().await;
+    let token = bridge_sandbox::mint_token(&data, "project-logs", false, Duration::from_secs(600)).unwrap();
+    let http = reqwest::Client::new();
+    let history =
+        format!("{}/bridge/history/user?page=1&limit=5&sortBy=createdAt&sortDirection=desc", sandbox.base_url);
+    let answer = http.get(&history).bearer_auth(&token).header("x-request-id", "test-req-42").send().await.unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_eq!(answer.headers()["x-request-id"], "test-req-42", "the client's request id is echoed");
+    // A failing request logs too, with its project (authenticated before decoding).
+    let failing = format!("{}/bridge/history/user?page=0", sandbox.base_url);
+    let answer = http.get(&failing).bearer_auth(&token).header("x-request-id", "test-req-43").send().await.unwrap();
+    assert_eq!(answer.status(), 400);
+    let made_up = http.get(&history).bearer_auth(&token).send().await.unwrap();
+    let made_up = made_up.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_eq!(made_up.len(), 36, "a UUID when the client sends none: {made_up}");
+    let odd = "x".repeat(200);
+    let replaced = http.get(&history).bearer_auth(&token).header("x-request-id", &odd).send().await.unwrap();
+    assert_ne!(replaced.headers()["x-request-id"], odd.as_str(), "an overlong id is replaced");
+    sandbox.terminate();
+    assert!(sandbox.exited(Duration::from_secs(30)).await.success());
+
+    let text = sandbox.log_text();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}")))
+        .collect();
+    for (id, status) in [("test-req-42", 200), ("test-req-43", 400), (made_up.as_str(), 200)] {
+        let of_request: Vec<&Value> = lines.iter().filter(|l| l["span"]["request_id"] == id).collect();
+        assert!(!of_request.is_empty(), "lines of request {id}: {text}");
+        for line in &of_request {
+            assert_eq!(line["span"]["operation"], "listBridgeHistory", "{line}");
+            assert_eq!(line["span"]["project"], "project-logs", "{line}");
+        }
+        let answered = of_request.iter().find(|l| l["message"] == "answered").expect("an answer line");
+        assert_eq!(answered["status"], status, "{answered}");
+        assert!(answered["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{answered}");
+    }
+
+    let mut human = Process::start(&["--data", data.to_str().unwrap()], &dir.path().join("human.log"), None);
+    human.live().await;
+    human.terminate();
+    assert!(human.exited(Duration::from_secs(30)).await.success());
+    let first = human.log_text().lines().next().unwrap_or_default().to_owned();
+    assert!(serde_json::from_str::<Value>(&first).is_err() && first.contains("INFO"), "human by default: {first}");
+}
+
+/// Two instances on one PostgreSQL database under load on both; one gets SIGTERM while webhook attempts are in
+/// flight at it to a receiver that does not answer first attempts. It stops accepting, exits 0 after its grace
+/// period, and hands its attempts back: the other instance delivers them at once (not when the 60 s lease runs
+/// out). No request that got a 2xx is lost, and no event is delivered twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigterm_hands_back_webhook_attempts_and_loses_nothing_acknowledged() {
+    let Some((_server, url)) = crate::pg::database() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--database-url", url.as_str(), "--shutdown-grace", "2s"];
+    let mut a = Process::start(&args, &dir.path().join("a.log"), None);
+    a.live().await;
+    let mut b = Process::start(&args, &dir.path().join("b.log"), None);
+    b.live().await;
+    let token =
+        bridge_sandbox::mint_token_for_database(&url, "project-s", false, Duration::from_secs(600)).await.unwrap();
+    let client =
+        |base: &str| Client::new(base, Credentials::bearer(token.clone())).unwrap().with_retry(RetryPolicy::none());
+    let (on_a, on_b) = (client(&a.base_url), client(&b.base_url));
+    let receiver = HoldingReceiver::start().await;
+
+    // Load on both: committed bridges (acknowledged writes) and webhook events, each to its own URL.
+    let stop = Arc::new(AtomicBool::new(false));
+    let committed = Arc::new(Mutex::new(Vec::<String>::new()));
+    let events = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut load = Vec::new();
+    for (n, on) in [on_a.clone(), on_b.clone(), on_a.clone(), on_b.clone()].into_iter().enumerate() {
+        let (stop, committed) = (stop.clone(), committed.clone());
+        load.push(tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                let Ok(quote) = on.quote_bridge(&quote_request()).await else { continue };
+                if let Ok(done) = on.commit_quote(quote.quote_id()).await {
+                    committed.lock().unwrap().push(done.quote_id);
+                }
+                let _ = n;
+            }
+        }));
+    }
+    // Events until the instance to be stopped holds attempts in flight.
+    let started = Instant::now();
+    let mut next = 0;
+    loop {
+        for on in [&on_a, &on_b] {
+            let webhook_url = format!("{}/{next}", receiver.base);
+            next += 1;
+            let sent = on.sandbox_send_webhook_test(&SandboxWebhookTestRequest { webhook_url, message: None }).await;
+            events.lock().unwrap().push(sent.unwrap().event_id);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if in_flight(&a.base_url).await >= 2.0 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no webhook attempt in flight at the instance");
+    }
+    let held_at_a = in_flight(&a.base_url).await;
+
+    let sigterm = Instant::now();
+    a.terminate();
+    let status = a.exited(Duration::from_secs(30)).await;
+    let exited_after = sigterm.elapsed();
+    assert!(status.success(), "exit status 0: {status}\n{}", a.log_text());
+    // Load on the survivor a little longer, then stop it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.store(true, Ordering::SeqCst);
+    for task in load {
+        task.await.unwrap();
+    }
+
+    // The attempts cut at A were handed back: each is delivered by B, soon.
+    let events: Vec<String> = events.lock().unwrap().clone();
+    let mut handed_back = BTreeMap::new();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let attempts = loop {
+        let mut all = BTreeMap::new();
+        for id in &events {
+            let query = SandboxListWebhookDeliveriesQuery { event_id: Some(id.clone()) };
+            all.insert(id.clone(), on_b.sandbox_list_webhook_deliveries(&query).await.unwrap().items);
+        }
+        let pending: Vec<&String> =
+            all.iter().filter(|(_, a)| !a.iter().any(|a| a.delivered)).map(|(id, _)| id).collect();
+        if pending.is_empty() {
+            break all;
+        }
+        assert!(Instant::now() < deadline, "events never delivered: {pending:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    for (id, tries) in &attempts {
+        let delivered: Vec<_> = tries.iter().filter(|t| t.delivered).collect();
+        assert_eq!(delivered.len(), 1, "event {id} delivered once: {tries:?}");
+        if tries.iter().any(|t| t.error.as_deref().is_some_and(|e| e.starts_with("interrupted"))) {
+            let url = &delivered[0].url;
+            let arrived = receiver.answered_at(url).expect("the receiver answered the delivered attempt");
+            handed_back.insert(id.clone(), arrived.saturating_duration_since(sigterm));
+        }
+    }
+    assert!(!handed_back.is_empty(), "some attempts were in flight at A and handed back ({held_at_a} in flight)");
+    let first = handed_back.values().min().unwrap();
+    let last = handed_back.values().max().unwrap();
+    eprintln!(
+        "SIGTERM to exit: {exited_after:?}; {} attempts handed back, delivered by the other instance {first:?} to \
+         {last:?} after SIGTERM (grace period 2 s; lease 60 s)",
+        handed_back.len()
+    );
+    assert!(*last < Duration::from_secs(15), "handed back at once, not after the lease: {handed_back:?}");
+    assert_eq!(receiver.answered_twice(), Vec::<String>::new(), "no URL answered 2xx twice");
+
+    // Every bridge whose commit was acknowledged, by either instance, is there.
+    let committed: Vec<String> = committed.lock().unwrap().clone();
+    assert!(committed.len() >= 4, "load ran on both: {}", committed.len());
+    for id in &committed {
+        let got = on_b.get_bridge(id).await;
+        assert!(got.is_ok(), "acknowledged bridge {id} is lost: {got:?}");
+    }
+    b.terminate();
+    assert!(b.exited(Duration::from_secs(30)).await.success());
+}
+
+/// The webhook attempts in flight at an instance (its `/metrics`).
+async fn in_flight(base: &str) -> f64 {
+    let Ok(response) = reqwest::get(format!("{base}/metrics")).await else { return 0.0 };
+    let text = response.text().await.unwrap_or_default();
+    text.lines()
+        .find_map(|l| l.strip_prefix("bridge_sandbox_webhook_deliveries_in_flight "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn quote_request() -> BridgeQuoteRequest {
+    BridgeQuoteRequest {
+        token: "USDC".into(),
+        chain_in: "ETHEREUM".into(),
+        chain_out: "BASE".into(),
+        amount: "100".parse().unwrap(),
+        amount_native: None,
+        mode: QuoteMode::Pay,
+        is_sda: None,
+        depositor: "0x1111111111111111111111111111111111111111".into(),
+        recipient: "0x2222222222222222222222222222222222222222".into(),
+        post_bridge_data: None,
+        webhook_url: None,
+    }
+}
+
+/// A receiver on 127.0.0.1 that never answers the first request to each path (it holds it until the test ends)
+/// and answers 204 to later ones, noting when.
+#[derive(Clone)]
+struct HoldingReceiver {
+    base: String,
+    seen: Arc<Mutex<BTreeSet<String>>>,
+    answered: Arc<Mutex<BTreeMap<String, Vec<Instant>>>>,
+}
+
+impl HoldingReceiver {
+    async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/hook", listener.local_addr().unwrap());
+        let receiver = Self { base: base.clone(), seen: Default::default(), answered: Default::default() };
+        let r = receiver.clone();
+        let app = axum::Router::new().route(
+            "/hook/{n}",
+            axum::routing::post(move |axum::extract::Path(n): axum::extract::Path<String>| {
+                let r = r.clone();
+                async move {
+                    let url = format!("{}/{n}", r.base);
+                    if r.seen.lock().unwrap().insert(url.clone()) {
+                        std::future::pending::<()>().await;
+                    }
+                    r.answered.lock().unwrap().entry(url).or_default().push(Instant::now());
+                    axum::http::StatusCode::NO_CONTENT
+                }
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        receiver
+    }
+
+    fn answered_at(&self, url: &str) -> Option<Instant> {
+        self.answered.lock().unwrap().get(url).and_then(|times| times.first().copied())
+    }
+
+    fn answered_twice(&self) -> Vec<String> {
+        self.answered.lock().unwrap().iter().filter(|(_, t)| t.len() > 1).map(|(u, _)| u.clone()).collect()
+    }
+}
+
+/// What an attacker without a credential does: 2,000 connections that send half a request line and wait, against
+/// a sandbox whose open-file limit is 1,024. A normal request is still answered at once, and the stalled
+/// connections are closed by the header-read timeout (those beyond the cap earlier, to make room).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_connections_neither_exhaust_the_file_limit_nor_keep_anyone_out() {
+    const STALLED: usize = 2_000;
+    let own = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(0);
+    if own < STALLED as u64 + 500 {
+        eprintln!("skipping: this process may open only {own} files (hard limit), {} needed", STALLED + 500);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    // Longer than the bound on the normal request: it must not wait for the stalled ones to time out.
+    let args = ["--data", data.to_str().unwrap(), "--header-read-timeout", "8s"];
+    let mut sandbox = Process::start(&args, &dir.path().join("stalled.log"), Some(1024));
+    sandbox.live().await;
+    let address = sandbox.base_url.trim_start_matches("http://").to_owned();
+
+    let mut opening = tokio::task::JoinSet::new();
+    for _ in 0..STALLED {
+        let address = address.clone();
+        opening.spawn(async move {
+            let mut stream = tokio::time::timeout(Duration::from_secs(10), tokio::net::TcpStream::connect(&address))
+                .await
+                .ok()?
+                .ok()?;
+            tokio::io::AsyncWriteExt::write_all(&mut stream, b"GET /bridge/con").await.ok()?;
+            Some(stream)
+        });
+    }
+    let mut stalled = Vec::new();
+    while let Some(opened) = opening.join_next().await {
+        stalled.extend(opened.unwrap());
+    }
+    let opened_at = Instant::now();
+    assert!(stalled.len() >= STALLED * 9 / 10, "{} of {STALLED} connections opened", stalled.len());
+
+    let asked = Instant::now();
+    let answer = reqwest::Client::new()
+        .get(format!("{}/bridge/configs", sandbox.base_url))
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await;
+    let took = asked.elapsed();
+    assert!(answer.as_ref().is_ok_and(|r| r.status() == 200), "a normal request is answered: {answer:?}");
+    eprintln!("{} stalled connections; a normal request answered in {took:?}", stalled.len());
+    assert!(took < Duration::from_secs(5), "answered at once, not after the stalled ones time out: {took:?}");
+
+    // Every stalled connection is closed by the sandbox: read gives end of file (or a reset).
+    let mut still_open = 0;
+    for stream in &mut stalled {
+        let mut byte = [0u8; 1];
+        let read = tokio::time::timeout(
+            Duration::from_secs(25).saturating_sub(opened_at.elapsed()).max(Duration::from_millis(10)),
+            tokio::io::AsyncReadExt::read(stream, &mut byte),
+        )
+        .await;
+        if read.is_err() {
+            still_open += 1;
+        }
+    }
+    let closed_after = opened_at.elapsed();
+    assert_eq!(still_open, 0, "stalled connections still open {closed_after:?} after they were opened");
+    eprintln!("every stalled connection closed within {closed_after:?} (header-read timeout 8 s)");
+
+    let metrics = reqwest::get(format!("{}/metrics", sandbox.base_url)).await.unwrap().text().await.unwrap();
+    for reason in ["evicted", "header_timeout"] {
+        let line = format!("bridge_sandbox_http_connections_closed_total{{reason=\"{reason}\"}} ");
+        let count: f64 = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(&line))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{line} in /metrics"));
+        assert!(count > 0.0, "{line}{count}");
+    }
+    sandbox.terminate();
+    assert!(sandbox.exited(Duration::from_secs(30)).await.success());
+}
