@@ -11,7 +11,9 @@
 //!   address's own views, API keys);
 //! * [`fuzz_corpus`]: the fuzz targets' corpora replayed on the stable toolchain;
 //! * [`sdk`]: the production service's official TypeScript SDK against a fresh sandbox, and the production
-//!   payload fixtures against the pinned SDK's types.
+//!   payload fixtures against the pinned SDK's types;
+//! * [`clients`]: Python and TypeScript clients generated from the document the sandbox serves, by the
+//!   mainstream generators, driven through a scenario against it.
 //!
 //! [`support`] starts a sandbox on a free loopback port, over SQLite or over a database of the throw-away
 //! PostgreSQL server of [`pg`]; `support::both_stores!` runs a store-behaviour test on each (`name::sqlite`,
@@ -20,6 +22,7 @@
 
 mod beyond_spec;
 mod bridge_versions;
+mod clients;
 mod counters;
 mod feed_store;
 mod fuzz_corpus;
