@@ -34,17 +34,19 @@
 //! [`generator_problems`] checks the published form for each construct, so that a schema change that brings one
 //! back in a shape this module does not restate fails `cargo xtask check` instead of reaching the generators.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail};
+use anyhow::{anyhow, bail, Context};
 use heck::ToUpperCamelCase;
 use serde_json::Value as Json;
 use serde_norway::{Mapping, Value};
 
 use crate::bundle::{self, Yaml};
-use crate::Generated;
+use crate::{breaking, git, Generated};
 
 const SCHEMA_PREFIX: &str = "#/components/schemas/";
+/// The published document, relative to the workspace root.
+const PUBLISHED: &str = "src/generated/openapi.json";
 
 /// The two bundles of the document, the published form (`src/generated/openapi.json`) and the source form
 /// (`src/generated/openapi.source.json`); or what keeps the published form from being valid and readable.
@@ -58,7 +60,7 @@ pub fn generate(source: &Yaml) -> anyhow::Result<Generated> {
         return Ok(Generated::InvalidSchema(problems));
     }
     Ok(Generated::Files(vec![
-        (PathBuf::from("src/generated/openapi.json"), bundle::to_json_text(&published)?),
+        (PathBuf::from(PUBLISHED), bundle::to_json_text(&published)?),
         (PathBuf::from("src/generated/openapi.source.json"), bundle::to_json_text(source)?),
     ]))
 }
@@ -75,6 +77,26 @@ pub fn published(source: &Yaml) -> anyhow::Result<Yaml> {
     set_aside_optional_discriminators(schemas)?;
     type_union_mapping_targets(schemas)?;
     Ok(doc)
+}
+
+/// `cargo xtask breaking --published`: compares the published document committed at `base` with the one
+/// committed at `head`, or with the working tree's as `cargo xtask regen` writes it now when `head` is `None`.
+pub fn compare_published(
+    root: &Path,
+    base: &git::Commit,
+    head: Option<&git::Commit>,
+) -> anyhow::Result<breaking::Comparison> {
+    let at = |commit: &git::Commit| -> anyhow::Result<Json> {
+        let text = git::file_at(root, commit, PUBLISHED)?
+            .ok_or_else(|| anyhow!("{} has no {PUBLISHED}", commit.describe()))?;
+        serde_json::from_str(&text).with_context(|| format!("{PUBLISHED} at {}", commit.describe()))
+    };
+    let base_doc = at(base)?;
+    let head_doc = match head {
+        Some(commit) => at(commit)?,
+        None => bundle::to_json_value(&published(&bundle::load(&root.join("schema/openapi.yaml"))?)?)?,
+    };
+    Ok(breaking::compare(&base_doc, &head_doc))
 }
 
 /// Restatement 1: every component that is an `allOf` with one discriminated union among its members becomes a
