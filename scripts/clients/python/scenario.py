@@ -143,14 +143,24 @@ class Scenario:
         entry["pydantic"] = pydantic
         return parsed
 
+    def quote(self, amount):
+        """A single-token bridge quote of `amount` USDC (not checked on this side: a bad one is the server's 400)."""
+        body = self.models.BridgeQuoteRequest.from_dict({
+            "token": "USDC", "chainIn": "ETHEREUM", "chainOut": "BASE", "amount": amount, "mode": "pay",
+            "depositor": EVM_A, "recipient": EVM_B})
+        return self.op("quotes.quote_bridge").sync_detailed(client=self.client, body=body)
+
+    def history(self, client):
+        """The first page of the history, newest first, as `client` (with or without credentials) asks for it."""
+        m = self.models
+        return self.op("history.list_bridge_history").sync_detailed(
+            client=client, page=1, limit=10, sort_by=m.HistorySortBy("createdAt"), sort_direction=m.SortDirection("desc"))
+
     def run(self):
         m = self.models
         quote = self.call(
             "quote a bridge", "quoteBridge",
-            self.op("quotes.quote_bridge").sync_detailed(client=self.client, body=m.BridgeQuoteRequest.from_dict({
-                "token": "USDC", "chainIn": "ETHEREUM", "chainOut": "BASE", "amount": "100", "mode": "pay",
-                "depositor": EVM_A, "recipient": EVM_B})),
-            200, "BridgeQuote", "QuoteResponse")
+            self.quote("100"), 200, "BridgeQuote", "QuoteResponse")
         self.call(
             "quote a bridge with a swap", "quoteBridgeSwap",
             self.op("quotes.quote_bridge_swap").sync_detailed(client=self.client, body=m.BridgeSwapQuoteRequest.from_dict({
@@ -169,10 +179,7 @@ class Scenario:
         started = int(pending.created_at.timestamp() * 1000)
         self.call(
             "history", "listBridgeHistory",
-            self.op("history.list_bridge_history").sync_detailed(
-                client=self.client, page=1, limit=10, sort_by=m.HistorySortBy("createdAt"),
-                sort_direction=m.SortDirection("desc")),
-            200, "HistoryPage", "HistoryPage")
+            self.history(self.client), 200, "HistoryPage", "HistoryPage")
         self.call(
             "sandbox deposit", "sandboxDepositBridge",
             self.op("sandbox.sandbox_deposit_bridge").sync_detailed(
@@ -227,16 +234,10 @@ class Scenario:
 
         self.call(
             "a 400: an amount that is no decimal", "quoteBridge",
-            self.op("quotes.quote_bridge").sync_detailed(client=self.client, body=m.BridgeQuoteRequest.from_dict({
-                "token": "USDC", "chainIn": "ETHEREUM", "chainOut": "BASE", "amount": "a lot", "mode": "pay",
-                "depositor": EVM_A, "recipient": EVM_B})),
-            400, "HttpApiDecodeError", "BadRequest")
+            self.quote("a lot"), 400, "HttpApiDecodeError", "BadRequest")
         self.call(
             "a 401: no credentials", "listBridgeHistory",
-            self.op("history.list_bridge_history").sync_detailed(
-                client=self.anonymous, page=1, limit=10, sort_by=m.HistorySortBy("createdAt"),
-                sort_direction=m.SortDirection("desc")),
-            401, "Unauthorized", "Unauthorized")
+            self.history(self.anonymous), 401, "Unauthorized", "Unauthorized")
         self.call(
             "a 422: a bridge that does not exist", "getBridge",
             bridge.sync_detailed("no-such-bridge", client=self.client),

@@ -29,33 +29,15 @@ fn clients_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/clients")
 }
 
-/// Installs the pinned generators once; `Err` says why they cannot run here.
+/// Installs the pinned generators once; `Err` says why it cannot run here.
 fn installed() -> Result<(), String> {
     static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
-    INSTALLED
-        .get_or_init(|| {
-            for (tool, arg) in [("python3", "--version"), ("node", "--version"), ("npm", "--version")] {
-                Command::new(tool).arg(arg).output().map_err(|e| format!("{tool} is not available ({e})"))?;
-            }
-            let out = Command::new("bash").arg(clients_dir().join("install.sh")).output().map_err(|e| e.to_string())?;
-            if !out.status.success() {
-                return Err(format!("scripts/clients/install.sh failed: {}", String::from_utf8_lossy(&out.stderr)));
-            }
-            Ok(())
-        })
-        .clone()
+    crate::support::install_once(&INSTALLED, &["python3", "node", "npm"], &clients_dir().join("install.sh"))
 }
 
 /// Whether the test can run; in CI it must.
 fn ready(test: &str) -> bool {
-    match installed() {
-        Ok(()) => true,
-        Err(why) if std::env::var_os("CI").is_some() => panic!("{test} must run in CI: {why}"),
-        Err(why) => {
-            eprintln!("skipping {test}: {why}");
-            false
-        }
-    }
+    crate::support::ready_or_skip(test, installed())
 }
 
 /// Starts a sandbox, runs `program args… <base-url> <token> <work dir>` (with `env` set) and returns its JSON
