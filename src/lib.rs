@@ -10,7 +10,9 @@
 //!   [`DecimalNumber`] (`format: decimal-number` and every other JSON number: a 64-bit float, as the
 //!   service reads it, written like JavaScript writes it), [`DateString`] (`format: date-time`, written like
 //!   JavaScript's `toISOString()`).
-//! * [`OPENAPI_JSON`]: the whole OpenAPI document as JSON, for servers that publish it and for validators.
+//! * [`OPENAPI_JSON`]: the whole OpenAPI document as JSON, as servers publish it (restated where mainstream
+//!   generators cannot read a construct); [`OPENAPI_SOURCE_JSON`]: the same contract as `schema/` writes it, which
+//!   the types are generated from and [`openapi`] hands to validators.
 //!
 //! ```
 //! use bridge_contract::{QuoteResponse, DecimalString};
@@ -69,5 +71,13 @@ pub use scalars::js;
 pub use scalars::{DateString, DecimalNumber, DecimalString};
 pub use types::*;
 
-/// The OpenAPI 3.0 document (`schema/openapi.yaml` bundled as JSON, in declaration order).
+/// The OpenAPI 3.0 document as servers publish it (`GET /openapi.json`): `schema/openapi.yaml` bundled as JSON, in
+/// declaration order, with the few constructs that mainstream generators (openapi-python-client,
+/// datamodel-code-generator, openapi-typescript) cannot read stated in ones they can, by `cargo xtask regen`
+/// (`xtask/src/publish.rs`; README.md, "Clients in other languages"). Exactly the same JSON values are valid
+/// against it as against [`OPENAPI_SOURCE_JSON`].
 pub const OPENAPI_JSON: &str = include_str!("generated/openapi.json");
+
+/// The OpenAPI 3.0 document as `schema/openapi.yaml` writes it (bundled as JSON, in declaration order): what the
+/// types are generated from, and what [`openapi::document`] reads.
+pub const OPENAPI_SOURCE_JSON: &str = include_str!("generated/openapi.source.json");

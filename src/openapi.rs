@@ -1,4 +1,6 @@
-//! The bundled OpenAPI document for validators. OpenAPI 3.0's `nullable` and `discriminator` are not JSON Schema
+//! The bundled OpenAPI document for validators, in its source form ([`crate::OPENAPI_SOURCE_JSON`]; the published
+//! form states the same contract, but its union of bridge records has no `discriminator`, so a validator would
+//! report a bad record less precisely). OpenAPI 3.0's `nullable` and `discriminator` are not JSON Schema
 //! keywords, so [`to_json_schema`] rewrites every `nullable: true` schema as `anyOf: [schema, {type: null}]` and
 //! every discriminated union as a tag check plus one `if`/`then` per tag (so that a validator reports a bad member
 //! inside the variant the tag names, at its own path, instead of "not valid under any of the schemas"). The
@@ -9,9 +11,9 @@
 
 use serde_json::{json, Value};
 
-/// [`crate::OPENAPI_JSON`], parsed.
+/// [`crate::OPENAPI_SOURCE_JSON`], parsed.
 pub fn document() -> Value {
-    serde_json::from_str(crate::OPENAPI_JSON).expect("the bundled document is JSON")
+    serde_json::from_str(crate::OPENAPI_SOURCE_JSON).expect("the bundled document is JSON")
 }
 
 /// The document's `components`, converted by [`to_json_schema`].

@@ -2,6 +2,8 @@
 //!
 //! * [`roundtrip`]: every generated type, property-tested against its component in the document;
 //! * [`schema_agreement`]: the JSON Schema schemars derives from each type agrees with its component;
+//! * [`published`]: the published document (served at `GET /openapi.json`) accepts and refuses what the source
+//!   form does;
 //! * [`production_payloads`]: payloads shaped as the production service sends them decode and encode back;
 //! * [`scalars`]: the hand-written scalars, decode and encode tables (insta snapshots) and properties;
 //! * [`layout`]: no unit test hides under `src/` (the lib has `test = false`, see Cargo.toml).
@@ -11,6 +13,7 @@
 mod encoded;
 mod layout;
 mod production_payloads;
+mod published;
 mod roundtrip;
 mod scalars;
 mod schema_agreement;

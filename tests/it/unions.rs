@@ -106,7 +106,7 @@ where
 
 #[test]
 fn members_in_any_order_and_repeated_decode_as_from_a_value() {
-    let doc: Value = serde_json::from_str(OPENAPI_JSON).unwrap();
+    let doc: Value = serde_json::from_str(OPENAPI_SOURCE_JSON).unwrap();
     let mut failures = Vec::new();
     let (mut checked, mut repeated) = (0, 0);
     macro_rules! each {

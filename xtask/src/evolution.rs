@@ -46,6 +46,7 @@ Examples:
   cargo xtask breaking --base main --head my-branch       # two revisions
   cargo xtask breaking --base v0.1.0 --format markdown    # lines for CHANGELOG.md
   cargo xtask breaking --base v0.1.0 --format json        # for machines
+  cargo xtask breaking --base main --published            # the published documents (GET /openapi.json)
   cargo xtask breaking --rules                            # the rules and whom each breaks";
 
 /// `cargo xtask release-check --help`.
@@ -75,6 +76,11 @@ pub struct BreakingArgs {
     /// Print the rules (what each covers and whom it breaks) as a Markdown table, and compare nothing.
     #[arg(long, conflicts_with_all = ["base", "head"])]
     rules: bool,
+    /// Compare the published documents instead of `schema/`: `src/generated/openapi.json` (what servers serve at
+    /// `GET /openapi.json` and other teams generate clients from) as committed at each revision, and for the
+    /// working tree as `cargo xtask regen` writes it now.
+    #[arg(long)]
+    published: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -112,7 +118,11 @@ fn run_breaking(root: &Path, args: &BreakingArgs) -> (u8, String) {
     let compared = (|| {
         let base = git::resolve(root, base)?;
         let head = args.head.as_deref().map(|rev| git::resolve(root, rev)).transpose()?;
-        let cmp = compare(root, &base, head.as_ref())?;
+        let cmp = if args.published {
+            crate::publish::compare_published(root, &base, head.as_ref())?
+        } else {
+            compare(root, &base, head.as_ref())?
+        };
         Ok::<_, anyhow::Error>((base, head, cmp))
     })();
     let (base, head, cmp) = match compared {
@@ -120,6 +130,8 @@ fn run_breaking(root: &Path, args: &BreakingArgs) -> (u8, String) {
         Err(e) => return (CANNOT_COMPARE, format!("xtask breaking: cannot compare: {e:#}\n")),
     };
     let head_name = head.as_ref().map(git::Commit::describe).unwrap_or_else(|| "the working tree".to_owned());
+    let head_name =
+        if args.published { format!("{head_name} (the published documents, not schema/)") } else { head_name };
     let out = match args.format {
         Format::Text => report::text(&cmp, &base.describe(), &head_name),
         Format::Json => report::json(&cmp, &base.describe(), &head_name),

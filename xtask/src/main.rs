@@ -7,6 +7,10 @@
 //!   `cargo xtask release-check` applies the release policy to the changes since the last release
 //!   (`evolution.rs`, `release.rs`).
 //!
+//! The document itself is written twice (`publish.rs`): its source form, which the Rust generators read, and the
+//! published form that servers serve at `GET /openapi.json`, the same contract restated where other languages'
+//! generators cannot read a construct.
+//!
 //! Layout follows rust-analyzer's xtask codegen: each generator returns `(path, contents)` pairs;
 //! `codegen::ensure_file_contents` writes them (regen) and `codegen::check_file_contents` only compares them
 //! (check). `cargo test -p xtask` runs the check too (`tests.rs`), and the generators on small fixture documents
@@ -20,6 +24,7 @@ mod evolution;
 mod git;
 mod lint;
 mod operations;
+mod publish;
 mod release;
 mod rust_types;
 mod schema;
@@ -103,7 +108,10 @@ fn generate(root: &Path) -> anyhow::Result<Generated> {
         return Ok(Generated::InvalidSchema(problems));
     }
     let fingerprint = schema_hash::schema_fingerprint(&root.join("schema"))?;
-    let mut files = vec![(PathBuf::from("src/generated/openapi.json"), bundle::to_json_text(&doc)?)];
+    let mut files = match publish::generate(&doc)? {
+        Generated::Files(documents) => documents,
+        invalid => return Ok(invalid),
+    };
     files.extend(rust_types::generate(&doc, &fingerprint)?);
     files.extend(operations::generate(&doc)?);
     files.extend(server::generate(&doc)?);

@@ -75,7 +75,7 @@ fn repository(tag: bool) -> tempfile::TempDir {
 }
 
 fn breaking_args(base: &str, format: Format) -> BreakingArgs {
-    BreakingArgs { base: Some(base.to_owned()), head: None, format, rules: false }
+    BreakingArgs { base: Some(base.to_owned()), head: None, format, rules: false, published: false }
 }
 
 fn make_memo_required(dir: &Path) {
@@ -130,8 +130,13 @@ fn exit_status_2_when_it_cannot_compare() {
     std::fs::remove_dir_all(repo.path().join("schema")).unwrap();
     git(repo.path(), &["add", "-A"]);
     git(repo.path(), &["commit", "-q", "-m", "no schema"]);
-    let args =
-        BreakingArgs { base: Some("HEAD".into()), head: Some("v0.1.0".into()), format: Format::Text, rules: false };
+    let args = BreakingArgs {
+        base: Some("HEAD".into()),
+        head: Some("v0.1.0".into()),
+        format: Format::Text,
+        rules: false,
+        published: false,
+    };
     let (status, out) = run_breaking(repo.path(), &args);
     assert_eq!(status, CANNOT_COMPARE, "{out}");
     assert!(out.contains("has no schema/openapi.yaml"), "{out}");
@@ -143,8 +148,13 @@ fn two_revisions_can_be_compared() {
     make_memo_required(repo.path());
     git(repo.path(), &["commit", "-q", "-am", "memo"]);
     write(repo.path(), "schema/openapi.yaml", BASE_SCHEMA); // the working tree no longer matters
-    let args =
-        BreakingArgs { base: Some("v0.1.0".into()), head: Some("HEAD".into()), format: Format::Text, rules: false };
+    let args = BreakingArgs {
+        base: Some("v0.1.0".into()),
+        head: Some("HEAD".into()),
+        format: Format::Text,
+        rules: false,
+        published: false,
+    };
     let (status, out) = run_breaking(repo.path(), &args);
     assert_eq!(status, BREAKING, "{out}");
     assert!(out.contains("QuoteRequest.memo"), "{out}");
@@ -235,4 +245,28 @@ fn the_recorded_release_is_the_newest_version_heading_and_its_first_commit_word(
     // Not hex, or too short.
     assert_eq!(git::recorded_release("## [0.2.0]\n\ncommit xyz1234 commit 12ab\n"), None);
     assert_eq!(git::recorded_release("## [Unreleased]\n\ncommit 1234567\n"), None);
+}
+
+/// `--published` compares `src/generated/openapi.json` as committed at the base with the working tree's published
+/// form (made from its schema/ now), not the two schemas; a base without the file cannot be compared.
+#[test]
+fn published_compares_the_published_documents() {
+    let repo = repository(true);
+    let published_base =
+        serde_json::to_string(&serde_norway::from_str::<serde_json::Value>(BASE_SCHEMA).unwrap()).unwrap();
+    let args = BreakingArgs { published: true, ..breaking_args("v0.1.0", Format::Text) };
+    let (status, out) = run_breaking(repo.path(), &args);
+    assert_eq!(status, CANNOT_COMPARE, "{out}");
+    assert!(out.contains("has no src/generated/openapi.json"), "{out}");
+
+    write(repo.path(), "src/generated/openapi.json", &published_base);
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-q", "-m", "published"]);
+    // A request member of schema/ is retyped; the published document follows it.
+    write(repo.path(), "schema/openapi.yaml", &BASE_SCHEMA.replace("amount: {type: string}", "amount: {type: number}"));
+    let (status, out) =
+        run_breaking(repo.path(), &BreakingArgs { published: true, ..breaking_args("HEAD", Format::Text) });
+    assert_eq!(status, BREAKING, "{out}");
+    assert!(out.contains("(the published documents, not schema/)"), "{out}");
+    assert!(out.contains("QuoteRequest.amount") && out.contains("type-changed"), "{out}");
 }

@@ -13,7 +13,9 @@
 //! * [`operate`] (in process) and [`processes`] (the binary as a child process): probes, metrics, logs, timeouts,
 //!   the connection cap under stalled connections, graceful shutdown of one of two instances;
 //! * [`sdk`]: the production service's official TypeScript SDK against a fresh sandbox, and the production
-//!   payload fixtures against the pinned SDK's types.
+//!   payload fixtures against the pinned SDK's types;
+//! * [`clients`]: Python and TypeScript clients generated from the document the sandbox serves, by the
+//!   mainstream generators, driven through a scenario against it.
 //!
 //! [`support`] starts a sandbox on a free loopback port, over SQLite or over a database of the throw-away
 //! PostgreSQL server of [`pg`]; `support::both_stores!` runs a store-behaviour test on each (`name::sqlite`,
@@ -22,6 +24,7 @@
 
 mod beyond_spec;
 mod bridge_versions;
+mod clients;
 mod counters;
 mod feed_store;
 mod fuzz_corpus;

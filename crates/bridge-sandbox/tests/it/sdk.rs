@@ -28,30 +28,12 @@ fn sdk_dir() -> PathBuf {
 /// Installs the pinned SDK once; `Err` says why it cannot run here.
 fn installed() -> Result<(), String> {
     static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
-    INSTALLED
-        .get_or_init(|| {
-            for tool in ["node", "npm"] {
-                Command::new(tool).arg("--version").output().map_err(|e| format!("{tool} is not available ({e})"))?;
-            }
-            let out = Command::new("bash").arg(sdk_dir().join("install.sh")).output().map_err(|e| e.to_string())?;
-            if !out.status.success() {
-                return Err(format!("scripts/sdk/install.sh failed: {}", String::from_utf8_lossy(&out.stderr)));
-            }
-            Ok(())
-        })
-        .clone()
+    crate::support::install_once(&INSTALLED, &["node", "npm"], &sdk_dir().join("install.sh"))
 }
 
 /// Whether the test can run; in CI it must.
 fn ready(test: &str) -> bool {
-    match installed() {
-        Ok(()) => true,
-        Err(why) if std::env::var_os("CI").is_some() => panic!("{test} must run in CI: {why}"),
-        Err(why) => {
-            eprintln!("skipping {test}: {why}");
-            false
-        }
-    }
+    crate::support::ready_or_skip(test, installed())
 }
 
 /// Decodes the answer of operation `id` into its contract type (`Operation::Response`).

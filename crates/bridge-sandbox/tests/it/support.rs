@@ -3,7 +3,9 @@
 //! behaviour against each backend.
 
 use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use bridge_client::{Client, Credentials};
@@ -177,5 +179,34 @@ impl Running {
     pub async fn stop(mut self) {
         let _ = self.stop.take().unwrap().send(());
         self.task.await.unwrap().unwrap();
+    }
+}
+
+/// Runs the install script `script` (of `scripts/`) once per test process, after checking that each of `tools`
+/// answers `--version`; `Err` says why the tests that need them cannot run here.
+pub fn install_once(cell: &'static OnceLock<Result<(), String>>, tools: &[&str], script: &Path) -> Result<(), String> {
+    cell.get_or_init(|| {
+        for tool in tools {
+            Command::new(tool).arg("--version").output().map_err(|e| format!("{tool} is not available ({e})"))?;
+        }
+        let out = Command::new("bash").arg(script).output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!("{} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr)));
+        }
+        Ok(())
+    })
+    .clone()
+}
+
+/// Whether a test that needs tools outside Rust runs: it does when they are `installed`; outside CI it is skipped
+/// with the reason printed; in CI (`CI` set) it must run, and fails.
+pub fn ready_or_skip(test: &str, installed: Result<(), String>) -> bool {
+    match installed {
+        Ok(()) => true,
+        Err(why) if std::env::var_os("CI").is_some() => panic!("{test} must run in CI: {why}"),
+        Err(why) => {
+            eprintln!("skipping {test}: {why}");
+            false
+        }
     }
 }
