@@ -9,6 +9,8 @@
 //!   addresses;
 //! * [`beyond_spec`]: the production endpoints beyond the spec (cancel, cursor history, by hash, configs, a deposit
 //!   address's own views, API keys);
+//! * [`projects`]: projects isolated in time and ids: a clock per project, a project's reset, unique and
+//!   seeded ids;
 //! * [`fuzz_corpus`]: the fuzz targets' corpora replayed on the stable toolchain;
 //! * [`sdk`]: the production service's official TypeScript SDK against a fresh sandbox, and the production
 //!   payload fixtures against the pinned SDK's types.
@@ -25,6 +27,7 @@ mod feed_store;
 mod fuzz_corpus;
 mod pg;
 mod pricing;
+mod projects;
 mod scenarios;
 mod sdk;
 mod support;
