@@ -3189,15 +3189,18 @@ impl Operation for SandboxGetClock {
 /// Every documented error answer of `sandboxGetClock`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SandboxGetClockError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxGetClockError {
-    const STATUSES: &'static [u16] = &[401, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 503];
     fn status(&self) -> u16 {
         match self {
+            Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::ServiceUnavailable(_) => 503,
         }
@@ -3207,6 +3210,7 @@ impl ErrorResponse for SandboxGetClockError {
         body: &[u8],
     ) -> Option<Result<Self, serde_json::Error>> {
         match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
@@ -3216,9 +3220,15 @@ impl ErrorResponse for SandboxGetClockError {
 impl Serialize for SandboxGetClockError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
+            Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
+    }
+}
+impl From<BadRequest> for SandboxGetClockError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
     }
 }
 impl From<Unauthorized> for SandboxGetClockError {
@@ -3229,6 +3239,16 @@ impl From<Unauthorized> for SandboxGetClockError {
 impl From<ServiceUnavailable> for SandboxGetClockError {
     fn from(v: ServiceUnavailable) -> Self {
         Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxGetClockError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxGetClockError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
     }
 }
 /// `POST /sandbox/reset` (`sandboxResetProject`): Start the caller's project over (sandbox only).
@@ -3250,15 +3270,18 @@ impl Operation for SandboxResetProject {
 /// Every documented error answer of `sandboxResetProject`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SandboxResetProjectError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxResetProjectError {
-    const STATUSES: &'static [u16] = &[401, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 503];
     fn status(&self) -> u16 {
         match self {
+            Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::ServiceUnavailable(_) => 503,
         }
@@ -3268,6 +3291,7 @@ impl ErrorResponse for SandboxResetProjectError {
         body: &[u8],
     ) -> Option<Result<Self, serde_json::Error>> {
         match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
@@ -3277,9 +3301,15 @@ impl ErrorResponse for SandboxResetProjectError {
 impl Serialize for SandboxResetProjectError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
+            Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
+    }
+}
+impl From<BadRequest> for SandboxResetProjectError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
     }
 }
 impl From<Unauthorized> for SandboxResetProjectError {
@@ -3290,6 +3320,16 @@ impl From<Unauthorized> for SandboxResetProjectError {
 impl From<ServiceUnavailable> for SandboxResetProjectError {
     fn from(v: ServiceUnavailable) -> Self {
         Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxResetProjectError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxResetProjectError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
     }
 }
 /// `POST /sandbox/webhook-test` (`sandboxSendWebhookTest`): Emit a WEBHOOK_TEST event (sandbox only).

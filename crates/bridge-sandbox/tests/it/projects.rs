@@ -115,7 +115,7 @@ async fn an_advance_moves_only_the_callers_project(store: TestStore) {
     assert_eq!(b_elsewhere.sandbox_get_clock().await.unwrap().now, b_now, "the next request elsewhere sees it");
     let b_bridge = committed(&b_elsewhere).await;
     let b_record = serde_json::to_value(b.get_bridge(&b_bridge).await.unwrap()).unwrap();
-    assert_eq!(b_record["createdAt"], serde_json::to_value(&b_now).unwrap(), "b's records on b's clock");
+    assert_eq!(b_record["createdAt"], serde_json::to_value(b_now).unwrap(), "b's records on b's clock");
 
     assert_eq!(a_elsewhere.sandbox_get_clock().await.unwrap().now, a_start, "a's clock did not move");
     tokio::time::sleep(Duration::from_millis(1_500)).await; // lifecycle ticks and delivery passes on both
