@@ -28,8 +28,9 @@ binaries (initdb, pg_ctl, createdb, psql), found like the Rust tests find them. 
      * the follower, caught up, read exactly the events of a fresh traversal, in the same order (compared event
        by event; a missing event is reported with its neighbours).
 
-The CI form is short (ROUNDS=2); the stress form repeats the kill often enough to catch a rare case, e.g.
-  ROUNDS=30 CLIENTS=12 LOAD_SECONDS=3 FOLLOW_PAGE=3 scripts/crash-test-multi.sh
+The CI form is short (ROUNDS=1); the stress form repeats the kill often enough to catch a rare case, without
+waiting for the deliveries each round (DELIVERY_WAIT=0 skips that check), e.g.
+  ROUNDS=30 CLIENTS=12 LOAD_SECONDS=3 FOLLOW_PAGE=3 DELIVERY_WAIT=0 scripts/crash-test-multi.sh
 """
 import glob
 import http.server
@@ -233,7 +234,7 @@ class Follower:
             q += f"&pageToken={self.token}"
         try:
             status, body = call(base, "GET", q, self.tok, timeout=5)
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+        except Exception:  # a request cut by the kill (reset, refused, truncated): the next instance is asked
             self.cut += 1
             return False
         if status != 200:
@@ -322,6 +323,8 @@ def check(pg, base, tok, acks):
                    "e.body::jsonb->>'_tag' = 'BRIDGE_PENDING' AND e.body::jsonb->>'_id' = b.id) <> 1")
     if wrong[0][0] != "0":
         problems.append(f"{wrong[0][0]} bridges without exactly one BRIDGE_PENDING event in the database")
+    if DELIVERY_WAIT <= 0:  # the stress form of the follower: deliveries are not what it repeats
+        return problems, events, 0.0
     ids = [r[0] for r in pg.sql("SELECT id FROM events WHERE webhook_url IS NOT NULL")]
     deadline = time.time() + DELIVERY_WAIT
     while time.time() < deadline:

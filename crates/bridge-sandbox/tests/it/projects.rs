@@ -8,28 +8,26 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use crate::support::{both_stores, Running, TestStore};
+use crate::support::{both_stores, quote_request, Running, TestStore, EVM_B};
 use bridge_client::Client;
 use bridge_contract::*;
 
-const EVM_A: &str = "0x1111111111111111111111111111111111111111";
-const EVM_B: &str = "0x2222222222222222222222222222222222222222";
 const CLOSED: &str = "http://127.0.0.1:9/closed";
 const DAY_MS: u64 = 86_400_000;
 
-fn quote_request() -> BridgeQuoteRequest {
-    BridgeQuoteRequest {
-        token: "USDC".into(),
-        chain_in: "ETHEREUM".into(),
-        chain_out: "BASE".into(),
-        amount: "100".parse().unwrap(),
-        amount_native: None,
-        mode: QuoteMode::Pay,
-        is_sda: None,
-        depositor: EVM_A.into(),
-        recipient: EVM_B.into(),
-        post_bridge_data: None,
+/// A deposit address on ETHEREUM to BASE.
+fn address_request(note: Option<&str>, reuse_policy: Option<ReusePolicy>) -> DepositAddressCreateRequest {
+    DepositAddressCreateRequest {
+        deposit_chains: vec!["ETHEREUM".into()],
+        address_note: note.map(str::to_owned),
+        reuse_policy,
         webhook_url: None,
+        refund_address: None,
+        destination_chain: "BASE".into(),
+        destination_address: EVM_B.into(),
+        post_bridge_data: None,
+        token_out: None,
+        bridge_if_not_swappable: None,
     }
 }
 
@@ -142,22 +140,7 @@ async fn a_reset_starts_one_project_over(store: TestStore) {
     let start = a.sandbox_get_clock().await.unwrap().now;
 
     let mut a_ids = BTreeSet::from([quote(&a).await, committed(&a).await]);
-    let address = a
-        .create_deposit_addresses(&DepositAddressCreateRequest {
-            deposit_chains: vec!["ETHEREUM".into()],
-            address_note: Some("reset".into()),
-            reuse_policy: None,
-            webhook_url: None,
-            refund_address: None,
-            destination_chain: "BASE".into(),
-            destination_address: EVM_B.into(),
-            post_bridge_data: None,
-            token_out: None,
-            bridge_if_not_swappable: None,
-        })
-        .await
-        .unwrap()
-        .remove(0);
+    let address = a.create_deposit_addresses(&address_request(Some("reset"), None)).await.unwrap().remove(0);
     let deposit = SandboxAddressDepositRequest {
         token: "USDC".into(),
         amount: "25".parse().unwrap(),
@@ -217,18 +200,7 @@ async fn first_answers(sandbox: &Running) -> (String, String, String) {
     let client = sandbox.client_of("ids");
     let quote = quote(&client).await;
     let event = webhook_test(&client, "ids").await;
-    let request = DepositAddressCreateRequest {
-        deposit_chains: vec!["ETHEREUM".into()],
-        address_note: None,
-        reuse_policy: Some(ReusePolicy::CreateNew),
-        webhook_url: None,
-        refund_address: None,
-        destination_chain: "BASE".into(),
-        destination_address: EVM_B.into(),
-        post_bridge_data: None,
-        token_out: None,
-        bridge_if_not_swappable: None,
-    };
+    let request = address_request(None, Some(ReusePolicy::CreateNew));
     let address = client.create_deposit_addresses(&request).await.unwrap().remove(0).deposit_address;
     (quote, event, address)
 }
@@ -276,4 +248,29 @@ async fn a_seed_needs_the_manual_clock() {
     config.clock = bridge_sandbox::clock::ClockMode::Real;
     let error = bridge_sandbox::open(&config).await.err().expect("refused at startup");
     assert!(format!("{error}").contains("--seed needs --clock manual"), "{error}");
+}
+
+/// A project's clock stops at 9999-01-01T00:00:00.000Z: an advance past it is a 422 that leaves the clock (and the
+/// other projects) as they were; it survives a restart.
+#[tokio::test]
+async fn a_project_clock_stops_at_the_latest_date_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let (a, b) = (sandbox.client_of("latest-a"), sandbox.client_of("latest-b"));
+    let start = a.sandbox_get_clock().await.unwrap().now;
+    let b_start = b.sandbox_get_clock().await.unwrap().now;
+    let latest: DateString = "9999-01-01T00:00:00.000Z".parse().unwrap();
+    let to_latest = (latest.millis() - start.millis()) as u64;
+    let refused = a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: to_latest + 1 }).await.unwrap_err();
+    assert!(format!("{refused:?}").contains("cannot be advanced past 9999-01-01"), "{refused:?}");
+    assert_eq!(a.sandbox_get_clock().await.unwrap().now, start, "a refused advance changes nothing");
+    let now = a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: to_latest }).await.unwrap().now;
+    assert_eq!(now, latest, "up to the latest date exactly");
+    assert!(a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 1 }).await.is_err());
+    assert_eq!(b.sandbox_get_clock().await.unwrap().now, b_start);
+    sandbox.stop().await;
+    let sandbox = Running::start(dir.path()).await;
+    assert_eq!(sandbox.client_of("latest-a").sandbox_get_clock().await.unwrap().now, latest, "kept across a restart");
+    assert_eq!(sandbox.client_of("latest-b").sandbox_get_clock().await.unwrap().now, b_start);
+    sandbox.stop().await;
 }

@@ -15,6 +15,26 @@ use tokio::sync::oneshot;
 
 use crate::pg::PgServer;
 
+pub const EVM_A: &str = "0x1111111111111111111111111111111111111111";
+pub const EVM_B: &str = "0x2222222222222222222222222222222222222222";
+
+/// A single-token quote request: 100 USDC from ETHEREUM to BASE, `pay` mode.
+pub fn quote_request() -> bridge_contract::BridgeQuoteRequest {
+    bridge_contract::BridgeQuoteRequest {
+        token: "USDC".into(),
+        chain_in: "ETHEREUM".into(),
+        chain_out: "BASE".into(),
+        amount: "100".parse().unwrap(),
+        amount_native: None,
+        mode: bridge_contract::QuoteMode::Pay,
+        is_sda: None,
+        depositor: EVM_A.into(),
+        recipient: EVM_B.into(),
+        post_bridge_data: None,
+        webhook_url: None,
+    }
+}
+
 /// Where a test sandbox keeps its state; several sandboxes may run over one at once (PostgreSQL) or one after
 /// the other (both).
 pub struct TestStore {
