@@ -62,7 +62,8 @@ impl ProjectClock {
         base.saturating_add(self.value).max(self.floor)
     }
 
-    /// The largest value an advance may reach at `base`: `None` when even the current one is at the cap.
+    /// The largest value an advance by `ms` may start from at `base` (so that it ends at [`LATEST_MS`] at most;
+    /// below every value when even a value of 0 would pass it); `None` when that does not fit an `i64`.
     pub fn advance_limit(base: i64, ms: i64) -> Option<i64> {
         LATEST_MS.checked_sub(base)?.checked_sub(ms)
     }
@@ -215,7 +216,8 @@ mod tests {
         assert_eq!(floors.answer("a", &reset, 100), 100, "a reset starts a new generation");
         assert_eq!(floors.answer("a", &clock, 900), 1_900, "an older generation read late is not kept");
         assert_eq!(ProjectClock { value: 5, floor: 90, generation: 0 }.at(10), 90, "the stored floor holds");
-        assert_eq!(ProjectClock::advance_limit(LATEST_MS, 1), None);
+        assert_eq!(ProjectClock::advance_limit(LATEST_MS, 1), Some(-1), "no value of the clock may advance");
+        assert_eq!(ProjectClock::advance_limit(i64::MIN, 0), None, "overflow");
         assert_eq!(ProjectClock::advance_limit(0, i64::MAX), Some(LATEST_MS - i64::MAX));
     }
 
