@@ -13,13 +13,24 @@ binaries (initdb, pg_ctl, createdb, psql), found like the Rust tests find them. 
      200 with its eventId);
   4. per round: after a random 1.5–LOAD_SECONDS s, SIGKILL one instance (round robin) while requests are in
      flight, restart it at once on the same database, keep the load on for 1 s more, then stop the clients;
+  4b. FOLLOW=1 (the default): a follower reads the growing feed all the while, round robin over the instances
+     (the killed one too: a cut request is retried on the next instance), FOLLOW_PAGE events a page. The last
+     page has no nextPageToken, so it is read again from its own start and its first events skipped; each such
+     re-read must begin with exactly the events read before (else a position became visible behind the reader,
+     or an event's text changed between reads: both are reported at once, with the page);
   5. check, through an instance that was not killed and in the database (psql):
      * every acknowledged commit has its bridge and exactly one BRIDGE_PENDING event;
      * every acknowledged webhook-test event is in the feed;
      * the feed, traversed with pageSize 50 and 7, is the same sequence, without duplicate, and as long as the
        project's events in the database; feed positions in the database are 1..N with no gap;
      * every event of the feed (all have a webhookUrl) reaches the receiver, within DELIVERY_WAIT seconds (a
-       delivery in flight at the killed instance is retried when its 60 s lease runs out).
+       delivery in flight at the killed instance is retried when its 60 s lease runs out);
+     * the follower, caught up, read exactly the events of a fresh traversal, in the same order (compared event
+       by event; a missing event is reported with its neighbours).
+
+The CI form is short (ROUNDS=1); the stress form repeats the kill often enough to catch a rare case, without
+waiting for the deliveries each round (DELIVERY_WAIT=0 skips that check), e.g.
+  ROUNDS=30 CLIENTS=12 LOAD_SECONDS=3 FOLLOW_PAGE=3 DELIVERY_WAIT=0 scripts/crash-test-multi.sh
 """
 import glob
 import http.server
@@ -42,6 +53,8 @@ ROUNDS = int(os.environ.get("ROUNDS", "2"))
 CLIENTS = int(os.environ.get("CLIENTS", "6"))
 LOAD_SECONDS = float(os.environ.get("LOAD_SECONDS", "4"))
 DELIVERY_WAIT = float(os.environ.get("DELIVERY_WAIT", "90"))
+FOLLOW = os.environ.get("FOLLOW", "1") == "1"
+FOLLOW_PAGE = int(os.environ.get("FOLLOW_PAGE", "7"))
 INSTANCES = 3
 PROJECT = "crash-a"
 QUOTE = {
@@ -197,6 +210,81 @@ def feed(base, tok, page_size):
     raise AssertionError("the feed did not end")
 
 
+def canonical(event):
+    return json.dumps(event, sort_keys=True)
+
+
+class Follower:
+    """Follows the growing feed round robin over the instances, as a consumer would: the cursor of the page being
+    read and how many of its events were consumed; a re-read of that page must start with the same events."""
+
+    def __init__(self, instances, tok):
+        self.instances, self.tok = instances, tok
+        self.events, self.problems = [], []
+        self.token, self.page = None, []  # cursor of the page being read, its events consumed so far
+        self.reads, self.cut = 0, 0
+        self.n = 0
+
+    def read_once(self):
+        """One page from the next instance; True when the feed's end was reached (no nextPageToken)."""
+        base = self.instances[self.n % len(self.instances)].base
+        self.n += 1
+        q = f"/webhook/user-events-cursor?sinceTimestamp=0&pageSize={FOLLOW_PAGE}"
+        if self.token:
+            q += f"&pageToken={self.token}"
+        try:
+            status, body = call(base, "GET", q, self.tok, timeout=5)
+        except Exception:  # a request cut by the kill (reset, refused, truncated): the next instance is asked
+            self.cut += 1
+            return False
+        if status != 200:
+            self.cut += 1
+            return False
+        self.reads += 1
+        items = [canonical(e) for e in body["items"]]
+        if items[:len(self.page)] != self.page:
+            self.problems.append(
+                f"follower: page after token {self.token} re-read from instance {base} does not start with the "
+                f"{len(self.page)} events read before: before {self.page}, now {items}")
+            # Keep following from what the page says now, so that later checks still compare.
+            self.page = items[:len(self.page)]
+        self.events.extend(items[len(self.page):])
+        if body["nextPageToken"] is None:
+            self.page = items
+            return True
+        self.token, self.page = body["nextPageToken"], []
+        return False
+
+    def run(self, stop):
+        while not stop.is_set():
+            if self.read_once():
+                time.sleep(0.005)
+
+    def catch_up(self):
+        for _ in range(100_000):
+            if self.read_once():
+                return
+        self.problems.append("follower: the feed did not end")
+
+
+def compare_follower(follower, fresh):
+    fresh = [canonical(e) for e in fresh]
+    if follower.events == fresh:
+        return []
+    problems = []
+    have = set(follower.events)
+    missing = [(i, e) for i, e in enumerate(fresh) if e not in have]
+    for i, e in missing[:5]:
+        around = fresh[max(0, i - 2):i + 3]
+        problems.append(f"follower missed fresh event #{i} {e}; fresh around it: {around}")
+    extra = set(follower.events) - set(fresh)
+    if extra:
+        problems.append(f"follower read {len(extra)} events a fresh traversal does not have: {sorted(extra)[:3]}")
+    if not missing and not extra:
+        problems.append("follower read the same events in another order (or twice)")
+    return problems
+
+
 def check(pg, base, tok, acks):
     problems = []
     for qid in sorted(acks.commits):
@@ -235,6 +323,8 @@ def check(pg, base, tok, acks):
                    "e.body::jsonb->>'_tag' = 'BRIDGE_PENDING' AND e.body::jsonb->>'_id' = b.id) <> 1")
     if wrong[0][0] != "0":
         problems.append(f"{wrong[0][0]} bridges without exactly one BRIDGE_PENDING event in the database")
+    if DELIVERY_WAIT <= 0:  # the stress form of the follower: deliveries are not what it repeats
+        return problems, events, 0.0
     ids = [r[0] for r in pg.sql("SELECT id FROM events WHERE webhook_url IS NOT NULL")]
     deadline = time.time() + DELIVERY_WAIT
     while time.time() < deadline:
@@ -246,7 +336,7 @@ def check(pg, base, tok, acks):
     waited = DELIVERY_WAIT - max(0.0, deadline - time.time())
     if undelivered:
         problems.append(f"{len(undelivered)} events with a webhookUrl never delivered: {undelivered[:5]}")
-    return problems, len(events), waited
+    return problems, events, waited
 
 
 def main():
@@ -263,6 +353,7 @@ def main():
         tok = subprocess.check_output([SANDBOX, "token", "--project", PROJECT, "--database-url", pg.url], text=True).strip()
         rng = random.Random(int(os.environ.get("SEED", "1")))
         acks = Acks()
+        follower = Follower(instances, tok) if FOLLOW else None
         for round_no in range(1, ROUNDS + 1):
             victim = instances[(round_no - 1) % INSTANCES]
             stop = threading.Event()
@@ -270,6 +361,9 @@ def main():
                        for n in range(CLIENTS)]
             for t in threads:
                 t.start()
+            if follower:
+                threads.append(threading.Thread(target=follower.run, args=(stop,), daemon=True))
+                threads[-1].start()
             delay = rng.uniform(1.5, max(1.6, LOAD_SECONDS))
             time.sleep(delay)
             victim.proc.send_signal(signal.SIGKILL)
@@ -280,10 +374,17 @@ def main():
             for t in threads:
                 t.join(timeout=15)
             witness = instances[round_no % INSTANCES]
-            round_problems, n_events, waited = check(pg, witness.base, tok, acks)
+            round_problems, fresh, waited = check(pg, witness.base, tok, acks)
+            n_events = len(fresh)
+            if follower:
+                follower.catch_up()
+                round_problems += follower.problems + compare_follower(follower, fresh)
+                follower.problems = []
             print(f"round {round_no}: instance {victim.n} killed after {delay:.2f} s and restarted under load; "
                   f"{len(acks.commits)} commits and {len(acks.tests)} test events acknowledged so far, "
                   f"feed {n_events} events, all delivered after {waited:.1f} s; requests cut: {acks.failures}; "
+                  + (f"follower {len(follower.events)} events in {follower.reads} pages ({follower.cut} cut); "
+                     if follower else "") +
                   f"{'OK' if not round_problems else 'PROBLEMS'}", flush=True)
             for p in round_problems:
                 print("  - " + p, flush=True)

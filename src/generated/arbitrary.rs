@@ -7013,6 +7013,54 @@ impl Arbitrary for SandboxClock {
             .boxed()
     }
 }
+impl Arbitrary for SandboxReset {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((any::<crate::DateString>(), any::<SandboxResetDeleted>()),)
+            .prop_map(|((now, deleted),)| SandboxReset { now, deleted })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxResetDeleted {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        quotes,
+                        bridges,
+                        deposit_addresses,
+                        routing_deposit_addresses,
+                        deposits,
+                        events,
+                        deliveries,
+                    ),
+                )|
+            SandboxResetDeleted {
+                quotes,
+                bridges,
+                deposit_addresses,
+                routing_deposit_addresses,
+                deposits,
+                events,
+                deliveries,
+            })
+            .boxed()
+    }
+}
 impl Arbitrary for SandboxWebhookTestRequest {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;

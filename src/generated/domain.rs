@@ -2864,6 +2864,16 @@ impl<T: crate::IntoServiceUnavailable> From<T> for SandboxAdvanceClockError {
         Self::from(failure.into_service_unavailable())
     }
 }
+impl<T: crate::IntoServiceUnavailable> From<T> for SandboxGetClockError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for SandboxResetProjectError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
 impl<T: crate::IntoServiceUnavailable> From<T> for SandboxSendWebhookTestError {
     fn from(failure: T) -> Self {
         Self::from(failure.into_service_unavailable())

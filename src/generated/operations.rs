@@ -3170,6 +3170,168 @@ impl From<InvalidJwt> for SandboxAdvanceClockError {
         Self::BadRequest(BadRequest::from(v))
     }
 }
+/// `GET /sandbox/clock` (`sandboxGetClock`): The caller's project clock (sandbox only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxGetClock;
+impl Operation for SandboxGetClock {
+    const ID: &'static str = "sandboxGetClock";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/sandbox/clock";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = ();
+    type Response = SandboxClock;
+    type Error = SandboxGetClockError;
+}
+/// Every documented error answer of `sandboxGetClock`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SandboxGetClockError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for SandboxGetClockError {
+    const STATUSES: &'static [u16] = &[400, 401, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for SandboxGetClockError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for SandboxGetClockError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for SandboxGetClockError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxGetClockError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxGetClockError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxGetClockError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+/// `POST /sandbox/reset` (`sandboxResetProject`): Start the caller's project over (sandbox only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxResetProject;
+impl Operation for SandboxResetProject {
+    const ID: &'static str = "sandboxResetProject";
+    const METHOD: &'static str = "POST";
+    const PATH: &'static str = "/sandbox/reset";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = ();
+    type Response = SandboxReset;
+    type Error = SandboxResetProjectError;
+}
+/// Every documented error answer of `sandboxResetProject`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SandboxResetProjectError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for SandboxResetProjectError {
+    const STATUSES: &'static [u16] = &[400, 401, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for SandboxResetProjectError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for SandboxResetProjectError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for SandboxResetProjectError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxResetProjectError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxResetProjectError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxResetProjectError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// `POST /sandbox/webhook-test` (`sandboxSendWebhookTest`): Emit a WEBHOOK_TEST event (sandbox only).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SandboxSendWebhookTest;
@@ -3387,7 +3549,9 @@ macro_rules! every_operation {
         (SandboxDepositIntoAddress, "sandboxDepositIntoAddress"); $callback !
         (SandboxCreateRoutingDepositAddress, "sandboxCreateRoutingDepositAddress");
         $callback ! (SandboxAdvanceClock, "sandboxAdvanceClock"); $callback !
-        (SandboxSendWebhookTest, "sandboxSendWebhookTest"); $callback !
-        (SandboxListWebhookDeliveries, "sandboxListWebhookDeliveries");
+        (SandboxGetClock, "sandboxGetClock"); $callback ! (SandboxResetProject,
+        "sandboxResetProject"); $callback ! (SandboxSendWebhookTest,
+        "sandboxSendWebhookTest"); $callback ! (SandboxListWebhookDeliveries,
+        "sandboxListWebhookDeliveries");
     };
 }

@@ -59,6 +59,7 @@ impl SpawnedSandbox {
             data_dir: data.path().to_owned(),
             database_url: None,
             clock: ClockMode::Manual,
+            seed: None,
             catalogue: None,
             errors: ErrorsMode::First,
         };

@@ -54,6 +54,7 @@ async fn main() -> anyhow::Result<()> {
         data_dir: data.path().to_owned(),
         database_url: None,
         clock: ClockMode::Manual,
+        seed: None,
         catalogue: None,
         errors: ErrorsMode::First,
     };

@@ -94,8 +94,8 @@ pub async fn history(
     let Some(stored) = own_address(core, caller, &path.deposit_chain, &path.deposit_address).await? else {
         return Err(DepositAddressHistoryUnprocessable::from(not_found(&path.deposit_address)).into());
     };
-    let (from, to) =
-        history_window(core.now_ms(), query.from, query.to).map_err(DepositAddressHistoryUnprocessable::from)?;
+    let (from, to) = history_window(core.now_of(&caller.project_id).await?, query.from, query.to)
+        .map_err(DepositAddressHistoryUnprocessable::from)?;
     let mut deposits = core.store.deposits(&path.deposit_chain, &path.deposit_address, HISTORY_READ).await?;
     deposits.reverse();
     let mut bridges = Vec::new();
@@ -255,7 +255,8 @@ pub async fn rate_limit_status(
     caller: &Caller,
 ) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> {
     let limits = core.catalogue.address_limits(&caller.project_id);
-    let since = core.now_ms().saturating_sub(i64::try_from(limits.window_ms).unwrap_or(i64::MAX));
+    let since =
+        core.now_of(&caller.project_id).await?.saturating_sub(i64::try_from(limits.window_ms).unwrap_or(i64::MAX));
     let (total, in_window) = core.store.address_counts(&caller.project_id, since).await?;
     let total_limit = match limits.total {
         Some(value) => TotalLimit::Limited(TotalLimited::new(value)),

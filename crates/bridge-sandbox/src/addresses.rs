@@ -95,7 +95,7 @@ pub async fn create(
     }
     let reuse_key = reuse_key(&body)?;
     let reuse = body.reuse_policy != Some(ReusePolicy::CreateNew);
-    let now = core.now_ms();
+    let now = core.now_of(&caller.project_id).await?;
     if creates_any(core, caller, &body, &reuse_key, reuse).await? {
         if let Some(limit) = limit_reached(core, caller, now).await? {
             let message =
@@ -170,7 +170,7 @@ pub async fn create(
             address_note: body.address_note.clone(),
             ..DepositAddressCreatedEvent::new(chain.clone(), deposit_address.clone(), body.destination_chain.clone())
         };
-        events.push(core.event(&caller.project_id, core.now_ms(), created, body.webhook_url.clone()).await?);
+        events.push(core.event(&caller.project_id, now, created, body.webhook_url.clone()).await?);
         new_addresses.push(StoredAddress {
             project: caller.project_id.clone(),
             address: address.clone(),

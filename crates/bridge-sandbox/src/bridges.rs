@@ -4,19 +4,18 @@
 
 use bridge_contract::operations::{
     CancelBridgeError, GetBridgeByWithdrawHashError, GetBridgeError, GetBridgesByDepositHashError,
-    ListBridgeHistoryCursorError, ListBridgeHistoryError, SandboxAdvanceClockError, SandboxDepositBridgeError,
+    ListBridgeHistoryCursorError, ListBridgeHistoryError, SandboxDepositBridgeError,
 };
 use bridge_contract::{
     BridgeNotFound, BridgeRecord, CancelBridgePath, CancelBridgeRequest, CannotCancelBridge,
     GetBridgeByWithdrawHashPath, GetBridgePath, GetBridgesByDepositHashPath, HistoryCursorPage, HistoryItem,
     HistoryNotFound, HistoryPage, HistorySortBy, InvalidRequest, ListBridgeHistoryCursorQuery, ListBridgeHistoryQuery,
-    SandboxAdvanceClockRequest, SandboxBridgeDepositRequest, SandboxBridgeOutcome, SandboxClock,
-    SandboxDepositBridgePath,
+    SandboxBridgeDepositRequest, SandboxBridgeOutcome, SandboxDepositBridgePath,
 };
 use bridge_server::{Answer, Caller};
 
-use crate::clock::LATEST_MS;
-use crate::core::{date, Core};
+use crate::clock::base_ms;
+use crate::core::Core;
 use crate::ids;
 use crate::lifecycle;
 use crate::records::{self, Plan, SeenDeposit};
@@ -130,11 +129,11 @@ async fn try_deposit(
     }
     let seed = core.next(Counter::Tx).await?;
     let tx_hash = body.tx_hash.clone().unwrap_or_else(|| ids::tx_hash(seed));
-    let now = core.now_ms();
+    let now = core.now_of(&caller.project_id).await?;
     let moved = if late {
         lifecycle::late_deposit(&mut bridge, &tx_hash, now)
     } else {
-        lifecycle::see_deposit(&mut bridge, &SeenDeposit { tx_hash, block: 1_000_000 + seed as i64 }, now)
+        lifecycle::see_deposit(&mut bridge, &SeenDeposit { tx_hash, block: ids::block(seed) }, now)
     };
     if let Err(stuck) = moved {
         // Checked above: a PENDING record sees its deposit, a CANCELLED swap takes a late one.
@@ -147,36 +146,24 @@ async fn try_deposit(
     Ok(Some(bridge.record))
 }
 
-/// `POST /sandbox/clock/advance`: moves the clock, then every bridge whose time has come.
-pub async fn advance_clock(
-    core: &Core,
-    body: SandboxAdvanceClockRequest,
-) -> Result<SandboxClock, SandboxAdvanceClockError> {
-    let ms = i64::try_from(body.ms).map_err(|_| InvalidRequest::new("ms is too large"))?;
-    let latest = date(LATEST_MS);
-    let now = core
-        .clock
-        .try_advance(ms)
-        .ok_or_else(|| InvalidRequest::new(format!("the sandbox clock cannot be advanced past {latest}")))?;
-    advance(core).await?;
-    Ok(SandboxClock { now: date(now) })
-}
-
-/// The lifecycle pass: moves every bridge whose time has come, one step each, until none is due; returns how many
-/// steps were taken. One pass at a time; the clock is synced with the store first (shared by instances).
+/// The lifecycle pass: moves every bridge whose time has come on its project's clock, one step each, until none
+/// is due; returns how many steps were taken. One pass at a time; the sandbox's clock is synced with the store
+/// first (shared by instances), and the latest times this instance answered per project are stored.
 pub async fn advance(core: &Core) -> StoreResult<usize> {
     let _pass = core.pass.lock().await;
     let (value, floor) = core.store.sync_clock(core.clock.take_sync()).await?;
     core.clock.adopt(value, floor);
+    if core.clock.mode() == crate::clock::ClockMode::Real {
+        core.store.keep_project_floors(&core.floors.take_changed()).await?;
+    }
     let mut steps = 0;
     loop {
-        let now = core.now_ms();
-        let due = core.store.due_bridges(now, PASS_BATCH).await?;
+        let due = core.store.due_bridges(base_ms(core.clock.mode()), PASS_BATCH).await?;
         if due.is_empty() {
             return Ok(steps);
         }
         for mut bridge in due {
-            let at = bridge.next_ms.unwrap_or(now);
+            let at = bridge.next_ms.unwrap_or(bridge.updated_ms);
             let seed = core.next(Counter::Tx).await?;
             let note = address_note(core, &bridge.record).await?;
             let events = match lifecycle::step(&mut bridge, at, seed, note.as_deref()) {
@@ -241,7 +228,7 @@ async fn try_cancel(
         .bridge(&caller.project_id, &path.bridge_id)
         .await?
         .ok_or_else(|| BridgeNotFound::new(format!("no bridge {}", path.bridge_id)))?;
-    let now = core.now_ms();
+    let now = core.now_of(&caller.project_id).await?;
     let event = lifecycle::cancel(&mut bridge, now)
         .map_err(|stuck| CannotCancelBridge::new(format!("bridge {} cannot be cancelled: {stuck}", path.bridge_id)))?;
     let event = core.event(&bridge.project, now, event, bridge.webhook_url.clone()).await?;

@@ -1,12 +1,23 @@
-//! The sandbox clock. `--clock real`: wall-clock time plus every `POST /sandbox/clock/advance` so far;
-//! `--clock manual`: time moves only when advanced. Either way the clock never goes backwards, and its position
-//! is kept in the store so that a restart continues where it stopped. Instances sharing one store share one
-//! clock: each sends the advances it took since it last synced ([`Clock::take_sync`]), the store adds them up and
-//! keeps the highest time any instance answered, and each instance adopts what the store holds
-//! ([`Clock::adopt`]). The lifecycle pass syncs, so instances agree within one tick (250 ms) and at once after an
-//! advance on the instance that took it.
+//! The clocks. Each project has a clock of its own ([`ProjectClock`], kept in the store's `projects` table):
+//! `--clock real`: wall-clock time plus every `POST /sandbox/clock/advance` of the project so far; `--clock
+//! manual`: the project's time moves only when advanced. A project's clock starts at the sandbox's time when the
+//! project is first seen, and `POST /sandbox/reset` sets it back to the sandbox's time.
+//!
+//! The sandbox's own clock ([`Clock`]) is where projects start: the wall clock (plus the offset earlier versions,
+//! which had one clock for all, kept) under `--clock real`, or a fixed time under `--clock manual` (the wall clock
+//! when the sandbox first started, or 2026-01-01 with `--seed`). Instances sharing one store share it: each sends
+//! the store the latest time it answered ([`Clock::take_sync`]), the store keeps the highest, and each instance
+//! adopts what the store holds ([`Clock::adopt`]).
+//!
+//! A project's clock is read from the store by every request that needs its time, so an advance acknowledged by
+//! one instance is seen by the next request on any other. It never goes backwards (except by a reset): under
+//! `--clock real` each instance also keeps the latest time it answered per project ([`Floors`]), and the
+//! lifecycle pass stores the highest ([`crate::store::Store::keep_project_floors`]), so a wall clock that steps
+//! back, or a restart on a machine whose clock is behind, does not move a project back.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ClockMode {
@@ -24,6 +35,77 @@ pub struct Clock {
     floor: AtomicI64,
     /// Advances taken since the last sync with the store.
     pending: AtomicI64,
+}
+
+/// A project's clock as the store keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProjectClock {
+    /// Manual: the project's time. Real: the offset added to the wall clock.
+    pub value: i64,
+    /// Never answer a time before this.
+    pub floor: i64,
+    /// How many times the project was reset: floors kept in memory belong to one generation.
+    pub generation: i64,
+}
+
+/// What the base of a project's time is under `mode`: 0 (manual: the value is the time) or the wall clock.
+pub fn base_ms(mode: ClockMode) -> i64 {
+    match mode {
+        ClockMode::Manual => 0,
+        ClockMode::Real => wall_ms(),
+    }
+}
+
+impl ProjectClock {
+    /// The project's time at `base` ([`base_ms`]), not before its stored floor.
+    pub fn at(&self, base: i64) -> i64 {
+        base.saturating_add(self.value).max(self.floor)
+    }
+
+    /// The largest value an advance by `ms` may start from at `base` (so that it ends at [`LATEST_MS`] at most;
+    /// below every value when even a value of 0 would pass it); `None` when that does not fit an `i64`.
+    pub fn advance_limit(base: i64, ms: i64) -> Option<i64> {
+        LATEST_MS.checked_sub(base)?.checked_sub(ms)
+    }
+}
+
+/// The latest time this instance answered for each project (of its current generation), kept in memory and
+/// stored by the lifecycle pass: (generation, floor, changed since last stored).
+#[derive(Default)]
+pub struct Floors(Mutex<HashMap<String, (i64, i64, bool)>>);
+
+impl Floors {
+    /// The time to answer for `project` whose stored clock is `clock`, at `base`: never before what this instance
+    /// answered for the same generation.
+    pub fn answer(&self, project: &str, clock: &ProjectClock, base: i64) -> i64 {
+        let now = clock.at(base);
+        let mut floors = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match floors.get_mut(project) {
+            Some((generation, floor, changed)) if *generation == clock.generation => {
+                if now > *floor {
+                    (*floor, *changed) = (now, true);
+                }
+                *floor
+            }
+            Some((generation, _, _)) if *generation > clock.generation => now,
+            _ => {
+                floors.insert(project.to_owned(), (clock.generation, now, true));
+                now
+            }
+        }
+    }
+
+    /// Every (project, generation, floor) that changed since the last call, to store.
+    pub fn take_changed(&self) -> Vec<(String, i64, i64)> {
+        let mut floors = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::new();
+        for (project, (generation, floor, changed)) in floors.iter_mut() {
+            if std::mem::take(changed) {
+                out.push((project.clone(), *generation, *floor));
+            }
+        }
+        out
+    }
 }
 
 /// What an instance sends the store to sync the shared clock.
@@ -60,6 +142,12 @@ impl Clock {
 
     pub fn mode(&self) -> ClockMode {
         self.mode
+    }
+
+    /// The clock of a project first seen (or reset) now: the sandbox's time.
+    pub fn project_start(&self) -> ProjectClock {
+        let now = self.now_ms();
+        ProjectClock { value: self.value.load(Ordering::SeqCst), floor: now, generation: 0 }
     }
 
     /// Milliseconds since the Unix epoch.
@@ -116,6 +204,22 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_project_clock_never_answers_before_what_was_answered_in_its_generation() {
+        let floors = Floors::default();
+        let clock = ProjectClock { value: 1_000, floor: 0, generation: 0 };
+        assert_eq!(floors.answer("a", &clock, 500), 1_500);
+        assert_eq!(floors.answer("a", &clock, 100), 1_500, "the wall clock stepped back: the floor holds");
+        assert_eq!(floors.answer("b", &clock, 100), 1_100, "per project");
+        let reset = ProjectClock { value: 0, floor: 0, generation: 1 };
+        assert_eq!(floors.answer("a", &reset, 100), 100, "a reset starts a new generation");
+        assert_eq!(floors.answer("a", &clock, 900), 1_900, "an older generation read late is not kept");
+        assert_eq!(ProjectClock { value: 5, floor: 90, generation: 0 }.at(10), 90, "the stored floor holds");
+        assert_eq!(ProjectClock::advance_limit(LATEST_MS, 1), Some(-1), "no value of the clock may advance");
+        assert_eq!(ProjectClock::advance_limit(i64::MIN, 0), None, "overflow");
+        assert_eq!(ProjectClock::advance_limit(0, i64::MAX), Some(LATEST_MS - i64::MAX));
+    }
 
     #[test]
     fn advances_stop_before_six_digit_years() {

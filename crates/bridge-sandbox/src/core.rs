@@ -1,43 +1,70 @@
-//! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the sandbox [`Clock`], and the
-//! counters that ids and made-up chain data come from.
+//! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the clocks (the sandbox's
+//! [`Clock`] and each project's, read from the store: [`crate::clock`]), and the counters and key that ids and
+//! made-up chain data come from ([`crate::ids`]).
 
 use std::sync::Arc;
 
 use bridge_contract::{DateString, WebhookEvent};
 
 use crate::catalogue::Catalogue;
-use crate::clock::Clock;
+use crate::clock::{base_ms, Clock, Floors, ProjectClock};
 use crate::counters::Counters;
-use crate::ids;
+use crate::ids::Ids;
 use crate::store::{Counter, NewEvent, Store, StoreResult};
 
 pub struct Core {
     pub store: Arc<dyn Store>,
     pub catalogue: Catalogue,
+    /// The sandbox's clock: where projects start (and restart after a reset).
     pub clock: Clock,
     /// One lifecycle pass at a time (`crate::bridges::advance`).
     pub(crate) pass: tokio::sync::Mutex<()>,
+    /// The latest time answered per project (`--clock real` across wall-clock steps).
+    pub(crate) floors: Floors,
     counters: Counters,
+    ids: Ids,
 }
 
 impl Core {
-    pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock) -> Self {
-        Self { store, catalogue, clock, pass: tokio::sync::Mutex::new(()), counters: Counters::default() }
+    pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock, ids: Ids) -> Self {
+        Self {
+            store,
+            catalogue,
+            clock,
+            pass: tokio::sync::Mutex::new(()),
+            floors: Floors::default(),
+            counters: Counters::default(),
+            ids,
+        }
     }
 
-    /// Milliseconds since the Unix epoch, on the sandbox clock.
-    pub fn now_ms(&self) -> i64 {
-        self.clock.now_ms()
+    /// The clock of `project` as the store keeps it (the project is first seen now if it has none yet).
+    pub async fn project_clock(&self, project: &str) -> StoreResult<ProjectClock> {
+        self.store.project_clock(project, &self.clock.project_start()).await
     }
 
-    /// The sandbox clock's time as a date.
-    pub fn now(&self) -> DateString {
-        date(self.now_ms())
+    /// Milliseconds since the Unix epoch, on `project`'s clock.
+    pub async fn now_of(&self, project: &str) -> StoreResult<i64> {
+        let clock = self.project_clock(project).await?;
+        Ok(self.answer(project, &clock))
     }
 
-    /// The next value of a counter (unique, increasing within a block; see [`Counters`]).
+    /// The time `project`'s stored `clock` answers now (kept as this instance's floor of the project).
+    pub fn answer(&self, project: &str, clock: &ProjectClock) -> i64 {
+        self.floors.answer(project, clock, base_ms(self.clock.mode()))
+    }
+
+    /// A made-up seed from the next value of a counter (unique within the store, see [`Counters`]; unique across
+    /// stores through the key of [`Ids`]).
     pub async fn next(&self, counter: Counter) -> StoreResult<u64> {
-        self.counters.next(counter, &*self.store).await
+        let n = self.counters.next(counter, &*self.store).await?;
+        Ok(self.ids.seed(counter, n))
+    }
+
+    /// An ObjectId-like id from the next value of a counter, made at `at_ms` ([`Ids::object_id`]).
+    pub async fn object_id(&self, counter: Counter, at_ms: i64) -> StoreResult<String> {
+        let n = self.counters.next(counter, &*self.store).await?;
+        Ok(self.ids.object_id(counter, n, at_ms))
     }
 
     /// An event of `project` at `at_ms`, ready to append, with the next event id.
@@ -48,7 +75,7 @@ impl Core {
         event: impl Into<WebhookEvent>,
         webhook_url: Option<String>,
     ) -> StoreResult<NewEvent> {
-        let id = ids::event_id(self.next(Counter::Event).await?);
+        let id = self.object_id(Counter::Event, at_ms).await?;
         Ok(NewEvent { id, project: project.to_owned(), created_ms: at_ms, event: event.into(), webhook_url })
     }
 
@@ -59,7 +86,7 @@ impl Core {
     }
 }
 
-/// A time on the sandbox clock as a date (the clock stays within the dates the contract can write).
+/// A time on a clock as a date (the clocks stay within the dates the contract can write).
 pub fn date(ms: i64) -> DateString {
     DateString::from_millis(ms).unwrap_or(DateString::MIN)
 }

@@ -12,7 +12,7 @@
 //! Guarantees: **at least once** per event and URL (a receiver drops duplicates by `eventId`); no order across
 //! events (order by the feed, or by `createdAt`/`eventId`). Any 2xx answer is a delivery; anything else, or no
 //! answer within [`TIMEOUT`], is retried after `1 s × 2^(attempt−1)` (±20 % jitter, at most one hour) on the
-//! sandbox clock, up to [`MAX_ATTEMPTS`] attempts. At most [`IN_FLIGHT`] deliveries run at once, each in its own
+//! owning project's clock, up to [`MAX_ATTEMPTS`] attempts. At most [`IN_FLIGHT`] deliveries run at once, each in its own
 //! task, and at most [`PER_RECEIVER`] of them to one URL, so a slow or dead receiver never blocks the API or
 //! other receivers: it only ever holds its own few slots. Every attempt is logged and listed
 //! by `GET /sandbox/webhook-deliveries`. The sandbox speaks plain HTTP to receivers (no TLS).
@@ -136,7 +136,7 @@ impl Deliverer {
         }
         let wall = crate::clock::wall_ms();
         let claim = DeliveryClaim {
-            now_ms: self.sandbox.now_ms(),
+            base_ms: crate::clock::base_ms(self.sandbox.clock().mode()),
             wall_ms: wall,
             lease_until_wall_ms: wall + LEASE_MS,
             limit: free as u64,
@@ -162,7 +162,8 @@ impl Deliverer {
     }
 
     async fn deliver(&self, delivery: DueDelivery) -> anyhow::Result<()> {
-        let ts = self.sandbox.now_ms();
+        let core = self.sandbox.core();
+        let ts = core.now_of(&delivery.project).await?;
         let envelope = WebhookEnvelope {
             event: delivery.event.clone(),
             event_id: delivery.event_id.clone(),
@@ -203,7 +204,7 @@ impl Deliverer {
         };
         metrics::histogram!(telemetry::WEBHOOK_ATTEMPT_DURATION).record(started.elapsed().as_secs_f64());
         let delivered = error.is_none();
-        let at_ms = self.sandbox.now_ms();
+        let at_ms = core.now_of(&delivery.project).await?;
         let next_ms = if delivered {
             None
         } else if interrupted {

@@ -144,12 +144,12 @@ pub async fn deposit(
         let seed = ids::sender_seed(seed);
         cat.deposit_address(&path.deposit_chain, seed).map(|(a, _)| a).unwrap_or_else(|| ids::evm_address(seed))
     });
-    let now = core.now_ms();
+    let now = core.now_of(&caller.project_id).await?;
     let token = cat.chain(&path.deposit_chain).and_then(|c| c.tokens.get(&body.token));
     let amount_usd = token.and_then(|t| body.amount.to_decimal().ok().and_then(|a| a.checked_mul(t.usd_price)));
-    let block = 1_000_000 + seed as i64;
+    let block = ids::block(seed);
     let deposit = SdaDeposit {
-        id: ids::deposit_id(seed),
+        id: ids::deposit_id(seed, now),
         token_symbol: body.token.clone(),
         token_address: token.map(|t| t.address.clone()).unwrap_or_else(|| "unknown".into()),
         amount: body.amount.clone(),
@@ -191,7 +191,7 @@ pub async fn deposit(
         })
         .ok_or(RejectReason::NoRouteFound),
     };
-    let quote_id = ids::quote_id(core.next(Counter::Quote).await?);
+    let quote_id = core.object_id(Counter::Quote, now).await?;
     let ctx = QuoteContext { catalogue: cat, project_id: &caller.project_id, now: date(now), quote_id };
     let priced = destination.and_then(|d| {
         pricing::quote_deposit(
@@ -269,7 +269,7 @@ pub async fn deposit(
                 };
                 emitted.push(confirming.into());
             }
-            let events = new_events(core, project, emitted, &webhook_url).await?;
+            let events = new_events(core, project, now, emitted, &webhook_url).await?;
             let id = bridge.id.clone();
             (Some(bridge), events, Some(id))
         }
@@ -277,7 +277,7 @@ pub async fn deposit(
             last_bridge.status = LastBridgeStatus::Rejected(LastBridgeRejected::new(reason));
             let rejected = target.rejected_event(&deposit, reason);
             let refund = refund_event(&target, &deposit, &extras, reason, seed, now);
-            (None, new_events(core, project, vec![rejected, refund], &webhook_url).await?, None)
+            (None, new_events(core, project, now, vec![rejected, refund], &webhook_url).await?, None)
         }
     };
     let stored = StoredDeposit { last_bridge: last_bridge.clone(), bridge_id: bridge_id.clone() };
@@ -289,12 +289,13 @@ pub async fn deposit(
 async fn new_events(
     core: &Core,
     project: &str,
+    now: i64,
     events: Vec<WebhookEvent>,
     webhook_url: &Option<String>,
 ) -> StoreResult<Vec<NewEvent>> {
     let mut out = Vec::with_capacity(events.len());
     for event in events {
-        out.push(core.event(project, core.now_ms(), event, webhook_url.clone()).await?);
+        out.push(core.event(project, now, event, webhook_url.clone()).await?);
     }
     Ok(out)
 }
@@ -331,7 +332,7 @@ fn refund_event(
         Target::Sda(a) => a.address.refund_address.clone(),
         Target::Routing(_) => None,
     };
-    let (refund_id, refund_tx_hash) = ids::refund(seed);
+    let (refund_id, refund_tx_hash) = ids::refund(seed, now);
     let deposit_address = match target {
         Target::Sda(a) => a.address.deposit_address.clone(),
         Target::Routing(a) => a.address.deposit_address.clone(),

@@ -8,8 +8,9 @@
 //! or re-encoded on the way out (the schema marks the operation `x-encoded-answer`).
 //!
 //! A `pageToken` is the position as 24 lower-case hex digits (the schema's pattern). Positions are 1..=`i64::MAX`
-//! (0 is "before the first event"); a token that matches the pattern but names a position above `i64::MAX` was
-//! never given out, and is answered 400 `HttpApiDecodeError` at `["pageToken"]` rather than restarting the feed.
+//! (0 is "before the first event"). Every token of the pattern is a position, whether or not a page handed it out
+//! (as the reference framework and production treat it): the page starts after it, and a token above `i64::MAX`
+//! (which no event can have) answers an empty last page. It never restarts the feed.
 
 use bridge_contract::operations::ListUserEventsError;
 use bridge_contract::{Encoded, HttpApiDecodeError, Issue, IssueTag, ListUserEventsQuery, PropertyKey, UserEventsPage};
@@ -34,13 +35,14 @@ impl FeedPosition {
         self.0
     }
 
-    /// The position a page token names; `None` for a token outside the range (or not 24 hex digits).
+    /// The position a page token names (`None` unless 24 hex digits); one above the cursor's range is the
+    /// largest position, after which no event can follow.
     pub fn from_token(token: &str) -> Option<Self> {
-        if token.len() != 24 {
+        if token.len() != 24 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
             return None;
         }
         let value = u128::from_str_radix(token, 16).ok()?;
-        i64::try_from(value).ok().map(Self)
+        Some(Self(i64::try_from(value).unwrap_or(i64::MAX)))
     }
 
     pub fn token(self) -> String {
@@ -48,10 +50,10 @@ impl FeedPosition {
     }
 }
 
-/// 400 for a page token outside the cursor's range, in the decoder's error shape.
-fn token_out_of_range(token: &str) -> HttpApiDecodeError {
-    let message =
-        format!("Expected a page token of this feed (a position at most {:024x}), actual \"{token}\"", i64::MAX);
+/// 400 for a page token that is not 24 hex digits, in the decoder's error shape (the decoder's pattern lets none
+/// through: this only keeps such a token from ever restarting the feed).
+fn not_a_token(token: &str) -> HttpApiDecodeError {
+    let message = format!("Expected a page token of this feed (24 hex digits), actual \"{token}\"");
     let issues =
         vec![Issue { tag: IssueTag::Refinement, path: vec![PropertyKey::String("pageToken".into())], message }];
     HttpApiDecodeError::new(bridge_server::serve::summary(&issues), issues)
@@ -66,7 +68,7 @@ pub async fn list_user_events(
     let since = query.since_timestamp.as_f64().floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
     let after = match query.page_token.as_deref() {
         None => FeedPosition::START,
-        Some(token) => FeedPosition::from_token(token).ok_or_else(|| token_out_of_range(token))?,
+        Some(token) => FeedPosition::from_token(token).ok_or_else(|| not_a_token(token))?,
     };
     let size = query
         .page_size
@@ -95,8 +97,8 @@ mod tests {
         }
 
         #[test]
-        fn tokens_above_the_range_are_rejected(v in (i64::MAX as u128 + 1)..(1u128 << 96)) {
-            prop_assert_eq!(FeedPosition::from_token(&format!("{v:024x}")), None);
+        fn tokens_above_the_range_are_the_last_position(v in (i64::MAX as u128 + 1)..(1u128 << 96)) {
+            prop_assert_eq!(FeedPosition::from_token(&format!("{v:024x}")), Some(FeedPosition::of_event(i64::MAX)));
         }
     }
 }

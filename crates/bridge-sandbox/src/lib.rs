@@ -9,12 +9,13 @@
 //! Modules, each with one job (none imports one that imports it back):
 //!
 //! * the core: [`store`] (persistence behind the async [`store::Store`] trait, SQLite by default, or PostgreSQL),
-//!   [`catalogue`] (chains, tokens, prices, limits, fee settings), [`clock`] (the sandbox clock, shared by instances
-//!   on one database), [`ids`] (ids and made-up chain data from counters), gathered in [`core::Core`];
+//!   [`catalogue`] (chains, tokens, prices, limits, fee settings), [`clock`] (a clock per project, kept in the
+//!   store, and the sandbox's clock where projects start), [`ids`] (unique ids and made-up chain data from counters
+//!   and a key, reproducible with `--seed`), gathered in [`core::Core`];
 //! * the domain: [`records`] (the contract's bridge records made from quotes, and read), [`lifecycle`] (the state
 //!   machine: typed transitions and the events they emit), [`pricing`] (the pricing model of quotes);
-//! * the areas, one per group of operations: [`quotes`], [`bridges`] (history, deposits into bridges, the clock,
-//!   the lifecycle pass), [`addresses`], [`deposits`] (into deposit and routing addresses), [`routing`], [`feed`],
+//! * the areas, one per group of operations: [`quotes`], [`bridges`] (history, deposits into bridges, the
+//!   lifecycle pass), [`projects`] (a project's clock and its reset), [`addresses`], [`deposits`] (into deposit and routing addresses), [`routing`], [`feed`],
 //!   [`webhooks`], and [`delivery`] (signed webhook delivery from the outbox, with retries);
 //! * [`service`]: the [`bridge_server::BridgeApi`] and [`bridge_server::SandboxApi`] implementation, delegating to
 //!   the areas; [`keys`], [`docs`] and this module: what `serve` needs;
@@ -39,6 +40,7 @@ pub mod keys;
 pub mod lifecycle;
 pub mod operate;
 pub mod pricing;
+pub mod projects;
 pub mod quotes;
 pub mod records;
 pub mod routing;
@@ -68,9 +70,16 @@ pub struct SandboxConfig {
     /// instances may share one.
     pub database_url: Option<String>,
     pub clock: clock::ClockMode,
+    /// `--seed`: ids from this seed instead of fresh entropy, and a fresh sandbox's manual clock at
+    /// [`SEEDED_START_MS`], so that a fresh sandbox answers the same ids (and dates) for the same requests. Only
+    /// with [`clock::ClockMode::Manual`].
+    pub seed: Option<u64>,
     pub catalogue: Option<PathBuf>,
     pub errors: ErrorsMode,
 }
+
+/// Where a fresh sandbox's manual clock starts under `--seed`: 2026-01-01T00:00:00.000Z.
+pub const SEEDED_START_MS: i64 = 1_767_225_600_000;
 
 /// The sandbox over its store: store, keys, catalogue and clock, ready to serve.
 pub struct Opened {
@@ -94,18 +103,26 @@ async fn open_store(
 }
 
 pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
+    anyhow::ensure!(
+        config.seed.is_none() || config.clock == clock::ClockMode::Manual,
+        "--seed needs --clock manual: with time passing by itself, the same requests would not get the same ids"
+    );
     let (store, keys) = open_store(&config.data_dir, config.database_url.as_deref()).await?;
     let mut catalogue = catalogue::Catalogue::builtin();
     if let Some(path) = &config.catalogue {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         catalogue = catalogue.with_overrides(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     }
-    // The clock continues from the store's (a restart, or other instances on the database) before it answers a
-    // time; a new store keeps this one's.
-    let clock = clock::Clock::new(config.clock, None);
+    // The sandbox's clock continues from the store's (a restart, or other instances on the database) before it
+    // answers a time; a new store keeps this one's.
+    let (clock, ids) = match config.seed {
+        Some(seed) => (clock::Clock::new(config.clock, Some((SEEDED_START_MS, 0))), ids::Ids::seeded(seed)),
+        None => (clock::Clock::new(config.clock, None), ids::Ids::random()),
+    };
     let (value, floor) = store.sync_clock(clock.take_sync()).await?;
     clock.adopt(value, floor);
-    let sandbox = Sandbox::new(store, catalogue, clock, keys.webhook.served_public_key(), keys.jwt_secret.clone());
+    let served = keys.webhook.served_public_key();
+    let sandbox = Sandbox::new(store, catalogue, (clock, ids), served, keys.jwt_secret.clone());
     Ok(Opened { sandbox, keys })
 }
 

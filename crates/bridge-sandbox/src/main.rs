@@ -39,9 +39,16 @@ enum Command {
         /// webhook deliveries.
         #[arg(long, env = "BRIDGE_SANDBOX_DATABASE_URL")]
         database_url: Option<String>,
-        /// `real`: time passes by itself (plus POST /sandbox/clock/advance); `manual`: only advances move it.
+        /// Each project has a clock of its own, starting at the sandbox's time when the project is first seen.
+        /// `real`: a project's time passes by itself (plus its POST /sandbox/clock/advance); `manual`: only its
+        /// advances move it.
         #[arg(long, value_enum, default_value = "real")]
         clock: ClockMode,
+        /// Make ids reproducible: a fresh sandbox started with the same seed answers the same ids (and, its manual
+        /// clock starting at 2026-01-01T00:00:00Z, the same dates) for the same requests, for snapshot tests.
+        /// Needs `--clock manual`. Without it ids are unique across data directories, restarts and instances.
+        #[arg(long)]
+        seed: Option<u64>,
         /// A TOML file with catalogue overrides (chains, tokens, prices, fees), merged over the built-in defaults.
         #[arg(long)]
         catalogue: Option<PathBuf>,
@@ -161,7 +168,7 @@ enum Errors {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { listen, data, database_url, clock, catalogue, errors, operations } => {
+        Command::Serve { listen, data, database_url, clock, seed, catalogue, errors, operations } => {
             operations.init_logs();
             let open_files = bridge_sandbox::operate::raise_open_files_limit();
             tracing::info!(open_files, "open-file limit");
@@ -169,7 +176,7 @@ async fn main() -> anyhow::Result<()> {
                 Errors::First => ErrorsMode::First,
                 Errors::All => ErrorsMode::All,
             };
-            let config = SandboxConfig { listen, data_dir: data, database_url, clock, catalogue, errors };
+            let config = SandboxConfig { listen, data_dir: data, database_url, clock, seed, catalogue, errors };
             bridge_sandbox::serve_with(config, operations.options(), bridge_sandbox::shutdown_signal()).await
         }
         Command::Token { project, post_bridge, data, database_url, ttl_hours } => {

@@ -10,7 +10,6 @@ use bridge_contract::{
 use bridge_server::Caller;
 
 use crate::core::{date, Core};
-use crate::ids;
 use crate::lifecycle;
 use crate::pricing::{self, QuoteContext};
 use crate::records::{self, NewRecord};
@@ -24,15 +23,15 @@ fn post_bridge_data_not_enabled() -> InvalidRequest {
     ))
 }
 
-/// What a quote of `caller` is made in now.
-async fn context<'a>(core: &'a Core, caller: &'a Caller) -> StoreResult<QuoteContext<'a>> {
-    let quote_id = ids::quote_id(core.next(Counter::Quote).await?);
-    Ok(QuoteContext { catalogue: &core.catalogue, project_id: &caller.project_id, now: core.now(), quote_id })
+/// What a quote of `caller` is made in now (on the project's clock), and that time.
+async fn context<'a>(core: &'a Core, caller: &'a Caller) -> StoreResult<(QuoteContext<'a>, i64)> {
+    let now = core.now_of(&caller.project_id).await?;
+    let quote_id = core.object_id(Counter::Quote, now).await?;
+    Ok((QuoteContext { catalogue: &core.catalogue, project_id: &caller.project_id, now: date(now), quote_id }, now))
 }
 
-/// Keeps a quote until it expires (or is committed).
-async fn keep(core: &Core, caller: &Caller, response: &QuoteResponse, mode: QuoteMode) -> StoreResult<()> {
-    let now = core.now_ms();
+/// Keeps a quote made at `now` until it expires (or is committed).
+async fn keep(core: &Core, caller: &Caller, response: &QuoteResponse, mode: QuoteMode, now: i64) -> StoreResult<()> {
     let quote = StoredQuote {
         id: response.quote_id().to_owned(),
         project: caller.project_id.clone(),
@@ -53,9 +52,9 @@ pub async fn quote_bridge(
     if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
         return Err(post_bridge_data_not_enabled().into());
     }
-    let ctx = context(core, caller).await?;
+    let (ctx, now) = context(core, caller).await?;
     let quote = QuoteResponse::Bridge(pricing::quote_bridge(&ctx, &body)?);
-    keep(core, caller, &quote, body.mode).await?;
+    keep(core, caller, &quote, body.mode, now).await?;
     Ok(quote)
 }
 
@@ -67,9 +66,9 @@ pub async fn quote_bridge_swap(
     if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
         return Err(post_bridge_data_not_enabled().into());
     }
-    let ctx = context(core, caller).await?;
+    let (ctx, now) = context(core, caller).await?;
     let quote = pricing::quote_bridge_swap(&ctx, &body)?;
-    keep(core, caller, &quote, body.mode).await?;
+    keep(core, caller, &quote, body.mode, now).await?;
     Ok(quote)
 }
 
@@ -80,7 +79,7 @@ pub async fn commit_quote(
 ) -> Result<QuoteCommitted, CommitQuoteError> {
     let not_found = || QuoteNotFound::new(format!("no quote {} (unknown or expired)", path.quote_id));
     let quote = core.store.quote(&caller.project_id, &path.quote_id).await?.ok_or_else(not_found)?;
-    let now = core.now_ms();
+    let now = core.now_of(&caller.project_id).await?;
     if quote.committed {
         return Err(InvalidRequest::new(format!("quote {} is already committed", quote.id)).into());
     }

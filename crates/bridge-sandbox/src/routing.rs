@@ -189,12 +189,13 @@ pub async fn create(
             address.routes.clone(),
         )
     };
-    let event = core.event(&caller.project_id, core.now_ms(), created, body.webhook_url.clone()).await?;
+    let now = core.now_of(&caller.project_id).await?;
+    let event = core.event(&caller.project_id, now, created, body.webhook_url.clone()).await?;
     let stored = StoredRoutingAddress {
         project: caller.project_id.clone(),
         address: address.clone(),
         webhook_url: body.webhook_url,
-        created_ms: core.now_ms(),
+        created_ms: now,
     };
     core.store.insert_routing_address(&stored, &[event]).await?;
     tracing::info!(project = %caller.project_id, chain = %address.deposit_chain, address = %address.deposit_address, routes = address.routes.len(), "routing deposit address");

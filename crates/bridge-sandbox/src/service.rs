@@ -12,8 +12,9 @@ use crate::api_keys::{ApiKeys, EXCHANGED_JWT_TTL};
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
 use crate::core::Core;
+use crate::ids::Ids;
 use crate::store::{Store, StoreResult};
-use crate::{address_views, addresses, bridges, configs, deposits, feed, quotes, routing, webhooks};
+use crate::{address_views, addresses, bridges, configs, deposits, feed, projects, quotes, routing, webhooks};
 
 struct Inner {
     core: Core,
@@ -27,17 +28,17 @@ struct Inner {
 pub struct Sandbox(Arc<Inner>);
 
 impl Sandbox {
-    /// The sandbox over its store, catalogue and clock; `served_key` is the webhook public key it serves, and
-    /// `jwt_secret` signs the tokens it accepts (and those the API-key exchange answers).
+    /// The sandbox over its store, catalogue, clock and id key; `served_key` is the webhook public key it serves,
+    /// and `jwt_secret` signs the tokens it accepts (and those the API-key exchange answers).
     pub fn new(
         store: Arc<dyn Store>,
         catalogue: Catalogue,
-        clock: Clock,
+        (clock, ids): (Clock, Ids),
         served_key: String,
         jwt_secret: Vec<u8>,
     ) -> Self {
         let api_keys = ApiKeys::new(&jwt_secret);
-        Self(Arc::new(Inner { core: Core::new(store, catalogue, clock), served_key, api_keys, jwt_secret }))
+        Self(Arc::new(Inner { core: Core::new(store, catalogue, clock, ids), served_key, api_keys, jwt_secret }))
     }
 
     /// The API keys this sandbox makes and accepts.
@@ -47,10 +48,6 @@ impl Sandbox {
 
     pub fn core(&self) -> &Core {
         &self.0.core
-    }
-
-    pub fn now_ms(&self) -> i64 {
-        self.0.core.now_ms()
     }
 
     pub fn clock(&self) -> &Clock {
@@ -256,10 +253,18 @@ impl SandboxApi for Sandbox {
 
     async fn sandbox_advance_clock(
         &self,
-        _caller: Caller,
+        caller: Caller,
         body: SandboxAdvanceClockRequest,
     ) -> Result<SandboxClock, SandboxAdvanceClockError> {
-        bridges::advance_clock(self.core(), body).await
+        projects::advance_clock(self.core(), &caller, body).await
+    }
+
+    async fn sandbox_get_clock(&self, caller: Caller) -> Result<SandboxClock, SandboxGetClockError> {
+        projects::get_clock(self.core(), &caller).await
+    }
+
+    async fn sandbox_reset_project(&self, caller: Caller) -> Result<SandboxReset, SandboxResetProjectError> {
+        projects::reset(self.core(), &caller).await
     }
 
     async fn sandbox_send_webhook_test(

@@ -21,7 +21,8 @@ pub async fn send_test(
     body: SandboxWebhookTestRequest,
 ) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
     let event = WebhookTestEvent::new(body.message.unwrap_or_else(|| DEFAULT_TEST_MESSAGE.into()));
-    let event = core.event(&caller.project_id, core.now_ms(), event, Some(body.webhook_url)).await?;
+    let now = core.now_of(&caller.project_id).await?;
+    let event = core.event(&caller.project_id, now, event, Some(body.webhook_url)).await?;
     let event_id = event.id.clone();
     core.store.append_events(&[event]).await?;
     Ok(SandboxWebhookTest { event_id })

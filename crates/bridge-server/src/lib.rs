@@ -103,6 +103,8 @@
 //! #   async fn sandbox_create_routing_deposit_address(&self, _: Caller, _: SandboxRoutingDepositAddressRequest) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> { todo!() }
 //! #   async fn sandbox_send_webhook_test(&self, _: Caller, _: SandboxWebhookTestRequest) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> { todo!() }
 //! #   async fn sandbox_list_webhook_deliveries(&self, _: Caller, _: SandboxListWebhookDeliveriesQuery) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> { todo!() }
+//! #   async fn sandbox_get_clock(&self, _: Caller) -> Result<SandboxClock, SandboxGetClockError> { todo!() }
+//! #   async fn sandbox_reset_project(&self, _: Caller) -> Result<SandboxReset, SandboxResetProjectError> { todo!() }
 //! }
 //!
 //! let auth = JwtAuthenticator::new().with_hs256(b"a secret of at least 32 bytes, please!!");

@@ -1059,10 +1059,60 @@ Sends a `POST` request to `/sandbox/bridges/{bridgeId}/deposit`
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**The caller's project clock (sandbox only)
+
+The time on the caller's project clock. Each project has a clock of its own: it starts at the sandbox's
+time when the project is first seen (the wall clock under `--clock real`; the sandbox's manual time under
+`--clock manual`), moves with `POST /sandbox/clock/advance` (and, under `--clock real`, by itself), never
+goes backwards, survives restarts and is the same on every instance sharing a database. Everything
+time-driven of the project runs on it: quote expiry, the lifecycle, webhook retries, event times,
+`sinceTimestamp`, history dates. `POST /sandbox/reset` sets it back to the sandbox's time.
+
+
+Sends a `GET` request to `/sandbox/clock`
+
+*/
+    pub async fn sandbox_get_clock<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<::bridge_contract::SandboxClock>, Error<ByteStream>> {
+        let url = format!("{}/sandbox/clock", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "sandbox_get_clock",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Move the sandbox clock forward (sandbox only)
 
-Advances the sandbox clock by `ms` milliseconds and runs everything that falls due: bridges advance, quotes
-expire and pending bridges are cancelled, webhook retries fall due. The clock is shared by all projects.
+Advances the caller's project clock by `ms` milliseconds and runs everything that falls due: bridges
+advance, quotes expire and pending bridges are cancelled, webhook retries fall due. Each project has a clock
+of its own (see `GET /sandbox/clock`): an advance moves only the caller's project, on every instance at once.
+An advance past 9999-01-01T00:00:00.000Z is refused with 422 `InvalidRequest`, the clock left as it was.
 
 
 Sends a `POST` request to `/sandbox/clock/advance`
@@ -1166,6 +1216,52 @@ Sends a `POST` request to `/sandbox/deposit-addresses/{depositAddress}/{depositC
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Start the caller's project over (sandbox only)
+
+Deletes everything of the caller's project, in one transaction: quotes, bridges, deposit addresses,
+routing deposit addresses, the deposits into them, events, pending webhook deliveries and the delivery log;
+then sets the project's clock to the sandbox's time now. No other project is touched. Ids are never
+reused afterwards (also under `serve --seed`): a receiver that deduplicates by `eventId` loses nothing.
+
+
+Sends a `POST` request to `/sandbox/reset`
+
+*/
+    pub async fn sandbox_reset_project<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<::bridge_contract::SandboxReset>, Error<ByteStream>> {
+        let url = format!("{}/sandbox/reset", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "sandbox_reset_project",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1849,9 +1945,10 @@ Sends a `GET` request to `/webhook/user-events-cursor`
 
 Arguments:
 - `page_size`: Events per page (a numeric string, decoded to a number).
-- `page_token`: The `nextPageToken` of a previous page: the feed position of that page's last event. A token that
-matches the pattern but names a position outside the cursor's range (above 7fffffffffffffff) was never
-given out and answers 400 `HttpApiDecodeError` at `["pageToken"]`; it never restarts the feed.
+- `page_token`: The `nextPageToken` of a previous page: the feed position of that page's last event. Every token of
+the pattern is a position, handed out or not (as the reference framework and production treat it): the
+page starts after it, and a token beyond the last event (any token above 7fffffffffffffff is) answers
+200 with an empty page. It never restarts the feed.
 
 - `since_timestamp`: Milliseconds since the Unix epoch (a numeric string); inclusive.
 */

@@ -659,8 +659,10 @@ impl crate::client::Client {
     ///
     /// `POST /sandbox/clock/advance` (`sandboxAdvanceClock`); documented errors: [`SandboxAdvanceClockError`](bridge_contract::operations::SandboxAdvanceClockError).
     ///
-    /// Advances the sandbox clock by `ms` milliseconds and runs everything that falls due: bridges advance, quotes
-    /// expire and pending bridges are cancelled, webhook retries fall due. The clock is shared by all projects.
+    /// Advances the caller's project clock by `ms` milliseconds and runs everything that falls due: bridges
+    /// advance, quotes expire and pending bridges are cancelled, webhook retries fall due. Each project has a clock
+    /// of its own (see `GET /sandbox/clock`): an advance moves only the caller's project, on every instance at once.
+    /// An advance past 9999-01-01T00:00:00.000Z is refused with 422 `InvalidRequest`, the clock left as it was.
     ///
     /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
     /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
@@ -672,6 +674,46 @@ impl crate::client::Client {
         crate::error::Error<::bridge_contract::operations::SandboxAdvanceClockError>,
     > {
         crate::error::lift(self.raw.sandbox_advance_clock(body).await).await
+    }
+    /// The caller's project clock (sandbox only).
+    ///
+    /// `GET /sandbox/clock` (`sandboxGetClock`); documented errors: [`SandboxGetClockError`](bridge_contract::operations::SandboxGetClockError).
+    ///
+    /// The time on the caller's project clock. Each project has a clock of its own: it starts at the sandbox's
+    /// time when the project is first seen (the wall clock under `--clock real`; the sandbox's manual time under
+    /// `--clock manual`), moves with `POST /sandbox/clock/advance` (and, under `--clock real`, by itself), never
+    /// goes backwards, survives restarts and is the same on every instance sharing a database. Everything
+    /// time-driven of the project runs on it: quote expiry, the lifecycle, webhook retries, event times,
+    /// `sinceTimestamp`, history dates. `POST /sandbox/reset` sets it back to the sandbox's time.
+    ///
+    /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
+    /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
+    pub async fn sandbox_get_clock<'a>(
+        &'a self,
+    ) -> Result<
+        ::bridge_contract::SandboxClock,
+        crate::error::Error<::bridge_contract::operations::SandboxGetClockError>,
+    > {
+        crate::error::lift(self.raw.sandbox_get_clock().await).await
+    }
+    /// Start the caller's project over (sandbox only).
+    ///
+    /// `POST /sandbox/reset` (`sandboxResetProject`); documented errors: [`SandboxResetProjectError`](bridge_contract::operations::SandboxResetProjectError).
+    ///
+    /// Deletes everything of the caller's project, in one transaction: quotes, bridges, deposit addresses,
+    /// routing deposit addresses, the deposits into them, events, pending webhook deliveries and the delivery log;
+    /// then sets the project's clock to the sandbox's time now. No other project is touched. Ids are never
+    /// reused afterwards (also under `serve --seed`): a receiver that deduplicates by `eventId` loses nothing.
+    ///
+    /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
+    /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
+    pub async fn sandbox_reset_project<'a>(
+        &'a self,
+    ) -> Result<
+        ::bridge_contract::SandboxReset,
+        crate::error::Error<::bridge_contract::operations::SandboxResetProjectError>,
+    > {
+        crate::error::lift(self.raw.sandbox_reset_project().await).await
     }
     /// Emit a WEBHOOK_TEST event (sandbox only).
     ///

@@ -97,6 +97,12 @@ pub(crate) fn security(operation: &str) -> Option<Security> {
             "sandbox_advance_clock" => {
                 <::bridge_contract::operations::SandboxAdvanceClock as Operation>::SECURITY
             }
+            "sandbox_get_clock" => {
+                <::bridge_contract::operations::SandboxGetClock as Operation>::SECURITY
+            }
+            "sandbox_reset_project" => {
+                <::bridge_contract::operations::SandboxResetProject as Operation>::SECURITY
+            }
             "sandbox_send_webhook_test" => {
                 <::bridge_contract::operations::SandboxSendWebhookTest as Operation>::SECURITY
             }
@@ -142,6 +148,8 @@ pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {
             "sandbox_deposit_into_address" => false,
             "sandbox_create_routing_deposit_address" => false,
             "sandbox_advance_clock" => false,
+            "sandbox_get_clock" => true,
+            "sandbox_reset_project" => false,
             "sandbox_send_webhook_test" => false,
             "sandbox_list_webhook_deliveries" => true,
             _ => return None,
@@ -263,6 +271,14 @@ for ::bridge_contract::operations::SandboxCreateRoutingDepositAddressError {
 impl crate::error::OperationError
 for ::bridge_contract::operations::SandboxAdvanceClockError {
     type Operation = ::bridge_contract::operations::SandboxAdvanceClock;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxGetClockError {
+    type Operation = ::bridge_contract::operations::SandboxGetClock;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxResetProjectError {
+    type Operation = ::bridge_contract::operations::SandboxResetProject;
 }
 impl crate::error::OperationError
 for ::bridge_contract::operations::SandboxSendWebhookTestError {

@@ -2,7 +2,10 @@
 //! bridge and deposit addresses; the other project's requests for them are answered exactly like requests for
 //! ids that do not exist (same status, same body once the id is replaced), and its history, search, event feed
 //! (and, with the sandbox helpers, deposits) never show them; the same for the production endpoints beyond the
-//! spec (cancel, cursor history, a deposit address's own views, bridges by deposit hash).
+//! spec (cancel, cursor history, a deposit address's own views, bridges by deposit hash). With the sandbox
+//! helpers, projects are isolated in time too: the other project's clock advance and its reset (`POST
+//! /sandbox/reset`, which deletes the other project's data: use a test project) change nothing the main project
+//! sees.
 
 use anyhow::{bail, ensure};
 use serde_json::{json, Value};
@@ -32,7 +35,75 @@ pub fn checks() -> Vec<Check> {
         check!("cursor-history", Needs::OTHER, cursor_history),
         check!("foreign-address-views", Needs::OTHER, foreign_address_views),
         check!("foreign-bridge-by-deposit-hash", Needs::OTHER_AND_HELPERS, foreign_bridge_by_deposit_hash),
+        // A clock and a reset per project.
+        check!("sandbox-foreign-clock-advance", Needs::OTHER_AND_HELPERS, foreign_clock_advance),
+        check!("sandbox-foreign-reset", Needs::OTHER_AND_HELPERS, foreign_reset),
     ]
+}
+
+/// `GET /sandbox/clock` of a project, in ms.
+async fn clock(api: &crate::http::Api) -> anyhow::Result<i64> {
+    date_ms(&api.call("sandboxGetClock", &[], &[], None).await?.ok()?, "/now")
+}
+
+/// Real time the main project's clock may pass during a check (its clock may be `--clock real`).
+const REAL_TIME_SLACK_MS: i64 = 600_000;
+
+async fn foreign_clock_advance(ctx: &Ctx) -> anyhow::Result<()> {
+    let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
+    let id = str_at(&q, "/quoteId")?;
+    let open = quote(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
+    let before = clock(&ctx.main).await?;
+    let other = ctx.other()?;
+    let day = 86_400_000;
+    let theirs = advance(other, day as u64).await?;
+    let theirs_now = clock(other).await?;
+    ensure!(theirs_now >= theirs, "the other project's clock answered {theirs} after advancing, then {theirs_now}");
+    let after = clock(&ctx.main).await?;
+    ensure!(
+        (before..before + REAL_TIME_SLACK_MS).contains(&after),
+        "the other project's advance of a day moved the main project's clock from {before} to {after} ms"
+    );
+    let record = get_bridge(&ctx.main, id).await?;
+    ensure!(
+        record["state"] == "PENDING",
+        "the other project's advance moved the main project's bridge to {}",
+        record["state"]
+    );
+    // The main project's quote has not expired on the other project's time.
+    commit(&ctx.main, str_at(&open, "/quoteId")?).await
+}
+
+async fn foreign_reset(ctx: &Ctx) -> anyhow::Result<()> {
+    let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
+    let id = str_at(&q, "/quoteId")?;
+    let since = date_ms(&record, "/createdAt")?;
+    let mine = feed(&ctx.main, since, 50).await?;
+    let before = clock(&ctx.main).await?;
+    let other = ctx.other()?;
+    let (theirs, _) = committed_bridge(other, quote_request(&ctx.config.fixtures)).await?;
+    let reset = other.call("sandboxResetProject", &[], &[], None).await?.ok()?;
+    ensure!(
+        reset.pointer("/deleted/bridges").and_then(Value::as_u64).unwrap_or(0) >= 1,
+        "the other project's reset deleted no bridge: {reset}"
+    );
+    let gone = other.call("getBridge", &[("bridgeId", str_at(&theirs, "/quoteId")?)], &[], None).await?;
+    ensure!(gone.status >= 400, "the other project's bridge is still there after its reset: {}", gone.describe());
+    let record = get_bridge(&ctx.main, id).await?;
+    ensure!(record["state"] == "PENDING", "the other project's reset changed the main project's bridge");
+    let mine_after = feed(&ctx.main, since, 50).await?;
+    ensure!(
+        mine_after.len() >= mine.len() && mine_after[..mine.len()] == mine[..],
+        "the other project's reset changed the main project's feed ({} events before, {} after)",
+        mine.len(),
+        mine_after.len()
+    );
+    let after = clock(&ctx.main).await?;
+    ensure!(
+        (before..before + REAL_TIME_SLACK_MS).contains(&after),
+        "the other project's reset moved the main project's clock from {before} to {after} ms"
+    );
+    Ok(())
 }
 
 /// The answer to a foreign id must be the answer to an unknown id: same status, same body with the ids

@@ -18,7 +18,12 @@ pub fn checks() -> Vec<Check> {
         .operations()
         .iter()
         .map(|op| {
-            let needs = if op.sandbox_only { Needs::HELPERS } else { Needs::NOTHING };
+            // A reset is exercised on the other project only: the main project's data stays for the other checks.
+            let needs = match op.id {
+                "sandboxResetProject" => Needs::OTHER_AND_HELPERS,
+                _ if op.sandbox_only => Needs::HELPERS,
+                _ => Needs::NOTHING,
+            };
             Check::new(format!("schema::{}", op.id), needs, move |ctx| Box::pin(exercise(ctx, op)))
         })
         .collect()
@@ -112,6 +117,12 @@ async fn exercise(ctx: &Ctx, op: &'static OpInfo) -> anyhow::Result<()> {
         }
         "sandboxAdvanceClock" => {
             api.call(op.id, &[], &[], Some(json!({"ms": 0}))).await?.ok()?;
+        }
+        "sandboxGetClock" => {
+            api.call(op.id, &[], &[], None).await?.ok()?;
+        }
+        "sandboxResetProject" => {
+            ctx.other()?.call(op.id, &[], &[], None).await?.ok()?;
         }
         "sandboxSendWebhookTest" => {
             let receiver = crate::receiver::Receiver::start(false).await?;

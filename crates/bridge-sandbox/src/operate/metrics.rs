@@ -16,14 +16,16 @@ pub fn routes(sandbox: Sandbox) -> axum::Router {
 }
 
 async fn metrics(State(sandbox): State<Sandbox>) -> Response {
-    let now = sandbox.now_ms();
-    let backlog = tokio::time::timeout(super::health::STORE_TIMEOUT, sandbox.core().store.backlog(now)).await;
+    // Each project's backlog is measured on its own clock (`crate::clock`): the base is the wall clock (`real`)
+    // or 0 (`manual`).
+    let base = crate::clock::base_ms(sandbox.clock().mode());
+    let backlog = tokio::time::timeout(super::health::STORE_TIMEOUT, sandbox.core().store.backlog(base)).await;
     match backlog {
         Ok(Ok(backlog)) => {
-            let late = |due: Option<i64>| due.map_or(0.0, |due| (now - due).max(0) as f64 / 1e3);
+            let late = |late_ms: Option<i64>| late_ms.map_or(0.0, |ms| ms.max(0) as f64 / 1e3);
             metrics::gauge!(telemetry::WEBHOOK_OUTBOX_DEPTH).set(backlog.outbox_pending as f64);
-            metrics::gauge!(telemetry::WEBHOOK_OLDEST_DUE_AGE).set(late(backlog.oldest_due_delivery_ms));
-            metrics::gauge!(telemetry::LIFECYCLE_LAG).set(late(backlog.oldest_due_step_ms));
+            metrics::gauge!(telemetry::WEBHOOK_OLDEST_DUE_AGE).set(late(backlog.oldest_due_delivery_late_ms));
+            metrics::gauge!(telemetry::LIFECYCLE_LAG).set(late(backlog.oldest_due_step_late_ms));
         }
         // The other figures are still served; the backlog gauges keep their last values.
         Ok(Err(e)) => tracing::warn!(error = %e, "reading the backlog for /metrics failed"),

@@ -53,7 +53,7 @@ use bridge_contract::{
 };
 use serde::{de::DeserializeOwned, Serialize};
 
-use crate::clock::ClockSync;
+use crate::clock::{ClockSync, ProjectClock};
 use crate::records::Plan;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
@@ -292,12 +292,26 @@ pub struct AttemptOutcome {
     pub next_ms: Option<i64>,
 }
 
-/// Which deliveries to take: those due at `now_ms` (sandbox clock) that no worker holds, leased until
+/// What a project reset deleted ([`Store::reset_project`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResetCounts {
+    pub quotes: u64,
+    pub bridges: u64,
+    pub addresses: u64,
+    pub routing_addresses: u64,
+    pub deposits: u64,
+    pub events: u64,
+    /// Delivery-log entries (pending deliveries go with their events).
+    pub deliveries: u64,
+}
+
+/// Which deliveries to take: those due on their project's clock at `base_ms` ([`crate::clock::base_ms`]: 0 under
+/// `--clock manual`, the wall clock under `--clock real`) that no worker holds, leased until
 /// `lease_until_wall_ms`, at most `limit`, and at most `per_url` of one URL counting the `busy` ones of that URL
 /// already in flight.
 #[derive(Debug, Clone)]
 pub struct DeliveryClaim {
-    pub now_ms: i64,
+    pub base_ms: i64,
     pub wall_ms: i64,
     pub lease_until_wall_ms: i64,
     pub limit: u64,
@@ -310,10 +324,10 @@ pub struct DeliveryClaim {
 pub struct Backlog {
     /// Outbox rows neither delivered nor given up.
     pub outbox_pending: u64,
-    /// When (sandbox clock) the oldest delivery that is due at `now_ms` became due.
-    pub oldest_due_delivery_ms: Option<i64>,
-    /// When (sandbox clock) the oldest lifecycle step that is due at `now_ms` became due.
-    pub oldest_due_step_ms: Option<i64>,
+    /// How late (ms, each on its own project's clock) the latest of the deliveries that are due is.
+    pub oldest_due_delivery_late_ms: Option<i64>,
+    /// How late (ms, each on its own project's clock) the latest of the lifecycle steps that are due is.
+    pub oldest_due_step_late_ms: Option<i64>,
 }
 
 /// How far the store's schema is migrated: the migrations this build knows, and how many of them are applied.
@@ -338,6 +352,17 @@ pub trait Store: Send + Sync + 'static {
     /// Syncs the shared clock (`crate::clock`): keeps `sync.value` if nothing is kept yet, else adds
     /// `sync.advanced_by` to the kept value; keeps the higher floor; returns the kept (value, floor), atomically.
     async fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)>;
+    /// The clock of `project`; `start` becomes its clock if it has none yet (the project is first seen now).
+    async fn project_clock(&self, project: &str, start: &ProjectClock) -> StoreResult<ProjectClock>;
+    /// Adds `ms` to the clock value of `project` (which has one: [`Store::project_clock`]) unless the value would
+    /// pass `limit`; the clock after, or `None` and nothing changed.
+    async fn advance_project_clock(&self, project: &str, ms: i64, limit: i64) -> StoreResult<Option<ProjectClock>>;
+    /// Keeps each `(project, generation, floor)` as that project's floor where it is higher and the generation is
+    /// still the project's.
+    async fn keep_project_floors(&self, floors: &[(String, i64, i64)]) -> StoreResult<()>;
+    /// Deletes every quote, bridge, deposit address, routing deposit address, deposit, event, pending delivery and
+    /// delivery-log entry of `project` and sets its clock to `start` (the next generation), in one transaction.
+    async fn reset_project(&self, project: &str, start: &ProjectClock) -> StoreResult<(ProjectClock, ResetCounts)>;
     /// Reserves the next `count` values of a counter (which starts at 1), atomically and durably: returns the last
     /// of them (the block is `last - count + 1 ..= last`); no later reservation, by any instance, gets any of them.
     async fn reserve_counter(&self, counter: Counter, count: u64) -> StoreResult<u64>;
@@ -354,9 +379,11 @@ pub trait Store: Send + Sync + 'static {
     /// (`bridge.version`): `true` when saved (the stored version is then one more), `false` when someone saved it
     /// in between, in which case nothing was written (read it again and redo the change).
     async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool>;
-    /// Bridges whose lifecycle is due at `now_ms`, oldest first, taken for the caller's lifecycle pass: a store
-    /// shared by instances leases them, so that one instance steps each (saving the bridge ends the lease).
-    async fn due_bridges(&self, now_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>>;
+    /// Bridges whose lifecycle is due on their project's clock at `base_ms` ([`crate::clock::base_ms`]), oldest
+    /// first, taken for the caller's lifecycle pass: a store shared by instances leases them, so that one instance
+    /// steps each (saving the bridge ends the lease). One query over every project (a join of `projects` and the
+    /// due index of `bridges`), not one per project.
+    async fn due_bridges(&self, base_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>>;
     /// A page of a project's bridges and the number of all that match the filter.
     async fn history(&self, project: &str, query: &HistoryQuery) -> StoreResult<(u64, Vec<StoredBridge>)>;
 
@@ -414,7 +441,8 @@ pub trait Store: Send + Sync + 'static {
     /// Releases every lease: a deliverer that starts (one per data directory) has nothing in flight yet. A store
     /// shared by instances releases nothing (the others' deliveries are in flight); leases run out instead.
     async fn release_leases(&self) -> StoreResult<()>;
-    /// Records an attempt and schedules the next one (or closes the delivery).
+    /// Records an attempt and schedules the next one (or closes the delivery); nothing when the delivery is gone
+    /// (its project was reset meanwhile).
     async fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> StoreResult<()>;
     /// A project's delivery attempts, newest first, optionally of one event.
     async fn delivery_attempts(
@@ -441,8 +469,9 @@ pub trait Store: Send + Sync + 'static {
     async fn ping(&self) -> StoreResult<()>;
     /// How far the schema is migrated (readiness: every migration this build knows is applied).
     async fn schema_status(&self) -> StoreResult<SchemaStatus>;
-    /// The outbox and lifecycle backlog at `now_ms` (sandbox clock), for the metrics.
-    async fn backlog(&self, now_ms: i64) -> StoreResult<Backlog>;
+    /// The outbox and lifecycle backlog, for the metrics: what is due is measured against each project's own
+    /// clock at `base_ms` ([`crate::clock::base_ms`]), as the lifecycle pass and the deliverer take it.
+    async fn backlog(&self, base_ms: i64) -> StoreResult<Backlog>;
     /// Hands back the leases this store handle holds (deliveries taken by [`Store::take_due_deliveries`] and
     /// bridges taken by [`Store::due_bridges`] that were not finished): an instance that shuts down calls it last,
     /// so other instances take them at once instead of when the lease runs out. Leases of other instances stay.

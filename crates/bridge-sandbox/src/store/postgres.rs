@@ -15,10 +15,10 @@ use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
 
 use super::{
     from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Backlog, Counter,
-    DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, SchemaStatus, Store, StoreError,
-    StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
+    DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, ResetCounts, SchemaStatus, Store,
+    StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
 };
-use crate::clock::ClockSync;
+use crate::clock::{ClockSync, ProjectClock};
 use crate::records;
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
@@ -49,6 +49,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "beyond spec", include_str!("../../migrations/postgres/0002_beyond_spec.sql")),
     (3, "feed time floor", include_str!("../../migrations/postgres/0003_feed_time_floor.sql")),
     (4, "bridge version", include_str!("../../migrations/postgres/0004_bridge_version.sql")),
+    (5, "projects", include_str!("../../migrations/postgres/0005_projects.sql")),
     (8, "lease holders", include_str!("../../migrations/postgres/0008_lease_holders.sql")),
 ];
 
@@ -263,6 +264,104 @@ impl Store for PgStore {
         Ok((value, floor))
     }
 
+    async fn project_clock(&self, project: &str, start: &ProjectClock) -> StoreResult<ProjectClock> {
+        // One read on every request that needs the project's time: an advance committed by any instance is seen.
+        let select = "SELECT clock_value, clock_floor, generation FROM projects WHERE id = $1";
+        if let Some((value, floor, generation)) =
+            sqlx_core::query_as::query_as(select).bind(project).fetch_optional(&self.pool).await?
+        {
+            return Ok(ProjectClock { value, floor, generation });
+        }
+        query(
+            "INSERT INTO projects (id, first_seen_ms, clock_value, clock_floor) VALUES ($1, $2, $3, $2)
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(project)
+        .bind(start.floor)
+        .bind(start.value)
+        .execute(&self.pool)
+        .await?;
+        let (value, floor, generation) =
+            sqlx_core::query_as::query_as(select).bind(project).fetch_one(&self.pool).await?;
+        Ok(ProjectClock { value, floor, generation })
+    }
+
+    async fn advance_project_clock(&self, project: &str, ms: i64, limit: i64) -> StoreResult<Option<ProjectClock>> {
+        let row: Option<(i64, i64, i64)> = sqlx_core::query_as::query_as(
+            "UPDATE projects SET clock_value = clock_value + $2 WHERE id = $1 AND clock_value <= $3
+             RETURNING clock_value, clock_floor, generation",
+        )
+        .bind(project)
+        .bind(ms)
+        .bind(limit)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|(value, floor, generation)| ProjectClock { value, floor, generation }))
+    }
+
+    async fn keep_project_floors(&self, floors: &[(String, i64, i64)]) -> StoreResult<()> {
+        if floors.is_empty() {
+            return Ok(());
+        }
+        let projects: Vec<&str> = floors.iter().map(|(p, _, _)| p.as_str()).collect();
+        let generations: Vec<i64> = floors.iter().map(|(_, g, _)| *g).collect();
+        let values: Vec<i64> = floors.iter().map(|(_, _, f)| *f).collect();
+        query(
+            "UPDATE projects p SET clock_floor = f.floor
+             FROM UNNEST($1::text[], $2::bigint[], $3::bigint[]) AS f(id, generation, floor)
+             WHERE p.id = f.id AND p.generation = f.generation AND p.clock_floor < f.floor",
+        )
+        .bind(&projects)
+        .bind(&generations)
+        .bind(&values)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn reset_project(&self, project: &str, start: &ProjectClock) -> StoreResult<(ProjectClock, ResetCounts)> {
+        let mut tx = self.pool.begin().await?;
+        // The project's row first: concurrent resets of one project take turns.
+        let (generation,): (i64,) = sqlx_core::query_as::query_as(
+            "INSERT INTO projects (id, first_seen_ms, clock_value, clock_floor) VALUES ($1, $2, $3, $2)
+             ON CONFLICT (id) DO UPDATE SET clock_value = $3, clock_floor = $2, generation = projects.generation + 1
+             RETURNING generation",
+        )
+        .bind(project)
+        .bind(start.floor)
+        .bind(start.value)
+        .fetch_one(&mut *tx)
+        .await?;
+        let count = |sql: &'static str| query(sql).bind(project);
+        let deposits = count(
+            "DELETE FROM deposits d WHERE EXISTS (SELECT 1 FROM addresses a WHERE a.project = $1
+               AND a.deposit_chain = d.deposit_chain AND a.deposit_address = d.deposit_address)
+             OR EXISTS (SELECT 1 FROM routing_addresses r WHERE r.project = $1
+               AND r.deposit_chain = d.deposit_chain AND r.deposit_address = d.deposit_address)",
+        )
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        let counts = ResetCounts {
+            quotes: count("DELETE FROM quotes WHERE project = $1").execute(&mut *tx).await?.rows_affected(),
+            bridges: count("DELETE FROM bridges WHERE project = $1").execute(&mut *tx).await?.rows_affected(),
+            addresses: count("DELETE FROM addresses WHERE project = $1").execute(&mut *tx).await?.rows_affected(),
+            routing_addresses: count("DELETE FROM routing_addresses WHERE project = $1")
+                .execute(&mut *tx)
+                .await?
+                .rows_affected(),
+            deposits,
+            events: count("DELETE FROM events WHERE project = $1").execute(&mut *tx).await?.rows_affected(),
+            deliveries: count("DELETE FROM delivery_attempts WHERE project = $1")
+                .execute(&mut *tx)
+                .await?
+                .rows_affected(),
+        };
+        count("DELETE FROM outbox WHERE project = $1").execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok((ProjectClock { generation, ..*start }, counts))
+    }
+
     async fn reserve_counter(&self, counter: Counter, count: u64) -> StoreResult<u64> {
         let value: String = query_scalar(
             "INSERT INTO meta (key, value) VALUES ($1, $2::bigint::text)
@@ -365,16 +464,18 @@ impl Store for PgStore {
     /// Takes the due bridges for this instance's lifecycle pass: each is leased (wall clock, [`BRIDGE_LEASE_MS`])
     /// so that no other instance steps it meanwhile; saving the bridge ends the lease, and the lease of an
     /// instance that died mid-pass runs out, so another instance steps the bridge.
-    async fn due_bridges(&self, now_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>> {
+    async fn due_bridges(&self, base_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>> {
         let wall = crate::clock::wall_ms();
+        // Each project's due bridges at its own time: one probe of (project, next_ms) per project, one statement.
         let rows = query(&format!(
             "UPDATE bridges SET leased_until = $3, leased_by = $5 WHERE id IN (
-                 SELECT id FROM bridges
-                 WHERE next_ms IS NOT NULL AND next_ms <= $1 AND (leased_until IS NULL OR leased_until <= $4)
-                 ORDER BY next_ms, id LIMIT $2 FOR UPDATE SKIP LOCKED)
+                 SELECT b.id FROM projects p JOIN bridges b ON b.project = p.id
+                 WHERE b.next_ms IS NOT NULL AND b.next_ms <= GREATEST(p.clock_value + $1, p.clock_floor)
+                   AND (b.leased_until IS NULL OR b.leased_until <= $4)
+                 ORDER BY b.next_ms, b.id LIMIT $2 FOR UPDATE OF b SKIP LOCKED)
              RETURNING {BRIDGE_COLUMNS}"
         ))
-        .bind(now_ms)
+        .bind(base_ms)
         .bind(limit as i64)
         .bind(wall + BRIDGE_LEASE_MS)
         .bind(wall)
@@ -468,19 +569,23 @@ impl Store for PgStore {
         Ok(SchemaStatus { known, applied })
     }
 
-    async fn backlog(&self, now_ms: i64) -> StoreResult<Backlog> {
-        let (pending, oldest_delivery, oldest_step): (i64, Option<i64>, Option<i64>) = sqlx_core::query_as::query_as(
+    async fn backlog(&self, base_ms: i64) -> StoreResult<Backlog> {
+        let (pending, delivery_late, step_late): (i64, Option<i64>, Option<i64>) = sqlx_core::query_as::query_as(
             "SELECT (SELECT COUNT(*) FROM outbox WHERE next_ms IS NOT NULL),
-                    (SELECT MIN(next_ms) FROM outbox WHERE next_ms IS NOT NULL AND next_ms <= $1),
-                    (SELECT MIN(next_ms) FROM bridges WHERE next_ms IS NOT NULL AND next_ms <= $1)",
+                    (SELECT MAX(GREATEST(p.clock_value + $1, p.clock_floor) - o.next_ms)
+                     FROM projects p JOIN outbox o ON o.project = p.id
+                     WHERE o.next_ms IS NOT NULL AND o.next_ms <= GREATEST(p.clock_value + $1, p.clock_floor)),
+                    (SELECT MAX(GREATEST(p.clock_value + $1, p.clock_floor) - b.next_ms)
+                     FROM projects p JOIN bridges b ON b.project = p.id
+                     WHERE b.next_ms IS NOT NULL AND b.next_ms <= GREATEST(p.clock_value + $1, p.clock_floor))",
         )
-        .bind(now_ms)
+        .bind(base_ms)
         .fetch_one(&self.pool)
         .await?;
         Ok(Backlog {
             outbox_pending: pending as u64,
-            oldest_due_delivery_ms: oldest_delivery,
-            oldest_due_step_ms: oldest_step,
+            oldest_due_delivery_late_ms: delivery_late,
+            oldest_due_step_late_ms: step_late,
         })
     }
 
@@ -714,11 +819,13 @@ impl Store for PgStore {
         // the oldest due rows of this batch (window functions and `FOR UPDATE` do not mix).
         let batch = (claim.limit.max(1) * claim.per_url.max(1) as u64).min(1_000) as i64;
         let rows = query(
-            "SELECT o.id, o.event_id, o.project, o.url, o.attempts, e.body FROM outbox o JOIN events e ON e.id = o.event_id
-             WHERE o.next_ms IS NOT NULL AND o.next_ms <= $1 AND (o.leased_until IS NULL OR o.leased_until <= $2)
+            "SELECT o.id, o.event_id, o.project, o.url, o.attempts, e.body
+             FROM projects p JOIN outbox o ON o.project = p.id JOIN events e ON e.id = o.event_id
+             WHERE o.next_ms IS NOT NULL AND o.next_ms <= GREATEST(p.clock_value + $1, p.clock_floor)
+               AND (o.leased_until IS NULL OR o.leased_until <= $2)
              ORDER BY o.next_ms, o.id LIMIT $3 FOR UPDATE OF o SKIP LOCKED",
         )
-        .bind(claim.now_ms)
+        .bind(claim.base_ms)
         .bind(claim.wall_ms)
         .bind(batch)
         .fetch_all(&mut *tx)
@@ -763,13 +870,18 @@ impl Store for PgStore {
 
     async fn record_attempt(&self, d: &DueDelivery, o: &AttemptOutcome) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        query("UPDATE outbox SET attempts = $2, next_ms = $3, delivered = $4, leased_until = NULL WHERE id = $1")
-            .bind(d.outbox_id)
-            .bind(d.attempt as i32)
-            .bind(o.next_ms)
-            .bind(o.delivered)
-            .execute(&mut *tx)
-            .await?;
+        let kept =
+            query("UPDATE outbox SET attempts = $2, next_ms = $3, delivered = $4, leased_until = NULL WHERE id = $1")
+                .bind(d.outbox_id)
+                .bind(d.attempt as i32)
+                .bind(o.next_ms)
+                .bind(o.delivered)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+        if kept == 0 {
+            return Ok(()); // reset meanwhile: the delivery and its log are gone
+        }
         query(
             "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",

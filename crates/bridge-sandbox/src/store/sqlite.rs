@@ -19,10 +19,10 @@ use super::checkpoint::Checkpointer;
 use super::group_commit::Writer;
 use super::{
     from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Backlog, Counter,
-    DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, SchemaStatus, Store, StoreError,
-    StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
+    DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, ResetCounts, SchemaStatus, Store,
+    StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
 };
-use crate::clock::ClockSync;
+use crate::clock::{ClockSync, ProjectClock};
 use crate::records;
 
 impl From<rusqlite::Error> for StoreError {
@@ -135,6 +135,24 @@ fn migrations() -> Migrations<'static> {
             FROM (SELECT seq, MAX(created_ms) OVER (ORDER BY seq) AS m FROM events) AS w
             WHERE w.seq = events.seq;
         CREATE INDEX events_by_latest ON events (project, latest_ms, seq);
+        "#,
+        ),
+        // A clock per project (issue 22; PostgreSQL migration 0005 says what each column is). Projects seen by
+        // earlier versions, which had one clock for all, keep that clock.
+        M::up(
+            r#"
+        CREATE TABLE projects (
+            id TEXT PRIMARY KEY, first_seen_ms INTEGER NOT NULL, clock_value INTEGER NOT NULL,
+            clock_floor INTEGER NOT NULL, generation INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO projects (id, first_seen_ms, clock_value, clock_floor)
+        SELECT p.project, json_extract(c.value, '$[1]'), json_extract(c.value, '$[0]'), json_extract(c.value, '$[1]')
+        FROM (SELECT project FROM quotes UNION SELECT project FROM bridges UNION SELECT project FROM events
+              UNION SELECT project FROM addresses UNION SELECT project FROM routing_addresses) AS p
+        CROSS JOIN (SELECT value FROM meta WHERE key = 'clock') AS c;
+        CREATE INDEX bridges_due_by_project ON bridges (project, next_ms) WHERE next_ms IS NOT NULL;
+        CREATE INDEX outbox_due_by_project ON outbox (project, next_ms) WHERE next_ms IS NOT NULL;
+        CREATE INDEX outbox_by_project ON outbox (project);
         "#,
         ),
     ])
@@ -315,6 +333,13 @@ fn bridge_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredBridge> {
     })
 }
 
+/// The clock of `project`, if it was seen.
+fn read_project_clock(c: &Connection, project: &str) -> StoreResult<Option<ProjectClock>> {
+    Ok(c.prepare_cached("SELECT clock_value, clock_floor, generation FROM projects WHERE id = ?1")?
+        .query_row(params![project], |r| Ok(ProjectClock { value: r.get(0)?, floor: r.get(1)?, generation: r.get(2)? }))
+        .optional()?)
+}
+
 /// Rows through a decoder that may fail (rusqlite's own row mapping only fails with rusqlite errors).
 fn collect<T>(
     mut rows: rusqlite::Rows<'_>,
@@ -368,6 +393,89 @@ impl Store for SqliteStore {
                 params![to_json(&(value, floor))?],
             )?;
             Ok((value, floor))
+        })
+        .await
+    }
+
+    async fn project_clock(&self, project: &str, start: &ProjectClock) -> StoreResult<ProjectClock> {
+        let owned = project.to_owned();
+        if let Some(clock) = self.read_now(move |c| read_project_clock(c, &owned)).await? {
+            return Ok(clock);
+        }
+        let (project, start) = (project.to_owned(), *start);
+        self.run(move |c| {
+            c.prepare_cached(
+                "INSERT INTO projects (id, first_seen_ms, clock_value, clock_floor) VALUES (?1, ?2, ?3, ?2)
+                 ON CONFLICT (id) DO NOTHING",
+            )?
+            .execute(params![project, start.floor, start.value])?;
+            read_project_clock(c, &project)?
+                .ok_or_else(|| StoreError::new(anyhow::anyhow!("project {project} vanished")))
+        })
+        .await
+    }
+
+    async fn advance_project_clock(&self, project: &str, ms: i64, limit: i64) -> StoreResult<Option<ProjectClock>> {
+        let project = project.to_owned();
+        self.run(move |c| {
+            let changed = c
+                .prepare_cached(
+                    "UPDATE projects SET clock_value = clock_value + ?2 WHERE id = ?1 AND clock_value <= ?3",
+                )?
+                .execute(params![project, ms, limit])?;
+            if changed == 0 {
+                return Ok(None);
+            }
+            read_project_clock(c, &project)
+        })
+        .await
+    }
+
+    async fn keep_project_floors(&self, floors: &[(String, i64, i64)]) -> StoreResult<()> {
+        if floors.is_empty() {
+            return Ok(());
+        }
+        let floors = floors.to_vec();
+        self.run(move |c| {
+            let mut stmt = c.prepare_cached(
+                "UPDATE projects SET clock_floor = ?3 WHERE id = ?1 AND generation = ?2 AND clock_floor < ?3",
+            )?;
+            for (project, generation, floor) in &floors {
+                stmt.execute(params![project, generation, floor])?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn reset_project(&self, project: &str, start: &ProjectClock) -> StoreResult<(ProjectClock, ResetCounts)> {
+        let (project, start) = (project.to_owned(), *start);
+        self.run(move |c| {
+            let generation: i64 = c.query_row(
+                "INSERT INTO projects (id, first_seen_ms, clock_value, clock_floor) VALUES (?1, ?2, ?3, ?2)
+                 ON CONFLICT (id) DO UPDATE SET clock_value = ?3, clock_floor = ?2, generation = generation + 1
+                 RETURNING generation",
+                params![project, start.floor, start.value],
+                |r| r.get(0),
+            )?;
+            let delete = |sql: &str| -> StoreResult<u64> { Ok(c.execute(sql, params![project])? as u64) };
+            let deposits = delete(
+                "DELETE FROM deposits WHERE EXISTS (SELECT 1 FROM addresses a WHERE a.project = ?1
+                   AND a.deposit_chain = deposits.deposit_chain AND a.deposit_address = deposits.deposit_address)
+                 OR EXISTS (SELECT 1 FROM routing_addresses r WHERE r.project = ?1
+                   AND r.deposit_chain = deposits.deposit_chain AND r.deposit_address = deposits.deposit_address)",
+            )?;
+            let counts = ResetCounts {
+                quotes: delete("DELETE FROM quotes WHERE project = ?1")?,
+                bridges: delete("DELETE FROM bridges WHERE project = ?1")?,
+                addresses: delete("DELETE FROM addresses WHERE project = ?1")?,
+                routing_addresses: delete("DELETE FROM routing_addresses WHERE project = ?1")?,
+                deposits,
+                events: delete("DELETE FROM events WHERE project = ?1")?,
+                deliveries: delete("DELETE FROM delivery_attempts WHERE project = ?1")?,
+            };
+            delete("DELETE FROM outbox WHERE project = ?1")?;
+            Ok((ProjectClock { generation, ..start }, counts))
         })
         .await
     }
@@ -477,12 +585,16 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn due_bridges(&self, now_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>> {
+    async fn due_bridges(&self, base_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>> {
         self.run(move |c| {
+            // Each project's due bridges at its own time: one probe of (project, next_ms) per project.
+            let columns = BRIDGE_COLUMNS.split(", ").map(|c| format!("b.{c}")).collect::<Vec<_>>().join(", ");
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE next_ms IS NOT NULL AND next_ms <= ?1 ORDER BY next_ms, id LIMIT ?2"
+                "SELECT {columns} FROM projects p JOIN bridges b ON b.project = p.id
+                 WHERE b.next_ms IS NOT NULL AND b.next_ms <= max(p.clock_value + ?1, p.clock_floor)
+                 ORDER BY b.next_ms, b.id LIMIT ?2"
             ))?;
-            let rows = stmt.query(params![now_ms, limit as i64])?;
+            let rows = stmt.query(params![base_ms, limit as i64])?;
             collect(rows, bridge_from_row)
         })
         .await
@@ -728,12 +840,14 @@ impl Store for SqliteStore {
                     "SELECT d.id, d.event_id, d.project, d.url, d.attempts, e.body, d.rank FROM (
                          SELECT id, event_id, project, url, attempts, next_ms,
                                 ROW_NUMBER() OVER (PARTITION BY url ORDER BY next_ms, id) AS rank
-                         FROM outbox
-                         WHERE next_ms IS NOT NULL AND next_ms <= ?1 AND (leased_until IS NULL OR leased_until <= ?2)
+                         FROM outbox o
+                         WHERE next_ms IS NOT NULL
+                           AND next_ms <= (SELECT max(p.clock_value + ?1, p.clock_floor) FROM projects p WHERE p.id = o.project)
+                           AND (leased_until IS NULL OR leased_until <= ?2)
                      ) d JOIN events e ON e.id = d.event_id
                      WHERE d.rank <= ?3 ORDER BY d.next_ms, d.id",
                 )?;
-                let rows = stmt.query_map(params![claim.now_ms, claim.wall_ms, claim.per_url as i64], |r| {
+                let rows = stmt.query_map(params![claim.base_ms, claim.wall_ms, claim.per_url as i64], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
                 })?;
                 rows.collect::<rusqlite::Result<_>>()?
@@ -774,10 +888,13 @@ impl Store for SqliteStore {
     async fn record_attempt(&self, d: &DueDelivery, o: &AttemptOutcome) -> StoreResult<()> {
         let (d, o) = (d.clone(), o.clone());
         self.run(move |c| {
-            c.execute(
+            let kept = c.execute(
                 "UPDATE outbox SET attempts = ?2, next_ms = ?3, delivered = ?4, leased_until = NULL WHERE id = ?1",
                 params![d.outbox_id, d.attempt, o.next_ms, o.delivered],
             )?;
+            if kept == 0 {
+                return Ok(()); // reset meanwhile: the delivery and its log are gone
+            }
             c.execute(
                 "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -878,19 +995,23 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn backlog(&self, now_ms: i64) -> StoreResult<Backlog> {
+    async fn backlog(&self, base_ms: i64) -> StoreResult<Backlog> {
         self.read(move |c| {
-            let (pending, oldest_delivery, oldest_step) = c
+            let (pending, delivery_late, step_late) = c
                 .prepare_cached(
                     "SELECT (SELECT COUNT(*) FROM outbox WHERE next_ms IS NOT NULL),
-                            (SELECT MIN(next_ms) FROM outbox WHERE next_ms IS NOT NULL AND next_ms <= ?1),
-                            (SELECT MIN(next_ms) FROM bridges WHERE next_ms IS NOT NULL AND next_ms <= ?1)",
+                            (SELECT MAX(max(p.clock_value + ?1, p.clock_floor) - o.next_ms)
+                             FROM projects p JOIN outbox o ON o.project = p.id
+                             WHERE o.next_ms IS NOT NULL AND o.next_ms <= max(p.clock_value + ?1, p.clock_floor)),
+                            (SELECT MAX(max(p.clock_value + ?1, p.clock_floor) - b.next_ms)
+                             FROM projects p JOIN bridges b ON b.project = p.id
+                             WHERE b.next_ms IS NOT NULL AND b.next_ms <= max(p.clock_value + ?1, p.clock_floor))",
                 )?
-                .query_row([now_ms], |r| Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?)))?;
+                .query_row([base_ms], |r| Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?)))?;
             Ok(Backlog {
                 outbox_pending: pending as u64,
-                oldest_due_delivery_ms: oldest_delivery,
-                oldest_due_step_ms: oldest_step,
+                oldest_due_delivery_late_ms: delivery_late,
+                oldest_due_step_late_ms: step_late,
             })
         })
         .await

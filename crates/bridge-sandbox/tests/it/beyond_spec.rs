@@ -10,24 +10,7 @@ use bridge_client::{Client, Credentials, Error};
 use bridge_contract::operations::*;
 use bridge_contract::*;
 
-const EVM_A: &str = "0x1111111111111111111111111111111111111111";
-const EVM_B: &str = "0x2222222222222222222222222222222222222222";
-
-fn quote_request() -> BridgeQuoteRequest {
-    BridgeQuoteRequest {
-        token: "USDC".into(),
-        chain_in: "ETHEREUM".into(),
-        chain_out: "BASE".into(),
-        amount: "100".parse().unwrap(),
-        amount_native: None,
-        mode: QuoteMode::Pay,
-        is_sda: None,
-        depositor: EVM_A.into(),
-        recipient: EVM_B.into(),
-        post_bridge_data: None,
-        webhook_url: None,
-    }
-}
+use crate::support::{quote_request, EVM_B};
 
 /// A committed (PENDING) bridge; its id.
 async fn committed(client: &Client) -> String {

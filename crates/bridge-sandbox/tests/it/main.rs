@@ -9,6 +9,8 @@
 //!   addresses;
 //! * [`beyond_spec`]: the production endpoints beyond the spec (cancel, cursor history, by hash, configs, a deposit
 //!   address's own views, API keys);
+//! * [`projects`]: projects isolated in time and ids: a clock per project, a project's reset, unique and
+//!   seeded ids;
 //! * [`fuzz_corpus`]: the fuzz targets' corpora replayed on the stable toolchain;
 //! * [`operate`] (in process) and [`processes`] (the binary as a child process): probes, metrics, logs, timeouts,
 //!   the connection cap under stalled connections, graceful shutdown of one of two instances;
@@ -32,6 +34,7 @@ mod operate;
 mod pg;
 mod pricing;
 mod processes;
+mod projects;
 mod scenarios;
 mod sdk;
 mod support;

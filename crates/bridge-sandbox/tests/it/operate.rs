@@ -349,9 +349,12 @@ async fn kept_alive_connections_idle_up_to_the_idle_timeout_not_the_header_timeo
 /// took), none of another instance's. Two handles on one PostgreSQL database are two instances.
 #[tokio::test]
 async fn an_instance_hands_back_its_own_leases_and_no_others() {
+    use bridge_sandbox::clock::ProjectClock;
     use bridge_sandbox::store::{DeliveryClaim, NewEvent};
     let Some(store) = TestStore::postgres() else { return };
     let (a, b) = (store.open().await, store.open().await);
+    // The project's clock (manual, at 10): deliveries are due on their project's own time.
+    a.project_clock("leases", &ProjectClock { value: 10, floor: 0, generation: 0 }).await.unwrap();
     let events: Vec<NewEvent> = (0..4)
         .map(|n| NewEvent {
             id: format!("lease-{n}"),
@@ -364,7 +367,7 @@ async fn an_instance_hands_back_its_own_leases_and_no_others() {
     a.append_events(&events).await.unwrap();
     let wall = bridge_sandbox::clock::wall_ms();
     let claim = |limit| DeliveryClaim {
-        now_ms: 10,
+        base_ms: 0,
         wall_ms: wall,
         lease_until_wall_ms: wall + 60_000,
         limit,

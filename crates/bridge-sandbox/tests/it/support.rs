@@ -11,12 +11,31 @@ use std::time::Duration;
 use bridge_client::{Client, Credentials};
 use bridge_sandbox::clock::ClockMode;
 use bridge_sandbox::keys::Keys;
-use bridge_sandbox::store::{SqliteStore, Store};
 use bridge_sandbox::SandboxConfig;
 use bridge_server::ErrorsMode;
 use tokio::sync::oneshot;
 
 use crate::pg::PgServer;
+
+pub const EVM_A: &str = "0x1111111111111111111111111111111111111111";
+pub const EVM_B: &str = "0x2222222222222222222222222222222222222222";
+
+/// A single-token quote request: 100 USDC from ETHEREUM to BASE, `pay` mode.
+pub fn quote_request() -> bridge_contract::BridgeQuoteRequest {
+    bridge_contract::BridgeQuoteRequest {
+        token: "USDC".into(),
+        chain_in: "ETHEREUM".into(),
+        chain_out: "BASE".into(),
+        amount: "100".parse().unwrap(),
+        amount_native: None,
+        mode: bridge_contract::QuoteMode::Pay,
+        is_sda: None,
+        depositor: EVM_A.into(),
+        recipient: EVM_B.into(),
+        post_bridge_data: None,
+        webhook_url: None,
+    }
+}
 
 /// Where a test sandbox keeps its state; several sandboxes may run over one at once (PostgreSQL) or one after
 /// the other (both).
@@ -54,12 +73,18 @@ impl TestStore {
         self.dir.path()
     }
 
+    /// Whether several sandboxes may run over this store at once (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        self.database.is_some()
+    }
+
     pub fn config(&self) -> SandboxConfig {
         SandboxConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
             data_dir: self.dir.path().to_owned(),
             database_url: self.database.as_ref().map(|(_, url)| url.clone()),
             clock: ClockMode::Manual,
+            seed: None,
             catalogue: None,
             errors: ErrorsMode::First,
         }
@@ -103,6 +128,7 @@ impl Running {
             data_dir: data.to_owned(),
             database_url: None,
             clock: ClockMode::Manual,
+            seed: None,
             catalogue: None,
             errors: ErrorsMode::First,
         };
@@ -116,6 +142,7 @@ impl Running {
             data_dir: data.to_owned(),
             database_url: None,
             clock: ClockMode::Manual,
+            seed: None,
             catalogue: Some(catalogue.to_owned()),
             errors: ErrorsMode::First,
         };
@@ -151,14 +178,20 @@ impl Running {
         Self { base_url, keys, stop: Some(tx), task }
     }
 
-    /// A sandbox whose manual clock starts at `start_ms` (instead of the wall clock): every date it writes, like
-    /// every id and hash, is the same on every run.
-    pub async fn start_at(data: &Path, start_ms: i64) -> Self {
-        let store = SqliteStore::open(data).expect("the store opens");
-        let sync = bridge_sandbox::clock::ClockSync { value: start_ms, advanced_by: 0, floor: 0 };
-        store.sync_clock(sync).await.expect("the clock is kept");
-        drop(store);
-        Self::start(data).await
+    /// A sandbox started like `serve --clock manual --seed seed` over `data`: on a fresh data directory every id,
+    /// hash and date it writes is the same on every run (its manual clock starts at
+    /// [`bridge_sandbox::SEEDED_START_MS`]).
+    pub async fn start_seeded(data: &Path, seed: u64) -> Self {
+        let config = SandboxConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            data_dir: data.to_owned(),
+            database_url: None,
+            clock: ClockMode::Manual,
+            seed: Some(seed),
+            catalogue: None,
+            errors: ErrorsMode::First,
+        };
+        Self::with(config).await
     }
 
     pub fn client(&self, data: &Path, project: &str) -> Client {

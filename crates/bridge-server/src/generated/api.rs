@@ -888,6 +888,23 @@ pub trait SandboxApi: Send + Sync + 'static {
             SandboxAdvanceClockError,
         >,
     > + Send;
+    /// `GET /sandbox/clock` (`sandboxGetClock`): The caller's project clock (sandbox only).
+    fn sandbox_get_clock(
+        &self,
+        caller: Caller,
+    ) -> impl Future<
+        Output = Result<<SandboxGetClock as Operation>::Response, SandboxGetClockError>,
+    > + Send;
+    /// `POST /sandbox/reset` (`sandboxResetProject`): Start the caller's project over (sandbox only).
+    fn sandbox_reset_project(
+        &self,
+        caller: Caller,
+    ) -> impl Future<
+        Output = Result<
+            <SandboxResetProject as Operation>::Response,
+            SandboxResetProjectError,
+        >,
+    > + Send;
     /// `POST /sandbox/webhook-test` (`sandboxSendWebhookTest`): Emit a WEBHOOK_TEST event (sandbox only).
     fn sandbox_send_webhook_test(
         &self,
@@ -1007,6 +1024,50 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
                         request,
                         |api, caller, input| async move {
                             api.sandbox_advance_clock(caller, input.body).await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/sandbox/clock",
+            axum::routing::get(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    SandboxGetClock,
+                    A,
+                    _,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, _input| async move {
+                            api.sandbox_get_clock(caller).await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/sandbox/reset",
+            axum::routing::post(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    SandboxResetProject,
+                    A,
+                    _,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, _input| async move {
+                            api.sandbox_reset_project(caller).await
                         },
                     )
                     .await

@@ -2010,6 +2010,22 @@ pub static SANDBOX_ADVANCE_CLOCK: OperationShapes = OperationShapes {
         required: true,
     }),
 };
+/// Decoder tables of `GET /sandbox/clock` (`sandboxGetClock`).
+pub static SANDBOX_GET_CLOCK: OperationShapes = OperationShapes {
+    operation_id: "sandboxGetClock",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: None,
+};
+/// Decoder tables of `POST /sandbox/reset` (`sandboxResetProject`).
+pub static SANDBOX_RESET_PROJECT: OperationShapes = OperationShapes {
+    operation_id: "sandboxResetProject",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: None,
+};
 /// Decoder tables of `POST /sandbox/webhook-test` (`sandboxSendWebhookTest`).
 pub static SANDBOX_SEND_WEBHOOK_TEST: OperationShapes = OperationShapes {
     operation_id: "sandboxSendWebhookTest",
@@ -2068,6 +2084,8 @@ pub fn by_operation_id(id: &str) -> Option<&'static OperationShapes> {
             Some(&SANDBOX_CREATE_ROUTING_DEPOSIT_ADDRESS)
         }
         "sandboxAdvanceClock" => Some(&SANDBOX_ADVANCE_CLOCK),
+        "sandboxGetClock" => Some(&SANDBOX_GET_CLOCK),
+        "sandboxResetProject" => Some(&SANDBOX_RESET_PROJECT),
         "sandboxSendWebhookTest" => Some(&SANDBOX_SEND_WEBHOOK_TEST),
         "sandboxListWebhookDeliveries" => Some(&SANDBOX_LIST_WEBHOOK_DELIVERIES),
         _ => None,

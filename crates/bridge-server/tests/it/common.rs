@@ -287,6 +287,14 @@ impl SandboxApi for Recorder {
         self.record(SandboxListWebhookDeliveries::ID, &caller, &query);
         Ok(SandboxWebhookDeliveries { items: vec![] })
     }
+    async fn sandbox_get_clock(&self, caller: Caller) -> Result<SandboxClock, SandboxGetClockError> {
+        self.record(SandboxGetClock::ID, &caller, json!(null));
+        Err(ServiceUnavailable::new(SandboxGetClock::ID).into())
+    }
+    async fn sandbox_reset_project(&self, caller: Caller) -> Result<SandboxReset, SandboxResetProjectError> {
+        self.record(SandboxResetProject::ID, &caller, json!(null));
+        Err(ServiceUnavailable::new(SandboxResetProject::ID).into())
+    }
 }
 
 /// A router over a fresh recorder, accepting HS256 tokens signed with [`SECRET`] and the API key `legacy-key`.

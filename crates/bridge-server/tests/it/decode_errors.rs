@@ -330,3 +330,22 @@ async fn the_documented_examples_hold() {
         "non-negative is checked before integer"
     );
 }
+
+/// Decode parity (issue 22): every `pageToken` of the feed's pattern decodes, whether or not a page handed it
+/// out (the reference framework checks the pattern only; a position is the service's to interpret, and the sandbox
+/// answers 200 from it). Only a token outside the pattern is a 400.
+#[tokio::test]
+async fn a_page_token_of_the_pattern_decodes_whatever_position_it_names() {
+    let (app, _) = app(ServerConfig::default());
+    for token in ["0123456789abcdef01234567", "000000008000000000000000", "ffffffffffffffffffffffff"] {
+        let uri = format!("/webhook/user-events-cursor?sinceTimestamp=0&pageToken={token}");
+        let a = Send::get(&uri).to(&app).await;
+        assert_eq!(a.status, 200, "{token}: {:?}", a.body);
+    }
+    for token in ["FFFFFFFFFFFFFFFFFFFFFFFF", "0123456789abcdef0123456", "0123456789abcdef012345678"] {
+        let uri = format!("/webhook/user-events-cursor?sinceTimestamp=0&pageToken={token}");
+        let a = Send::get(&uri).to(&app).await;
+        assert_eq!(a.status, 400, "{token}: {:?}", a.body);
+        assert_eq!(a.body["issues"][0]["path"], json!(["pageToken"]));
+    }
+}

@@ -39,6 +39,7 @@ impl Sandbox {
             data_dir: data.path().to_owned(),
             database_url: None,
             clock: ClockMode::Manual,
+            seed: None,
             catalogue: None,
             errors: ErrorsMode::First,
         };

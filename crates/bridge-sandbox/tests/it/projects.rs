@@ -1,0 +1,276 @@
+//! Projects isolated in time and ids (issue 22), over real HTTP on both stores, with two instances on PostgreSQL:
+//! a clock per project (an advance moves only the caller's project, seen by the next request on any instance;
+//! quote expiry, the lifecycle and delivery retries run on the owning project's clock), `POST /sandbox/reset`
+//! (one project's data gone and its clock back at the sandbox's time, nothing of another project touched, ids
+//! never reused), and ids unique across data directories and restarts, reproducible with `--seed`.
+#![allow(deprecated)]
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::support::{both_stores, quote_request, Running, TestStore, EVM_B};
+use bridge_client::Client;
+use bridge_contract::*;
+
+const CLOSED: &str = "http://127.0.0.1:9/closed";
+const DAY_MS: u64 = 86_400_000;
+
+/// A deposit address on ETHEREUM to BASE.
+fn address_request(note: Option<&str>, reuse_policy: Option<ReusePolicy>) -> DepositAddressCreateRequest {
+    DepositAddressCreateRequest {
+        deposit_chains: vec!["ETHEREUM".into()],
+        address_note: note.map(str::to_owned),
+        reuse_policy,
+        webhook_url: None,
+        refund_address: None,
+        destination_chain: "BASE".into(),
+        destination_address: EVM_B.into(),
+        post_bridge_data: None,
+        token_out: None,
+        bridge_if_not_swappable: None,
+    }
+}
+
+async fn quote(client: &Client) -> String {
+    client.quote_bridge(&quote_request()).await.unwrap().quote_id().to_owned()
+}
+
+async fn committed(client: &Client) -> String {
+    let id = quote(client).await;
+    client.commit_quote(&id).await.unwrap();
+    id
+}
+
+async fn state(client: &Client, id: &str) -> String {
+    let record = client.get_bridge(id).await.unwrap();
+    let value = serde_json::to_value(&record).unwrap();
+    value["state"].as_str().unwrap().to_owned()
+}
+
+async fn webhook_test(client: &Client, message: &str) -> String {
+    let request = SandboxWebhookTestRequest { webhook_url: CLOSED.to_owned(), message: Some(message.to_owned()) };
+    client.sandbox_send_webhook_test(&request).await.unwrap().event_id
+}
+
+async fn attempts(client: &Client) -> usize {
+    let query = SandboxListWebhookDeliveriesQuery { event_id: None };
+    client.sandbox_list_webhook_deliveries(&query).await.unwrap().items.len()
+}
+
+/// Polls `check` until it holds (bounded generously: the machine is shared).
+async fn eventually<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
+    for _ in 0..300 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("not within 30 s: {what}");
+}
+
+async fn feed_len(client: &Client) -> usize {
+    let query = ListUserEventsQuery { since_timestamp: 0.into(), page_token: None, page_size: Some(50.into()) };
+    client.list_user_events(&query).await.unwrap().items.len()
+}
+
+async fn history_total(client: &Client) -> u64 {
+    let query = ListBridgeHistoryQuery {
+        page: 1.into(),
+        limit: 10.into(),
+        sort_by: HistorySortBy::CreatedAt,
+        sort_direction: SortDirection::Asc,
+        state: None,
+    };
+    client.list_bridge_history(&query).await.unwrap().total_items
+}
+
+fn ms(date: &DateString) -> i64 {
+    date.millis()
+}
+
+/// Two instances on PostgreSQL (one store, one process on SQLite).
+async fn instances(store: &TestStore) -> (Running, Option<Running>) {
+    let one = Running::on(store).await;
+    let two = if store.is_shared() { Some(Running::on(store).await) } else { None };
+    (one, two)
+}
+
+async fn an_advance_moves_only_the_callers_project(store: TestStore) {
+    let (one, two) = instances(&store).await;
+    let other = two.as_ref().unwrap_or(&one);
+    let (a, a_elsewhere) = (one.client_of("clock-a"), other.client_of("clock-a"));
+    let (b, b_elsewhere) = (one.client_of("clock-b"), other.client_of("clock-b"));
+
+    let a_start = a.sandbox_get_clock().await.unwrap().now;
+    let open = quote(&a).await;
+    let pending = committed(&a).await;
+    webhook_test(&a, "retried on a's clock").await;
+    eventually("a's first delivery attempt", || async { attempts(&a).await == 1 }).await;
+
+    // B moves a day on: past A's quote expiry, A's bridge cancellation and A's next retry.
+    let b_now = b.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: DAY_MS }).await.unwrap().now;
+    assert_eq!(ms(&b_now), ms(&a_start) + DAY_MS as i64, "both started at the sandbox's time");
+    assert_eq!(b_elsewhere.sandbox_get_clock().await.unwrap().now, b_now, "the next request elsewhere sees it");
+    let b_bridge = committed(&b_elsewhere).await;
+    let b_record = serde_json::to_value(b.get_bridge(&b_bridge).await.unwrap()).unwrap();
+    assert_eq!(b_record["createdAt"], serde_json::to_value(b_now).unwrap(), "b's records on b's clock");
+
+    assert_eq!(a_elsewhere.sandbox_get_clock().await.unwrap().now, a_start, "a's clock did not move");
+    tokio::time::sleep(Duration::from_millis(1_500)).await; // lifecycle ticks and delivery passes on both
+    assert_eq!(state(&a_elsewhere, &pending).await, "PENDING", "a's bridge is not cancelled by b's time");
+    assert_eq!(attempts(&a).await, 1, "a's retry is not due on b's time");
+    a_elsewhere.commit_quote(&open).await.expect("a's quote has not expired on b's time");
+
+    // A's own advance does all of it.
+    let a_now = a_elsewhere.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: DAY_MS }).await.unwrap().now;
+    assert_eq!(a.sandbox_get_clock().await.unwrap().now, a_now);
+    assert_eq!(state(&a, &pending).await, "CANCELLED");
+    eventually("a's retry", || async { attempts(&a).await >= 2 }).await;
+    assert_eq!(b.sandbox_get_clock().await.unwrap().now, b_now, "a's advance left b where it was");
+    one.stop().await;
+    if let Some(two) = two {
+        two.stop().await;
+    }
+}
+
+async fn a_reset_starts_one_project_over(store: TestStore) {
+    let (one, two) = instances(&store).await;
+    let other = two.as_ref().unwrap_or(&one);
+    let (a, a_elsewhere, b) = (one.client_of("reset-a"), other.client_of("reset-a"), one.client_of("reset-b"));
+    let start = a.sandbox_get_clock().await.unwrap().now;
+
+    let mut a_ids = BTreeSet::from([quote(&a).await, committed(&a).await]);
+    let address = a.create_deposit_addresses(&address_request(Some("reset"), None)).await.unwrap().remove(0);
+    let deposit = SandboxAddressDepositRequest {
+        token: "USDC".into(),
+        amount: "25".parse().unwrap(),
+        sender: None,
+        outcome: None,
+    };
+    a.sandbox_deposit_into_address(&address.deposit_address, &address.deposit_chain, &deposit).await.unwrap();
+    a_ids.insert(webhook_test(&a, "before the reset").await);
+    eventually("a's delivery attempt", || async { attempts(&a).await >= 1 }).await;
+    a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: DAY_MS }).await.unwrap();
+    let b_bridge = committed(&b).await;
+    b.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 1_000 }).await.unwrap();
+    let (b_feed, b_clock) = (feed_len(&b).await, b.sandbox_get_clock().await.unwrap().now);
+
+    let reset = a_elsewhere.sandbox_reset_project().await.unwrap();
+    let deleted = &reset.deleted;
+    assert_eq!((deleted.quotes, deleted.deposit_addresses, deleted.deposits), (2, 1, 1), "{deleted:?}");
+    assert!(deleted.bridges >= 2 && deleted.events >= 4 && deleted.deliveries >= 1, "{deleted:?}");
+    assert_eq!(reset.now, start, "the clock is back at the sandbox's (manual) time");
+    assert_eq!(a.sandbox_get_clock().await.unwrap().now, start, "on every instance");
+
+    assert_eq!((history_total(&a).await, feed_len(&a).await, attempts(&a).await), (0, 0, 0));
+    let search = SearchDepositAddressesQuery {
+        address_note: None,
+        deposit_chain: None,
+        destination_chain: None,
+        destination_address: None,
+        page_token: None,
+        page_size: None,
+    };
+    assert!(a.search_deposit_addresses(&search).await.unwrap().items.is_empty());
+    assert!(a.get_deposit_address_status(&address.deposit_address, &address.deposit_chain).await.is_err());
+
+    assert_eq!(state(&b, &b_bridge).await, "PENDING", "b's bridge is untouched");
+    assert_eq!((feed_len(&b).await, b.sandbox_get_clock().await.unwrap().now), (b_feed, b_clock));
+    assert_eq!(history_total(&b).await, 1);
+
+    // Ids are never reused: the project starts over, its ids do not.
+    let after = [quote(&a_elsewhere).await, committed(&a).await, webhook_test(&a, "after the reset").await];
+    for id in after {
+        assert!(!a_ids.contains(&id), "{id} was handed out before the reset");
+    }
+    one.stop().await;
+    if let Some(two) = two {
+        two.stop().await;
+    }
+}
+
+both_stores!(an_advance_moves_only_the_callers_project, a_reset_starts_one_project_over);
+
+fn is_object_id(id: &str) -> bool {
+    id.len() == 24 && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// What a fresh sandbox answers to the same few requests: a quote id, an event id, a deposit address.
+async fn first_answers(sandbox: &Running) -> (String, String, String) {
+    let client = sandbox.client_of("ids");
+    let quote = quote(&client).await;
+    let event = webhook_test(&client, "ids").await;
+    let request = address_request(None, Some(ReusePolicy::CreateNew));
+    let address = client.create_deposit_addresses(&request).await.unwrap().remove(0).deposit_address;
+    (quote, event, address)
+}
+
+#[tokio::test]
+async fn ids_are_unique_across_data_directories_and_restarts_unless_seeded() {
+    let (first, second, seeded, seeded_again) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let sandbox = Running::start(first.path()).await;
+    let one = first_answers(&sandbox).await;
+    sandbox.stop().await;
+    let sandbox = Running::start(first.path()).await;
+    let restarted = first_answers(&sandbox).await;
+    sandbox.stop().await;
+    let sandbox = Running::start(second.path()).await;
+    let elsewhere = first_answers(&sandbox).await;
+    sandbox.stop().await;
+    assert!(is_object_id(&one.0) && is_object_id(&one.1), "production's shape: {one:?}");
+    for (a, b) in [(&one, &restarted), (&one, &elsewhere), (&restarted, &elsewhere)] {
+        assert!(a.0 != b.0 && a.1 != b.1 && a.2 != b.2, "ids repeat: {a:?} {b:?}");
+    }
+
+    let sandbox = Running::start_seeded(seeded.path(), 7).await;
+    let reproduced = first_answers(&sandbox).await;
+    sandbox.stop().await;
+    let sandbox = Running::start_seeded(seeded_again.path(), 7).await;
+    assert_eq!(first_answers(&sandbox).await, reproduced, "--seed: the same ids for the same requests");
+    sandbox.stop().await;
+    let sandbox = Running::start_seeded(seeded.path(), 7).await;
+    let after_restart = first_answers(&sandbox).await;
+    sandbox.stop().await;
+    assert!(after_restart.0 != reproduced.0 && after_restart.1 != reproduced.1, "a seeded restart repeats no id");
+}
+
+#[tokio::test]
+async fn a_seed_needs_the_manual_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = TestStore::sqlite().config();
+    config.data_dir = dir.path().to_owned();
+    config.seed = Some(1);
+    config.clock = bridge_sandbox::clock::ClockMode::Real;
+    let error = bridge_sandbox::open(&config).await.err().expect("refused at startup");
+    assert!(format!("{error}").contains("--seed needs --clock manual"), "{error}");
+}
+
+/// A project's clock stops at 9999-01-01T00:00:00.000Z: an advance past it is a 422 that leaves the clock (and the
+/// other projects) as they were; it survives a restart.
+#[tokio::test]
+async fn a_project_clock_stops_at_the_latest_date_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let (a, b) = (sandbox.client_of("latest-a"), sandbox.client_of("latest-b"));
+    let start = a.sandbox_get_clock().await.unwrap().now;
+    let b_start = b.sandbox_get_clock().await.unwrap().now;
+    let latest: DateString = "9999-01-01T00:00:00.000Z".parse().unwrap();
+    let to_latest = (latest.millis() - start.millis()) as u64;
+    let refused = a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: to_latest + 1 }).await.unwrap_err();
+    assert!(format!("{refused:?}").contains("cannot be advanced past 9999-01-01"), "{refused:?}");
+    assert_eq!(a.sandbox_get_clock().await.unwrap().now, start, "a refused advance changes nothing");
+    let now = a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: to_latest }).await.unwrap().now;
+    assert_eq!(now, latest, "up to the latest date exactly");
+    assert!(a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 1 }).await.is_err());
+    assert_eq!(b.sandbox_get_clock().await.unwrap().now, b_start);
+    sandbox.stop().await;
+    let sandbox = Running::start(dir.path()).await;
+    assert_eq!(sandbox.client_of("latest-a").sandbox_get_clock().await.unwrap().now, latest, "kept across a restart");
+    assert_eq!(sandbox.client_of("latest-b").sandbox_get_clock().await.unwrap().now, b_start);
+    sandbox.stop().await;
+}
