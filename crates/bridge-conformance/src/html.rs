@@ -114,7 +114,7 @@ pub fn page(traffic: &TrafficReport, checks: Option<&Report>) -> String {
     let title = format!("Contract conformance: {}", traffic.upstream);
     let _ = write!(
         out,
-        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>{}</title><style>{STYLE}</style></head><body>"#,
+        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>{}</title><link rel="icon" href="data:,"><style>{STYLE}</style></head><body>"#,
         escape(&title)
     );
     let _ = write!(
@@ -329,9 +329,10 @@ mod tests {
         });
         let html = page(&c.report(), None);
         assert!(html.starts_with("<!doctype html><html lang=\"en\">"));
-        for external in ["<script", "<link", "src=", "@import", "url("] {
-            assert!(!html.contains(external), "{external} in the page");
+        for external in ["<script", "src=", "@import", "url(", "http://", "https://"] {
+            assert!(!html.replace("http://127.0.0.1:1/&lt;x&gt;", "").contains(external), "{external} in the page");
         }
+        assert_eq!(html.matches("<link").count(), 1, "only the empty inline icon");
         assert!(html.contains("&lt;member&gt;") && !html.contains("<member>"));
         assert!(html.contains("closed-object") && html.contains("answer/extra"));
         assert!(!html.contains("secret"), "credentials are redacted");

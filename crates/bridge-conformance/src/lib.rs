@@ -45,6 +45,7 @@ pub mod proxy;
 pub mod receiver;
 pub mod record;
 pub mod redact;
+pub mod replay;
 pub mod report;
 pub mod route;
 pub mod runner;

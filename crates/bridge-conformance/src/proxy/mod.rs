@@ -28,7 +28,7 @@ use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Request, Response, StatusCode, Uri};
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Either, Full, Limited};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -79,6 +79,8 @@ impl ProxyConfig {
 }
 
 type ProxyBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+/// A request body as sent upstream: read whole, or streamed.
+type UpstreamBody = Either<Full<Bytes>, Tee<Incoming>>;
 
 #[cfg(not(feature = "https"))]
 type Connector = hyper_util::client::legacy::connect::HttpConnector;
@@ -91,7 +93,7 @@ struct Shared {
     upstream_origin: String,
     /// The upstream's path prefix, without a trailing `/`.
     upstream_prefix: String,
-    client: Client<Connector, Tee<Incoming>>,
+    client: Client<Connector, UpstreamBody>,
     coverage: Arc<Coverage>,
     /// Taken out (and closed) by [`Proxy::stop`].
     recorder: std::sync::Mutex<Option<Recorder>>,
@@ -303,9 +305,32 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
     let target = parts.uri.path_and_query().map(|p| p.as_str().to_owned()).unwrap_or_else(|| path.clone());
     let original_headers = parts.headers.clone();
 
-    // The request check runs while the upstream works: it waits for the copy of the body, then routes and
-    // decodes.
-    let (body, kept) = Tee::new(body, shared.config.body_limit);
+    // A body of known length within the limit is read whole first (for a JSON request it came with the head) and
+    // sent as one piece; any other body is streamed, and copied as it passes. The request check runs while the
+    // upstream works: it waits for the copy of the body, then routes and decodes.
+    let limit = shared.config.body_limit;
+    let length = header_str(&parts.headers, "content-length").and_then(|v| v.parse::<usize>().ok());
+    let (body, kept): (UpstreamBody, oneshot::Receiver<Kept>) = match length {
+        Some(n) if n <= limit => {
+            let (tx, rx) = oneshot::channel();
+            match Limited::new(body, limit).collect().await {
+                Ok(collected) => {
+                    let bytes = collected.to_bytes();
+                    let _ = tx.send(Some(bytes.clone()));
+                    (Either::Left(Full::new(bytes)), rx)
+                }
+                Err(e) => {
+                    tracing::debug!(%method, %target, "reading the request failed: {e}");
+                    let body = serde_json::json!({"_tag": "ProxyError", "message": format!("reading the request failed: {e}")});
+                    return Ok(json_response(StatusCode::BAD_REQUEST, &body));
+                }
+            }
+        }
+        _ => {
+            let (tee, rx) = Tee::new(body, limit);
+            (Either::Right(tee), rx)
+        }
+    };
     let facts_headers = original_headers.clone();
     let (m, p, q, mode) = (method.clone(), path.clone(), query.clone(), shared.config.errors);
     let request_check = tokio::spawn(async move {
