@@ -307,12 +307,13 @@ impl Contract {
             }
             _ => (Rule::Shape, pointer.clone()),
         };
-        AnswerProblem {
-            rule,
-            at: format!("answer{at}"),
-            message: error.to_string(),
-            value: Some(error.instance().clone().into_owned()),
-        }
+        // The offending value: the unexpected member's, none for a missing member, else the instance.
+        let offending = match error.kind() {
+            Kind::AdditionalProperties { .. } => value.pointer(&at).cloned(),
+            Kind::Required { .. } => None,
+            _ => Some(error.instance().clone().into_owned()),
+        };
+        AnswerProblem { rule, at: format!("answer{at}"), message: error.to_string(), value: offending }
     }
 
     /// [`Self::answer_problems`] as lines (`/payAmount: 1.5 is not of type "string"`), for the runner's checks.

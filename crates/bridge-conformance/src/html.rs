@@ -52,7 +52,8 @@ table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; color: var(--muted); padding-bottom: 6px; }
 th, td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid var(--line); }
 th { font-size: 13px; color: var(--muted); font-weight: 600; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td code, li code { overflow-wrap: anywhere; }
 .chip { display: inline-block; border-radius: 10px; padding: 0 8px; margin: 1px 2px; font-size: 12px;
   background: var(--chip); color: var(--muted); white-space: nowrap; }
 .chip.seen { background: var(--ok-bg); color: var(--ok); font-weight: 600; }
@@ -60,7 +61,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .state { font-weight: 600; } .state.ok { color: var(--ok); } .state.bad { color: var(--bad); }
 .state.none { color: var(--warn); }
 details { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0; background: #fff; }
-summary { cursor: pointer; padding: 8px 12px; }
+summary { cursor: pointer; padding: 8px 12px; overflow-wrap: anywhere; }
 summary .rule { font-weight: 700; color: var(--bad); }
 details > div { padding: 0 12px 12px; }
 pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 10px; overflow-x: auto;
@@ -293,12 +294,13 @@ fn violations_section(out: &mut String, traffic: &TrafficReport) {
                 .unwrap_or_default();
             let _ = write!(
                 out,
-                r#"<details><summary><span class="rule">{}</span> at <code>{}</code> ×{}: {}</summary><div><p>First seen at <code>{}</code>.</p>{value}<div class="example"><div><h4>Request</h4><pre>{}</pre></div><div><h4>Answer</h4><pre>{}</pre></div></div></div></details>"#,
+                r#"<details><summary><span class="rule">{}</span> at <code>{}</code> ×{}: {}</summary><div><p>First seen at <code>{}</code>: {}</p>{value}<div class="example"><div><h4>Request</h4><pre>{}</pre></div><div><h4>Answer</h4><pre>{}</pre></div></div></div></details>"#,
                 escape(&g.rule),
                 escape(&g.at),
                 g.count,
-                escape(&g.first.message),
+                escape(&crate::violation::bounded(&g.first.message, 160)),
                 escape(&g.first.at),
+                escape(&g.first.message),
                 escape(&g.first.example.request),
                 escape(&g.first.example.answer)
             );

@@ -28,6 +28,8 @@
 //! # Ok(()) }
 //! ```
 
+pub use fantoccini;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
