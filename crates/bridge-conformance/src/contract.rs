@@ -252,11 +252,14 @@ impl Contract {
                     }
                     Ok(value) => value,
                 };
-                let before = problems.len();
-                for error in validator.iter_errors(&value).take(5) {
-                    problems.push(self.schema_problem(schema, &value, &error));
+                // Valid is the common case, and `is_valid` is cheaper than collecting errors.
+                let valid = validator.is_valid(&value);
+                if !valid {
+                    for error in validator.iter_errors(&value).take(5) {
+                        problems.push(self.schema_problem(schema, &value, &error));
+                    }
                 }
-                if problems.len() == before {
+                if valid {
                     if let Err((pointer, message)) = (op.typed)(status, body) {
                         let at = format!("answer{pointer}");
                         let offending = value.pointer(&pointer).cloned();

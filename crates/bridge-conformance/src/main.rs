@@ -369,28 +369,6 @@ async fn go(cli: &RunArgs) -> anyhow::Result<bool> {
     Ok(report.failed() == 0)
 }
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn signalled() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = terminate => {},
-    }
-}
-
 /// The proxy until a signal or --requests; `Ok(true)` when the gates pass.
 async fn proxy(args: &ProxyArgs) -> anyhow::Result<bool> {
     let mut config = ProxyConfig::new(&args.upstream);
@@ -416,7 +394,7 @@ async fn proxy(args: &ProxyArgs) -> anyhow::Result<bool> {
         }
     };
     tokio::select! {
-        _ = signalled() => tracing::info!("signalled: stopping"),
+        _ = bridge_sandbox::shutdown_signal() => {},
         _ = enough => tracing::info!("{} exchanges seen: stopping", args.requests.unwrap_or_default()),
     }
     let report = proxy.stop().await?;
