@@ -472,9 +472,9 @@ mod tests {
                 "key": {"type": "string", "x-secret": marker}
             }}}}})
         };
-        let problems = super::problems(&doc(json!(true)), &json!(null));
+        let problems = super::problems(&doc(json!(true)), &crate::bundle::Yaml::Null);
         assert!(problems.iter().all(|p| !p.contains("x-volatile") && !p.contains("x-secret")), "{problems:?}");
-        let problems = super::problems(&doc(json!("yes")), &json!(null));
+        let problems = super::problems(&doc(json!("yes")), &crate::bundle::Yaml::Null);
         assert!(problems.iter().any(|p| p.contains("x-volatile must be `true`")), "{problems:?}");
         assert!(problems.iter().any(|p| p.contains("x-secret must be `true`")), "{problems:?}");
     }
