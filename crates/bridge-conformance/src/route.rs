@@ -44,7 +44,7 @@ fn templates() -> &'static [Template] {
                 Template { op, segments, statics }
             })
             .collect();
-        all.sort_by(|a, b| b.statics.cmp(&a.statics));
+        all.sort_by_key(|t| std::cmp::Reverse(t.statics));
         all
     })
 }
