@@ -200,7 +200,7 @@ mod tests {
     fn the_header_is_ascii_json_and_bounded() {
         let v = Violation::new("quoteBridge", Rule::DecimalString, "answer/payAmount", "not a decimal string: é")
             .with_value(&serde_json::json!(1.5));
-        let header = header_value(&[v.clone()]).unwrap();
+        let header = header_value(std::slice::from_ref(&v)).unwrap();
         assert!(header.is_ascii(), "{header}");
         let parsed: Value = serde_json::from_str(&header).unwrap();
         assert_eq!(parsed[0]["rule"], "decimal-string");
