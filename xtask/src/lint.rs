@@ -12,6 +12,8 @@
 //! * `x-beyond-spec` (a production endpoint the spec does not have) is `true` or absent, never on a sandbox helper,
 //!   and an alias carries its target's; path parameters are declared in the order the path names them (the server
 //!   routes them by position);
+//! * `x-volatile` (a member the service makes when it answers: ids, hashes, cursors, times) and `x-secret` (a
+//!   member holding a secret) are `true` or absent;
 //! * every operation documents 503 [`SERVICE_UNAVAILABLE`] (or a response whose schema is a union with its
 //!   schema), the answer `bridge_server::router` gives for any operation whose implementation fails.
 
@@ -232,6 +234,11 @@ impl<'a> Lint<'a> {
             }
             return;
         }
+        for marker in ["x-volatile", "x-secret"] {
+            if obj.get(marker).is_some_and(|v| v != &Value::Bool(true)) {
+                self.problems.push(format!("{at}: {marker} must be `true` (or absent)"));
+            }
+        }
         for banned in ["anyOf", "not"] {
             if obj.contains_key(banned) {
                 self.problems.push(format!("{at}: `{banned}` is not used in this schema (untagged)"));
@@ -451,4 +458,24 @@ fn follow<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
 
 fn is_beyond_spec(op: &Value) -> bool {
     op.get("x-beyond-spec").and_then(Value::as_bool) == Some(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn volatile_and_secret_markers_are_true_or_absent() {
+        let doc = |marker: serde_json::Value| {
+            json!({"paths": {}, "components": {"schemas": {"Thing": {"type": "object", "properties": {
+                "id": {"type": "string", "x-volatile": marker.clone()},
+                "key": {"type": "string", "x-secret": marker}
+            }}}}})
+        };
+        let problems = super::problems(&doc(json!(true)), &crate::bundle::Yaml::Null);
+        assert!(problems.iter().all(|p| !p.contains("x-volatile") && !p.contains("x-secret")), "{problems:?}");
+        let problems = super::problems(&doc(json!("yes")), &crate::bundle::Yaml::Null);
+        assert!(problems.iter().any(|p| p.contains("x-volatile must be `true`")), "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("x-secret must be `true`")), "{problems:?}");
+    }
 }

@@ -9,12 +9,14 @@
 //! OpenAPI-only keywords (`discriminator`, `x-*`, `example`) are ignored by JSON Schema validators anyway.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use bridge_contract::operations::*;
-use bridge_contract::{Operation, Security, OPENAPI_JSON};
+use bridge_contract::{ErrorResponse, Operation, Security, OPENAPI_JSON};
 use bridge_server::decode::shape::OperationShapes;
 use serde_json::{json, Value};
+
+use crate::violation::{Rule, Violation};
 
 /// One operation of the document.
 #[derive(Debug, Clone)]
@@ -33,6 +35,37 @@ pub struct OpInfo {
     pub sandbox_only: bool,
     /// The decoder tables (path, query, body), in decoding order.
     pub shapes: &'static OperationShapes,
+    /// Decodes an answer body of a status into the operation's generated Rust type (2xx: `Operation::Response`,
+    /// others: `Operation::Error`); the error is a JSON pointer and serde's message.
+    pub typed: TypedDecode,
+}
+
+/// See [`OpInfo::typed`].
+pub type TypedDecode = fn(u16, &[u8]) -> Result<(), (String, String)>;
+
+/// Decodes an answer of `O` into its generated type (see [`OpInfo::typed`]).
+fn typed<O: Operation>(status: u16, body: &[u8]) -> Result<(), (String, String)> {
+    if (200..300).contains(&status) {
+        let de = &mut serde_json::Deserializer::from_slice(body);
+        return serde_path_to_error::deserialize::<_, O::Response>(de).map(|_| ()).map_err(|e| {
+            let mut pointer = String::new();
+            for segment in e.path().iter() {
+                match segment {
+                    serde_path_to_error::Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+                    serde_path_to_error::Segment::Map { key } => {
+                        pointer.push('/');
+                        pointer.push_str(&crate::members::escape(key));
+                    }
+                    serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {}
+                }
+            }
+            (pointer, e.into_inner().to_string())
+        });
+    }
+    match <O::Error as ErrorResponse>::from_response(status, body) {
+        Some(Err(e)) => Err((String::new(), e.to_string())),
+        _ => Ok(()),
+    }
 }
 
 impl OpInfo {
@@ -48,7 +81,7 @@ pub struct Contract {
     doc: Value,
     /// `components`, with `nullable` converted, as the root of every validation schema (so `$ref`s resolve).
     components: Value,
-    validators: Mutex<HashMap<(String, u16), Arc<Documented>>>,
+    validators: RwLock<HashMap<(&'static str, u16), Arc<Documented>>>,
     /// The header of the `legacyApiKey` security scheme.
     pub api_key_header: String,
 }
@@ -59,8 +92,8 @@ enum Documented {
     No(Vec<String>),
     /// Documented without a body.
     Empty,
-    /// Documented with a JSON body and its schema.
-    Json(Box<jsonschema::Validator>),
+    /// Documented with a JSON body: its validator, and its schema as the document writes it.
+    Json(Box<jsonschema::Validator>, Value),
 }
 
 /// The contract, loaded once.
@@ -92,6 +125,7 @@ impl Contract {
                     alias_of: <$ty as Operation>::ALIAS_OF,
                     sandbox_only,
                     shapes,
+                    typed: typed::<$ty>,
                 });
             }};
         }
@@ -105,7 +139,7 @@ impl Contract {
             .unwrap_or("x-api-key")
             .to_owned();
         let components = bridge_contract::openapi::json_schema_components();
-        Ok(Self { ops, doc, components, validators: Mutex::new(HashMap::new()), api_key_header })
+        Ok(Self { ops, doc, components, validators: RwLock::new(HashMap::new()), api_key_header })
     }
 
     /// Every operation, in the document's order.
@@ -131,76 +165,202 @@ impl Contract {
             .unwrap_or_default()
     }
 
+    /// The schema of the JSON body of `status` of `op` (as written in the document, `$ref`s into its components),
+    /// `None` when the status is undocumented or has no JSON body.
+    pub fn response_schema(&self, op: &OpInfo, status: u16) -> Option<&Value> {
+        let responses = &self.doc["paths"][op.path][op.method.to_ascii_lowercase()]["responses"];
+        let mut answer = responses.get(status.to_string()).or_else(|| responses.get("default"))?;
+        if let Some(reference) = answer.get("$ref").and_then(Value::as_str) {
+            answer = self.doc.pointer(reference.trim_start_matches('#'))?;
+        }
+        answer.pointer("/content/application~1json/schema")
+    }
+
     fn documented(&self, op: &OpInfo, status: u16) -> anyhow::Result<Arc<Documented>> {
-        let key = (op.id.to_owned(), status);
-        if let Some(found) = self.validators.lock().unwrap().get(&key) {
+        let key = (op.id, status);
+        if let Some(found) = self.validators.read().unwrap().get(&key) {
             return Ok(found.clone());
         }
         let responses = &self.doc["paths"][op.path][op.method.to_ascii_lowercase()]["responses"];
-        let mut answer = responses.get(status.to_string()).or_else(|| responses.get("default")).cloned();
-        if let Some(reference) = answer.as_ref().and_then(|a| a.get("$ref")).and_then(Value::as_str) {
-            answer = self.doc.pointer(reference.trim_start_matches('#')).cloned();
-        }
-        let documented = match answer {
-            None => Documented::No(self.documented_statuses(op)),
-            Some(answer) => match answer.pointer("/content/application~1json/schema") {
+        let documented = if responses.get(status.to_string()).or_else(|| responses.get("default")).is_none() {
+            Documented::No(self.documented_statuses(op))
+        } else {
+            match self.response_schema(op, status) {
                 None => Documented::Empty,
                 Some(schema) => {
-                    let mut schema = schema.clone();
-                    bridge_contract::openapi::to_json_schema(&mut schema);
-                    let root = json!({"allOf": [schema], "components": self.components});
+                    let mut converted = schema.clone();
+                    bridge_contract::openapi::to_json_schema(&mut converted);
+                    let root = json!({"allOf": [converted], "components": self.components});
                     let validator = jsonschema::options()
                         .with_draft(jsonschema::Draft::Draft7)
                         .should_validate_formats(true)
                         .build(&root)
                         .map_err(|e| anyhow::anyhow!("the schema of {} {status} does not compile: {e}", op.id))?;
-                    Documented::Json(Box::new(validator))
+                    Documented::Json(Box::new(validator), schema.clone())
                 }
-            },
+            }
         };
         let documented = Arc::new(documented);
-        self.validators.lock().unwrap().insert(key, documented.clone());
+        self.validators.write().unwrap().insert(key, documented.clone());
         Ok(documented)
     }
 
     /// Checks one answer against the document: the status is documented for the operation, a documented JSON
-    /// body comes as `application/json` and validates against the status's schema. Returns the problems.
-    pub fn check_response(&self, op: &OpInfo, status: u16, content_type: Option<&str>, body: &[u8]) -> Vec<String> {
+    /// body comes as `application/json`, validates against the status's schema (each error named by the
+    /// [`Rule`] it breaks, at its JSON pointer), and decodes into the operation's generated Rust type.
+    pub fn answer_problems(
+        &self,
+        op: &OpInfo,
+        status: u16,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Vec<AnswerProblem> {
         let documented = match self.documented(op, status) {
             Ok(d) => d,
-            Err(e) => return vec![e.to_string()],
+            Err(e) => return vec![AnswerProblem::new(Rule::Status, "answer.status", e.to_string())],
         };
         match &*documented {
-            Documented::No(statuses) => {
-                vec![format!(
+            Documented::No(statuses) => vec![AnswerProblem::new(
+                Rule::Status,
+                "answer.status",
+                format!(
                     "status {status} is not documented (documented: {}); body: {}",
                     statuses.join(", "),
                     excerpt(body)
-                )]
-            }
+                ),
+            )],
             Documented::Empty => Vec::new(),
-            Documented::Json(validator) => {
+            Documented::Json(validator, schema) => {
                 let mut problems = Vec::new();
                 let media =
                     content_type.unwrap_or_default().split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
                 if media != "application/json" {
-                    problems
-                        .push(format!("content type is {:?}, not application/json", content_type.unwrap_or("(none)")));
+                    problems.push(AnswerProblem::new(
+                        Rule::ContentType,
+                        "answer.headers/content-type",
+                        format!("content type is {:?}, not application/json", content_type.unwrap_or("(none)")),
+                    ));
                 }
-                match serde_json::from_slice::<Value>(body) {
-                    Err(e) => problems.push(format!("body is not JSON ({e}): {}", excerpt(body))),
-                    Ok(value) => {
-                        for error in validator.iter_errors(&value).take(5) {
-                            let at = error.instance_path().to_string();
-                            problems.push(format!(
-                                "{} {error}",
-                                if at.is_empty() { "(body):".to_owned() } else { format!("{at}:") }
-                            ));
-                        }
+                let value = match serde_json::from_slice::<Value>(body) {
+                    Err(e) => {
+                        problems.push(AnswerProblem::new(
+                            Rule::Json,
+                            "answer",
+                            format!("body is not JSON ({e}): {}", excerpt(body)),
+                        ));
+                        return problems;
+                    }
+                    Ok(value) => value,
+                };
+                // Valid is the common case, and `is_valid` is cheaper than collecting errors.
+                let valid = validator.is_valid(&value);
+                if !valid {
+                    for error in validator.iter_errors(&value).take(5) {
+                        problems.push(self.schema_problem(schema, &value, &error));
+                    }
+                }
+                if valid {
+                    if let Err((pointer, message)) = (op.typed)(status, body) {
+                        let at = format!("answer{pointer}");
+                        let offending = value.pointer(&pointer).cloned();
+                        problems.push(AnswerProblem {
+                            rule: Rule::Typed,
+                            at,
+                            message: format!("the contract's Rust type refuses the body: {message}"),
+                            value: offending,
+                        });
                     }
                 }
                 problems
             }
+        }
+    }
+
+    /// The rule and location of one schema error.
+    fn schema_problem(&self, schema: &Value, value: &Value, error: &jsonschema::ValidationError<'_>) -> AnswerProblem {
+        use jsonschema::error::ValidationErrorKind as Kind;
+        let pointer = error.instance_path().to_string();
+        let location = crate::members::location(&self.doc, schema, value, &pointer);
+        let is = |name: &str| location.as_ref().is_some_and(|l| l.is(name));
+        // A required member that is the tag of a union here.
+        let parent_tag = |member: &str| location.as_ref().is_some_and(|l| l.union_tags().contains(&member));
+        let last = pointer.rsplit('/').next().unwrap_or_default().to_owned();
+        let parent = pointer.rsplit_once('/').map(|(p, _)| p.to_owned()).unwrap_or_default();
+        let parent_is_union_of_last = || {
+            crate::members::location(&self.doc, schema, value, &parent)
+                .is_some_and(|l| l.union_tags().contains(&last.as_str()))
+        };
+        let (rule, at) = match error.kind() {
+            Kind::AdditionalProperties { unexpected } => {
+                let member = unexpected.first().map(|m| crate::members::escape(m)).unwrap_or_default();
+                (Rule::ClosedObject, format!("{pointer}/{member}"))
+            }
+            Kind::Required { property } => {
+                let member = property.as_str().unwrap_or_default();
+                let rule = if parent_tag(member) { Rule::Union } else { Rule::RequiredMember };
+                (rule, format!("{pointer}/{}", crate::members::escape(member)))
+            }
+            Kind::OneOfNotValid { .. } | Kind::OneOfMultipleValid { .. } | Kind::AnyOf { .. } => {
+                (Rule::Union, pointer.clone())
+            }
+            _ if is("DecimalString") => (Rule::DecimalString, pointer.clone()),
+            _ if is("DateString") => (Rule::Date, pointer.clone()),
+            Kind::Enum { .. } | Kind::Constant { .. } if !pointer.is_empty() && parent_is_union_of_last() => {
+                (Rule::Union, pointer.clone())
+            }
+            _ => (Rule::Shape, pointer.clone()),
+        };
+        // The offending value: the unexpected member's, none for a missing member, else the instance.
+        let offending = match error.kind() {
+            Kind::AdditionalProperties { .. } => value.pointer(&at).cloned(),
+            Kind::Required { .. } => None,
+            _ => Some(error.instance().clone().into_owned()),
+        };
+        AnswerProblem { rule, at: format!("answer{at}"), message: error.to_string(), value: offending }
+    }
+
+    /// [`Self::answer_problems`] as lines (`/payAmount: 1.5 is not of type "string"`), for the runner's checks.
+    pub fn check_response(&self, op: &OpInfo, status: u16, content_type: Option<&str>, body: &[u8]) -> Vec<String> {
+        self.answer_problems(op, status, content_type, body).into_iter().map(|p| p.line()).collect()
+    }
+}
+
+/// One way an answer differs from the document.
+#[derive(Debug, Clone)]
+pub struct AnswerProblem {
+    pub rule: Rule,
+    /// `answer/fees/fee`, `answer.status`, `answer.headers/content-type`.
+    pub at: String,
+    pub message: String,
+    /// The offending value.
+    pub value: Option<Value>,
+}
+
+impl AnswerProblem {
+    fn new(rule: Rule, at: &str, message: String) -> Self {
+        Self { rule, at: at.to_owned(), message, value: None }
+    }
+
+    /// `/payAmount: <message>` for body problems, the message alone otherwise.
+    pub fn line(&self) -> String {
+        match self.at.strip_prefix("answer") {
+            Some(pointer) if pointer.is_empty() || pointer.starts_with('/') => {
+                format!(
+                    "{} {}",
+                    if pointer.is_empty() { "(body):".to_owned() } else { format!("{pointer}:") },
+                    self.message
+                )
+            }
+            _ => self.message.clone(),
+        }
+    }
+
+    /// As a [`Violation`] of operation `op`.
+    pub fn violation(&self, op: &str) -> Violation {
+        let v = Violation::new(op, self.rule, self.at.clone(), self.message.clone());
+        match &self.value {
+            Some(value) => v.with_value(value),
+            None => v,
         }
     }
 }

@@ -28,6 +28,12 @@
 //! * **behaviour**, **isolation** (`--other-token`), **lifecycle** and **webhook** deliveries
 //!   (`--sandbox-helpers`): what a client relies on beyond shapes.
 //!
+//! The other direction, real traffic: [`proxy`] is a validating reverse proxy (`bridge-conformance proxy`) that
+//! forwards a service's requests to a deployment and checks every exchange ([`exchange`]: routed by [`route`],
+//! broken [`violation::Rule`]s located by JSON pointer), reports coverage per operation ([`coverage`], written as
+//! JSON, JUnit XML and one HTML page by [`html`]), and records exchanges ([`record`]) that [`replay`] sends again,
+//! ignoring the members the schema marks `x-volatile` ([`members`]); [`redact`] keeps credentials out of all of it.
+//!
 //! Checks run one at a time and each makes its own quotes, bridges and addresses (with names unique to the run),
 //! so any subset runs alone and earlier runs do not interfere. Against a shared deployment, use dedicated test
 //! projects: the checks create quotes, bridges awaiting a deposit and deposit addresses.
@@ -36,11 +42,21 @@ pub mod check;
 pub mod checks;
 pub mod config;
 pub mod contract;
+pub mod coverage;
+pub mod exchange;
+pub mod html;
 pub mod http;
+pub mod members;
+pub mod proxy;
 pub mod receiver;
+pub mod record;
+pub mod redact;
+pub mod replay;
 pub mod report;
+pub mod route;
 pub mod runner;
 pub mod spawn;
+pub mod violation;
 
 pub use config::{Fixtures, RunConfig};
 pub use report::{CheckResult, Report};

@@ -1,13 +1,18 @@
-//! `bridge-conformance`: checks a deployment of the bridge service API against the contract. `--help` explains.
+//! `bridge-conformance`: checks a deployment of the bridge service API against the contract (the default form,
+//! or `run`), checks real traffic through a validating proxy (`proxy`), and replays a recording (`replay`).
+//! `--help` explains each.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use bridge_conformance::coverage::TrafficReport;
+use bridge_conformance::proxy::{Proxy, ProxyConfig};
+use bridge_conformance::replay::{replay, ReplayConfig};
 use bridge_conformance::{run, Fixtures, RunConfig, SpawnedSandbox};
 use bridge_server::ErrorsMode;
-use clap::{ArgGroup, Parser, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 /// Checks a deployment of the bridge service API against the contract (schema/openapi.yaml): every answer
 /// validated against its documented schema, the decode-error catalogue, authentication, project isolation,
@@ -37,10 +42,35 @@ use clap::{ArgGroup, Parser, ValueEnum};
 ///
 /// Only some checks: --only isolation, --only quoteBridge, --only schema::getBridge (whole `::` segments of
 /// check names), or a glob: --only 'decode::*::query*'.
+///
+/// Two more commands (each has its --help):
+///
+///   bridge-conformance proxy --upstream URL    a validating proxy: put it between a service and the
+///                                              deployment; it checks every exchange and reports coverage
+///   bridge-conformance replay FILE --base-url URL   sends a recording of the proxy again and compares
 #[derive(Parser, Debug)]
 #[command(name = "bridge-conformance", version, about, long_about, verbatim_doc_comment)]
-#[command(group(ArgGroup::new("target").required(true).args(["base_url", "spawn_sandbox"])))]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Runs the checks against a deployment (the same as without a command).
+    Run(RunArgs),
+    /// A validating reverse proxy in front of a deployment.
+    Proxy(ProxyArgs),
+    /// Sends a recording of the proxy (--record) again and reports how the answers differ.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(group(ArgGroup::new("target").required(true).args(["base_url", "spawn_sandbox"])))]
+struct RunArgs {
     /// Base URL of the deployment (scheme, host, port, optional path prefix).
     #[arg(long, env = "BRIDGE_CONFORMANCE_BASE_URL", hide_env_values = true, requires = "token")]
     base_url: Option<String>,
@@ -75,6 +105,12 @@ struct Cli {
     /// Also write the results as JUnit XML to FILE (one test suite per area).
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+
+    /// Also write one self-contained HTML page to FILE: the checks, and what a validating proxy between the runner
+    /// and the deployment saw (coverage per operation, statuses, violations with examples). With it, the run's
+    /// requests go through that proxy (started on 127.0.0.1).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 
     /// How many failing properties the deployment's decode errors report: the first (the reference
     /// framework's default) or all.
@@ -118,17 +154,23 @@ enum Errors {
     All,
 }
 
-impl Cli {
+impl Errors {
+    fn mode(self) -> ErrorsMode {
+        match self {
+            Errors::First => ErrorsMode::First,
+            Errors::All => ErrorsMode::All,
+        }
+    }
+}
+
+impl RunArgs {
     fn config(&self, base_url: &str, token: &str) -> RunConfig {
         let mut config = RunConfig::new(base_url, token);
         config.other_token = self.other_token.clone();
         config.expired_token = self.expired_token.clone();
         config.sandbox_helpers = self.sandbox_helpers;
         config.only = self.only.clone();
-        config.errors = match self.errors {
-            Errors::First => ErrorsMode::First,
-            Errors::All => ErrorsMode::All,
-        };
+        config.errors = self.errors.mode();
         config.webhook_wait = Duration::from_secs(self.webhook_wait);
         let f = &mut config.fixtures;
         f.token = self.fixture_token.clone();
@@ -144,6 +186,111 @@ impl Cli {
     }
 }
 
+/// A validating reverse proxy: forwards every request to --upstream unchanged (streamed, headers kept) and
+/// checks each exchange against the contract with its own decoder, schema and generated types. Violations are
+/// logged (stderr), listed in the `x-contract-violations` answer header, and counted per operation.
+///
+/// Put it between a service (or its integration tests) and the deployment, and point the service at it:
+///
+///   cargo run -p bridge-conformance -- proxy --upstream http://127.0.0.1:8080 --listen 127.0.0.1:8088 \
+///       --html report.html --junit report.xml --max-violations 0 --fail-under 80
+///   BRIDGE_URL=http://127.0.0.1:8088 ./run-my-integration-tests
+///   kill -INT <proxy pid>      # or --requests N; the reports are written and the gates decide the exit status
+///
+/// Against production (HTTPS), build with the `https` feature:
+///   cargo run -p bridge-conformance --features https -- proxy --upstream https://api.example.com
+///
+/// GET /_conformance/report on the proxy answers the report so far (JSON; ?format=html, ?format=junit).
+/// Exit status: 0, or 1 when a gate (--fail-under, --max-violations) fails, 2 when it could not start.
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+struct ProxyArgs {
+    /// Base URL of the deployment to forward to (scheme, host, port, optional path prefix).
+    #[arg(long, env = "BRIDGE_CONFORMANCE_UPSTREAM", value_name = "URL")]
+    upstream: String,
+
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8088", value_name = "ADDR")]
+    listen: std::net::SocketAddr,
+
+    /// Answer 502 (`ContractViolations`, listing them) instead of forwarding a non-conforming answer.
+    #[arg(long)]
+    strict: bool,
+
+    /// How many failing properties the deployment's decode errors report.
+    #[arg(long, value_enum, default_value = "first")]
+    errors: Errors,
+
+    /// The upstream is a sandbox: count its helper operations (/sandbox/*) in the coverage.
+    #[arg(long)]
+    sandbox_helpers: bool,
+
+    /// Record every exchange to FILE (JSON lines; credentials redacted) for `bridge-conformance replay`.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+
+    /// At exit, write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+
+    /// At exit, write the report as JUnit XML to FILE (a test case per operation).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+
+    /// At exit, write the report as one self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+
+    /// Stop after N exchanges (otherwise on SIGINT or SIGTERM).
+    #[arg(long, value_name = "N")]
+    requests: Option<u64>,
+
+    /// Exit 1 when less than PCT percent of the operations were exercised.
+    #[arg(long, value_name = "PCT")]
+    fail_under: Option<f64>,
+
+    /// Exit 1 when more than N violations were seen.
+    #[arg(long, value_name = "N")]
+    max_violations: Option<u64>,
+
+    /// The largest body (request or answer) the proxy keeps to check, in bytes. Larger answers are streamed and
+    /// checked after they passed (not in the header).
+    #[arg(long, default_value_t = 4 << 20, value_name = "BYTES")]
+    body_limit: usize,
+}
+
+/// Sends a recording made by `proxy --record FILE` again, in order, and compares each answer with the recorded
+/// one: status, content type and JSON body, member by member. Members the contract marks `x-volatile` (ids,
+/// hashes, cursors, dates) are not compared: the values the replay gets for them replace the recorded ones in
+/// later requests (a new quote id is the one its commit then uses).
+///
+///   cargo run -p bridge-conformance -- replay recording.jsonl --base-url http://127.0.0.1:8080 --token $TOKEN
+///
+/// Prints `PASS #n operation request` or `FAIL #n ...: differences`, then `N passed, M failed`. Exit status: 0
+/// when every answer matched, 1 when one differed, 2 when it could not run.
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+struct ReplayArgs {
+    /// The recording (JSON lines).
+    file: PathBuf,
+
+    /// Base URL of the deployment to send the requests to.
+    #[arg(long, env = "BRIDGE_CONFORMANCE_BASE_URL", hide_env_values = true, value_name = "URL")]
+    base_url: String,
+
+    /// Bearer JWT used where the recording has a (redacted) Authorization header.
+    #[arg(long, env = "BRIDGE_CONFORMANCE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+
+    /// API key used where the recording has a redacted API key (header or request member).
+    #[arg(long, env = "BRIDGE_CONFORMANCE_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+
+    /// Also write the differences as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -154,9 +301,15 @@ async fn main() -> ExitCode {
                 .unwrap_or_else(|_| "warn,bridge_conformance=info".into()),
         )
         .init();
-    match go(&cli).await {
-        Ok(report) if report.failed() == 0 => ExitCode::SUCCESS,
-        Ok(_) => ExitCode::from(1),
+    let outcome = match &cli.command {
+        None => go(&cli.run).await,
+        Some(Command::Run(args)) => go(args).await,
+        Some(Command::Proxy(args)) => proxy(args).await,
+        Some(Command::Replay(args)) => replay_command(args).await,
+    };
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("bridge-conformance: {e:#}");
             ExitCode::from(2)
@@ -164,18 +317,35 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn go(cli: &Cli) -> anyhow::Result<bridge_conformance::Report> {
+fn write_file(path: &Path, contents: &str, what: &str) -> anyhow::Result<()> {
+    std::fs::write(path, contents).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    tracing::info!(path = %path.display(), "{what} written");
+    Ok(())
+}
+
+/// The runner; `Ok(true)` when every check passed.
+async fn go(cli: &RunArgs) -> anyhow::Result<bool> {
     let mut stdout = std::io::stdout();
-    let (report, target) = if cli.spawn_sandbox {
+    let run_one = |config: RunConfig, html: bool| async move {
+        let mut stdout = std::io::stdout();
+        if html {
+            let (report, traffic) = bridge_conformance::runner::run_through_proxy(&config, &mut stdout).await?;
+            anyhow::Ok((report, Some(traffic)))
+        } else {
+            anyhow::Ok((run(&config, &mut stdout).await?, None))
+        }
+    };
+    let (report, traffic, target) = if cli.spawn_sandbox {
         let sandbox = SpawnedSandbox::start().await?;
         let mut config = cli.config(&sandbox.base_url, &sandbox.token);
         let spawned = sandbox.run_config();
         config.other_token = spawned.other_token;
         config.expired_token = spawned.expired_token;
         config.sandbox_helpers = true;
-        let report = run(&config, &mut stdout).await;
+        let outcome = run_one(config.clone(), cli.html.is_some()).await;
         sandbox.stop().await?;
-        (report?, config.base_url)
+        let (report, traffic) = outcome?;
+        (report, traffic, config.base_url)
     } else {
         let base_url = cli.base_url.clone().unwrap_or_default();
         let token = cli
@@ -186,14 +356,111 @@ async fn go(cli: &Cli) -> anyhow::Result<bridge_conformance::Report> {
             anyhow::bail!("{base_url} is HTTPS: build with the `https` feature (cargo run -p bridge-conformance --features https -- ...)");
         }
         let config = cli.config(&base_url, &token);
-        (run(&config, &mut stdout).await?, base_url)
+        let (report, traffic) = run_one(config, cli.html.is_some()).await?;
+        (report, traffic, base_url)
     };
     stdout.flush()?;
     if let Some(path) = &cli.junit {
-        std::fs::write(path, report.junit(&target)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-        tracing::info!(path = %path.display(), "JUnit XML written");
+        write_file(path, &report.junit(&target)?, "JUnit XML")?;
     }
-    Ok(report)
+    if let (Some(path), Some(traffic)) = (&cli.html, &traffic) {
+        write_file(path, &bridge_conformance::html::page(traffic, Some(&report)), "HTML report")?;
+    }
+    Ok(report.failed() == 0)
+}
+
+/// The proxy until a signal or --requests; `Ok(true)` when the gates pass.
+async fn proxy(args: &ProxyArgs) -> anyhow::Result<bool> {
+    let mut config = ProxyConfig::new(&args.upstream);
+    config.listen = args.listen;
+    config.strict = args.strict;
+    config.errors = args.errors.mode();
+    config.sandbox_helpers = args.sandbox_helpers;
+    config.record = args.record.clone();
+    config.body_limit = args.body_limit;
+    let proxy = Proxy::start(config).await?;
+    eprintln!(
+        "bridge-conformance proxy: {} → {} (report: {}/_conformance/report)",
+        proxy.url, args.upstream, proxy.url
+    );
+    let enough = async {
+        match args.requests {
+            None => std::future::pending::<()>().await,
+            Some(n) => {
+                while proxy.requests() < n {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    };
+    tokio::select! {
+        _ = bridge_sandbox::shutdown_signal() => {},
+        _ = enough => tracing::info!("{} exchanges seen: stopping", args.requests.unwrap_or_default()),
+    }
+    let report = proxy.stop().await?;
+    if let Some(path) = &args.json {
+        write_file(path, &serde_json::to_string_pretty(&report)?, "JSON report")?;
+    }
+    if let Some(path) = &args.junit {
+        write_file(path, &report.junit()?, "JUnit XML")?;
+    }
+    if let Some(path) = &args.html {
+        write_file(path, &bridge_conformance::html::page(&report, None), "HTML report")?;
+    }
+    println!("{}", summary(&report));
+    let failed = gates(&report, args.fail_under, args.max_violations);
+    for reason in &failed {
+        eprintln!("bridge-conformance proxy: {reason}");
+    }
+    Ok(failed.is_empty())
+}
+
+/// `120 requests, 3 violations, 85.7% of the operations exercised (24 of 28), 1 path the contract lacks`.
+fn summary(report: &TrafficReport) -> String {
+    format!(
+        "{} requests, {} violations, {}% of the operations exercised ({} of {}), {} path(s) the contract lacks",
+        report.requests,
+        report.violations,
+        report.coverage.percent,
+        report.coverage.exercised,
+        report.coverage.operations,
+        report.not_in_contract.len()
+    )
+}
+
+/// The gates that fail, each as a sentence.
+fn gates(report: &TrafficReport, fail_under: Option<f64>, max_violations: Option<u64>) -> Vec<String> {
+    let mut failed = Vec::new();
+    if let Some(pct) = fail_under {
+        if report.coverage.percent < pct {
+            failed.push(format!(
+                "--fail-under {pct}: only {}% of the operations were exercised (never: {})",
+                report.coverage.percent,
+                report.never_exercised.join(", ")
+            ));
+        }
+    }
+    if let Some(max) = max_violations {
+        if report.violations > max {
+            failed.push(format!("--max-violations {max}: {} violations", report.violations));
+        }
+    }
+    failed
+}
+
+/// Replays a recording; `Ok(true)` when every answer matched.
+async fn replay_command(args: &ReplayArgs) -> anyhow::Result<bool> {
+    let recorded = bridge_conformance::record::read(&args.file)?;
+    let mut config = ReplayConfig::new(&args.base_url);
+    config.token = args.token.clone();
+    config.api_key = args.api_key.clone();
+    let mut stdout = std::io::stdout();
+    let report = replay(&recorded, &config, &mut stdout).await?;
+    stdout.flush()?;
+    if let Some(path) = &args.json {
+        write_file(path, &serde_json::to_string_pretty(&report)?, "replay report")?;
+    }
+    Ok(report.failed() == 0)
 }
 
 #[cfg(test)]

@@ -124,6 +124,25 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
     Ok(report)
 }
 
+/// [`run`] with every request going through a validating proxy ([`crate::proxy`]) in front of the deployment:
+/// the run's report and what the proxy saw (coverage per operation, violations), for the HTML page
+/// (`--html FILE`).
+pub async fn run_through_proxy(
+    config: &RunConfig,
+    out: &mut (dyn Write + Send),
+) -> anyhow::Result<(Report, crate::coverage::TrafficReport)> {
+    let mut proxy_config = crate::proxy::ProxyConfig::new(&config.base_url);
+    proxy_config.sandbox_helpers = config.sandbox_helpers;
+    proxy_config.errors = config.errors;
+    let proxy = crate::proxy::Proxy::start(proxy_config).await?;
+    let mut through = config.clone();
+    through.base_url = proxy.url.clone();
+    let report = run(&through, out).await;
+    let mut traffic = proxy.stop().await?;
+    traffic.upstream = config.base_url.clone();
+    Ok((report?, traffic))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

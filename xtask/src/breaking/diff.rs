@@ -103,9 +103,21 @@ static EMPTY: LazyLock<serde_json::Map<String, Value>> = LazyLock::new(serde_jso
 
 const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
-/// Keywords that document and never change which messages are valid (`x-built-from` is a code-generation hint).
-const ANNOTATIONS: [&str; 9] =
-    ["description", "summary", "title", "example", "examples", "externalDocs", "tags", "x-alias-of", "x-built-from"];
+/// Keywords that document and never change which messages are valid (`x-built-from` is a code-generation hint;
+/// `x-volatile` and `x-secret` tell tools which members differ between runs and which hold secrets).
+const ANNOTATIONS: [&str; 11] = [
+    "description",
+    "summary",
+    "title",
+    "example",
+    "examples",
+    "externalDocs",
+    "tags",
+    "x-alias-of",
+    "x-built-from",
+    "x-volatile",
+    "x-secret",
+];
 
 /// Schema keywords the rules below compare; any other keyword that changes is [`Rule::Unclassified`].
 const SCHEMA_KEYWORDS: [&str; 30] = [

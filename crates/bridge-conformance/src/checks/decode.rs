@@ -156,21 +156,53 @@ pub fn simulate(
     query: &str,
     mode: ErrorsMode,
 ) -> Result<(), Vec<Issue>> {
+    let body = body.map(|(c, b)| (c.as_deref(), b.as_slice()));
+    simulate_parts(op, path, body, query, mode).map_err(|(_, issues)| issues)
+}
+
+/// The part of a request that the decoder refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Path,
+    Body,
+    Query,
+}
+
+impl Part {
+    /// `path`, `body`, `query`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Path => "path",
+            Part::Body => "body",
+            Part::Query => "query",
+        }
+    }
+}
+
+/// [`simulate`], saying which part failed; the body is its content type and bytes.
+pub fn simulate_parts(
+    op: &OpInfo,
+    path: &[(String, String)],
+    body: Option<(Option<&str>, &[u8])>,
+    query: &str,
+    mode: ErrorsMode,
+) -> Result<(), (Part, Vec<Issue>)> {
     let shapes = op.shapes;
     if let Some(s) = shapes.path {
-        engine::decode_struct(s, &parts::path_params(path.iter().map(|(k, v)| (k.as_str(), v.as_str()))), mode)?;
+        engine::decode_struct(s, &parts::path_params(path.iter().map(|(k, v)| (k.as_str(), v.as_str()))), mode)
+            .map_err(|issues| (Part::Path, issues))?;
     }
     if let Some(b) = &shapes.body {
-        let (content_type, bytes) = body.map(|(c, b)| (c.as_deref(), b.as_slice())).unwrap_or((None, &[]));
+        let (content_type, bytes) = body.unwrap_or((None, &[]));
         let value = if bytes.is_empty() && !b.required {
             JsValue::Object(Vec::new())
         } else {
-            parts::body(content_type.map(str::as_bytes), bytes).map_err(|issue| vec![issue])?
+            parts::body(content_type.map(str::as_bytes), bytes).map_err(|issue| (Part::Body, vec![issue]))?
         };
-        engine::decode(&b.shape, &value, mode)?;
+        engine::decode(&b.shape, &value, mode).map_err(|issues| (Part::Body, issues))?;
     }
     if let Some(s) = shapes.query {
-        engine::decode_struct(s, &parts::form(query.as_bytes()), mode)?;
+        engine::decode_struct(s, &parts::form(query.as_bytes()), mode).map_err(|issues| (Part::Query, issues))?;
     }
     Ok(())
 }

@@ -106,9 +106,103 @@ fn help_shows_how_to_run_against_staging() {
         "--junit",
         "--only",
         "N passed, M failed",
+        "proxy --upstream",
+        "replay FILE",
+        "--html",
     ] {
         assert!(help.contains(needle), "--help lacks {needle:?}:\n{help}");
     }
     let missing = binary().output().unwrap();
     assert_eq!(missing.status.code(), Some(2), "no target is a usage error");
+}
+
+/// Starts `bridge-conformance proxy` on a free port of 127.0.0.1 in front of `upstream`; returns the child and the
+/// proxy's URL (read from the line it prints first).
+fn start_proxy(upstream: &str, extra: &[&str]) -> (std::process::Child, String) {
+    let mut child = binary()
+        .args(["proxy", "--upstream", upstream, "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("bridge-conformance proxy: ") {
+                let _ = tx.send(rest.split(' ').next().unwrap_or_default().to_owned());
+            }
+        }
+    });
+    let url = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the proxy prints its address");
+    (child, url)
+}
+
+async fn wait(child: std::process::Child) -> std::process::Output {
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_writes_its_reports_when_signalled_and_gates_the_exit_status() {
+    let sandbox = SpawnedSandbox::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let (json, junit, html, record) = (path("r.json"), path("r.xml"), path("r.html"), path("r.jsonl"));
+    let (child, url) = start_proxy(
+        &sandbox.base_url,
+        &[
+            "--json",
+            &json,
+            "--junit",
+            &junit,
+            "--html",
+            &html,
+            "--record",
+            &record,
+            "--fail-under",
+            "50",
+            "--max-violations",
+            "0",
+        ],
+    );
+    let http = reqwest::Client::new();
+    let key = http.get(format!("{url}/webhook/public-key")).send().await.unwrap();
+    assert_eq!(key.status(), 200);
+    let quote = http
+        .post(format!("{url}/bridge/quote/user"))
+        .bearer_auth(&sandbox.token)
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(quote.status(), 400, "a decode error, as the contract says");
+    assert!(quote.headers().get("x-contract-violations").is_none());
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let output = wait(child).await;
+    sandbox.stop().await.unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "--fail-under 50 fails with 2 operations exercised: {stdout}{stderr}");
+    assert!(stdout.starts_with("2 requests, 0 violations"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["requests"], 2);
+    assert_eq!(report["coverage"]["exercised"], 2);
+    assert!(std::fs::read_to_string(&junit).unwrap().contains(r#"<testsuite name="operations""#));
+    assert!(std::fs::read_to_string(&html).unwrap().starts_with("<!doctype html>"));
+    assert_eq!(std::fs::read_to_string(&record).unwrap().lines().count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_stops_after_n_requests() {
+    let sandbox = SpawnedSandbox::start().await.unwrap();
+    let (child, url) = start_proxy(&sandbox.base_url, &["--requests", "1", "--max-violations", "0"]);
+    let key = reqwest::get(format!("{url}/webhook/public-key")).await.unwrap();
+    assert_eq!(key.status(), 200);
+    let output = wait(child).await;
+    sandbox.stop().await.unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("1 requests, 0 violations"));
 }

@@ -2,11 +2,14 @@
 //!
 //! * [`spawn_sandbox`]: `--spawn-sandbox` passes every check;
 //! * [`broken_deployments`]: the runner against deliberately broken deployments, each caught by its check;
-//! * [`cli`]: the binary's output, exit status, JUnit file and `--help`.
+//! * [`cli`]: the binary's output, exit status, JUnit file and `--help`;
+//! * [`proxy`]: the validating proxy in front of the sandbox and of a deliberately wrong server, its report in
+//!   headless Chromium, record and replay.
 //!
 //! Each test starts its own sandbox on a free loopback port. `cargo test -p bridge-conformance --test it cli::`
 //! runs one module.
 
 mod broken_deployments;
 mod cli;
+mod proxy;
 mod spawn_sandbox;

@@ -1,0 +1,500 @@
+//! `bridge-conformance proxy`: a validating reverse proxy. Every request is forwarded unchanged to the upstream
+//! (streamed, headers kept but the hop-by-hop ones, `Via` added, `Host` the upstream's) and its answer forwarded
+//! back, and each exchange is checked against the contract ([`crate::exchange`]) with the contract's own
+//! decoder, schema and generated types.
+//!
+//! * The request is checked beside the forwarding: its body is copied while it streams to the upstream
+//!   ([`tee::Tee`]) and decoded while the upstream works.
+//! * An answer of known length (at most `body_limit` bytes) is read whole, checked, and forwarded with its
+//!   violations listed in the `x-contract-violations` header ([`crate::violation::header_value`]); with
+//!   `strict`, an answer with violations is replaced by a 502 `ContractViolations` body listing them. Other
+//!   answers (unknown length, or larger) are streamed as they come and checked once they have passed: their
+//!   violations are logged and reported, not put in a header (`strict` reads every answer whole instead, up to
+//!   the limit, and answers 502 beyond it).
+//! * Each violation is logged (`WARN`, with the operation, rule, location and value), counted in the coverage
+//!   ([`crate::coverage`]: `GET /_conformance/report` on the proxy, `?format=html` or `?format=junit`), and
+//!   kept in the recording (`record`, [`crate::record`]).
+
+pub mod tee;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Request, Response, StatusCode, Uri};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Either, Full, Limited};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::sync::oneshot;
+
+use crate::coverage::{Coverage, Example, TrafficReport};
+use crate::exchange::{RequestCheck, RequestFacts};
+use crate::record::Recorder;
+use crate::violation::{header_value, Violation, HEADER};
+use bridge_server::ErrorsMode;
+use tee::{Kept, Tee};
+
+/// The proxy's own path: the report of what it saw so far (JSON; `?format=html`, `?format=junit`).
+pub const REPORT_PATH: &str = "/_conformance/report";
+
+/// How a proxy runs.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// The deployment's base URL (scheme, host, port, optional path prefix).
+    pub upstream: String,
+    /// Where the proxy listens (port 0: any free port).
+    pub listen: SocketAddr,
+    /// Answer 502 with the violations instead of forwarding a non-conforming answer.
+    pub strict: bool,
+    /// How many failing properties the upstream's decode errors report.
+    pub errors: ErrorsMode,
+    /// The upstream serves the sandbox helpers: count them in the coverage.
+    pub sandbox_helpers: bool,
+    /// Record every exchange to this file (JSON lines).
+    pub record: Option<PathBuf>,
+    /// The largest body (request or answer) the proxy keeps to check.
+    pub body_limit: usize,
+}
+
+impl ProxyConfig {
+    /// A proxy of `upstream` on a free port of 127.0.0.1, reporting only, 4 MiB bodies.
+    pub fn new(upstream: impl Into<String>) -> Self {
+        Self {
+            upstream: upstream.into(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            strict: false,
+            errors: ErrorsMode::First,
+            sandbox_helpers: false,
+            record: None,
+            body_limit: 4 << 20,
+        }
+    }
+}
+
+type ProxyBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+/// A request body as sent upstream: read whole, or streamed.
+type UpstreamBody = Either<Full<Bytes>, Tee<Incoming>>;
+
+#[cfg(not(feature = "https"))]
+type Connector = hyper_util::client::legacy::connect::HttpConnector;
+#[cfg(feature = "https")]
+type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
+
+struct Shared {
+    config: ProxyConfig,
+    /// Scheme and authority of the upstream.
+    upstream_origin: String,
+    /// The upstream's path prefix, without a trailing `/`.
+    upstream_prefix: String,
+    client: Client<Connector, UpstreamBody>,
+    coverage: Arc<Coverage>,
+    /// Taken out (and closed) by [`Proxy::stop`].
+    recorder: std::sync::Mutex<Option<Recorder>>,
+    via: HeaderValue,
+}
+
+/// A running proxy.
+pub struct Proxy {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// `http://<addr>`.
+    pub url: String,
+    coverage: Arc<Coverage>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+    shared: Arc<Shared>,
+}
+
+fn connector() -> anyhow::Result<Connector> {
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.set_nodelay(true);
+    #[cfg(not(feature = "https"))]
+    return Ok(http);
+    #[cfg(feature = "https")]
+    {
+        http.enforce_http(false);
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Ok(hyper_rustls::HttpsConnectorBuilder::new()
+            .with_platform_verifier()?
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http))
+    }
+}
+
+impl Proxy {
+    /// Binds `config.listen` and serves until [`Proxy::stop`].
+    pub async fn start(config: ProxyConfig) -> anyhow::Result<Self> {
+        let uri: Uri =
+            config.upstream.parse().with_context(|| format!("--upstream {:?} is not a URL", config.upstream))?;
+        let scheme = uri.scheme_str().context("--upstream needs a scheme (http:// or https://)")?;
+        anyhow::ensure!(scheme == "http" || scheme == "https", "--upstream: unknown scheme {scheme}");
+        if scheme == "https" && !cfg!(feature = "https") {
+            anyhow::bail!("{} is HTTPS: build with the `https` feature (cargo run -p bridge-conformance --features https -- proxy ...)", config.upstream);
+        }
+        let authority = uri.authority().context("--upstream needs a host")?;
+        let upstream_origin = format!("{scheme}://{authority}");
+        let upstream_prefix = uri.path().trim_end_matches('/').to_owned();
+        let client = Client::builder(TokioExecutor::new()).build(connector()?);
+        let recorder = config.record.as_deref().map(Recorder::create).transpose()?;
+        let listener =
+            tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("binding {}", config.listen))?;
+        let addr = listener.local_addr()?;
+        let coverage = Arc::new(Coverage::new(&config.upstream, config.sandbox_helpers));
+        let shared = Arc::new(Shared {
+            config,
+            upstream_origin,
+            upstream_prefix,
+            client,
+            coverage: coverage.clone(),
+            recorder: std::sync::Mutex::new(recorder),
+            via: HeaderValue::from_static("1.1 bridge-conformance"),
+        });
+        let (stop, stopped) = oneshot::channel();
+        let task = tokio::spawn(serve(listener, shared.clone(), stopped));
+        tracing::info!(listen = %addr, upstream = %shared.config.upstream, strict = shared.config.strict, "proxy started");
+        Ok(Self { addr, url: format!("http://{addr}"), coverage, stop: Some(stop), task: Some(task), shared })
+    }
+
+    /// The report of what the proxy saw so far.
+    pub fn report(&self) -> TrafficReport {
+        self.coverage.report()
+    }
+
+    /// Exchanges seen so far.
+    pub fn requests(&self) -> u64 {
+        self.coverage.requests()
+    }
+
+    /// Stops accepting, lets open exchanges finish (at most 10 s), closes the recording, and returns the report.
+    pub async fn stop(mut self) -> anyhow::Result<TrafficReport> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.context("the proxy task")??;
+        }
+        let report = self.coverage.report();
+        let recorder = self.shared.recorder.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(recorder) = recorder {
+            recorder.finish()?;
+        }
+        tracing::info!(requests = report.requests, violations = report.violations, "proxy stopped");
+        Ok(report)
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    mut stopped: oneshot::Receiver<()>,
+) -> anyhow::Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, _) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        tracing::warn!("accept failed: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let shared = shared.clone();
+                let service = hyper::service::service_fn(move |request| handle(shared.clone(), request));
+                let connection = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+                let connection = graceful.watch(connection);
+                tokio::spawn(async move {
+                    if let Err(e) = connection.await {
+                        tracing::debug!("connection: {e}");
+                    }
+                });
+            }
+            _ = &mut stopped => break,
+        }
+    }
+    drop(listener);
+    if tokio::time::timeout(std::time::Duration::from_secs(10), graceful.shutdown()).await.is_err() {
+        tracing::warn!("connections still open after 10 s; stopping anyway");
+    }
+    Ok(())
+}
+
+fn boxed(body: Full<Bytes>) -> ProxyBody {
+    body.map_err(|never| match never {}).boxed()
+}
+
+fn json_response(status: StatusCode, body: &serde_json::Value) -> Response<ProxyBody> {
+    let mut response = Response::new(boxed(Full::new(Bytes::from(body.to_string()))));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// `GET /_conformance/report[?format=json|html|junit]`.
+fn report_response(shared: &Shared, query: &str) -> Response<ProxyBody> {
+    let report = shared.coverage.report();
+    let format = form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "format").map(|(_, v)| v.into_owned());
+    let (content_type, body) = match format.as_deref() {
+        Some("html") => ("text/html; charset=utf-8", crate::html::page(&report, None)),
+        Some("junit") => ("application/xml", report.junit().unwrap_or_else(|e| format!("<!-- {e} -->"))),
+        _ => ("application/json", serde_json::to_string_pretty(&report).unwrap_or_default()),
+    };
+    let mut response = Response::new(boxed(Full::new(Bytes::from(body))));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// Removes the hop-by-hop headers (RFC 9110 7.6.1): `Connection` and those it names, and the usual ones.
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in [
+        header::CONNECTION,
+        HeaderName::from_static("keep-alive"),
+        HeaderName::from_static("proxy-connection"),
+        header::TE,
+        header::TRAILER,
+        header::TRANSFER_ENCODING,
+        header::UPGRADE,
+        header::PROXY_AUTHENTICATE,
+        header::PROXY_AUTHORIZATION,
+    ] {
+        headers.remove(name);
+    }
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Response<ProxyBody>, Infallible> {
+    let started = Instant::now();
+    if request.uri().path() == REPORT_PATH && request.method() == http::Method::GET {
+        return Ok(report_response(&shared, request.uri().query().unwrap_or_default()));
+    }
+    let (mut parts, body) = request.into_parts();
+    let method = parts.method.as_str().to_owned();
+    let path = parts.uri.path().to_owned();
+    let query = parts.uri.query().unwrap_or_default().to_owned();
+    let target = parts.uri.path_and_query().map(|p| p.as_str().to_owned()).unwrap_or_else(|| path.clone());
+    let original_headers = parts.headers.clone();
+
+    // A body of known length within the limit is read whole first (for a JSON request it came with the head) and
+    // sent as one piece; any other body is streamed, and copied as it passes. The request check runs while the
+    // upstream works: it waits for the copy of the body, then routes and decodes.
+    let limit = shared.config.body_limit;
+    let length = header_str(&parts.headers, "content-length").and_then(|v| v.parse::<usize>().ok());
+    let (body, kept): (UpstreamBody, oneshot::Receiver<Kept>) = match length {
+        Some(n) if n <= limit => {
+            let (tx, rx) = oneshot::channel();
+            match Limited::new(body, limit).collect().await {
+                Ok(collected) => {
+                    let bytes = collected.to_bytes();
+                    let _ = tx.send(Some(bytes.clone()));
+                    (Either::Left(Full::new(bytes)), rx)
+                }
+                Err(e) => {
+                    tracing::debug!(%method, %target, "reading the request failed: {e}");
+                    let body = serde_json::json!({"_tag": "ProxyError", "message": format!("reading the request failed: {e}")});
+                    return Ok(json_response(StatusCode::BAD_REQUEST, &body));
+                }
+            }
+        }
+        _ => {
+            let (tee, rx) = Tee::new(body, limit);
+            (Either::Right(tee), rx)
+        }
+    };
+    let facts_headers = original_headers.clone();
+    let (m, p, q, mode) = (method.clone(), path.clone(), query.clone(), shared.config.errors);
+    let request_check = tokio::spawn(async move {
+        let kept: Kept = kept.await.ok().flatten();
+        let api_key = &crate::contract::contract().api_key_header;
+        let facts = RequestFacts {
+            method: &m,
+            path: &p,
+            query: &q,
+            credential: facts_headers.contains_key(header::AUTHORIZATION)
+                || facts_headers.contains_key(api_key.as_str()),
+            content_type: header_str(&facts_headers, "content-type"),
+            body: kept.as_deref(),
+        };
+        (RequestCheck::new(&facts, mode), kept)
+    });
+
+    strip_hop_by_hop(&mut parts.headers);
+    parts.headers.remove(header::HOST);
+    parts.headers.append(header::VIA, shared.via.clone());
+    let upstream_uri = format!("{}{}{}", shared.upstream_origin, shared.upstream_prefix, target);
+    parts.uri = match upstream_uri.parse() {
+        Ok(uri) => uri,
+        Err(e) => {
+            return Ok(json_response(
+                StatusCode::BAD_REQUEST,
+                &serde_json::json!({"_tag": "ProxyError", "message": format!("{e}")}),
+            ))
+        }
+    };
+    let answer = match shared.client.request(Request::from_parts(parts, body)).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            shared.coverage.upstream_error();
+            tracing::warn!(%method, %target, "the upstream did not answer: {e:#}");
+            let body =
+                serde_json::json!({"_tag": "ProxyError", "message": format!("the upstream did not answer: {e}")});
+            return Ok(json_response(StatusCode::BAD_GATEWAY, &body));
+        }
+    };
+    let (mut answer_parts, answer_body) = answer.into_parts();
+    strip_hop_by_hop(&mut answer_parts.headers);
+    answer_parts.headers.append(header::VIA, shared.via.clone());
+    let status = answer_parts.status.as_u16();
+    let known_length = header_str(&answer_parts.headers, "content-length").and_then(|v| v.parse::<usize>().ok());
+    let whole = shared.config.strict || known_length.is_some_and(|n| n <= shared.config.body_limit);
+
+    if !whole {
+        // Streamed: checked once it has passed.
+        let (tee, kept) = Tee::new(answer_body, shared.config.body_limit);
+        let shared2 = shared.clone();
+        let headers = answer_parts.headers.clone();
+        tokio::spawn(async move {
+            let answer = kept.await.ok().flatten();
+            let Ok((check, request_body)) = request_check.await else { return };
+            let exchange =
+                Observed { method, target, original_headers, request_body, status, headers, answer, started };
+            let violations = match &exchange.answer {
+                Some(answer) => check.answer(status, header_str(&exchange.headers, "content-type"), answer),
+                None => Vec::new(),
+            };
+            observe(&shared2, &check, exchange, violations);
+        });
+        let body = tee.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>).boxed();
+        return Ok(Response::from_parts(answer_parts, body));
+    }
+
+    let bytes = match Limited::new(answer_body, shared.config.body_limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            tracing::warn!(%method, %target, "reading the upstream's answer failed: {e}");
+            shared.coverage.upstream_error();
+            let body = serde_json::json!({"_tag": "ProxyError", "message": format!("reading the upstream's answer failed (or it is larger than the proxy keeps): {e}")});
+            return Ok(json_response(StatusCode::BAD_GATEWAY, &body));
+        }
+    };
+    let (check, request_body) = match request_check.await {
+        Ok(done) => done,
+        Err(e) => {
+            tracing::error!("the request check failed: {e}");
+            return Ok(Response::from_parts(answer_parts, boxed(Full::new(bytes))));
+        }
+    };
+    let violations = check.answer(status, header_str(&answer_parts.headers, "content-type"), &bytes);
+    let response = if violations.is_empty() {
+        Response::from_parts(answer_parts.clone(), boxed(Full::new(bytes.clone())))
+    } else if shared.config.strict {
+        let body = serde_json::json!({
+            "_tag": "ContractViolations",
+            "message": format!("the upstream's answer ({status}) breaks the contract; bridge-conformance proxy --strict answers 502 instead"),
+            "operation": check.operation(),
+            "upstreamStatus": status,
+            "violations": violations,
+        });
+        let mut response = json_response(StatusCode::BAD_GATEWAY, &body);
+        if let Some(value) = header_value(&violations).and_then(|v| HeaderValue::from_str(&v).ok()) {
+            response.headers_mut().insert(HEADER, value);
+        }
+        response
+    } else {
+        let mut parts = answer_parts.clone();
+        if let Some(value) = header_value(&violations).and_then(|v| HeaderValue::from_str(&v).ok()) {
+            parts.headers.insert(HEADER, value);
+        }
+        Response::from_parts(parts, boxed(Full::new(bytes.clone())))
+    };
+    let exchange = Observed {
+        method,
+        target,
+        original_headers,
+        request_body,
+        status,
+        headers: answer_parts.headers,
+        answer: Some(bytes),
+        started,
+    };
+    observe(&shared, &check, exchange, violations);
+    Ok(response)
+}
+
+/// An exchange after its answer was forwarded.
+struct Observed {
+    method: String,
+    target: String,
+    original_headers: HeaderMap,
+    request_body: Option<Bytes>,
+    status: u16,
+    headers: HeaderMap,
+    answer: Option<Bytes>,
+    started: Instant,
+}
+
+fn observe(shared: &Shared, check: &RequestCheck, e: Observed, violations: Vec<Violation>) {
+    let operation = check.routed.as_ref().map(|r| r.op.id);
+    for v in &violations {
+        tracing::warn!(operation = %v.operation, rule = %v.rule, at = %v.at, value = v.value.as_deref().unwrap_or(""), "contract violation: {}", v.message);
+    }
+    tracing::debug!(method = %e.method, target = %e.target, status = e.status, micros = e.started.elapsed().as_micros() as u64, "exchange");
+    let request_line = format!("{} {}", e.method, e.target);
+    shared.coverage.observe(operation, &check.request_line, e.status, &violations, || {
+        let pairs = |h: &HeaderMap| -> Vec<(String, String)> {
+            h.iter().map(|(n, v)| (n.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned())).collect()
+        };
+        let (request_headers, answer_headers) = (pairs(&e.original_headers), pairs(&e.headers));
+        Example::new(
+            &request_line,
+            request_headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+            e.request_body.as_deref().unwrap_or(b"(not kept: larger than the proxy keeps)"),
+            e.status,
+            answer_headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+            e.answer.as_deref().unwrap_or(b"(not kept: larger than the proxy keeps)"),
+        )
+    });
+    if let Some(recorder) = &*shared.recorder.lock().unwrap_or_else(|e| e.into_inner()) {
+        recorder.record(crate::record::Exchange {
+            operation,
+            method: e.method,
+            target: e.target,
+            request_headers: e.original_headers,
+            request_body: e.request_body,
+            status: e.status,
+            answer_headers: e.headers,
+            answer_body: e.answer,
+            violations,
+        });
+    }
+}
