@@ -13,7 +13,10 @@
 //!   and an alias carries its target's; path parameters are declared in the order the path names them (the server
 //!   routes them by position);
 //! * every operation documents 503 [`SERVICE_UNAVAILABLE`] (or a response whose schema is a union with its
-//!   schema), the answer `bridge_server::router` gives for any operation whose implementation fails.
+//!   schema), the answer `bridge_server::router` gives for any operation whose implementation fails;
+//! * every authenticated operation documents 429 [`TOO_MANY_REQUESTS`] (or a response whose schema is a union with
+//!   its schema), the answer `bridge_server::router` gives when its admission step (a rate limit) refuses the
+//!   caller's project.
 
 use std::collections::BTreeSet;
 
@@ -26,6 +29,10 @@ const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 /// The response every operation documents as its 503 (or a response whose schema is a union that has its schema).
 pub const SERVICE_UNAVAILABLE: &str = "#/components/responses/ServiceUnavailable";
 const SERVICE_UNAVAILABLE_SCHEMA: &str = "#/components/schemas/ServiceUnavailable";
+/// The response every authenticated operation documents as its 429 (or a response whose schema is a union that has
+/// its schema).
+pub const TOO_MANY_REQUESTS: &str = "#/components/responses/TooManyRequests";
+const TOO_MANY_REQUESTS_SCHEMA: &str = "#/components/schemas/TooManyRequests";
 
 pub fn problems(doc: &Value, _ordered: &Yaml) -> Vec<String> {
     let mut lint = Lint { doc, problems: Vec::new() };
@@ -94,10 +101,21 @@ impl<'a> Lint<'a> {
                 if successes > 1 {
                     self.problems.push(format!("{at}: more than one success schema ({successes})"));
                 }
-                if !responses.and_then(|r| r.get("503")).is_some_and(|r| self.answers_service_unavailable(r)) {
+                let answers = |status: &str, response: &str, schema: &str| {
+                    responses.and_then(|r| r.get(status)).is_some_and(|r| self.answers(r, response, schema))
+                };
+                let unavailable = answers("503", SERVICE_UNAVAILABLE, SERVICE_UNAVAILABLE_SCHEMA);
+                let throttled = !self.authenticated(op) || answers("429", TOO_MANY_REQUESTS, TOO_MANY_REQUESTS_SCHEMA);
+                if !unavailable {
                     self.problems.push(format!(
                         "{at}: 503 must be `$ref: '{SERVICE_UNAVAILABLE}'` or a response whose schema is a union with `{SERVICE_UNAVAILABLE_SCHEMA}` \
                          (the server answers it for any operation)"
+                    ));
+                }
+                if !throttled {
+                    self.problems.push(format!(
+                        "{at}: 429 must be `$ref: '{TOO_MANY_REQUESTS}'` or a response whose schema is a union with `{TOO_MANY_REQUESTS_SCHEMA}` \
+                         (the server answers it for any authenticated operation whose project is over its rate limit)"
                     ));
                 }
                 for (status, response) in responses.into_iter().flatten() {
@@ -203,17 +221,24 @@ impl<'a> Lint<'a> {
         }
     }
 
-    /// Whether a 503 response is the shared `ServiceUnavailable` one, or one whose schema is a union that has the
-    /// `ServiceUnavailable` schema among its variants (the body the server sends for a failing operation decodes
-    /// into it either way).
-    fn answers_service_unavailable(&self, response: &Value) -> bool {
-        if response.get("$ref").and_then(Value::as_str) == Some(SERVICE_UNAVAILABLE) {
+    /// Whether a response is the shared response component `shared`, or one whose schema is a union that has
+    /// `schema` among its variants (the body the server sends itself, a 503 `ServiceUnavailable` or a 429
+    /// `TooManyRequests`, decodes into it either way).
+    fn answers(&self, response: &Value, shared: &str, schema: &str) -> bool {
+        if response.get("$ref").and_then(Value::as_str) == Some(shared) {
             return true;
         }
-        let schema = self.resolve(response).pointer("/content/application~1json/schema").map(|s| self.resolve(s));
-        schema.and_then(|s| s.get("oneOf")).and_then(Value::as_array).is_some_and(|variants| {
-            variants.iter().any(|v| v.get("$ref").and_then(Value::as_str) == Some(SERVICE_UNAVAILABLE_SCHEMA))
-        })
+        let union = self.resolve(response).pointer("/content/application~1json/schema").map(|s| self.resolve(s));
+        union
+            .and_then(|s| s.get("oneOf"))
+            .and_then(Value::as_array)
+            .is_some_and(|variants| variants.iter().any(|v| v.get("$ref").and_then(Value::as_str) == Some(schema)))
+    }
+
+    /// Whether an operation requires a credential: its own `security`, else the document's, is not empty.
+    fn authenticated(&self, op: &Value) -> bool {
+        let security = op.get("security").or_else(|| self.doc.get("security"));
+        security.and_then(Value::as_array).is_some_and(|requirements| !requirements.is_empty())
     }
 
     fn deref(&self, reference: &str) -> Option<&'a Value> {

@@ -10,10 +10,11 @@ use axum::body::Body;
 use axum::extract::{FromRequestParts, RawPathParams, Request};
 use axum::response::{IntoResponse, Response};
 use bridge_contract::js::JsValue;
-use bridge_contract::{Encoded, ErrorResponse, HttpApiDecodeError, Issue, IssueTag, Operation, PropertyKey};
+use bridge_contract::{Encoded, ErrorResponse, HttpApiDecodeError, Issue, IssueTag, Operation, PropertyKey, Security};
 use http::{header, StatusCode};
 use serde::{de::DeserializeOwned, Serialize};
 
+use crate::admission::{Admission, ErrorTag};
 use crate::auth::{authenticate, AuthFailure, Authenticator, Caller};
 use crate::decode::engine::{self, ErrorsMode};
 use crate::decode::shape::OperationShapes;
@@ -21,17 +22,39 @@ use crate::decode::{self, parts};
 use crate::generated::shapes;
 
 /// Server settings.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServerConfig {
     /// First failing property only (the reference framework's default), or all of them.
     pub errors: ErrorsMode,
     /// Largest request body accepted; larger ones get 413 `PayloadTooLarge`. Default 1 MiB.
     pub body_limit: usize,
+    /// Asked after authentication, before decoding, whether the request is served now (a rate limit); `None`
+    /// (the default) serves every request. See [`crate::admission`].
+    pub admission: Option<Arc<dyn Admission>>,
+}
+
+impl ServerConfig {
+    /// These settings with `admission` asked about every authenticated request. Routers made from clones of one
+    /// configuration share it (one budget per project for [`crate::router`] and [`crate::sandbox_router`]).
+    pub fn with_admission(mut self, admission: impl Admission) -> Self {
+        self.admission = Some(Arc::new(admission));
+        self
+    }
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self { errors: ErrorsMode::First, body_limit: 1024 * 1024 }
+        Self { errors: ErrorsMode::First, body_limit: 1024 * 1024, admission: None }
+    }
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("errors", &self.errors)
+            .field("body_limit", &self.body_limit)
+            .field("admission", &self.admission.as_ref().map(|_| "custom"))
+            .finish()
     }
 }
 
@@ -184,8 +207,9 @@ pub fn has_empty_segment(path: &str) -> bool {
     path.strip_prefix('/').unwrap_or(path).split('/').any(str::is_empty) && path != "/"
 }
 
-/// Routing's last word (an empty path segment matches no route), then authentication, then decoding: path
-/// parameters, body, query.
+/// Routing's last word (an empty path segment matches no route), then authentication, then admission (an
+/// authenticated request the configured [`Admission`] refuses is answered 429), then decoding: path parameters,
+/// body, query.
 async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Result<(Caller, Input<O>), Response> {
     let inner = &state.0;
     let (mut head, body) = request.into_parts();
@@ -193,6 +217,9 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
         return Err(StatusCode::NOT_FOUND.into_response());
     }
     let caller = authenticate(&*inner.auth, O::SECURITY, &head.headers).map_err(auth_failure)?;
+    if let (Some(admission), false) = (&inner.config.admission, O::SECURITY == Security::None) {
+        admission.admit(&caller, O::ID).map_err(IntoResponse::into_response)?;
+    }
     let Some(shapes) = shapes::by_operation_id(O::ID) else {
         return Err(internal(&format!("no decoder tables for {}", O::ID)));
     };
@@ -302,12 +329,30 @@ fn status(code: u16) -> StatusCode {
     StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
-/// A JSON answer.
+/// A JSON answer; an error answer (any status but 2xx) carries its `_tag` as an [`ErrorTag`] extension.
 pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
     match serde_json::to_vec(value) {
-        Ok(bytes) => json_text(status, bytes),
+        Ok(bytes) if status.is_success() => json_text(status, bytes),
+        Ok(bytes) => {
+            let tag = error_tag(&bytes);
+            let mut response = json_text(status, bytes);
+            if let Some(tag) = tag {
+                response.extensions_mut().insert(tag);
+            }
+            response
+        }
         Err(e) => internal(&format!("encoding the answer: {e}")),
     }
+}
+
+/// The `_tag` member of an encoded error body.
+fn error_tag(body: &[u8]) -> Option<ErrorTag> {
+    #[derive(serde::Deserialize)]
+    struct Tagged<'a> {
+        #[serde(rename = "_tag", borrow)]
+        tag: std::borrow::Cow<'a, str>,
+    }
+    serde_json::from_slice::<Tagged>(body).ok().map(|t| ErrorTag(t.tag.into_owned()))
 }
 
 /// A JSON answer already encoded.
