@@ -61,6 +61,8 @@ impl SpawnedSandbox {
             clock: ClockMode::Manual,
             catalogue: None,
             errors: ErrorsMode::First,
+            webhook_egress: Default::default(),
+            rate_limit: None,
         };
         let opened = bridge_sandbox::open(&config).await.context("opening the sandbox")?;
         let listener = tokio::net::TcpListener::bind(config.listen).await.context("binding a loopback port")?;

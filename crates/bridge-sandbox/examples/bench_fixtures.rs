@@ -56,6 +56,8 @@ async fn main() -> anyhow::Result<()> {
         clock: ClockMode::Manual,
         catalogue: None,
         errors: ErrorsMode::First,
+        webhook_egress: Default::default(),
+        rate_limit: None,
     };
     let opened = bridge_sandbox::open(&config).await?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;

@@ -1,5 +1,5 @@
-//! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the sandbox [`Clock`], and the
-//! counters that ids and made-up chain data come from.
+//! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the sandbox [`Clock`], the
+//! webhook egress policy, and the counters that ids and made-up chain data come from.
 
 use std::sync::Arc;
 
@@ -8,6 +8,7 @@ use bridge_contract::{DateString, WebhookEvent};
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
 use crate::counters::Counters;
+use crate::egress::WebhookEgress;
 use crate::ids;
 use crate::store::{Counter, NewEvent, Store, StoreResult};
 
@@ -15,6 +16,8 @@ pub struct Core {
     pub store: Arc<dyn Store>,
     pub catalogue: Catalogue,
     pub clock: Clock,
+    /// Where webhooks may be delivered: checked when a `webhookUrl` is given and again at delivery.
+    pub egress: WebhookEgress,
     /// One lifecycle pass at a time (`crate::bridges::advance`).
     pub(crate) pass: tokio::sync::Mutex<()>,
     counters: Counters,
@@ -22,7 +25,14 @@ pub struct Core {
 
 impl Core {
     pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock) -> Self {
-        Self { store, catalogue, clock, pass: tokio::sync::Mutex::new(()), counters: Counters::default() }
+        let egress = WebhookEgress::default();
+        Self { store, catalogue, clock, egress, pass: tokio::sync::Mutex::new(()), counters: Counters::default() }
+    }
+
+    /// This core with the webhook egress policy `egress` (the default is [`WebhookEgress::default`]).
+    pub fn with_webhook_egress(mut self, egress: WebhookEgress) -> Self {
+        self.egress = egress;
+        self
     }
 
     /// Milliseconds since the Unix epoch, on the sandbox clock.

@@ -16,6 +16,11 @@
 //! task, and at most [`PER_RECEIVER`] of them to one URL, so a slow or dead receiver never blocks the API or
 //! other receivers: it only ever holds its own few slots. Every attempt is logged and listed
 //! by `GET /sandbox/webhook-deliveries`. The sandbox speaks plain HTTP to receivers (no TLS).
+//!
+//! Every attempt obeys the webhook egress policy ([`crate::egress`]): the client resolves host names through the
+//! policy's resolver, which hands the connector only allowed addresses; an IP literal is judged before anything is
+//! sent; redirects are not followed and no proxy is used. An attempt the policy refuses connects nowhere, is
+//! recorded with the reason (`refused by the webhook egress policy: ...`) and is not retried.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,6 +31,7 @@ use bridge_contract::{DecimalNumber, WebhookEnvelope};
 use rand::Rng;
 use tokio::sync::Semaphore;
 
+use crate::egress;
 use crate::service::Sandbox;
 use crate::store::{AttemptOutcome, DeliveryClaim, DueDelivery};
 
@@ -82,7 +88,12 @@ impl Deliverer {
     /// A deliverer for the sandbox's outbox. It takes over the leases of any earlier deliverer of the data
     /// directory (one sandbox process per data directory), so what was in flight at a crash is retried at once.
     pub async fn new(sandbox: Sandbox, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build()?;
+        let http = reqwest::Client::builder()
+            .timeout(TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(sandbox.core().egress.resolver())
+            .build()?;
         sandbox.core().store.release_leases().await?;
         Ok(Self { sandbox, signer, http, slots: Arc::new(Semaphore::new(IN_FLIGHT)), busy: Default::default() })
     }
@@ -125,30 +136,10 @@ impl Deliverer {
             event_id: delivery.event_id.clone(),
             ts: DecimalNumber::try_from(ts as f64).unwrap_or_default(),
         };
-        let (status, error) = match self.signer.signed_delivery(&envelope) {
-            Err(e) => (None, Some(format!("signing failed: {e}"))),
-            Ok(signed) => {
-                let sent = self
-                    .http
-                    .post(&delivery.url)
-                    .header(reqwest::header::CONTENT_TYPE, "application/json")
-                    .header(SIGNATURE_HEADER, signed.signature)
-                    .body(signed.body)
-                    .send()
-                    .await;
-                match sent {
-                    Ok(response) if response.status().is_success() => (Some(response.status().as_u16()), None),
-                    Ok(response) => (Some(response.status().as_u16()), Some(format!("answered {}", response.status()))),
-                    Err(e) => (
-                        None,
-                        Some(if e.is_timeout() { format!("no answer within {TIMEOUT:?}") } else { format!("{e}") }),
-                    ),
-                }
-            }
-        };
+        let Attempt { status, error, refused } = self.attempt(&delivery.url, &envelope).await;
         let delivered = error.is_none();
         let at_ms = self.sandbox.now_ms();
-        let next_ms = if delivered || delivery.attempt >= MAX_ATTEMPTS {
+        let next_ms = if delivered || refused || delivery.attempt >= MAX_ATTEMPTS {
             None
         } else {
             Some(at_ms + backoff_ms(delivery.attempt, rand::rng().random_range(-1.0..=1.0)))
@@ -167,7 +158,60 @@ impl Deliverer {
         let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms };
         Ok(self.sandbox.core().store.record_attempt(&delivery, &outcome).await?)
     }
+
+    /// One POST of the signed envelope to `url`, unless the egress policy refuses its address.
+    async fn attempt(&self, url: &str, envelope: &WebhookEnvelope) -> Attempt {
+        let egress = &self.sandbox.core().egress;
+        if let Err(refusal) = reqwest::Url::parse(url).map_or(Ok(()), |url| egress.check_literal(&url)) {
+            return Attempt::refused(&refusal);
+        }
+        let signed = match self.signer.signed_delivery(envelope) {
+            Ok(signed) => signed,
+            Err(e) => return Attempt::failed(None, format!("signing failed: {e}")),
+        };
+        let sent = self
+            .http
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(SIGNATURE_HEADER, signed.signature)
+            .body(signed.body)
+            .send()
+            .await;
+        match sent {
+            Ok(response) if response.status().is_success() => {
+                Attempt { status: Some(response.status().as_u16()), error: None, refused: false }
+            }
+            Ok(response) => {
+                Attempt::failed(Some(response.status().as_u16()), format!("answered {}", response.status()))
+            }
+            Err(e) => match egress::refusal_in(&e) {
+                Some(refusal) => Attempt::refused(refusal),
+                None if e.is_timeout() => Attempt::failed(None, format!("no answer within {TIMEOUT:?}")),
+                None => Attempt::failed(None, format!("{e}")),
+            },
+        }
+    }
 }
+
+/// What one attempt came to: the answer's status, why it failed, and whether the egress policy refused it.
+struct Attempt {
+    status: Option<u16>,
+    error: Option<String>,
+    refused: bool,
+}
+
+impl Attempt {
+    fn failed(status: Option<u16>, error: String) -> Self {
+        Self { status, error: Some(error), refused: false }
+    }
+
+    fn refused(refusal: &egress::Refusal) -> Self {
+        Self { status: None, error: Some(format!("{REFUSED_PREFIX}{refusal}")), refused: true }
+    }
+}
+
+/// How the recorded error of a refused attempt starts.
+pub const REFUSED_PREFIX: &str = "refused by the webhook egress policy, nothing sent: ";
 
 #[cfg(test)]
 mod tests {

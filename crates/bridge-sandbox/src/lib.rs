@@ -31,12 +31,14 @@ pub mod counters;
 pub mod delivery;
 pub mod deposits;
 pub mod docs;
+pub mod egress;
 pub mod feed;
 pub mod ids;
 pub mod keys;
 pub mod lifecycle;
 pub mod pricing;
 pub mod quotes;
+pub mod rate_limit;
 pub mod records;
 pub mod routing;
 pub mod service;
@@ -65,12 +67,18 @@ pub struct SandboxConfig {
     pub clock: clock::ClockMode,
     pub catalogue: Option<PathBuf>,
     pub errors: ErrorsMode,
+    /// Where webhook deliveries may connect (`--webhook-egress`, `--webhook-allow`).
+    pub webhook_egress: egress::WebhookEgress,
+    /// Each project's request rate limit (`--rate-limit`, `--rate-limit-burst`); `None`: no limit.
+    pub rate_limit: Option<rate_limit::RateLimit>,
 }
 
 /// The sandbox over its store: store, keys, catalogue and clock, ready to serve.
 pub struct Opened {
     pub sandbox: Sandbox,
     pub keys: keys::Keys,
+    /// Each project's request rate limit, which [`app`] enforces.
+    pub rate_limit: Option<rate_limit::RateLimit>,
 }
 
 /// The store and the signing keys of a data directory or a PostgreSQL database.
@@ -100,16 +108,21 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     let clock = clock::Clock::new(config.clock, None);
     let (value, floor) = store.sync_clock(clock.take_sync()).await?;
     clock.adopt(value, floor);
-    let sandbox = Sandbox::new(store, catalogue, clock, keys.webhook.served_public_key(), keys.jwt_secret.clone());
-    Ok(Opened { sandbox, keys })
+    let core = core::Core::new(store, catalogue, clock).with_webhook_egress(config.webhook_egress.clone());
+    let sandbox = Sandbox::new(core, keys.webhook.served_public_key(), keys.jwt_secret.clone());
+    Ok(Opened { sandbox, keys, rate_limit: config.rate_limit })
 }
 
 /// The whole HTTP application: the contract's routes and the sandbox helpers (a panicking handler answers 503, see
-/// [`bridge_server::router`] and [`bridge_server::sandbox_router`]), `/openapi.json`, `/docs`, tracing.
+/// [`bridge_server::router`] and [`bridge_server::sandbox_router`]; with a rate limit, one budget per project for
+/// both), `/openapi.json`, `/docs`, tracing.
 pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
     let jwt = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
     let auth = api_keys::SandboxAuthenticator { jwt, keys: opened.sandbox.api_keys().clone() };
-    let config = ServerConfig { errors, ..ServerConfig::default() };
+    let mut config = ServerConfig { errors, ..ServerConfig::default() };
+    if let Some(limit) = opened.rate_limit {
+        config = config.with_admission(limit.limiter());
+    }
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
         .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))
         .merge(docs::routes())
@@ -137,6 +150,7 @@ pub async fn serve_on(
     let sandbox = opened.sandbox.clone();
     let address = listener.local_addr()?;
     tracing::info!(%address, clock = ?sandbox.clock().mode(), "bridge sandbox serving; API reference at http://{address}/docs");
+    tracing::info!(egress = ?sandbox.core().egress, rate_limit = ?opened.rate_limit, "webhook egress and rate limit");
     // The lifecycle runs on its own: due bridges move on as the clock passes their time.
     let ticker = tokio::spawn({
         let sandbox = sandbox.clone();

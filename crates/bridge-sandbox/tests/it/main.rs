@@ -11,7 +11,9 @@
 //!   address's own views, API keys);
 //! * [`fuzz_corpus`]: the fuzz targets' corpora replayed on the stable toolchain;
 //! * [`sdk`]: the production service's official TypeScript SDK against a fresh sandbox, and the production
-//!   payload fixtures against the pinned SDK's types.
+//!   payload fixtures against the pinned SDK's types;
+//! * [`rate_limits`] and [`egress`]: a sandbox shared by many projects: per-project rate limits (429
+//!   `TooManyRequests`), and the webhook egress policy (refusals when a `webhookUrl` is given and at delivery).
 //!
 //! [`support`] starts a sandbox on a free loopback port, over SQLite or over a database of the throw-away
 //! PostgreSQL server of [`pg`]; `support::both_stores!` runs a store-behaviour test on each (`name::sqlite`,
@@ -21,10 +23,12 @@
 mod beyond_spec;
 mod bridge_versions;
 mod counters;
+mod egress;
 mod feed_store;
 mod fuzz_corpus;
 mod pg;
 mod pricing;
+mod rate_limits;
 mod scenarios;
 mod sdk;
 mod support;

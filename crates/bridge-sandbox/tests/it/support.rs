@@ -49,6 +49,8 @@ impl TestStore {
             clock: ClockMode::Manual,
             catalogue: None,
             errors: ErrorsMode::First,
+            webhook_egress: Default::default(),
+            rate_limit: None,
         }
     }
 }
@@ -92,6 +94,8 @@ impl Running {
             clock: ClockMode::Manual,
             catalogue: None,
             errors: ErrorsMode::First,
+            webhook_egress: Default::default(),
+            rate_limit: None,
         };
         Self::with(config).await
     }
@@ -105,6 +109,8 @@ impl Running {
             clock: ClockMode::Manual,
             catalogue: Some(catalogue.to_owned()),
             errors: ErrorsMode::First,
+            webhook_egress: Default::default(),
+            rate_limit: None,
         };
         Self::with(config).await
     }
@@ -114,7 +120,8 @@ impl Running {
         Self::with(store.config()).await
     }
 
-    async fn with(config: SandboxConfig) -> Self {
+    /// A sandbox as `config` says (a rate limit, a webhook egress policy, ...).
+    pub async fn with(config: SandboxConfig) -> Self {
         let opened = bridge_sandbox::open(&config).await.expect("the sandbox opens");
         let keys = opened.keys.clone();
         let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
@@ -148,7 +155,12 @@ impl Running {
 
     /// A bearer token of `project` that this sandbox's keys sign.
     pub fn credentials_of(&self, project: &str) -> Credentials {
-        Credentials::bearer(bridge_sandbox::token_for(&self.keys, project, false, Duration::from_secs(3600)).unwrap())
+        Credentials::bearer(self.token_of(project))
+    }
+
+    /// The JWT of [`Running::credentials_of`].
+    pub fn token_of(&self, project: &str) -> String {
+        bridge_sandbox::token_for(&self.keys, project, false, Duration::from_secs(3600)).unwrap()
     }
 
     pub async fn stop(mut self) {

@@ -127,32 +127,22 @@ async fn without_admission_nothing_is_refused() {
 async fn every_error_answer_carries_its_tag() {
     let config = ServerConfig { body_limit: 200, ..ServerConfig::default() }.with_admission(RefuseThrottled::default());
     let (app, _) = common::app(config.clone());
-    let cases: [(&str, &str, Option<String>, String, u16, Option<&str>); 8] = [
-        ("GET", "/bridge/history/user?page=1&limit=1", None, String::new(), 401, Some("Unauthorized")),
-        (
-            "GET",
-            "/bridge/history/user?page=1&limit=1",
-            Some("Bearer a.b.c".into()),
-            String::new(),
-            400,
-            Some("InvalidJwt"),
-        ),
-        ("POST", "/bridge/quote/user", bearer("project-a"), "{".into(), 400, Some("HttpApiDecodeError")),
-        ("POST", "/bridge/quote/user", bearer("project-a"), "x".repeat(300), 413, Some("PayloadTooLarge")),
-        (
-            "POST",
-            "/bridge/quote/user",
-            bearer("project-a"),
-            common::quote_body().to_string(),
-            422,
-            Some("InvalidRequest"),
-        ),
-        ("POST", "/bridge/quote/user", bearer("throttled"), "{}".into(), 429, Some("TooManyRequests")),
-        ("GET", "/webhook/public-key", None, String::new(), 200, None),
-        ("GET", "/no/such/path", bearer("project-a"), String::new(), 404, None),
+    const HISTORY: &str = "/bridge/history/user?page=1&limit=1";
+    const QUOTE: &str = "/bridge/quote/user";
+    let quote = common::quote_body().to_string();
+    // (method, uri, Authorization, body, status, tag)
+    let cases = [
+        ("GET", HISTORY, None, "", 401, Some("Unauthorized")),
+        ("GET", HISTORY, Some("Bearer a.b.c".to_owned()), "", 400, Some("InvalidJwt")),
+        ("POST", QUOTE, bearer("project-a"), "{", 400, Some("HttpApiDecodeError")),
+        ("POST", QUOTE, bearer("project-a"), &"x".repeat(300), 413, Some("PayloadTooLarge")),
+        ("POST", QUOTE, bearer("project-a"), &quote, 422, Some("InvalidRequest")),
+        ("POST", QUOTE, bearer("throttled"), "{}", 429, Some("TooManyRequests")),
+        ("GET", "/webhook/public-key", None, "", 200, None),
+        ("GET", "/no/such/path", bearer("project-a"), "", 404, None),
     ];
     for (method, uri, authorization, body, status, tag) in cases {
-        let response = send(&app, method, uri, authorization, &body).await;
+        let response = send(&app, method, uri, authorization, body).await;
         assert_eq!(response.status().as_u16(), status, "{method} {uri}");
         assert_eq!(response.extensions().get::<ErrorTag>().map(ErrorTag::as_str), tag, "{method} {uri}");
     }
