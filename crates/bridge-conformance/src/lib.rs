@@ -27,6 +27,9 @@
 //! * **auth**: every operation by its `security`, from `bridge_contract::every_operation!`.
 //! * **behaviour**, **isolation** (`--other-token`), **lifecycle** and **webhook** deliveries
 //!   (`--sandbox-helpers`): what a client relies on beyond shapes.
+//! * **limits** (`--rate-limited`, or a second spawned sandbox with a low limit): a project over its request rate
+//!   limit gets 429 `TooManyRequests` with `retryAfter` and `Retry-After`, another project does not, and the
+//!   project is served again after the wait.
 //!
 //! Checks run one at a time and each makes its own quotes, bridges and addresses (with names unique to the run),
 //! so any subset runs alone and earlier runs do not interfere. Against a shared deployment, use dedicated test
@@ -42,7 +45,7 @@ pub mod report;
 pub mod runner;
 pub mod spawn;
 
-pub use config::{Fixtures, RunConfig};
+pub use config::{Fixtures, RateLimited, RunConfig};
 pub use report::{CheckResult, Report};
 pub use runner::{run, select};
 pub use spawn::SpawnedSandbox;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bridge_conformance::{run, Fixtures, RunConfig, SpawnedSandbox};
+use bridge_conformance::{run, Fixtures, RateLimited, RunConfig, SpawnedSandbox};
 use bridge_server::ErrorsMode;
 use clap::{ArgGroup, Parser, ValueEnum};
 
@@ -26,10 +26,11 @@ use clap::{ArgGroup, Parser, ValueEnum};
 ///   cargo run -p bridge-conformance --features https -- \
 ///       --base-url https://bridge.staging.example.com --junit conformance.xml
 ///
-/// Add --expired-token (an expired JWT of your issuer) for the expired-token checks. The fixtures (chains,
-/// tokens, addresses, amounts) default to production ids that the sandbox also serves; change them with the
-/// options below if your catalogue differs. Checks that need something not given (--other-token,
-/// --sandbox-helpers, --expired-token) are not run, and the log says how many.
+/// Add --expired-token (an expired JWT of your issuer) for the expired-token checks, and --rate-limited when the
+/// deployment limits each project's request rate (the `limits` checks: 429 TooManyRequests, run last). The
+/// fixtures (chains, tokens, addresses, amounts) default to production ids that the sandbox also serves; change
+/// them with the options below if your catalogue differs. Checks that need something not given (--other-token,
+/// --sandbox-helpers, --expired-token, --rate-limited) are not run, and the log says how many.
 ///
 /// Everything at once against a throw-away local sandbox (the workspace tests run this in CI):
 ///
@@ -63,9 +64,15 @@ struct Cli {
     sandbox_helpers: bool,
 
     /// Start a sandbox on a free loopback port (temporary data directory, manual clock), mint its tokens, run
-    /// every check against it (implies --sandbox-helpers), and stop it.
-    #[arg(long, conflicts_with_all = ["base_url", "token", "other_token", "expired_token"])]
+    /// every check against it (implies --sandbox-helpers), and stop it. The `limits` checks run against a second
+    /// sandbox started with a per-project rate limit (1 request per second, 3 at once).
+    #[arg(long, conflicts_with_all = ["base_url", "token", "other_token", "expired_token", "rate_limited"])]
     spawn_sandbox: bool,
+
+    /// The deployment limits each project's request rate (429 TooManyRequests beyond it): run the `limits`
+    /// checks against it, with --token (and --other-token). They spend the project's budget, so they run last.
+    #[arg(long)]
+    rate_limited: bool,
 
     /// Run only the checks whose name has PATTERN as whole `::` segments (`isolation`, `quoteBridge`,
     /// `schema::getBridge`), or matches it as a glob when it has `*`. Repeatable.
@@ -168,13 +175,16 @@ async fn go(cli: &Cli) -> anyhow::Result<bridge_conformance::Report> {
     let mut stdout = std::io::stdout();
     let (report, target) = if cli.spawn_sandbox {
         let sandbox = SpawnedSandbox::start().await?;
+        let limited = SpawnedSandbox::start_rate_limited().await?;
         let mut config = cli.config(&sandbox.base_url, &sandbox.token);
         let spawned = sandbox.run_config();
         config.other_token = spawned.other_token;
         config.expired_token = spawned.expired_token;
         config.sandbox_helpers = true;
+        config.rate_limited = Some(limited.rate_limited());
         let report = run(&config, &mut stdout).await;
         sandbox.stop().await?;
+        limited.stop().await?;
         (report?, config.base_url)
     } else {
         let base_url = cli.base_url.clone().unwrap_or_default();
@@ -185,7 +195,11 @@ async fn go(cli: &Cli) -> anyhow::Result<bridge_conformance::Report> {
         if base_url.starts_with("https://") && !cfg!(feature = "https") {
             anyhow::bail!("{base_url} is HTTPS: build with the `https` feature (cargo run -p bridge-conformance --features https -- ...)");
         }
-        let config = cli.config(&base_url, &token);
+        let mut config = cli.config(&base_url, &token);
+        if cli.rate_limited {
+            let other_token = cli.other_token.clone();
+            config.rate_limited = Some(RateLimited { base_url: base_url.clone(), token, other_token });
+        }
         (run(&config, &mut stdout).await?, base_url)
     };
     stdout.flush()?;

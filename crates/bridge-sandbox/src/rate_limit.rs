@@ -42,6 +42,16 @@ impl RateLimit {
         Some(Self { per_second, burst: burst.unwrap_or(one_second) })
     }
 
+    /// `per_second` whole requests per second, `burst` at once (both at least 1).
+    pub const fn fixed(per_second: u32, burst: u32) -> Self {
+        let burst = match NonZeroU32::new(burst) {
+            Some(burst) => burst,
+            None => NonZeroU32::MIN,
+        };
+        let per_second = if per_second == 0 { 1.0 } else { per_second as f64 };
+        Self { per_second, burst }
+    }
+
     pub fn per_second(&self) -> f64 {
         self.per_second
     }
