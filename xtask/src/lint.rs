@@ -477,3 +477,59 @@ fn follow<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
 fn is_beyond_spec(op: &Value) -> bool {
     op.get("x-beyond-spec").and_then(Value::as_bool) == Some(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    /// A document with one operation whose `security` and 429 are `security` and `too_many`.
+    fn document(security: Option<Value>, too_many: Option<Value>) -> Value {
+        let mut op = json!({
+            "operationId": "readThing",
+            "responses": {"503": {"$ref": super::SERVICE_UNAVAILABLE}},
+        });
+        if let Some(security) = security {
+            op["security"] = security;
+        }
+        if let Some(response) = too_many {
+            op["responses"]["429"] = response;
+        }
+        json!({
+            "security": [{"bearerAuth": []}],
+            "paths": {"/thing": {"get": op}},
+            "components": {
+                "responses": {
+                    "ServiceUnavailable": {"description": "down"},
+                    "TooManyRequests": {"description": "slow down"},
+                },
+                "schemas": {
+                    "ServiceUnavailable": {"type": "object"},
+                    "TooManyRequests": {"type": "object"},
+                    "Other": {"type": "object"},
+                    "Either": {
+                        "oneOf": [{"$ref": "#/components/schemas/Other"}, {"$ref": super::TOO_MANY_REQUESTS_SCHEMA}],
+                    },
+                },
+            },
+        })
+    }
+
+    fn about_429(doc: &Value) -> Vec<String> {
+        super::problems(doc, &crate::bundle::Yaml::Null).into_iter().filter(|p| p.contains("429")).collect()
+    }
+
+    #[test]
+    fn every_authenticated_operation_documents_429() {
+        let missing = about_429(&document(None, None));
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert!(missing[0].starts_with("GET /thing: 429 must be"), "{missing:?}");
+        assert!(about_429(&document(None, Some(json!({"$ref": super::TOO_MANY_REQUESTS})))).is_empty());
+        let union = json!({"description": "either", "content": {"application/json": {"schema":
+            {"$ref": "#/components/schemas/Either"}}}});
+        assert!(about_429(&document(None, Some(union))).is_empty(), "a union with TooManyRequests");
+        let other = json!({"description": "other", "content": {"application/json": {"schema":
+            {"$ref": "#/components/schemas/Other"}}}});
+        assert_eq!(about_429(&document(None, Some(other))).len(), 1, "another 429 is not enough");
+        assert!(about_429(&document(Some(json!([])), None)).is_empty(), "no security: not limited");
+    }
+}
