@@ -8,8 +8,9 @@
 //! a `Retry-After` header in whole seconds, rounded up (what `bridge-client`'s retry waits for). Operations
 //! without `security` (the public key, the configs, ...) name no project and are never asked about.
 //!
-//! Every error answer the server writes also carries its `_tag` as an [`ErrorTag`] response extension, for a
-//! layer that counts answers by kind (429s by reason: `TooManyRequests` or `DepositAddressRateLimitExceeded`).
+//! Like every error answer of the server, the 429 carries its `_tag` as a [`crate::ErrorTag`] response extension,
+//! so a layer counting answers by kind tells `TooManyRequests` (the rate limit) from
+//! `DepositAddressRateLimitExceeded` (an address quota).
 
 use std::time::Duration;
 
@@ -57,18 +58,6 @@ impl IntoResponse for Throttled {
         let mut response = crate::serve::json(StatusCode::TOO_MANY_REQUESTS, &body);
         response.headers_mut().insert(header::RETRY_AFTER, header_value);
         response
-    }
-}
-
-/// The `_tag` of an error answer (`InvalidJwt`, `TooManyRequests`, `DepositAddressRateLimitExceeded`, ...), set as
-/// a response extension on every error answer the server writes (not on 404s of unknown paths, which have no
-/// body). A metrics layer reads it with `response.extensions().get::<ErrorTag>()`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ErrorTag(pub String);
-
-impl ErrorTag {
-    pub fn as_str(&self) -> &str {
-        &self.0
     }
 }
 

@@ -120,13 +120,13 @@ pub mod decode;
 mod generated;
 pub mod serve;
 
-pub use admission::{Admission, ErrorTag, Throttled};
+pub use admission::{Admission, Throttled};
 pub use auth::{AuthFailure, Authenticator, Caller, Claims, JwtAuthenticator};
 pub use decode::ErrorsMode;
 pub use generated::api::{BridgeApi, SandboxApi};
 /// The decoder tables of every operation (generated), for tools that build requests from the schema.
 pub use generated::shapes;
-pub use serve::{Answer, ServerConfig};
+pub use serve::{Answer, ErrorTag, ServerConfig};
 
 /// An axum router serving every operation of the document over `api`. Unknown paths and wrong methods answer
 /// 404 with an empty body; a method that panics answers 503 `ServiceUnavailable` (the panic is logged as an

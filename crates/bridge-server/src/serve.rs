@@ -14,7 +14,7 @@ use bridge_contract::{Encoded, ErrorResponse, HttpApiDecodeError, Issue, IssueTa
 use http::{header, StatusCode};
 use serde::{de::DeserializeOwned, Serialize};
 
-use crate::admission::{Admission, ErrorTag};
+use crate::admission::Admission;
 use crate::auth::{authenticate, AuthFailure, Authenticator, Caller};
 use crate::decode::engine::{self, ErrorsMode};
 use crate::decode::shape::OperationShapes;
@@ -127,6 +127,12 @@ impl<T> From<Encoded<T>> for Answer<T> {
         Self::Encoded(json)
     }
 }
+
+/// The `_tag` of an error answer's JSON body (`DepositAddressRateLimitExceeded`, `HttpApiDecodeError`, ...), in the
+/// extensions of every error answer this crate encodes, so that layers around the router can count errors by kind
+/// without reading bodies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorTag(pub String);
 
 /// Serves one operation. `R` is the operation's answer type in the trait: `O::Response`, or [`Answer`] of it for
 /// an operation marked `x-encoded-answer`.
@@ -329,15 +335,15 @@ fn status(code: u16) -> StatusCode {
     StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
-/// A JSON answer; an error answer (any status but 2xx) carries its `_tag` as an [`ErrorTag`] extension.
+/// A JSON answer; an error answer (4xx, 5xx) carries its body's `_tag` as [`ErrorTag`].
 pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
     match serde_json::to_vec(value) {
-        Ok(bytes) if status.is_success() => json_text(status, bytes),
         Ok(bytes) => {
-            let tag = error_tag(&bytes);
             let mut response = json_text(status, bytes);
-            if let Some(tag) = tag {
-                response.extensions_mut().insert(tag);
+            if status.is_client_error() || status.is_server_error() {
+                if let Some(tag) = error_tag(value) {
+                    response.extensions_mut().insert(ErrorTag(tag));
+                }
             }
             response
         }
@@ -345,14 +351,15 @@ pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
     }
 }
 
-/// The `_tag` member of an encoded error body.
-fn error_tag(body: &[u8]) -> Option<ErrorTag> {
-    #[derive(serde::Deserialize)]
-    struct Tagged<'a> {
-        #[serde(rename = "_tag", borrow)]
-        tag: std::borrow::Cow<'a, str>,
+/// The `_tag` member of an error value, read from the value (error answers only: they are small).
+fn error_tag<T: Serialize>(value: &T) -> Option<String> {
+    match serde_json::to_value(value).ok()? {
+        serde_json::Value::Object(mut members) => match members.remove("_tag")? {
+            serde_json::Value::String(tag) => Some(tag),
+            _ => None,
+        },
+        _ => None,
     }
-    serde_json::from_slice::<Tagged>(body).ok().map(|t| ErrorTag(t.tag.into_owned()))
 }
 
 /// A JSON answer already encoded.
