@@ -61,14 +61,19 @@ pub struct Needs {
     pub other: bool,
     /// `--expired-token`.
     pub expired: bool,
+    /// `--revoked-api-key`.
+    pub revoked_key: bool,
+    /// `--revoked-key-token`.
+    pub revoked_token: bool,
 }
 
 impl Needs {
-    pub const NOTHING: Needs = Needs { helpers: false, other: false, expired: false };
-    pub const HELPERS: Needs = Needs { helpers: true, other: false, expired: false };
-    pub const OTHER: Needs = Needs { helpers: false, other: true, expired: false };
-    pub const OTHER_AND_HELPERS: Needs = Needs { helpers: true, other: true, expired: false };
-    pub const EXPIRED: Needs = Needs { helpers: false, other: false, expired: true };
+    pub const NOTHING: Needs =
+        Needs { helpers: false, other: false, expired: false, revoked_key: false, revoked_token: false };
+    pub const HELPERS: Needs = Needs { helpers: true, ..Needs::NOTHING };
+    pub const OTHER: Needs = Needs { other: true, ..Needs::NOTHING };
+    pub const OTHER_AND_HELPERS: Needs = Needs { helpers: true, other: true, ..Needs::NOTHING };
+    pub const EXPIRED: Needs = Needs { expired: true, ..Needs::NOTHING };
 
     pub(crate) fn met_by(&self, config: &RunConfig) -> Result<(), &'static str> {
         if self.helpers && !config.sandbox_helpers {
@@ -79,6 +84,12 @@ impl Needs {
         }
         if self.expired && config.expired_token.is_none() {
             return Err("--expired-token");
+        }
+        if self.revoked_key && config.revoked_api_key.is_none() {
+            return Err("--revoked-api-key");
+        }
+        if self.revoked_token && config.revoked_key_token.is_none() {
+            return Err("--revoked-key-token");
         }
         Ok(())
     }

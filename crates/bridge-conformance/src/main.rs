@@ -26,10 +26,12 @@ use clap::{ArgGroup, Parser, ValueEnum};
 ///   cargo run -p bridge-conformance --features https -- \
 ///       --base-url https://bridge.staging.example.com --junit conformance.xml
 ///
-/// Add --expired-token (an expired JWT of your issuer) for the expired-token checks. The fixtures (chains,
+/// Add --expired-token (an expired JWT of your issuer) for the expired-token checks, and --revoked-api-key (a
+/// revoked API key) with --revoked-key-token (a JWT exchanged from it before) for the revocation checks. The fixtures (chains,
 /// tokens, addresses, amounts) default to production ids that the sandbox also serves; change them with the
 /// options below if your catalogue differs. Checks that need something not given (--other-token,
-/// --sandbox-helpers, --expired-token) are not run, and the log says how many.
+/// --sandbox-helpers, --expired-token, --revoked-api-key, --revoked-key-token) are not run, and the log says how
+/// many.
 ///
 /// Everything at once against a throw-away local sandbox (the workspace tests run this in CI):
 ///
@@ -57,6 +59,16 @@ struct Cli {
     #[arg(long, env = "BRIDGE_CONFORMANCE_EXPIRED_TOKEN", hide_env_values = true)]
     expired_token: Option<String>,
 
+    /// An API key of the deployment that was revoked: enables the checks that the exchange
+    /// (POST /authentication/auth/apiKey) and the event feed (x-api-key) refuse it with 401 Unauthorized.
+    #[arg(long, env = "BRIDGE_CONFORMANCE_REVOKED_API_KEY", hide_env_values = true)]
+    revoked_api_key: Option<String>,
+
+    /// A bearer JWT exchanged from that key before it was revoked: enables the checks that every authenticated
+    /// operation refuses it with 401 Unauthorized.
+    #[arg(long, env = "BRIDGE_CONFORMANCE_REVOKED_KEY_TOKEN", hide_env_values = true)]
+    revoked_key_token: Option<String>,
+
     /// The deployment serves the sandbox helper endpoints (a bridge-sandbox on this machine): enables the
     /// lifecycle and webhook-delivery checks (deliveries go to a receiver on 127.0.0.1).
     #[arg(long)]
@@ -64,7 +76,7 @@ struct Cli {
 
     /// Start a sandbox on a free loopback port (temporary data directory, manual clock), mint its tokens, run
     /// every check against it (implies --sandbox-helpers), and stop it.
-    #[arg(long, conflicts_with_all = ["base_url", "token", "other_token", "expired_token"])]
+    #[arg(long, conflicts_with_all = ["base_url", "token", "other_token", "expired_token", "revoked_api_key", "revoked_key_token"])]
     spawn_sandbox: bool,
 
     /// Run only the checks whose name has PATTERN as whole `::` segments (`isolation`, `quoteBridge`,
@@ -123,6 +135,8 @@ impl Cli {
         let mut config = RunConfig::new(base_url, token);
         config.other_token = self.other_token.clone();
         config.expired_token = self.expired_token.clone();
+        config.revoked_api_key = self.revoked_api_key.clone();
+        config.revoked_key_token = self.revoked_key_token.clone();
         config.sandbox_helpers = self.sandbox_helpers;
         config.only = self.only.clone();
         config.errors = match self.errors {
@@ -172,6 +186,8 @@ async fn go(cli: &Cli) -> anyhow::Result<bridge_conformance::Report> {
         let spawned = sandbox.run_config();
         config.other_token = spawned.other_token;
         config.expired_token = spawned.expired_token;
+        config.revoked_api_key = spawned.revoked_api_key;
+        config.revoked_key_token = spawned.revoked_key_token;
         config.sandbox_helpers = true;
         let report = run(&config, &mut stdout).await;
         sandbox.stop().await?;

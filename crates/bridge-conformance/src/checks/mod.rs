@@ -48,6 +48,8 @@ mod tests {
         config.sandbox_helpers = true;
         config.other_token = Some("o".into());
         config.expired_token = Some("e".into());
+        config.revoked_api_key = Some("k".into());
+        config.revoked_key_token = Some("t".into());
         let checks = all(&config);
         let mut names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
         let total = names.len();

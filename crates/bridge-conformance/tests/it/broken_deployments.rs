@@ -13,7 +13,7 @@ use bridge_conformance::{run, Report, SpawnedSandbox};
 use bridge_contract::operations::*;
 use bridge_contract::*;
 use bridge_sandbox::Sandbox;
-use bridge_server::{Answer, BridgeApi, Caller, ErrorsMode, JwtAuthenticator, ServerConfig};
+use bridge_server::{Answer, BridgeApi, Caller, ErrorsMode, ServerConfig};
 use serde_json::{json, Value};
 
 async fn run_only(sandbox: &SpawnedSandbox, only: &[&str]) -> Report {
@@ -318,7 +318,7 @@ impl BridgeApi for Broken {
 /// The sandbox with one break in its `BridgeApi`; its helpers (`SandboxApi`) are the sandbox's own.
 async fn broken(fault: Break) -> SpawnedSandbox {
     SpawnedSandbox::start_with(move |opened| {
-        let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
+        let auth = opened.access.clone();
         let config = ServerConfig::default();
         bridge_server::router(Broken::new(opened.sandbox.clone(), fault), auth.clone(), config.clone())
             .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bridge_client::{Client, Credentials};
+use bridge_sandbox::access::Access;
 use bridge_sandbox::clock::ClockMode;
-use bridge_sandbox::keys::Keys;
 use bridge_sandbox::store::{SqliteStore, Store};
 use bridge_sandbox::SandboxConfig;
 use bridge_server::ErrorsMode;
@@ -78,7 +78,8 @@ pub(crate) use both_stores;
 
 pub struct Running {
     pub base_url: String,
-    keys: Keys,
+    /// The instance's access control (its view of projects, keys and signing keys).
+    pub access: Access,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
@@ -116,14 +117,14 @@ impl Running {
 
     async fn with(config: SandboxConfig) -> Self {
         let opened = bridge_sandbox::open(&config).await.expect("the sandbox opens");
-        let keys = opened.keys.clone();
+        let access = opened.access.clone();
         let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
         let base_url = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(bridge_sandbox::serve_on(opened, listener, ErrorsMode::First, async move {
             let _ = rx.await;
         }));
-        Self { base_url, keys, stop: Some(tx), task }
+        Self { base_url, access, stop: Some(tx), task }
     }
 
     /// A sandbox whose manual clock starts at `start_ms` (instead of the wall clock): every date it writes, like
@@ -148,7 +149,7 @@ impl Running {
 
     /// A bearer token of `project` that this sandbox's keys sign.
     pub fn credentials_of(&self, project: &str) -> Credentials {
-        Credentials::bearer(bridge_sandbox::token_for(&self.keys, project, false, Duration::from_secs(3600)).unwrap())
+        Credentials::bearer(self.access.session_token(project, false).unwrap())
     }
 
     pub async fn stop(mut self) {
