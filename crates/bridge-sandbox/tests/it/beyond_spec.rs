@@ -13,7 +13,7 @@ use bridge_contract::*;
 const EVM_A: &str = "0x1111111111111111111111111111111111111111";
 const EVM_B: &str = "0x2222222222222222222222222222222222222222";
 
-fn quote_request() -> BridgeQuoteRequest {
+pub(crate) fn quote_request() -> BridgeQuoteRequest {
     BridgeQuoteRequest {
         token: "USDC".into(),
         chain_in: "ETHEREUM".into(),
@@ -30,7 +30,7 @@ fn quote_request() -> BridgeQuoteRequest {
 }
 
 /// A committed (PENDING) bridge; its id.
-async fn committed(client: &Client) -> String {
+pub(crate) async fn committed(client: &Client) -> String {
     let quote = client.quote_bridge(&quote_request()).await.unwrap();
     let id = quote.quote_id().to_owned();
     client.commit_quote(&id).await.unwrap();

@@ -41,6 +41,32 @@ impl TestStore {
         }
     }
 
+    /// The operator's side of this store, opened on its own (as the `bridge-sandbox` commands open it from another
+    /// process), changes audited as made by `actor`.
+    pub async fn admin(&self, actor: &str) -> bridge_sandbox::admin::Admin {
+        let url = self.database.as_ref().map(|(_, url)| url.as_str());
+        let store = bridge_sandbox::open_store(self.dir.path(), url).await.expect("the store opens");
+        bridge_sandbox::admin::Admin::new(store, actor)
+    }
+
+    /// The `bridge-sandbox` command-line options that name this store.
+    pub fn cli_args(&self) -> Vec<String> {
+        match &self.database {
+            Some((_, url)) => vec!["--database-url".into(), url.clone()],
+            None => vec!["--data".into(), self.dir.path().display().to_string()],
+        }
+    }
+
+    /// The data directory (unused on PostgreSQL but for the webhook key of `Running::on`).
+    pub fn data_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The database URL, on PostgreSQL.
+    pub fn database_url(&self) -> Option<&str> {
+        self.database.as_ref().map(|(_, url)| url.as_str())
+    }
+
     pub fn config(&self) -> SandboxConfig {
         SandboxConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
