@@ -289,8 +289,7 @@ impl Authenticator for Access {
 
 /// Polls the access version every [`REFRESH`] and flushes use every [`FLUSH`], until the access is dropped.
 async fn refresh_loop(access: Weak<Inner>) {
-    let flush_every = (FLUSH.as_millis() / REFRESH.as_millis()).max(1) as u64;
-    let mut ticks = 0u64;
+    let mut flushed = std::time::Instant::now();
     loop {
         tokio::time::sleep(REFRESH).await;
         let Some(inner) = access.upgrade() else { return };
@@ -298,8 +297,8 @@ async fn refresh_loop(access: Weak<Inner>) {
         if let Err(e) = access.refresh().await {
             tracing::warn!(error = %e, "refreshing the access view failed");
         }
-        ticks += 1;
-        if ticks % flush_every == 0 {
+        if flushed.elapsed() >= FLUSH {
+            flushed = std::time::Instant::now();
             if let Err(e) = access.flush().await {
                 tracing::warn!(error = %e, "writing the keys' last use failed");
             }
