@@ -236,7 +236,28 @@ pub mod audit {
         }
     }
 
-    /// A project's first record; `how` says what made it (`a token was minted`, `first request`, ...).
+    /// Why a project got its record with an API key (see [`project_created`]).
+    pub fn with_key(imported: bool) -> &'static str {
+        if imported {
+            "its API key of an earlier version was used"
+        } else {
+            "an API key was made"
+        }
+    }
+
+    /// Why a project got its record when it was disabled or enabled.
+    pub fn with_state(disabled: bool) -> &'static str {
+        if disabled {
+            "disabled before it was used"
+        } else {
+            "enabled before it was used"
+        }
+    }
+
+    /// Why a project got its record when an instance flushed its activity (a token not minted by the commands).
+    pub const FIRST_REQUEST: &str = "first seen in a request";
+
+    /// A project's first record; `how` says what made it (`a token was minted`, [`with_key`], ...).
     pub fn project_created(project: &str, at_ms: i64, actor: &str, how: &str) -> AuditEntry {
         entry(at_ms, actor, AuditAction::ProjectCreated, Some(project), None, format!("project created ({how})"))
     }
@@ -289,5 +310,36 @@ pub mod audit {
             });
         }
         entry(new.created_ms, actor, AuditAction::SigningKeyRotated, None, Some(&new.kid), detail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replaced_key_retires_after_its_tokens_or_at_once() {
+        let key = |signed_until_ms, retires_ms| StoredSigningKey {
+            signed_until_ms,
+            retires_ms,
+            ..next_signing_key(1, b"s", 0)
+        };
+        let after = |at_least_ms| Retire::AfterTheirTokens { at_least_ms };
+        // The current key: when its last recorded token expires, but not before the instances' own tokens do.
+        assert_eq!(retirement(&key(5_000, None), 1_000, after(3_000)), Some(5_000));
+        assert_eq!(retirement(&key(2_000, None), 1_000, after(3_000)), Some(3_000));
+        // A key retiring already keeps its time; at once shortens it, never lengthens it.
+        assert_eq!(retirement(&key(9_000, Some(4_000)), 1_000, after(3_000)), Some(4_000));
+        assert_eq!(retirement(&key(9_000, Some(4_000)), 1_000, Retire::Now), Some(1_000));
+        assert_eq!(retirement(&key(9_000, Some(500)), 1_000, Retire::Now), Some(500));
+        assert_eq!(retirement(&key(9_000, None), 1_000, Retire::Now), Some(1_000));
+    }
+
+    #[test]
+    fn audit_actions_round_trip_their_names() {
+        for action in AuditAction::ALL {
+            assert_eq!(AuditAction::from_name(action.as_str()), Some(action));
+        }
+        assert_eq!(AuditAction::from_name("project.renamed"), None);
     }
 }

@@ -144,7 +144,7 @@ pub async fn insert_api_key(pool: &PgPool, key: &StoredApiKey, imported: bool, a
     if inserted == 0 {
         return Ok(false); // rolled back when dropped
     }
-    let how = if imported { "its API key of an earlier version was used" } else { "an API key was made" };
+    let how = audit::with_key(imported);
     ensure_project_in(&mut tx, &key.project, key.created_ms, actor, how).await?;
     write_audit(&mut tx, &audit::key_created(key, imported, actor)).await?;
     tx.commit().await?;
@@ -187,7 +187,7 @@ pub async fn set_project_disabled(
 ) -> StoreResult<ProjectChange> {
     let mut tx = pool.begin().await?;
     bump_version(&mut tx).await?;
-    let how = if disabled { "disabled before it was used" } else { "enabled before it was used" };
+    let how = audit::with_state(disabled);
     let created = ensure_project_in(&mut tx, project, at_ms, actor, how).await?;
     let change = match disabled {
         true => query("UPDATE project_access SET disabled_ms = $2 WHERE project = $1 AND disabled_ms IS NULL")
@@ -232,8 +232,7 @@ pub async fn record_usage(pool: &PgPool, usage: &Usage) -> StoreResult<()> {
             .await?;
     }
     for (project, at) in &usage.projects {
-        ensure_project_in(&mut tx, project, *at, "sandbox", "first request, with a token of an earlier version")
-            .await?;
+        ensure_project_in(&mut tx, project, *at, "sandbox", audit::FIRST_REQUEST).await?;
         query("UPDATE project_access SET last_activity_ms = GREATEST(last_activity_ms, $2) WHERE project = $1")
             .bind(project)
             .bind(at)

@@ -147,7 +147,7 @@ pub fn insert_api_key(c: &Connection, key: &StoredApiKey, imported: bool, actor:
     if api_key(c, "hash", &key.hash)?.is_some() {
         return Ok(false);
     }
-    let how = if imported { "its API key of an earlier version was used" } else { "an API key was made" };
+    let how = audit::with_key(imported);
     ensure_project(c, &key.project, key.created_ms, actor, how)?;
     c.prepare_cached(&format!("INSERT INTO api_keys ({KEY_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"))?
         .execute(params![key.id, key.project, key.name, key.hash, key.created_ms, key.last_used_ms, key.revoked_ms])?;
@@ -173,7 +173,7 @@ pub fn set_project_disabled(
     at_ms: i64,
     actor: &str,
 ) -> StoreResult<ProjectChange> {
-    let how = if disabled { "disabled before it was used" } else { "enabled before it was used" };
+    let how = audit::with_state(disabled);
     let created = ensure_project(c, project, at_ms, actor, how)?;
     let changed = match disabled {
         true => c
@@ -215,7 +215,7 @@ pub fn record_usage(c: &Connection, usage: &Usage) -> StoreResult<()> {
     }
     drop(key);
     for (project, at) in &usage.projects {
-        ensure_project(c, project, *at, "sandbox", "first request, with a token of an earlier version")?;
+        ensure_project(c, project, *at, "sandbox", audit::FIRST_REQUEST)?;
         c.prepare_cached(
             "UPDATE project_access SET last_activity_ms = max(coalesce(last_activity_ms, ?2), ?2) WHERE project = ?1",
         )?
