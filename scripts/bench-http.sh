@@ -5,6 +5,8 @@
 #   quote   POST /bridge/quote/user                  (JWT check, body decode, pricing, one durable insert)
 #   bridge  GET  /bridge/history/bridge/{id}         (JWT check, path decode, one indexed read)
 #   feed    GET  /webhook/user-events-cursor?sinceTimestamp=0&pageSize=50  (a page of 50 events)
+#   page1   GET  /webhook/user-events-cursor?sinceTimestamp=0&pageSize=1   (a page of 1 event, bearer JWT)
+#   page1-key  the same with an API key (x-api-key): the key's path of authentication against the token's
 # Loopback only, each run bounded by DURATION seconds; both servers are stopped at the end (by their PIDs).
 #
 #   scripts/bench-http.sh                       # DURATION=10 CONNECTIONS=8 THREADS=1
@@ -100,6 +102,10 @@ LUA
 cat >"$WORK/auth.lua" <<LUA
 wrk.headers["Authorization"] = "Bearer $TOKEN"
 LUA
+API_KEY=$("$SANDBOX" api-key --project bench-http --name bench "${STORE[@]}" 2>/dev/null)
+cat >"$WORK/key.lua" <<LUA
+wrk.headers["x-api-key"] = "$API_KEY"
+LUA
 
 run() { # name url [lua]
     local name=$1 url=$2 script=${3:-}
@@ -132,6 +138,10 @@ run bridge "$U/bridge/history/bridge/$BRIDGE" "$WORK/auth.lua"
 run bare-3 "http://127.0.0.1:$BARE_PORT/"
 run feed "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=50" "$WORK/auth.lua"
 run bare-4 "http://127.0.0.1:$BARE_PORT/"
+run page1 "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=1" "$WORK/auth.lua"
+run bare-5 "http://127.0.0.1:$BARE_PORT/"
+run page1-key "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=1" "$WORK/key.lua"
+run bare-6 "http://127.0.0.1:$BARE_PORT/"
 
 echo
 printf '%-11s %12s %10s %10s %10s %16s\n' target 'requests/s' p50 p99 requests 'ratio to bare'
