@@ -14,6 +14,12 @@ use bridge_conformance::{run, Fixtures, RateLimited, RunConfig, SpawnedSandbox};
 use bridge_server::ErrorsMode;
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
+/// mimalloc rather than the system allocator: checking an answer allocates each member of its JSON (a `Value`
+/// for the schema, the typed decode), and glibc's malloc and free were a fifth of the proxy's instructions per
+/// exchange (docs/performance.md, 1e). The binary's choice only: the library leaves it to whoever links it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Checks a deployment of the bridge service API against the contract (schema/openapi.yaml): every answer
 /// validated against its documented schema, the decode-error catalogue, authentication, project isolation,
 /// quote arithmetic, paging and cursors, and (against a sandbox) bridge lifecycles and signed webhook
