@@ -38,12 +38,8 @@
 //! A page token names a position; one outside `1..=i64::MAX` was never given out (see [`crate::feed`]).
 
 pub mod access;
-mod checkpoint;
-mod group_commit;
 mod postgres;
-mod postgres_access;
 mod sqlite;
-mod sqlite_access;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -5,6 +5,8 @@
 //! with `FOR UPDATE SKIP LOCKED` and a wall-clock lease, so each is in flight at one instance at a time and a dead
 //! instance's lease runs out and the delivery is retried. JSON is kept as `TEXT`, byte for byte.
 
+mod access;
+
 use async_trait::async_trait;
 use bridge_contract::{BridgeRecord, DateString, Encoded, WebhookDeliveryAttempt, WebhookEvent};
 use sqlx_core::migrate::{Migration, MigrationSource, MigrationType, Migrator};
@@ -13,7 +15,6 @@ use sqlx_core::query_scalar::query_scalar;
 use sqlx_core::row::Row;
 use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
 
-use super::postgres_access as access;
 use super::{
     from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Backlog, Counter,
     DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, ResetCounts, SchemaStatus, Store,
@@ -24,7 +25,6 @@ use super::{
     StoredSigningKey, Usage,
 };
 use crate::clock::{ClockSync, ProjectClock};
-
 use crate::records;
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
@@ -51,13 +51,13 @@ impl From<sqlx_core::Error> for StoreError {
 struct Migrations;
 
 const MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "sandbox", include_str!("../../migrations/postgres/0001_sandbox.sql")),
-    (2, "beyond spec", include_str!("../../migrations/postgres/0002_beyond_spec.sql")),
-    (3, "feed time floor", include_str!("../../migrations/postgres/0003_feed_time_floor.sql")),
-    (4, "bridge version", include_str!("../../migrations/postgres/0004_bridge_version.sql")),
-    (5, "projects", include_str!("../../migrations/postgres/0005_projects.sql")),
-    (7, "access", include_str!("../../migrations/postgres/0007_access.sql")),
-    (8, "lease holders", include_str!("../../migrations/postgres/0008_lease_holders.sql")),
+    (1, "sandbox", include_str!("../../../migrations/postgres/0001_sandbox.sql")),
+    (2, "beyond spec", include_str!("../../../migrations/postgres/0002_beyond_spec.sql")),
+    (3, "feed time floor", include_str!("../../../migrations/postgres/0003_feed_time_floor.sql")),
+    (4, "bridge version", include_str!("../../../migrations/postgres/0004_bridge_version.sql")),
+    (5, "projects", include_str!("../../../migrations/postgres/0005_projects.sql")),
+    (7, "access", include_str!("../../../migrations/postgres/0007_access.sql")),
+    (8, "lease holders", include_str!("../../../migrations/postgres/0008_lease_holders.sql")),
 ];
 
 type Resolved =

@@ -9,8 +9,8 @@ use sqlx_core::query_scalar::query_scalar;
 use sqlx_core::row::Row;
 use sqlx_postgres::{PgPool, PgRow, Postgres};
 
-use super::access::{audit, next_signing_key, retirement};
-use super::{
+use crate::store::access::{audit, next_signing_key, retirement};
+use crate::store::{
     AccessSnapshot, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult, StoredApiKey,
     StoredProject, StoredSigningKey, Usage,
 };

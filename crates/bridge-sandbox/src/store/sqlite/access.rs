@@ -5,8 +5,8 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::access::audit;
-use super::{
+use crate::store::access::audit;
+use crate::store::{
     AccessSnapshot, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult, StoredApiKey,
     StoredProject, StoredSigningKey, Usage,
 };
@@ -262,7 +262,7 @@ pub fn rotate_signing_key(
     let seq = before.len() as i64 + 1;
     let mut retired = Vec::new();
     for mut old in before {
-        let retires = super::access::retirement(&old, at_ms, how);
+        let retires = crate::store::access::retirement(&old, at_ms, how);
         if retires != old.retires_ms {
             c.prepare_cached("UPDATE signing_keys SET retires_ms = ?2 WHERE kid = ?1")?
                 .execute(params![old.kid, retires])?;
@@ -270,7 +270,7 @@ pub fn rotate_signing_key(
             retired.push(old);
         }
     }
-    let new = super::access::next_signing_key(seq, secret, at_ms);
+    let new = crate::store::access::next_signing_key(seq, secret, at_ms);
     insert_signing_key(c, seq, &new)?;
     write_audit(c, &audit::signing_key_rotated(&new, &retired, how, actor))?;
     bump_version(c)?;

@@ -3,9 +3,13 @@
 //! crash loses nothing that was acknowledged. Writes go through one connection on one thread (SQLite has one
 //! writer at a time, which also keeps feed positions in commit order); reads go through a small pool of reader
 //! connections, which WAL lets run beside the writer and each other, each seeing every commit made before it
-//! starts. Writes are committed together when they arrive together (group commit, [`super::group_commit`]):
+//! starts. Writes are committed together when they arrive together (group commit, [`group_commit`]):
 //! one fsync per batch, each write answered after its batch is durable. Reads run on the blocking thread pool
 //! (`tokio::task::spawn_blocking`), writes on the writer's own thread, never on an async worker.
+
+mod access;
+mod checkpoint;
+mod group_commit;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -15,9 +19,6 @@ use bridge_contract::{BridgeRecord, DateString, Encoded, WebhookDeliveryAttempt,
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
 
-use super::checkpoint::Checkpointer;
-use super::group_commit::Writer;
-use super::sqlite_access as access;
 use super::{
     from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Backlog, Counter,
     DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, ResetCounts, SchemaStatus, Store,
@@ -28,8 +29,9 @@ use super::{
     StoredSigningKey, Usage,
 };
 use crate::clock::{ClockSync, ProjectClock};
-
 use crate::records;
+use checkpoint::Checkpointer;
+use group_commit::Writer;
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
@@ -162,7 +164,7 @@ fn migrations() -> Migrations<'static> {
         "#,
         ),
         // Projects, API keys, signing keys and the audit list (issue 26: `store::access`).
-        M::up(super::sqlite_access::MIGRATION),
+        M::up(access::MIGRATION),
     ])
 }
 
