@@ -45,126 +45,21 @@ impl From<serde_json::Error> for StoreError {
     }
 }
 
+/// The migrations (`migrations/sqlite/`), in the order existing data directories applied them: SQLite's
+/// `user_version` counts how many are applied, so the list only grows at its end (the test below pins each step).
 fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
-        M::up(
-            r#"
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE quotes (
-            id TEXT PRIMARY KEY, project TEXT NOT NULL, body TEXT NOT NULL, mode TEXT NOT NULL,
-            created_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL, committed INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE TABLE bridges (
-            id TEXT PRIMARY KEY, project TEXT NOT NULL, record TEXT NOT NULL, rejections TEXT NOT NULL,
-            state TEXT NOT NULL, created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,
-            next_ms INTEGER, webhook_url TEXT
-        );
-        CREATE INDEX bridges_by_created ON bridges (project, created_ms, id);
-        CREATE INDEX bridges_by_updated ON bridges (project, updated_ms, id);
-        CREATE INDEX bridges_due ON bridges (next_ms) WHERE next_ms IS NOT NULL;
-        CREATE TABLE addresses (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT, project TEXT NOT NULL,
-            deposit_chain TEXT NOT NULL, deposit_address TEXT NOT NULL, reuse_key TEXT NOT NULL,
-            body TEXT NOT NULL, search_item TEXT NOT NULL, webhook_url TEXT, created_ms INTEGER NOT NULL,
-            UNIQUE (deposit_chain, deposit_address)
-        );
-        CREATE INDEX addresses_reuse ON addresses (project, deposit_chain, reuse_key);
-        CREATE TABLE deposits (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT, deposit_chain TEXT NOT NULL, deposit_address TEXT NOT NULL,
-            last_bridge TEXT NOT NULL, bridge_id TEXT
-        );
-        CREATE INDEX deposits_by_address ON deposits (deposit_chain, deposit_address, seq);
-        CREATE TABLE events (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, project TEXT NOT NULL,
-            created_ms INTEGER NOT NULL, body TEXT NOT NULL, webhook_url TEXT
-        );
-        CREATE INDEX events_by_project ON events (project, seq);
-        CREATE INDEX events_by_time ON events (project, created_ms, seq);
-        "#,
-        ),
-        M::up(
-            r#"
-        CREATE TABLE outbox (
-            id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, project TEXT NOT NULL, url TEXT NOT NULL,
-            attempts INTEGER NOT NULL DEFAULT 0, next_ms INTEGER, delivered INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE INDEX outbox_due ON outbox (next_ms) WHERE next_ms IS NOT NULL;
-        CREATE TABLE delivery_attempts (
-            id INTEGER PRIMARY KEY AUTOINCREMENT, outbox_id INTEGER NOT NULL, event_id TEXT NOT NULL,
-            project TEXT NOT NULL, url TEXT NOT NULL, attempt INTEGER NOT NULL, at_ms INTEGER NOT NULL,
-            status INTEGER, error TEXT, delivered INTEGER NOT NULL, next_ms INTEGER
-        );
-        CREATE INDEX attempts_by_project ON delivery_attempts (project, id);
-        "#,
-        ),
-        // What the lifecycle does at its next step when it leaves the usual path (sandbox `outcome`s).
-        M::up("ALTER TABLE bridges ADD COLUMN plan TEXT;"),
-        // Routing deposit addresses; their deposits go to `deposits` like those of deposit addresses.
-        M::up(
-            r#"
-        CREATE TABLE routing_addresses (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT, project TEXT NOT NULL,
-            deposit_chain TEXT NOT NULL, deposit_address TEXT NOT NULL,
-            body TEXT NOT NULL, webhook_url TEXT, created_ms INTEGER NOT NULL,
-            UNIQUE (deposit_chain, deposit_address)
-        );
-        "#,
-        ),
-        // Delivery leases on the wall clock, apart from `next_ms` (when an attempt is due, on the sandbox clock).
-        M::up("ALTER TABLE outbox ADD COLUMN leased_until INTEGER;"),
-        // Plans as JSON (`crate::records::Plan`), from the text of earlier versions: `swapFailed`, `failed`, and
-        // `delayed:<deposit tx hash>:<block>` (the sandbox's own hashes, which hold no `:`).
-        M::up(
-            r#"
-        UPDATE bridges SET plan = json_quote(plan) WHERE plan IN ('swapFailed', 'failed');
-        UPDATE bridges SET plan = json_object('delayed', json_object(
-                'txHash', substr(plan, 9, instr(substr(plan, 9), ':') - 1),
-                'block', CAST(substr(plan, 9 + instr(substr(plan, 9), ':')) AS INTEGER)))
-            WHERE plan LIKE 'delayed:%';
-        "#,
-        ),
-        // Production endpoints beyond the spec (issue 17): bridges by deposit and withdrawal hash, and deposit
-        // addresses created by a project in a window (the creation rate limit).
-        M::up(
-            r#"
-        CREATE INDEX bridges_deposit_hash ON bridges (json_extract(record, '$.depositTxHash'));
-        CREATE INDEX bridges_withdraw_hash ON bridges (json_extract(record, '$.withdrawTxHash'));
-        CREATE INDEX addresses_project_created ON addresses (project, created_ms);
-        "#,
-        ),
-        // Bridge versions: a save writes only over the version it read (`Store::save_bridge`).
-        M::up("ALTER TABLE bridges ADD COLUMN version INTEGER NOT NULL DEFAULT 0;"),
-        // The feed's time watermark (`latest_ms`: the latest `created_ms` at or before each position, never
-        // decreasing along the feed), so that the first page at a `sinceTimestamp` starts with an index seek.
-        M::up(
-            r#"
-        ALTER TABLE events ADD COLUMN latest_ms INTEGER;
-        UPDATE events SET latest_ms = w.m
-            FROM (SELECT seq, MAX(created_ms) OVER (ORDER BY seq) AS m FROM events) AS w
-            WHERE w.seq = events.seq;
-        CREATE INDEX events_by_latest ON events (project, latest_ms, seq);
-        "#,
-        ),
-        // A clock per project (issue 22; PostgreSQL migration 0005 says what each column is). Projects seen by
-        // earlier versions, which had one clock for all, keep that clock.
-        M::up(
-            r#"
-        CREATE TABLE projects (
-            id TEXT PRIMARY KEY, first_seen_ms INTEGER NOT NULL, clock_value INTEGER NOT NULL,
-            clock_floor INTEGER NOT NULL, generation INTEGER NOT NULL DEFAULT 0
-        );
-        INSERT INTO projects (id, first_seen_ms, clock_value, clock_floor)
-        SELECT p.project, json_extract(c.value, '$[1]'), json_extract(c.value, '$[0]'), json_extract(c.value, '$[1]')
-        FROM (SELECT project FROM quotes UNION SELECT project FROM bridges UNION SELECT project FROM events
-              UNION SELECT project FROM addresses UNION SELECT project FROM routing_addresses) AS p
-        CROSS JOIN (SELECT value FROM meta WHERE key = 'clock') AS c;
-        CREATE INDEX bridges_due_by_project ON bridges (project, next_ms) WHERE next_ms IS NOT NULL;
-        CREATE INDEX outbox_due_by_project ON outbox (project, next_ms) WHERE next_ms IS NOT NULL;
-        CREATE INDEX outbox_by_project ON outbox (project);
-        "#,
-        ),
-        // Projects, API keys, signing keys and the audit list (issue 26: `store::access`).
-        M::up(access::MIGRATION),
+        M::up(include_str!("../../../migrations/sqlite/0001_sandbox.sql")),
+        M::up(include_str!("../../../migrations/sqlite/0002_outbox.sql")),
+        M::up(include_str!("../../../migrations/sqlite/0003_bridge_plan.sql")),
+        M::up(include_str!("../../../migrations/sqlite/0004_routing_addresses.sql")),
+        M::up(include_str!("../../../migrations/sqlite/0005_outbox_lease.sql")),
+        M::up(include_str!("../../../migrations/sqlite/0006_plans_as_json.sql")),
+        M::up(include_str!("../../../migrations/sqlite/0007_beyond_spec.sql")),
+        M::up(include_str!("../../../migrations/sqlite/0008_bridge_version.sql")),
+        M::up(include_str!("../../../migrations/sqlite/0009_feed_time_floor.sql")),
+        M::up(include_str!("../../../migrations/sqlite/0010_projects.sql")),
+        M::up(include_str!("../../../migrations/sqlite/0011_access.sql")),
     ])
 }
 
