@@ -63,7 +63,8 @@ pub use sqlite::SqliteStore;
 
 /// A failure of the store (or of data it holds): logged, and answered 503 `ServiceUnavailable`. Nothing was
 /// changed, since every write is one transaction.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
 pub struct StoreError(anyhow::Error);
 
 impl StoreError {
@@ -76,14 +77,6 @@ impl StoreError {
         Self(self.0.context(what))
     }
 }
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:#}", self.0)
-    }
-}
-
-impl std::error::Error for StoreError {}
 
 impl IntoServiceUnavailable for StoreError {
     fn into_service_unavailable(self) -> ServiceUnavailable {
