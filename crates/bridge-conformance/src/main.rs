@@ -501,17 +501,6 @@ async fn replay_command(args: &ReplayArgs) -> anyhow::Result<bool> {
     Ok(report.failed() == 0)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn the_cli_is_consistent() {
-        Cli::command().debug_assert();
-    }
-}
-
 /// Ctrl-C, or SIGTERM on Unix (the proxy stops and writes its reports).
 async fn shutdown_signal() {
     #[cfg(unix)]
@@ -523,4 +512,15 @@ async fn shutdown_signal() {
         return;
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

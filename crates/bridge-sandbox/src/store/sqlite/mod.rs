@@ -322,7 +322,7 @@ mod tests {
                 .unwrap();
             steps.push(format!("-- after migration {version}\n{}", schema.join("\n")));
         }
-        assert_eq!(migrations.pending_migrations(&mut conn).unwrap(), 0, "a migration past the 11th: add a step here");
+        assert_eq!(migrations.pending_migrations(&conn).unwrap(), 0, "a migration past the 11th: add a step here");
         insta::assert_snapshot!(steps.join("\n\n"));
     }
 }
