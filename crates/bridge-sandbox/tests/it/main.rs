@@ -36,6 +36,7 @@ mod counters;
 mod egress;
 mod feed_store;
 mod fuzz_corpus;
+mod layering;
 mod operate;
 mod pg;
 mod pricing;
