@@ -1,4 +1,4 @@
--- The sandbox's whole store on PostgreSQL (crates/bridge-sandbox/src/store/postgres/). JSON is kept as TEXT,
+-- The sandbox's whole store on PostgreSQL (crates/bridge-sandbox/src/store/postgres.rs). JSON is kept as TEXT,
 -- byte for byte as written, so the feed can serve it without decoding (jsonb would reorder members).
 
 -- Clock, counters and the shared signing keys.
