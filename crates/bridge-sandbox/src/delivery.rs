@@ -43,6 +43,35 @@ pub const LEASE_MS: i64 = 60_000;
 pub const IN_FLIGHT: usize = 64;
 pub const PER_RECEIVER: usize = 4;
 const MAX_BACKOFF_MS: i64 = 3_600_000;
+/// How much of a receiver's answer body an attempt keeps (`responseBodyStart`).
+pub const BODY_START_BYTES: usize = 256;
+
+/// The start of an answer body as kept: at most [`BODY_START_BYTES`] bytes, cut before a character that the limit
+/// would split, invalid UTF-8 replaced by U+FFFD.
+pub fn body_start(body: &[u8]) -> String {
+    let mut head = &body[..body.len().min(BODY_START_BYTES)];
+    if head.len() < body.len() {
+        // A character cut by the limit is left out, not replaced.
+        if let Err(e) = std::str::from_utf8(head) {
+            if e.error_len().is_none() {
+                head = &head[..e.valid_up_to()];
+            }
+        }
+    }
+    String::from_utf8_lossy(head).into_owned()
+}
+
+/// Reads at most [`BODY_START_BYTES`] of an answer's body (the rest is never read).
+async fn read_body_start(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() <= BODY_START_BYTES {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body_start(&body)
+}
 
 /// The wait before attempt `attempt + 1`, after `attempt` failed: `1 s × 2^(attempt−1)`, ±20 %, capped.
 pub fn backoff_ms(attempt: u32, jitter: f64) -> i64 {
@@ -172,16 +201,21 @@ impl Deliverer {
         let started = std::time::Instant::now();
         let mut interrupt = self.interrupt.subscribe();
         let mut interrupted = false;
-        let (status, error) = match self.signer.signed_delivery(&envelope) {
-            Err(e) => (None, Some(format!("signing failed: {e}"))),
+        let (status, error, body) = match self.signer.signed_delivery(&envelope) {
+            Err(e) => (None, Some(format!("signing failed: {e}")), None),
             Ok(signed) => {
-                let send = self
-                    .http
-                    .post(&delivery.url)
-                    .header(reqwest::header::CONTENT_TYPE, "application/json")
-                    .header(SIGNATURE_HEADER, signed.signature)
-                    .body(signed.body)
-                    .send();
+                let send = async {
+                    let response = self
+                        .http
+                        .post(&delivery.url)
+                        .header(reqwest::header::CONTENT_TYPE, "application/json")
+                        .header(SIGNATURE_HEADER, signed.signature)
+                        .body(signed.body)
+                        .send()
+                        .await?;
+                    let status = response.status();
+                    Ok::<_, reqwest::Error>((status, read_body_start(response).await))
+                };
                 let sent = tokio::select! {
                     sent = send => Some(sent),
                     _ = interrupt.wait_for(|cut| *cut) => None,
@@ -189,19 +223,23 @@ impl Deliverer {
                 match sent {
                     None => {
                         interrupted = true;
-                        (None, Some("interrupted: this sandbox instance shut down before the receiver answered".into()))
+                        (
+                            None,
+                            Some("interrupted: this sandbox instance shut down before the receiver answered".into()),
+                            None,
+                        )
                     }
-                    Some(Ok(response)) if response.status().is_success() => (Some(response.status().as_u16()), None),
-                    Some(Ok(response)) => {
-                        (Some(response.status().as_u16()), Some(format!("answered {}", response.status())))
-                    }
+                    Some(Ok((status, body))) if status.is_success() => (Some(status.as_u16()), None, Some(body)),
+                    Some(Ok((status, body))) => (Some(status.as_u16()), Some(format!("answered {status}")), Some(body)),
                     Some(Err(e)) => (
                         None,
                         Some(if e.is_timeout() { format!("no answer within {TIMEOUT:?}") } else { format!("{e}") }),
+                        None,
                     ),
                 }
             }
         };
+        let latency_ms = Some(started.elapsed().as_millis().min(i64::MAX as u128) as i64);
         metrics::histogram!(telemetry::WEBHOOK_ATTEMPT_DURATION).record(started.elapsed().as_secs_f64());
         let delivered = error.is_none();
         let at_ms = core.now_of(&delivery.project).await?;
@@ -233,14 +271,28 @@ impl Deliverer {
                 tracing::warn!(event = %delivery.event_id, url = %delivery.url, attempt = delivery.attempt, error = %e, "webhook delivery failed; giving up")
             }
         }
-        let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms };
+        let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms, latency_ms, body_start: body };
         Ok(self.sandbox.core().store.record_attempt(&delivery, &outcome).await?)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::backoff_ms;
+    use super::{backoff_ms, body_start, BODY_START_BYTES};
+
+    #[test]
+    fn the_body_start_is_cut_on_a_character_and_never_longer_than_the_limit() {
+        assert_eq!(body_start(b"ok"), "ok");
+        assert_eq!(body_start(b""), "");
+        let long = "a".repeat(BODY_START_BYTES + 10);
+        assert_eq!(body_start(long.as_bytes()), "a".repeat(BODY_START_BYTES));
+        // "é" is two bytes: one `a` less puts its second byte past the limit, so it is left out.
+        let cut = format!("{}é tail", "a".repeat(BODY_START_BYTES - 1));
+        assert_eq!(body_start(cut.as_bytes()), "a".repeat(BODY_START_BYTES - 1));
+        let fits = format!("{}é tail", "a".repeat(BODY_START_BYTES - 2));
+        assert_eq!(body_start(fits.as_bytes()), format!("{}é", "a".repeat(BODY_START_BYTES - 2)));
+        assert_eq!(body_start(b"bad \xff byte"), "bad \u{fffd} byte");
+    }
 
     #[test]
     fn backoff_doubles_with_bounded_jitter_and_a_cap() {

@@ -51,6 +51,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "bridge version", include_str!("../../migrations/postgres/0004_bridge_version.sql")),
     (5, "projects", include_str!("../../migrations/postgres/0005_projects.sql")),
     (8, "lease holders", include_str!("../../migrations/postgres/0008_lease_holders.sql")),
+    (9, "delivery details", include_str!("../../migrations/postgres/0009_delivery_details.sql")),
 ];
 
 type Resolved =
@@ -883,8 +884,8 @@ impl Store for PgStore {
             return Ok(()); // reset meanwhile: the delivery and its log are gone
         }
         query(
-            "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms, latency_ms, body_start)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(d.outbox_id)
         .bind(&d.event_id)
@@ -896,10 +897,35 @@ impl Store for PgStore {
         .bind(&o.error)
         .bind(o.delivered)
         .bind(o.next_ms)
+        .bind(o.latency_ms)
+        .bind(&o.body_start)
         .execute(&mut *tx)
         .await?;
         commit(tx).await?;
         Ok(())
+    }
+
+    async fn resend_deliveries(&self, project: &str, event_id: &str, now_ms: i64) -> StoreResult<u64> {
+        Ok(query("UPDATE outbox SET next_ms = $3, delivered = false WHERE project = $1 AND event_id = $2")
+            .bind(project)
+            .bind(event_id)
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?
+            .rows_affected())
+    }
+
+    async fn recover_deliveries(&self, project: &str, since_ms: i64, now_ms: i64) -> StoreResult<u64> {
+        Ok(query(
+            "UPDATE outbox SET next_ms = $3 WHERE project = $1 AND NOT delivered AND attempts > 0
+               AND (SELECT max(a.at_ms) FROM delivery_attempts a WHERE a.outbox_id = outbox.id) >= $2",
+        )
+        .bind(project)
+        .bind(since_ms)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?
+        .rows_affected())
     }
 
     async fn delivery_attempts(
@@ -909,8 +935,8 @@ impl Store for PgStore {
         limit: u64,
     ) -> StoreResult<Vec<WebhookDeliveryAttempt>> {
         let rows = query(
-            "SELECT event_id, url, attempt, at_ms, status, error, delivered, next_ms FROM delivery_attempts
-             WHERE project = $1 AND ($2::text IS NULL OR event_id = $2) ORDER BY id DESC LIMIT $3",
+            "SELECT event_id, url, attempt, at_ms, status, error, delivered, next_ms, latency_ms, body_start
+             FROM delivery_attempts WHERE project = $1 AND ($2::text IS NULL OR event_id = $2) ORDER BY id DESC LIMIT $3",
         )
         .bind(project)
         .bind(event_id)
@@ -927,6 +953,8 @@ impl Store for PgStore {
                 error: r.try_get(5)?,
                 delivered: r.try_get(6)?,
                 next_attempt_at: r.try_get::<Option<i64>, _>(7)?.and_then(DateString::from_millis),
+                latency_ms: r.try_get::<Option<i64>, _>(8)?.map(|ms| ms.max(0) as u64),
+                response_body_start: r.try_get(9)?,
             })
         })
     }
