@@ -7181,6 +7181,7 @@ impl Arbitrary for WebhookDeliveryAttempt {
             (
                 proptest::option::of(0u64..=9_007_199_254_740_991u64),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of(any::<WebhookEvent>()),
             ),
         )
             .prop_map(|
@@ -7195,7 +7196,7 @@ impl Arbitrary for WebhookDeliveryAttempt {
                         delivered,
                         next_attempt_at,
                     ),
-                    (latency_ms, response_body_start),
+                    (latency_ms, response_body_start, event),
                 )|
             WebhookDeliveryAttempt {
                 event_id,
@@ -7208,6 +7209,7 @@ impl Arbitrary for WebhookDeliveryAttempt {
                 next_attempt_at,
                 latency_ms,
                 response_body_start,
+                event,
             })
             .boxed()
     }

@@ -935,8 +935,10 @@ impl Store for PgStore {
         limit: u64,
     ) -> StoreResult<Vec<WebhookDeliveryAttempt>> {
         let rows = query(
-            "SELECT event_id, url, attempt, at_ms, status, error, delivered, next_ms, latency_ms, body_start
-             FROM delivery_attempts WHERE project = $1 AND ($2::text IS NULL OR event_id = $2) ORDER BY id DESC LIMIT $3",
+            "SELECT a.event_id, a.url, a.attempt, a.at_ms, a.status, a.error, a.delivered, a.next_ms, a.latency_ms,
+                    a.body_start, e.body
+             FROM delivery_attempts a LEFT JOIN events e ON e.id = a.event_id
+             WHERE a.project = $1 AND ($2::text IS NULL OR a.event_id = $2) ORDER BY a.id DESC LIMIT $3",
         )
         .bind(project)
         .bind(event_id)
@@ -955,6 +957,7 @@ impl Store for PgStore {
                 next_attempt_at: r.try_get::<Option<i64>, _>(7)?.and_then(DateString::from_millis),
                 latency_ms: r.try_get::<Option<i64>, _>(8)?.map(|ms| ms.max(0) as u64),
                 response_body_start: r.try_get(9)?,
+                event: r.try_get::<Option<String>, _>(10)?.map(|body| from_json(&body)).transpose()?,
             })
         })
     }

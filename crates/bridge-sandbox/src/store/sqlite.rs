@@ -922,8 +922,10 @@ impl Store for SqliteStore {
         let (project, event_id) = (project.to_owned(), event_id.map(str::to_owned));
         self.read(move |c| {
             let mut stmt = c.prepare_cached(
-                "SELECT event_id, url, attempt, at_ms, status, error, delivered, next_ms, latency_ms, body_start
-                 FROM delivery_attempts WHERE project = ?1 AND (?2 IS NULL OR event_id = ?2) ORDER BY id DESC LIMIT ?3",
+                "SELECT a.event_id, a.url, a.attempt, a.at_ms, a.status, a.error, a.delivered, a.next_ms, a.latency_ms,
+                        a.body_start, e.body
+                 FROM delivery_attempts a LEFT JOIN events e ON e.id = a.event_id
+                 WHERE a.project = ?1 AND (?2 IS NULL OR a.event_id = ?2) ORDER BY a.id DESC LIMIT ?3",
             )?;
             let rows = stmt.query(params![project, event_id, limit as i64])?;
             collect(rows, |r| {
@@ -938,6 +940,7 @@ impl Store for SqliteStore {
                     next_attempt_at: r.get::<_, Option<i64>>(7)?.and_then(DateString::from_millis),
                     latency_ms: r.get::<_, Option<i64>>(8)?.map(|ms| ms.max(0) as u64),
                     response_body_start: r.get(9)?,
+                    event: r.get::<_, Option<String>>(10)?.map(|body| from_json(&body)).transpose()?,
                 })
             })
         })
