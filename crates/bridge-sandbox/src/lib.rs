@@ -19,6 +19,7 @@
 //!   [`webhooks`], and [`delivery`] (signed webhook delivery from the outbox, with retries);
 //! * [`service`]: the [`bridge_server::BridgeApi`] and [`bridge_server::SandboxApi`] implementation, delegating to
 //!   the areas; [`keys`], [`docs`] and this module: what `serve` needs;
+//! * [`dashboard`]: `/dashboard`, a web page of one project over the same [`service::Sandbox`] methods;
 //! * running it as a service: [`operate`] (probes, `/metrics`, request ids and logs, timeouts and the connection
 //!   cap, the workers and graceful shutdown) and [`telemetry`] (the metrics' names and the recorder).
 
@@ -31,6 +32,7 @@ pub mod clock;
 pub mod configs;
 pub mod core;
 pub mod counters;
+pub mod dashboard;
 pub mod delivery;
 pub mod deposits;
 pub mod docs;
@@ -127,14 +129,16 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
 }
 
 /// The contract's routes and the sandbox helpers (a panicking handler answers 503, see [`bridge_server::router`]
-/// and [`bridge_server::sandbox_router`]), `/openapi.json`, `/docs`.
+/// and [`bridge_server::sandbox_router`]), `/openapi.json`, `/docs`, and `/dashboard` (with the API's own
+/// authenticator).
 fn api_routes(opened: &Opened, errors: ErrorsMode) -> axum::Router {
     let jwt = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
     let auth = api_keys::SandboxAuthenticator { jwt, keys: opened.sandbox.api_keys().clone() };
     let config = ServerConfig { errors, ..ServerConfig::default() };
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
-        .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))
+        .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth.clone(), config))
         .merge(docs::routes())
+        .merge(dashboard::routes(opened.sandbox.clone(), auth))
 }
 
 /// The whole HTTP application: the contract's routes and the sandbox helpers, `/openapi.json`, `/docs`, inside the
