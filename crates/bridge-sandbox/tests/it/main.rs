@@ -28,6 +28,7 @@ mod beyond_spec;
 mod bridge_versions;
 mod clients;
 mod counters;
+mod dashboard;
 mod feed_store;
 mod fuzz_corpus;
 mod operate;
