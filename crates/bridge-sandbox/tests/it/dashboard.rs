@@ -307,3 +307,145 @@ async fn the_docs_page_offers_this_sandbox_and_loads_nothing_from_elsewhere() {
     browser.screenshot("docs").await.unwrap();
     browser.close().await.unwrap();
 }
+
+/// Plain HTTP against the dashboard: what a browser would send, and what a cross-site page could.
+struct Http {
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Http {
+    fn new(base: &str) -> Self {
+        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        Self { base: base.to_owned(), http }
+    }
+
+    /// Signs in with `credential`; returns the session cookie (`name=value`).
+    async fn sign_in(&self, credential: &str) -> String {
+        let response = self
+            .http
+            .post(format!("{}/dashboard/sign-in", self.base))
+            .header("origin", &self.base)
+            .form(&[("credential", credential)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 303, "{:?}", response.text().await);
+        let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
+        for attribute in ["HttpOnly", "SameSite=Strict", "Path=/dashboard"] {
+            assert!(cookie.contains(attribute), "{cookie}");
+        }
+        cookie.split(';').next().unwrap().to_owned()
+    }
+
+    async fn get(&self, cookie: &str, path: &str) -> (u16, String) {
+        let response = self.http.get(format!("{}{path}", self.base)).header("cookie", cookie).send().await.unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    }
+
+    /// The CSRF token of the session's pages.
+    async fn csrf(&self, cookie: &str) -> String {
+        let (_, page) = self.get(cookie, "/dashboard/clock").await;
+        let at = page.find(r#"name="csrf" value=""#).expect("a form with a token") + r#"name="csrf" value=""#.len();
+        page[at..at + 64].to_owned()
+    }
+
+    async fn post(&self, cookie: &str, path: &str, headers: &[(&str, &str)], form: &[(&str, &str)]) -> u16 {
+        let mut request = self.http.post(format!("{}{path}", self.base)).header("cookie", cookie).form(form);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.unwrap().status().as_u16()
+    }
+}
+
+#[tokio::test]
+async fn every_action_needs_the_sessions_token_and_this_origin_and_a_project_sees_only_itself() {
+    let data = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(data.path()).await;
+    let base = sandbox.base_url.clone();
+    let client = sandbox.client(data.path(), "alice");
+    let http = Http::new(&base);
+
+    // Alice signs in with her API key, the same key the API accepts.
+    let key = bridge_sandbox::mint_api_key(data.path(), "alice").unwrap();
+    let cookie = http.sign_in(&key).await;
+    let csrf = http.csrf(&cookie).await;
+    let clock = client.sandbox_get_clock().await.unwrap().now;
+
+    // Refused, and nothing changes: no token, a wrong token, another origin, a cross-site fetch.
+    let origin = [("origin", base.as_str())];
+    let refusals: Vec<(Vec<(&str, &str)>, Vec<(&str, &str)>)> = vec![
+        (origin.to_vec(), vec![("seconds", "60")]),
+        (
+            origin.to_vec(),
+            vec![("csrf", "0000000000000000000000000000000000000000000000000000000000000000"), ("seconds", "60")],
+        ),
+        (vec![("origin", "http://evil.example")], vec![("csrf", csrf.as_str()), ("seconds", "60")]),
+        (vec![("sec-fetch-site", "cross-site")], vec![("csrf", csrf.as_str()), ("seconds", "60")]),
+    ];
+    for (headers, form) in &refusals {
+        assert_eq!(http.post(&cookie, "/dashboard/clock/advance", headers, form).await, 403, "{headers:?} {form:?}");
+        assert_eq!(
+            http.post(&cookie, "/dashboard/reset", headers, &[form.as_slice(), &[("confirm", "yes")]].concat()).await,
+            403
+        );
+    }
+    assert_eq!(client.sandbox_get_clock().await.unwrap().now, clock, "a refused action changed nothing");
+    // A sign-in from another origin is refused too.
+    let status = http
+        .http
+        .post(format!("{base}/dashboard/sign-in"))
+        .header("origin", "http://evil.example")
+        .form(&[("credential", key.as_str())])
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 403);
+
+    // With the token, from this origin: done, as the API would.
+    assert_eq!(
+        http.post(&cookie, "/dashboard/clock/advance", &origin, &[("csrf", &csrf), ("seconds", "60")]).await,
+        303
+    );
+    assert_eq!(client.sandbox_get_clock().await.unwrap().now.millis(), clock.millis() + 60_000);
+
+    // Bob's bridge is not Alice's: the dashboard answers as the API does (404), and lists only Alice's.
+    let bob = sandbox.client(data.path(), "bob");
+    let quote = bob.quote_bridge(&quote_request()).await.unwrap();
+    bob.commit_quote(quote.quote_id()).await.unwrap();
+    let (status, page) = http.get(&cookie, &format!("/dashboard/bridges/{}", quote.quote_id())).await;
+    assert_eq!(status, 404);
+    let api = client.get_bridge(quote.quote_id()).await.expect_err("Alice's API answers no such bridge");
+    assert!(page.contains(&format!("no bridge {}", quote.quote_id())), "as the API: {api:?}\n{page}");
+    let (_, page) = http.get(&cookie, "/dashboard/bridges").await;
+    assert!(!page.contains(quote.quote_id()) && page.contains("0 bridges"), "{page}");
+    // Nor can Alice deposit into it from her session.
+    let path = format!("/dashboard/bridges/{}/deposit", quote.quote_id());
+    assert_eq!(http.post(&cookie, &path, &origin, &[("csrf", &csrf), ("outcome", "executed")]).await, 303);
+    let state = serde_json::to_value(bob.get_bridge(quote.quote_id()).await.unwrap()).unwrap()["state"].clone();
+    assert_eq!(state, "PENDING", "Bob's bridge did not move");
+
+    // A token that does not verify does not sign in.
+    let status = http
+        .http
+        .post(format!("{base}/dashboard/sign-in"))
+        .header("origin", &base)
+        .form(&[("credential", "sbx_bm9ib2R5.00")])
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 401);
+
+    // Signing out deletes the session on the server: the old cookie no longer works.
+    assert_eq!(http.post(&cookie, "/dashboard/sign-out", &origin, &[("csrf", &csrf)]).await, 303);
+    let (status, _) = http.get(&cookie, "/dashboard/clock").await;
+    assert_eq!(status, 303, "the ended session is sent to sign in");
+    assert_eq!(
+        http.post(&cookie, "/dashboard/clock/advance", &origin, &[("csrf", &csrf), ("seconds", "60")]).await,
+        303
+    );
+    assert_eq!(client.sandbox_get_clock().await.unwrap().now.millis(), clock.millis() + 60_000, "nothing moved");
+}
