@@ -11,6 +11,8 @@
 #   DURATION=5 scripts/bench-http.sh            # shorter
 #   BACKEND=postgres scripts/bench-http.sh      # the sandbox on a throw-away PostgreSQL server (initdb in a
 #                                               # temporary directory, a free port; needs Debian's postgresql)
+#   SANDBOX_FLAGS='--rate-limit 1e9' scripts/bench-http.sh   # more `serve` flags (here: the rate limit's check on
+#                                               # every request, with a limit never reached)
 #
 # Needs wrk (Debian: apt-get install wrk). Prints one line per target and the ratio of its requests/s to the mean
 # of the bare runs just before and just after it (bare runs between every two targets).
@@ -66,7 +68,8 @@ if [ "$BACKEND" = postgres ]; then
     STORE=(--database-url "postgres://sandbox@127.0.0.1:$PG_PORT/bench")
     echo "== PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PG_PORT (fsync on, defaults)"
 fi
-RUST_LOG=warn "$SANDBOX" serve --listen "127.0.0.1:$SANDBOX_PORT" "${STORE[@]}" --clock manual >"$WORK/sandbox.log" 2>&1 &
+read -r -a EXTRA <<<"${SANDBOX_FLAGS:-}"
+RUST_LOG=warn "$SANDBOX" serve --listen "127.0.0.1:$SANDBOX_PORT" "${STORE[@]}" --clock manual "${EXTRA[@]}" >"$WORK/sandbox.log" 2>&1 &
 PIDS+=($!)
 "$BARE" "127.0.0.1:$BARE_PORT" >"$WORK/bare.log" 2>&1 &
 PIDS+=($!)

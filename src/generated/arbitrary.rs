@@ -7473,6 +7473,22 @@ impl Arbitrary for TooManyRequests {
             .boxed()
     }
 }
+impl Arbitrary for DepositAddressCreateTooManyRequests {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::strategy::Union::new(
+                vec![
+                    any:: < DepositAddressRateLimitExceeded > ()
+                    .prop_map(DepositAddressCreateTooManyRequests::DepositAddressRateLimitExceeded)
+                    .boxed(), any:: < TooManyRequests > ()
+                    .prop_map(DepositAddressCreateTooManyRequests::TooManyRequests)
+                    .boxed()
+                ],
+            )
+            .boxed()
+    }
+}
 impl Arbitrary for ExtensionNotEnabledTag {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;

@@ -33,17 +33,20 @@ pub enum QuoteBridgeError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: The quote cannot be made.
     QuoteBridgeUnprocessable(QuoteBridgeUnprocessable),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for QuoteBridgeError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
             Self::QuoteBridgeUnprocessable(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -56,6 +59,7 @@ impl ErrorResponse for QuoteBridgeError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             422 => Some(serde_json::from_slice(body).map(Self::QuoteBridgeUnprocessable)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -68,6 +72,7 @@ impl Serialize for QuoteBridgeError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::QuoteBridgeUnprocessable(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -90,6 +95,11 @@ impl From<PayloadTooLarge> for QuoteBridgeError {
 impl From<QuoteBridgeUnprocessable> for QuoteBridgeError {
     fn from(v: QuoteBridgeUnprocessable) -> Self {
         Self::QuoteBridgeUnprocessable(v)
+    }
+}
+impl From<TooManyRequests> for QuoteBridgeError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for QuoteBridgeError {
@@ -171,11 +181,13 @@ pub enum QuoteBridgeSwapError {
     NoRouteFoundError(NoRouteFoundError),
     /// 422: The quote cannot be made.
     QuoteBridgeSwapUnprocessable(QuoteBridgeSwapUnprocessable),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for QuoteBridgeSwapError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 404, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 404, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
@@ -183,6 +195,7 @@ impl ErrorResponse for QuoteBridgeSwapError {
             Self::PayloadTooLarge(_) => 413,
             Self::NoRouteFoundError(_) => 404,
             Self::QuoteBridgeSwapUnprocessable(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -200,6 +213,7 @@ impl ErrorResponse for QuoteBridgeSwapError {
                     serde_json::from_slice(body).map(Self::QuoteBridgeSwapUnprocessable),
                 )
             }
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -213,6 +227,7 @@ impl Serialize for QuoteBridgeSwapError {
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::NoRouteFoundError(v) => v.serialize(serializer),
             Self::QuoteBridgeSwapUnprocessable(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -240,6 +255,11 @@ impl From<NoRouteFoundError> for QuoteBridgeSwapError {
 impl From<QuoteBridgeSwapUnprocessable> for QuoteBridgeSwapError {
     fn from(v: QuoteBridgeSwapUnprocessable) -> Self {
         Self::QuoteBridgeSwapUnprocessable(v)
+    }
+}
+impl From<TooManyRequests> for QuoteBridgeSwapError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for QuoteBridgeSwapError {
@@ -339,7 +359,7 @@ pub enum CommitQuoteError {
     QuoteNotFound(QuoteNotFound),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
-    /// 429: Too many commits; retry after `retryAfter` seconds.
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
     TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
@@ -448,16 +468,19 @@ pub enum ListBridgeHistoryError {
     Unauthorized(Unauthorized),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for ListBridgeHistoryError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -469,6 +492,7 @@ impl ErrorResponse for ListBridgeHistoryError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -480,6 +504,7 @@ impl Serialize for ListBridgeHistoryError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -497,6 +522,11 @@ impl From<Unauthorized> for ListBridgeHistoryError {
 impl From<InvalidRequest> for ListBridgeHistoryError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for ListBridgeHistoryError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for ListBridgeHistoryError {
@@ -539,16 +569,19 @@ pub enum GetBridgeError {
     Unauthorized(Unauthorized),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for GetBridgeError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -560,6 +593,7 @@ impl ErrorResponse for GetBridgeError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -571,6 +605,7 @@ impl Serialize for GetBridgeError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -588,6 +623,11 @@ impl From<Unauthorized> for GetBridgeError {
 impl From<InvalidRequest> for GetBridgeError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for GetBridgeError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for GetBridgeError {
@@ -634,11 +674,13 @@ pub enum CancelBridgeError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: The bridge is not PENDING, or the request cannot be served.
     CancelBridgeUnprocessable(CancelBridgeUnprocessable),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for CancelBridgeError {
-    const STATUSES: &'static [u16] = &[400, 401, 404, 413, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 404, 413, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
@@ -646,6 +688,7 @@ impl ErrorResponse for CancelBridgeError {
             Self::BridgeNotFound(_) => 404,
             Self::PayloadTooLarge(_) => 413,
             Self::CancelBridgeUnprocessable(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -661,6 +704,7 @@ impl ErrorResponse for CancelBridgeError {
             422 => {
                 Some(serde_json::from_slice(body).map(Self::CancelBridgeUnprocessable))
             }
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -674,6 +718,7 @@ impl Serialize for CancelBridgeError {
             Self::BridgeNotFound(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::CancelBridgeUnprocessable(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -701,6 +746,11 @@ impl From<PayloadTooLarge> for CancelBridgeError {
 impl From<CancelBridgeUnprocessable> for CancelBridgeError {
     fn from(v: CancelBridgeUnprocessable) -> Self {
         Self::CancelBridgeUnprocessable(v)
+    }
+}
+impl From<TooManyRequests> for CancelBridgeError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for CancelBridgeError {
@@ -753,16 +803,19 @@ pub enum ListBridgeHistoryCursorError {
     Unauthorized(Unauthorized),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for ListBridgeHistoryCursorError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -774,6 +827,7 @@ impl ErrorResponse for ListBridgeHistoryCursorError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -785,6 +839,7 @@ impl Serialize for ListBridgeHistoryCursorError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -802,6 +857,11 @@ impl From<Unauthorized> for ListBridgeHistoryCursorError {
 impl From<InvalidRequest> for ListBridgeHistoryCursorError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for ListBridgeHistoryCursorError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for ListBridgeHistoryCursorError {
@@ -846,17 +906,20 @@ pub enum GetBridgesByDepositHashError {
     HistoryNotFound(HistoryNotFound),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for GetBridgesByDepositHashError {
-    const STATUSES: &'static [u16] = &[400, 401, 404, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 404, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::HistoryNotFound(_) => 404,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -869,6 +932,7 @@ impl ErrorResponse for GetBridgesByDepositHashError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             404 => Some(serde_json::from_slice(body).map(Self::HistoryNotFound)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -881,6 +945,7 @@ impl Serialize for GetBridgesByDepositHashError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::HistoryNotFound(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -903,6 +968,11 @@ impl From<HistoryNotFound> for GetBridgesByDepositHashError {
 impl From<InvalidRequest> for GetBridgesByDepositHashError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for GetBridgesByDepositHashError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for GetBridgesByDepositHashError {
@@ -945,16 +1015,19 @@ pub enum GetBridgeByWithdrawHashError {
     Unauthorized(Unauthorized),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for GetBridgeByWithdrawHashError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -966,6 +1039,7 @@ impl ErrorResponse for GetBridgeByWithdrawHashError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -977,6 +1051,7 @@ impl Serialize for GetBridgeByWithdrawHashError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -994,6 +1069,11 @@ impl From<Unauthorized> for GetBridgeByWithdrawHashError {
 impl From<InvalidRequest> for GetBridgeByWithdrawHashError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for GetBridgeByWithdrawHashError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for GetBridgeByWithdrawHashError {
@@ -1038,16 +1118,19 @@ pub enum GetBridgeByWithdrawHashLegacyError {
     Unauthorized(Unauthorized),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for GetBridgeByWithdrawHashLegacyError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -1059,6 +1142,7 @@ impl ErrorResponse for GetBridgeByWithdrawHashLegacyError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -1070,6 +1154,7 @@ impl Serialize for GetBridgeByWithdrawHashLegacyError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -1087,6 +1172,11 @@ impl From<Unauthorized> for GetBridgeByWithdrawHashLegacyError {
 impl From<InvalidRequest> for GetBridgeByWithdrawHashLegacyError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for GetBridgeByWithdrawHashLegacyError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for GetBridgeByWithdrawHashLegacyError {
@@ -1325,15 +1415,18 @@ pub enum GetDepositAddressRateLimitStatusError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
     Unavailable(Unavailable),
 }
 impl ErrorResponse for GetDepositAddressRateLimitStatusError {
-    const STATUSES: &'static [u16] = &[400, 401, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
+            Self::TooManyRequests(_) => 429,
             Self::Unavailable(_) => 503,
         }
     }
@@ -1344,6 +1437,7 @@ impl ErrorResponse for GetDepositAddressRateLimitStatusError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
             _ => None,
         }
@@ -1354,6 +1448,7 @@ impl Serialize for GetDepositAddressRateLimitStatusError {
         match self {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::Unavailable(v) => v.serialize(serializer),
         }
     }
@@ -1366,6 +1461,11 @@ impl From<BadRequest> for GetDepositAddressRateLimitStatusError {
 impl From<Unauthorized> for GetDepositAddressRateLimitStatusError {
     fn from(v: Unauthorized) -> Self {
         Self::Unauthorized(v)
+    }
+}
+impl From<TooManyRequests> for GetDepositAddressRateLimitStatusError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<Unavailable> for GetDepositAddressRateLimitStatusError {
@@ -1418,16 +1518,19 @@ pub enum GetDepositAddressStatusError {
     Unauthorized(Unauthorized),
     /// 422: Unknown deposit address, or a request the service cannot serve.
     PublicStatusUnprocessable(PublicStatusUnprocessable),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
     Unavailable(Unavailable),
 }
 impl ErrorResponse for GetDepositAddressStatusError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PublicStatusUnprocessable(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::Unavailable(_) => 503,
         }
     }
@@ -1441,6 +1544,7 @@ impl ErrorResponse for GetDepositAddressStatusError {
             422 => {
                 Some(serde_json::from_slice(body).map(Self::PublicStatusUnprocessable))
             }
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
             _ => None,
         }
@@ -1452,6 +1556,7 @@ impl Serialize for GetDepositAddressStatusError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PublicStatusUnprocessable(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::Unavailable(v) => v.serialize(serializer),
         }
     }
@@ -1469,6 +1574,11 @@ impl From<Unauthorized> for GetDepositAddressStatusError {
 impl From<PublicStatusUnprocessable> for GetDepositAddressStatusError {
     fn from(v: PublicStatusUnprocessable) -> Self {
         Self::PublicStatusUnprocessable(v)
+    }
+}
+impl From<TooManyRequests> for GetDepositAddressStatusError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<Unavailable> for GetDepositAddressStatusError {
@@ -1531,16 +1641,19 @@ pub enum GetDepositAddressHistoryError {
     Unauthorized(Unauthorized),
     /// 422: Unknown deposit address, a bad date window, or a request the service cannot serve.
     DepositAddressHistoryUnprocessable(DepositAddressHistoryUnprocessable),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
     Unavailable(Unavailable),
 }
 impl ErrorResponse for GetDepositAddressHistoryError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::DepositAddressHistoryUnprocessable(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::Unavailable(_) => 503,
         }
     }
@@ -1557,6 +1670,7 @@ impl ErrorResponse for GetDepositAddressHistoryError {
                         .map(Self::DepositAddressHistoryUnprocessable),
                 )
             }
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
             _ => None,
         }
@@ -1568,6 +1682,7 @@ impl Serialize for GetDepositAddressHistoryError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::DepositAddressHistoryUnprocessable(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::Unavailable(v) => v.serialize(serializer),
         }
     }
@@ -1585,6 +1700,11 @@ impl From<Unauthorized> for GetDepositAddressHistoryError {
 impl From<DepositAddressHistoryUnprocessable> for GetDepositAddressHistoryError {
     fn from(v: DepositAddressHistoryUnprocessable) -> Self {
         Self::DepositAddressHistoryUnprocessable(v)
+    }
+}
+impl From<TooManyRequests> for GetDepositAddressHistoryError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<Unavailable> for GetDepositAddressHistoryError {
@@ -1658,16 +1778,19 @@ pub enum GetDepositAddressCompletedRefundsError {
     Unauthorized(Unauthorized),
     /// 422: Unknown deposit address, or a request the service cannot serve.
     PublicStatusUnprocessable(PublicStatusUnprocessable),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
     Unavailable(Unavailable),
 }
 impl ErrorResponse for GetDepositAddressCompletedRefundsError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PublicStatusUnprocessable(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::Unavailable(_) => 503,
         }
     }
@@ -1681,6 +1804,7 @@ impl ErrorResponse for GetDepositAddressCompletedRefundsError {
             422 => {
                 Some(serde_json::from_slice(body).map(Self::PublicStatusUnprocessable))
             }
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
             _ => None,
         }
@@ -1692,6 +1816,7 @@ impl Serialize for GetDepositAddressCompletedRefundsError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PublicStatusUnprocessable(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::Unavailable(v) => v.serialize(serializer),
         }
     }
@@ -1709,6 +1834,11 @@ impl From<Unauthorized> for GetDepositAddressCompletedRefundsError {
 impl From<PublicStatusUnprocessable> for GetDepositAddressCompletedRefundsError {
     fn from(v: PublicStatusUnprocessable) -> Self {
         Self::PublicStatusUnprocessable(v)
+    }
+}
+impl From<TooManyRequests> for GetDepositAddressCompletedRefundsError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<Unavailable> for GetDepositAddressCompletedRefundsError {
@@ -1946,8 +2076,8 @@ pub enum CreateDepositAddressesError {
     ExtensionNotEnabled(ExtensionNotEnabled),
     /// 422: The addresses cannot be created.
     DepositAddressCreateUnprocessable(DepositAddressCreateUnprocessable),
-    /// 429: Too many deposit addresses created.
-    DepositAddressRateLimitExceeded(DepositAddressRateLimitExceeded),
+    /// 429: Too many deposit addresses created (`DepositAddressRateLimitExceeded`, the project's address quota), or
+    DepositAddressCreateTooManyRequests(DepositAddressCreateTooManyRequests),
     /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
     Unavailable(Unavailable),
 }
@@ -1960,7 +2090,7 @@ impl ErrorResponse for CreateDepositAddressesError {
             Self::PayloadTooLarge(_) => 413,
             Self::ExtensionNotEnabled(_) => 403,
             Self::DepositAddressCreateUnprocessable(_) => 422,
-            Self::DepositAddressRateLimitExceeded(_) => 429,
+            Self::DepositAddressCreateTooManyRequests(_) => 429,
             Self::Unavailable(_) => 503,
         }
     }
@@ -1982,7 +2112,7 @@ impl ErrorResponse for CreateDepositAddressesError {
             429 => {
                 Some(
                     serde_json::from_slice(body)
-                        .map(Self::DepositAddressRateLimitExceeded),
+                        .map(Self::DepositAddressCreateTooManyRequests),
                 )
             }
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
@@ -1998,7 +2128,7 @@ impl Serialize for CreateDepositAddressesError {
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::ExtensionNotEnabled(v) => v.serialize(serializer),
             Self::DepositAddressCreateUnprocessable(v) => v.serialize(serializer),
-            Self::DepositAddressRateLimitExceeded(v) => v.serialize(serializer),
+            Self::DepositAddressCreateTooManyRequests(v) => v.serialize(serializer),
             Self::Unavailable(v) => v.serialize(serializer),
         }
     }
@@ -2028,9 +2158,9 @@ impl From<DepositAddressCreateUnprocessable> for CreateDepositAddressesError {
         Self::DepositAddressCreateUnprocessable(v)
     }
 }
-impl From<DepositAddressRateLimitExceeded> for CreateDepositAddressesError {
-    fn from(v: DepositAddressRateLimitExceeded) -> Self {
-        Self::DepositAddressRateLimitExceeded(v)
+impl From<DepositAddressCreateTooManyRequests> for CreateDepositAddressesError {
+    fn from(v: DepositAddressCreateTooManyRequests) -> Self {
+        Self::DepositAddressCreateTooManyRequests(v)
     }
 }
 impl From<Unavailable> for CreateDepositAddressesError {
@@ -2080,6 +2210,13 @@ impl From<DepositAddressNoBridgableTokens> for CreateDepositAddressesError {
         )
     }
 }
+impl From<DepositAddressRateLimitExceeded> for CreateDepositAddressesError {
+    fn from(v: DepositAddressRateLimitExceeded) -> Self {
+        Self::DepositAddressCreateTooManyRequests(
+            DepositAddressCreateTooManyRequests::from(v),
+        )
+    }
+}
 impl From<DepositAddressTokenOutNotSupported> for CreateDepositAddressesError {
     fn from(v: DepositAddressTokenOutNotSupported) -> Self {
         Self::DepositAddressCreateUnprocessable(
@@ -2114,6 +2251,13 @@ impl From<ServiceUnavailable> for CreateDepositAddressesError {
         Self::Unavailable(Unavailable::from(v))
     }
 }
+impl From<TooManyRequests> for CreateDepositAddressesError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::DepositAddressCreateTooManyRequests(
+            DepositAddressCreateTooManyRequests::from(v),
+        )
+    }
+}
 /// `POST /bridge/deposit-addresses` (`createDepositAddressesLegacy`): Create smart deposit addresses (deprecated path).
 ///
 /// Deprecated: kept for backward compatibility and to be removed.
@@ -2145,8 +2289,8 @@ pub enum CreateDepositAddressesLegacyError {
     ExtensionNotEnabled(ExtensionNotEnabled),
     /// 422: The addresses cannot be created.
     DepositAddressCreateUnprocessable(DepositAddressCreateUnprocessable),
-    /// 429: Too many deposit addresses created.
-    DepositAddressRateLimitExceeded(DepositAddressRateLimitExceeded),
+    /// 429: Too many deposit addresses created (`DepositAddressRateLimitExceeded`, the project's address quota), or
+    DepositAddressCreateTooManyRequests(DepositAddressCreateTooManyRequests),
     /// 503: As `ServiceUnavailable`; production also answers 503 `EndpointDisabledError` here when it has switched the
     Unavailable(Unavailable),
 }
@@ -2159,7 +2303,7 @@ impl ErrorResponse for CreateDepositAddressesLegacyError {
             Self::PayloadTooLarge(_) => 413,
             Self::ExtensionNotEnabled(_) => 403,
             Self::DepositAddressCreateUnprocessable(_) => 422,
-            Self::DepositAddressRateLimitExceeded(_) => 429,
+            Self::DepositAddressCreateTooManyRequests(_) => 429,
             Self::Unavailable(_) => 503,
         }
     }
@@ -2181,7 +2325,7 @@ impl ErrorResponse for CreateDepositAddressesLegacyError {
             429 => {
                 Some(
                     serde_json::from_slice(body)
-                        .map(Self::DepositAddressRateLimitExceeded),
+                        .map(Self::DepositAddressCreateTooManyRequests),
                 )
             }
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
@@ -2197,7 +2341,7 @@ impl Serialize for CreateDepositAddressesLegacyError {
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::ExtensionNotEnabled(v) => v.serialize(serializer),
             Self::DepositAddressCreateUnprocessable(v) => v.serialize(serializer),
-            Self::DepositAddressRateLimitExceeded(v) => v.serialize(serializer),
+            Self::DepositAddressCreateTooManyRequests(v) => v.serialize(serializer),
             Self::Unavailable(v) => v.serialize(serializer),
         }
     }
@@ -2227,9 +2371,9 @@ impl From<DepositAddressCreateUnprocessable> for CreateDepositAddressesLegacyErr
         Self::DepositAddressCreateUnprocessable(v)
     }
 }
-impl From<DepositAddressRateLimitExceeded> for CreateDepositAddressesLegacyError {
-    fn from(v: DepositAddressRateLimitExceeded) -> Self {
-        Self::DepositAddressRateLimitExceeded(v)
+impl From<DepositAddressCreateTooManyRequests> for CreateDepositAddressesLegacyError {
+    fn from(v: DepositAddressCreateTooManyRequests) -> Self {
+        Self::DepositAddressCreateTooManyRequests(v)
     }
 }
 impl From<Unavailable> for CreateDepositAddressesLegacyError {
@@ -2281,6 +2425,13 @@ impl From<DepositAddressNoBridgableTokens> for CreateDepositAddressesLegacyError
         )
     }
 }
+impl From<DepositAddressRateLimitExceeded> for CreateDepositAddressesLegacyError {
+    fn from(v: DepositAddressRateLimitExceeded) -> Self {
+        Self::DepositAddressCreateTooManyRequests(
+            DepositAddressCreateTooManyRequests::from(v),
+        )
+    }
+}
 impl From<DepositAddressTokenOutNotSupported> for CreateDepositAddressesLegacyError {
     fn from(v: DepositAddressTokenOutNotSupported) -> Self {
         Self::DepositAddressCreateUnprocessable(
@@ -2315,6 +2466,13 @@ impl From<ServiceUnavailable> for CreateDepositAddressesLegacyError {
         Self::Unavailable(Unavailable::from(v))
     }
 }
+impl From<TooManyRequests> for CreateDepositAddressesLegacyError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::DepositAddressCreateTooManyRequests(
+            DepositAddressCreateTooManyRequests::from(v),
+        )
+    }
+}
 /// `GET /sda/deposit-addresses/search` (`searchDepositAddresses`): Search the project's deposit addresses.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SearchDepositAddresses;
@@ -2340,16 +2498,19 @@ pub enum SearchDepositAddressesError {
     Unauthorized(Unauthorized),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SearchDepositAddressesError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -2361,6 +2522,7 @@ impl ErrorResponse for SearchDepositAddressesError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -2372,6 +2534,7 @@ impl Serialize for SearchDepositAddressesError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -2389,6 +2552,11 @@ impl From<Unauthorized> for SearchDepositAddressesError {
 impl From<InvalidRequest> for SearchDepositAddressesError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for SearchDepositAddressesError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SearchDepositAddressesError {
@@ -2433,16 +2601,19 @@ pub enum SearchDepositAddressesLegacyError {
     Unauthorized(Unauthorized),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SearchDepositAddressesLegacyError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -2454,6 +2625,7 @@ impl ErrorResponse for SearchDepositAddressesLegacyError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -2465,6 +2637,7 @@ impl Serialize for SearchDepositAddressesLegacyError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -2482,6 +2655,11 @@ impl From<Unauthorized> for SearchDepositAddressesLegacyError {
 impl From<InvalidRequest> for SearchDepositAddressesLegacyError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for SearchDepositAddressesLegacyError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SearchDepositAddressesLegacyError {
@@ -2524,16 +2702,19 @@ pub enum GetDepositAddressPublicStatusError {
     Unauthorized(Unauthorized),
     /// 422: Unknown deposit address, or a request the service cannot serve.
     PublicStatusUnprocessable(PublicStatusUnprocessable),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for GetDepositAddressPublicStatusError {
-    const STATUSES: &'static [u16] = &[400, 401, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PublicStatusUnprocessable(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -2547,6 +2728,7 @@ impl ErrorResponse for GetDepositAddressPublicStatusError {
             422 => {
                 Some(serde_json::from_slice(body).map(Self::PublicStatusUnprocessable))
             }
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -2558,6 +2740,7 @@ impl Serialize for GetDepositAddressPublicStatusError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PublicStatusUnprocessable(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -2575,6 +2758,11 @@ impl From<Unauthorized> for GetDepositAddressPublicStatusError {
 impl From<PublicStatusUnprocessable> for GetDepositAddressPublicStatusError {
     fn from(v: PublicStatusUnprocessable) -> Self {
         Self::PublicStatusUnprocessable(v)
+    }
+}
+impl From<TooManyRequests> for GetDepositAddressPublicStatusError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for GetDepositAddressPublicStatusError {
@@ -2686,15 +2874,18 @@ pub enum ListUserEventsError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for ListUserEventsError {
-    const STATUSES: &'static [u16] = &[400, 401, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -2705,6 +2896,7 @@ impl ErrorResponse for ListUserEventsError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -2715,6 +2907,7 @@ impl Serialize for ListUserEventsError {
         match self {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -2727,6 +2920,11 @@ impl From<BadRequest> for ListUserEventsError {
 impl From<Unauthorized> for ListUserEventsError {
     fn from(v: Unauthorized) -> Self {
         Self::Unauthorized(v)
+    }
+}
+impl From<TooManyRequests> for ListUserEventsError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for ListUserEventsError {
@@ -2773,11 +2971,13 @@ pub enum SandboxDepositBridgeError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxDepositBridgeError {
-    const STATUSES: &'static [u16] = &[400, 401, 404, 413, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 404, 413, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
@@ -2785,6 +2985,7 @@ impl ErrorResponse for SandboxDepositBridgeError {
             Self::BridgeNotFound(_) => 404,
             Self::PayloadTooLarge(_) => 413,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -2798,6 +2999,7 @@ impl ErrorResponse for SandboxDepositBridgeError {
             404 => Some(serde_json::from_slice(body).map(Self::BridgeNotFound)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -2811,6 +3013,7 @@ impl Serialize for SandboxDepositBridgeError {
             Self::BridgeNotFound(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -2838,6 +3041,11 @@ impl From<PayloadTooLarge> for SandboxDepositBridgeError {
 impl From<InvalidRequest> for SandboxDepositBridgeError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for SandboxDepositBridgeError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SandboxDepositBridgeError {
@@ -2882,17 +3090,20 @@ pub enum SandboxDepositIntoAddressError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: Unknown deposit address, or a request the sandbox cannot serve.
     PublicStatusUnprocessable(PublicStatusUnprocessable),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxDepositIntoAddressError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
             Self::PublicStatusUnprocessable(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -2907,6 +3118,7 @@ impl ErrorResponse for SandboxDepositIntoAddressError {
             422 => {
                 Some(serde_json::from_slice(body).map(Self::PublicStatusUnprocessable))
             }
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -2919,6 +3131,7 @@ impl Serialize for SandboxDepositIntoAddressError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::PublicStatusUnprocessable(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -2941,6 +3154,11 @@ impl From<PayloadTooLarge> for SandboxDepositIntoAddressError {
 impl From<PublicStatusUnprocessable> for SandboxDepositIntoAddressError {
     fn from(v: PublicStatusUnprocessable) -> Self {
         Self::PublicStatusUnprocessable(v)
+    }
+}
+impl From<TooManyRequests> for SandboxDepositIntoAddressError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SandboxDepositIntoAddressError {
@@ -2995,17 +3213,20 @@ pub enum SandboxCreateRoutingDepositAddressError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxCreateRoutingDepositAddressError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -3018,6 +3239,7 @@ impl ErrorResponse for SandboxCreateRoutingDepositAddressError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -3030,6 +3252,7 @@ impl Serialize for SandboxCreateRoutingDepositAddressError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -3052,6 +3275,11 @@ impl From<PayloadTooLarge> for SandboxCreateRoutingDepositAddressError {
 impl From<InvalidRequest> for SandboxCreateRoutingDepositAddressError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for SandboxCreateRoutingDepositAddressError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SandboxCreateRoutingDepositAddressError {
@@ -3096,17 +3324,20 @@ pub enum SandboxAdvanceClockError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxAdvanceClockError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -3119,6 +3350,7 @@ impl ErrorResponse for SandboxAdvanceClockError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -3131,6 +3363,7 @@ impl Serialize for SandboxAdvanceClockError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -3153,6 +3386,11 @@ impl From<PayloadTooLarge> for SandboxAdvanceClockError {
 impl From<InvalidRequest> for SandboxAdvanceClockError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for SandboxAdvanceClockError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SandboxAdvanceClockError {
@@ -3193,15 +3431,18 @@ pub enum SandboxGetClockError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxGetClockError {
-    const STATUSES: &'static [u16] = &[400, 401, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -3212,6 +3453,7 @@ impl ErrorResponse for SandboxGetClockError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -3222,6 +3464,7 @@ impl Serialize for SandboxGetClockError {
         match self {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -3234,6 +3477,11 @@ impl From<BadRequest> for SandboxGetClockError {
 impl From<Unauthorized> for SandboxGetClockError {
     fn from(v: Unauthorized) -> Self {
         Self::Unauthorized(v)
+    }
+}
+impl From<TooManyRequests> for SandboxGetClockError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SandboxGetClockError {
@@ -3274,15 +3522,18 @@ pub enum SandboxResetProjectError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxResetProjectError {
-    const STATUSES: &'static [u16] = &[400, 401, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -3293,6 +3544,7 @@ impl ErrorResponse for SandboxResetProjectError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -3303,6 +3555,7 @@ impl Serialize for SandboxResetProjectError {
         match self {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -3315,6 +3568,11 @@ impl From<BadRequest> for SandboxResetProjectError {
 impl From<Unauthorized> for SandboxResetProjectError {
     fn from(v: Unauthorized) -> Self {
         Self::Unauthorized(v)
+    }
+}
+impl From<TooManyRequests> for SandboxResetProjectError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SandboxResetProjectError {
@@ -3359,17 +3617,20 @@ pub enum SandboxSendWebhookTestError {
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxSendWebhookTestError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
             Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -3382,6 +3643,7 @@ impl ErrorResponse for SandboxSendWebhookTestError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -3394,6 +3656,7 @@ impl Serialize for SandboxSendWebhookTestError {
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -3416,6 +3679,11 @@ impl From<PayloadTooLarge> for SandboxSendWebhookTestError {
 impl From<InvalidRequest> for SandboxSendWebhookTestError {
     fn from(v: InvalidRequest) -> Self {
         Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for SandboxSendWebhookTestError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SandboxSendWebhookTestError {
@@ -3456,15 +3724,18 @@ pub enum SandboxListWebhookDeliveriesError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxListWebhookDeliveriesError {
-    const STATUSES: &'static [u16] = &[400, 401, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -3475,6 +3746,7 @@ impl ErrorResponse for SandboxListWebhookDeliveriesError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -3485,6 +3757,7 @@ impl Serialize for SandboxListWebhookDeliveriesError {
         match self {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -3497,6 +3770,11 @@ impl From<BadRequest> for SandboxListWebhookDeliveriesError {
 impl From<Unauthorized> for SandboxListWebhookDeliveriesError {
     fn from(v: Unauthorized) -> Self {
         Self::Unauthorized(v)
+    }
+}
+impl From<TooManyRequests> for SandboxListWebhookDeliveriesError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SandboxListWebhookDeliveriesError {
@@ -3539,16 +3817,19 @@ pub enum SandboxResendWebhookDeliveryError {
     Unauthorized(Unauthorized),
     /// 404: No delivery of this project is for this event.
     WebhookDeliveryNotFound(WebhookDeliveryNotFound),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxResendWebhookDeliveryError {
-    const STATUSES: &'static [u16] = &[400, 401, 404, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 404, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::WebhookDeliveryNotFound(_) => 404,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -3560,6 +3841,7 @@ impl ErrorResponse for SandboxResendWebhookDeliveryError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             404 => Some(serde_json::from_slice(body).map(Self::WebhookDeliveryNotFound)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -3571,6 +3853,7 @@ impl Serialize for SandboxResendWebhookDeliveryError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::WebhookDeliveryNotFound(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -3588,6 +3871,11 @@ impl From<Unauthorized> for SandboxResendWebhookDeliveryError {
 impl From<WebhookDeliveryNotFound> for SandboxResendWebhookDeliveryError {
     fn from(v: WebhookDeliveryNotFound) -> Self {
         Self::WebhookDeliveryNotFound(v)
+    }
+}
+impl From<TooManyRequests> for SandboxResendWebhookDeliveryError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SandboxResendWebhookDeliveryError {
@@ -3630,16 +3918,19 @@ pub enum SandboxRecoverWebhookDeliveriesError {
     Unauthorized(Unauthorized),
     /// 413: The request body is larger than the server accepts (1 MiB by default).
     PayloadTooLarge(PayloadTooLarge),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for SandboxRecoverWebhookDeliveriesError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 413, 429, 503];
     fn status(&self) -> u16 {
         match self {
             Self::BadRequest(_) => 400,
             Self::Unauthorized(_) => 401,
             Self::PayloadTooLarge(_) => 413,
+            Self::TooManyRequests(_) => 429,
             Self::ServiceUnavailable(_) => 503,
         }
     }
@@ -3651,6 +3942,7 @@ impl ErrorResponse for SandboxRecoverWebhookDeliveriesError {
             400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
         }
@@ -3662,6 +3954,7 @@ impl Serialize for SandboxRecoverWebhookDeliveriesError {
             Self::BadRequest(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
     }
@@ -3679,6 +3972,11 @@ impl From<Unauthorized> for SandboxRecoverWebhookDeliveriesError {
 impl From<PayloadTooLarge> for SandboxRecoverWebhookDeliveriesError {
     fn from(v: PayloadTooLarge) -> Self {
         Self::PayloadTooLarge(v)
+    }
+}
+impl From<TooManyRequests> for SandboxRecoverWebhookDeliveriesError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
     }
 }
 impl From<ServiceUnavailable> for SandboxRecoverWebhookDeliveriesError {

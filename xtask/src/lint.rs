@@ -15,7 +15,10 @@
 //! * `x-volatile` (a member the service makes when it answers: ids, hashes, cursors, times) and `x-secret` (a
 //!   member holding a secret) are `true` or absent;
 //! * every operation documents 503 [`SERVICE_UNAVAILABLE`] (or a response whose schema is a union with its
-//!   schema), the answer `bridge_server::router` gives for any operation whose implementation fails.
+//!   schema), the answer `bridge_server::router` gives for any operation whose implementation fails;
+//! * every authenticated operation documents 429 [`TOO_MANY_REQUESTS`] (or a response whose schema is a union with
+//!   its schema), the answer `bridge_server::router` gives when its admission step (a rate limit) refuses the
+//!   caller's project.
 
 use std::collections::BTreeSet;
 
@@ -28,6 +31,10 @@ const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 /// The response every operation documents as its 503 (or a response whose schema is a union that has its schema).
 pub const SERVICE_UNAVAILABLE: &str = "#/components/responses/ServiceUnavailable";
 const SERVICE_UNAVAILABLE_SCHEMA: &str = "#/components/schemas/ServiceUnavailable";
+/// The response every authenticated operation documents as its 429 (or a response whose schema is a union that has
+/// its schema).
+pub const TOO_MANY_REQUESTS: &str = "#/components/responses/TooManyRequests";
+const TOO_MANY_REQUESTS_SCHEMA: &str = "#/components/schemas/TooManyRequests";
 
 pub fn problems(doc: &Value, _ordered: &Yaml) -> Vec<String> {
     let mut lint = Lint { doc, problems: Vec::new() };
@@ -96,10 +103,21 @@ impl<'a> Lint<'a> {
                 if successes > 1 {
                     self.problems.push(format!("{at}: more than one success schema ({successes})"));
                 }
-                if !responses.and_then(|r| r.get("503")).is_some_and(|r| self.answers_service_unavailable(r)) {
+                let answers = |status: &str, response: &str, schema: &str| {
+                    responses.and_then(|r| r.get(status)).is_some_and(|r| self.answers(r, response, schema))
+                };
+                let unavailable = answers("503", SERVICE_UNAVAILABLE, SERVICE_UNAVAILABLE_SCHEMA);
+                let throttled = !self.authenticated(op) || answers("429", TOO_MANY_REQUESTS, TOO_MANY_REQUESTS_SCHEMA);
+                if !unavailable {
                     self.problems.push(format!(
                         "{at}: 503 must be `$ref: '{SERVICE_UNAVAILABLE}'` or a response whose schema is a union with `{SERVICE_UNAVAILABLE_SCHEMA}` \
                          (the server answers it for any operation)"
+                    ));
+                }
+                if !throttled {
+                    self.problems.push(format!(
+                        "{at}: 429 must be `$ref: '{TOO_MANY_REQUESTS}'` or a response whose schema is a union with `{TOO_MANY_REQUESTS_SCHEMA}` \
+                         (the server answers it for any authenticated operation whose project is over its rate limit)"
                     ));
                 }
                 for (status, response) in responses.into_iter().flatten() {
@@ -205,17 +223,24 @@ impl<'a> Lint<'a> {
         }
     }
 
-    /// Whether a 503 response is the shared `ServiceUnavailable` one, or one whose schema is a union that has the
-    /// `ServiceUnavailable` schema among its variants (the body the server sends for a failing operation decodes
-    /// into it either way).
-    fn answers_service_unavailable(&self, response: &Value) -> bool {
-        if response.get("$ref").and_then(Value::as_str) == Some(SERVICE_UNAVAILABLE) {
+    /// Whether a response is the shared response component `shared`, or one whose schema is a union that has
+    /// `schema` among its variants (the body the server sends itself, a 503 `ServiceUnavailable` or a 429
+    /// `TooManyRequests`, decodes into it either way).
+    fn answers(&self, response: &Value, shared: &str, schema: &str) -> bool {
+        if response.get("$ref").and_then(Value::as_str) == Some(shared) {
             return true;
         }
-        let schema = self.resolve(response).pointer("/content/application~1json/schema").map(|s| self.resolve(s));
-        schema.and_then(|s| s.get("oneOf")).and_then(Value::as_array).is_some_and(|variants| {
-            variants.iter().any(|v| v.get("$ref").and_then(Value::as_str) == Some(SERVICE_UNAVAILABLE_SCHEMA))
-        })
+        let union = self.resolve(response).pointer("/content/application~1json/schema").map(|s| self.resolve(s));
+        union
+            .and_then(|s| s.get("oneOf"))
+            .and_then(Value::as_array)
+            .is_some_and(|variants| variants.iter().any(|v| v.get("$ref").and_then(Value::as_str) == Some(schema)))
+    }
+
+    /// Whether an operation requires a credential: its own `security`, else the document's, is not empty.
+    fn authenticated(&self, op: &Value) -> bool {
+        let security = op.get("security").or_else(|| self.doc.get("security"));
+        security.and_then(Value::as_array).is_some_and(|requirements| !requirements.is_empty())
     }
 
     fn deref(&self, reference: &str) -> Option<&'a Value> {
@@ -462,7 +487,58 @@ fn is_beyond_spec(op: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// A document with one operation whose `security` and 429 are `security` and `too_many`.
+    fn document(security: Option<Value>, too_many: Option<Value>) -> Value {
+        let mut op = json!({
+            "operationId": "readThing",
+            "responses": {"503": {"$ref": super::SERVICE_UNAVAILABLE}},
+        });
+        if let Some(security) = security {
+            op["security"] = security;
+        }
+        if let Some(response) = too_many {
+            op["responses"]["429"] = response;
+        }
+        json!({
+            "security": [{"bearerAuth": []}],
+            "paths": {"/thing": {"get": op}},
+            "components": {
+                "responses": {
+                    "ServiceUnavailable": {"description": "down"},
+                    "TooManyRequests": {"description": "slow down"},
+                },
+                "schemas": {
+                    "ServiceUnavailable": {"type": "object"},
+                    "TooManyRequests": {"type": "object"},
+                    "Other": {"type": "object"},
+                    "Either": {
+                        "oneOf": [{"$ref": "#/components/schemas/Other"}, {"$ref": super::TOO_MANY_REQUESTS_SCHEMA}],
+                    },
+                },
+            },
+        })
+    }
+
+    fn about_429(doc: &Value) -> Vec<String> {
+        super::problems(doc, &crate::bundle::Yaml::Null).into_iter().filter(|p| p.contains("429")).collect()
+    }
+
+    #[test]
+    fn every_authenticated_operation_documents_429() {
+        let missing = about_429(&document(None, None));
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert!(missing[0].starts_with("GET /thing: 429 must be"), "{missing:?}");
+        assert!(about_429(&document(None, Some(json!({"$ref": super::TOO_MANY_REQUESTS})))).is_empty());
+        let union = json!({"description": "either", "content": {"application/json": {"schema":
+            {"$ref": "#/components/schemas/Either"}}}});
+        assert!(about_429(&document(None, Some(union))).is_empty(), "a union with TooManyRequests");
+        let other = json!({"description": "other", "content": {"application/json": {"schema":
+            {"$ref": "#/components/schemas/Other"}}}});
+        assert_eq!(about_429(&document(None, Some(other))).len(), 1, "another 429 is not enough");
+        assert!(about_429(&document(Some(json!([])), None)).is_empty(), "no security: not limited");
+    }
 
     #[test]
     fn volatile_and_secret_markers_are_true_or_absent() {

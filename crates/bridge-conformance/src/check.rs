@@ -21,6 +21,8 @@ pub struct Ctx {
     pub other: Option<Api>,
     /// No credentials.
     pub anonymous: Api,
+    /// The rate-limited deployment's main project and second project (`limits` checks only).
+    pub limited: Option<(Api, Option<Api>)>,
     /// Random, per run: makes names (`addressNote`s) unique so that earlier runs against the same deployment
     /// do not interfere.
     pub run_id: String,
@@ -35,6 +37,16 @@ impl Ctx {
             main: api(Credential::Bearer(config.token.clone()))?,
             other: config.other_token.as_ref().map(|t| api(Credential::Bearer(t.clone()))).transpose()?,
             anonymous: api(Credential::None)?,
+            limited: match &config.rate_limited {
+                None => None,
+                Some(limited) => {
+                    let api = |token: &String| {
+                        let credential = Credential::Bearer(token.clone());
+                        Api::new(&limited.base_url, credential, config.request_timeout, sink.clone())
+                    };
+                    Some((api(&limited.token)?, limited.other_token.as_ref().map(api).transpose()?))
+                }
+            },
             config: config.clone(),
             run_id,
             seq: AtomicU64::new(0),
@@ -50,6 +62,12 @@ impl Ctx {
     pub fn other(&self) -> anyhow::Result<&Api> {
         self.other.as_ref().context("no --other-token")
     }
+
+    /// The rate-limited deployment's clients: its main project, and its second project if there is one.
+    pub fn limited(&self) -> anyhow::Result<(&Api, Option<&Api>)> {
+        let (main, other) = self.limited.as_ref().context("no rate-limited deployment (--rate-limited)")?;
+        Ok((main, other.as_ref()))
+    }
 }
 
 /// What a check needs beyond `--base-url` and `--token`.
@@ -61,14 +79,17 @@ pub struct Needs {
     pub other: bool,
     /// `--expired-token`.
     pub expired: bool,
+    /// `--rate-limited` (or `--spawn-sandbox`).
+    pub rate_limited: bool,
 }
 
 impl Needs {
-    pub const NOTHING: Needs = Needs { helpers: false, other: false, expired: false };
-    pub const HELPERS: Needs = Needs { helpers: true, other: false, expired: false };
-    pub const OTHER: Needs = Needs { helpers: false, other: true, expired: false };
-    pub const OTHER_AND_HELPERS: Needs = Needs { helpers: true, other: true, expired: false };
-    pub const EXPIRED: Needs = Needs { helpers: false, other: false, expired: true };
+    pub const NOTHING: Needs = Needs { helpers: false, other: false, expired: false, rate_limited: false };
+    pub const HELPERS: Needs = Needs { helpers: true, ..Self::NOTHING };
+    pub const OTHER: Needs = Needs { other: true, ..Self::NOTHING };
+    pub const OTHER_AND_HELPERS: Needs = Needs { helpers: true, other: true, ..Self::NOTHING };
+    pub const EXPIRED: Needs = Needs { expired: true, ..Self::NOTHING };
+    pub const RATE_LIMITED: Needs = Needs { rate_limited: true, ..Self::NOTHING };
 
     pub(crate) fn met_by(&self, config: &RunConfig) -> Result<(), &'static str> {
         if self.helpers && !config.sandbox_helpers {
@@ -79,6 +100,9 @@ impl Needs {
         }
         if self.expired && config.expired_token.is_none() {
             return Err("--expired-token");
+        }
+        if self.rate_limited && config.rate_limited.is_none() {
+            return Err("--rate-limited");
         }
         Ok(())
     }

@@ -33,6 +33,21 @@ pub struct RunConfig {
     pub request_timeout: Duration,
     /// Timeout of one check.
     pub check_timeout: Duration,
+    /// A deployment that limits each project's request rate: enables the `limits` checks, which run against it
+    /// alone (last, and with its own tokens), so that no other check meets the limit.
+    pub rate_limited: Option<RateLimited>,
+}
+
+/// Where the `limits` checks send their requests: a deployment that answers 429 `TooManyRequests` to a project
+/// over its request rate limit (`--rate-limited`: the deployment under test itself; `--spawn-sandbox`: a second
+/// sandbox started with a low limit).
+#[derive(Debug, Clone)]
+pub struct RateLimited {
+    pub base_url: String,
+    /// A project token the checks exhaust the budget of.
+    pub token: String,
+    /// A second project's token: enables the check that one project's limit does not limit another.
+    pub other_token: Option<String>,
 }
 
 impl RunConfig {
@@ -50,6 +65,7 @@ impl RunConfig {
             webhook_wait: Duration::from_secs(5),
             request_timeout: Duration::from_secs(30),
             check_timeout: Duration::from_secs(180),
+            rate_limited: None,
         }
     }
 }

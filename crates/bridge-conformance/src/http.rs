@@ -55,6 +55,8 @@ pub struct Reply {
     pub op: &'static str,
     pub status: u16,
     pub content_type: Option<String>,
+    /// The answer's headers.
+    pub headers: reqwest::header::HeaderMap,
     pub body: Vec<u8>,
     /// The body as JSON (`Null` when it is not JSON).
     pub json: Value,
@@ -177,8 +179,8 @@ impl Api {
         };
         let response = request.send().await.with_context(|| format!("{} {url}", op.method))?;
         let status = response.status().as_u16();
-        let content_type =
-            response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let headers = response.headers().clone();
+        let content_type = headers.get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let body =
             response.bytes().await.with_context(|| format!("reading the answer of {} {url}", op.method))?.to_vec();
         tracing::debug!(op = op.id, status, url = %url, "answer");
@@ -186,7 +188,7 @@ impl Api {
             self.sink.lock().unwrap().push(format!("{} answered {status}: {problem}", op.describe()));
         }
         let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        Ok(Reply { op: op.id, status, content_type, body, json })
+        Ok(Reply { op: op.id, status, content_type, headers, body, json })
     }
 }
 

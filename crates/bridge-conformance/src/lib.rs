@@ -27,6 +27,9 @@
 //! * **auth**: every operation by its `security`, from `bridge_contract::every_operation!`.
 //! * **behaviour**, **isolation** (`--other-token`), **lifecycle** and **webhook** deliveries
 //!   (`--sandbox-helpers`): what a client relies on beyond shapes.
+//! * **limits** (`--rate-limited`, or a second spawned sandbox with a low limit): a project over its request rate
+//!   limit gets 429 `TooManyRequests` with `retryAfter` and `Retry-After`, another project does not, and the
+//!   project is served again after the wait.
 //!
 //! The other direction, real traffic: [`proxy`] is a validating reverse proxy (`bridge-conformance proxy`) that
 //! forwards a service's requests to a deployment and checks every exchange ([`exchange`]: routed by [`route`],
@@ -58,7 +61,7 @@ pub mod runner;
 pub mod spawn;
 pub mod violation;
 
-pub use config::{Fixtures, RunConfig};
+pub use config::{Fixtures, RateLimited, RunConfig};
 pub use report::{CheckResult, Report};
 pub use runner::{run, select};
 pub use spawn::SpawnedSandbox;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bridge_conformance::coverage::TrafficReport;
 use bridge_conformance::proxy::{Proxy, ProxyConfig};
 use bridge_conformance::replay::{replay, ReplayConfig};
-use bridge_conformance::{run, Fixtures, RunConfig, SpawnedSandbox};
+use bridge_conformance::{run, Fixtures, RateLimited, RunConfig, SpawnedSandbox};
 use bridge_server::ErrorsMode;
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
@@ -31,10 +31,11 @@ use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 ///   cargo run -p bridge-conformance --features https -- \
 ///       --base-url https://bridge.staging.example.com --junit conformance.xml
 ///
-/// Add --expired-token (an expired JWT of your issuer) for the expired-token checks. The fixtures (chains,
-/// tokens, addresses, amounts) default to production ids that the sandbox also serves; change them with the
-/// options below if your catalogue differs. Checks that need something not given (--other-token,
-/// --sandbox-helpers, --expired-token) are not run, and the log says how many.
+/// Add --expired-token (an expired JWT of your issuer) for the expired-token checks, and --rate-limited when the
+/// deployment limits each project's request rate (the `limits` checks: 429 TooManyRequests, run last). The
+/// fixtures (chains, tokens, addresses, amounts) default to production ids that the sandbox also serves; change
+/// them with the options below if your catalogue differs. Checks that need something not given (--other-token,
+/// --sandbox-helpers, --expired-token, --rate-limited) are not run, and the log says how many.
 ///
 /// Everything at once against a throw-away local sandbox (the workspace tests run this in CI):
 ///
@@ -93,9 +94,15 @@ struct RunArgs {
     sandbox_helpers: bool,
 
     /// Start a sandbox on a free loopback port (temporary data directory, manual clock), mint its tokens, run
-    /// every check against it (implies --sandbox-helpers), and stop it.
-    #[arg(long, conflicts_with_all = ["base_url", "token", "other_token", "expired_token"])]
+    /// every check against it (implies --sandbox-helpers), and stop it. The `limits` checks run against a second
+    /// sandbox started with a per-project rate limit (1 request per second, 3 at once).
+    #[arg(long, conflicts_with_all = ["base_url", "token", "other_token", "expired_token", "rate_limited"])]
     spawn_sandbox: bool,
+
+    /// The deployment limits each project's request rate (429 TooManyRequests beyond it): run the `limits`
+    /// checks against it, with --token (and --other-token). They spend the project's budget, so they run last.
+    #[arg(long)]
+    rate_limited: bool,
 
     /// Run only the checks whose name has PATTERN as whole `::` segments (`isolation`, `quoteBridge`,
     /// `schema::getBridge`), or matches it as a glob when it has `*`. Repeatable.
@@ -337,13 +344,16 @@ async fn go(cli: &RunArgs) -> anyhow::Result<bool> {
     };
     let (report, traffic, target) = if cli.spawn_sandbox {
         let sandbox = SpawnedSandbox::start().await?;
+        let limited = SpawnedSandbox::start_rate_limited().await?;
         let mut config = cli.config(&sandbox.base_url, &sandbox.token);
         let spawned = sandbox.run_config();
         config.other_token = spawned.other_token;
         config.expired_token = spawned.expired_token;
         config.sandbox_helpers = true;
+        config.rate_limited = Some(limited.rate_limited());
         let outcome = run_one(config.clone(), cli.html.is_some()).await;
         sandbox.stop().await?;
+        limited.stop().await?;
         let (report, traffic) = outcome?;
         (report, traffic, config.base_url)
     } else {
@@ -355,7 +365,11 @@ async fn go(cli: &RunArgs) -> anyhow::Result<bool> {
         if base_url.starts_with("https://") && !cfg!(feature = "https") {
             anyhow::bail!("{base_url} is HTTPS: build with the `https` feature (cargo run -p bridge-conformance --features https -- ...)");
         }
-        let config = cli.config(&base_url, &token);
+        let mut config = cli.config(&base_url, &token);
+        if cli.rate_limited {
+            let other_token = cli.other_token.clone();
+            config.rate_limited = Some(RateLimited { base_url: base_url.clone(), token, other_token });
+        }
         let (report, traffic) = run_one(config, cli.html.is_some()).await?;
         (report, traffic, base_url)
     };

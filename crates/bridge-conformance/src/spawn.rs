@@ -8,11 +8,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use bridge_sandbox::clock::ClockMode;
+use bridge_sandbox::rate_limit::RateLimit;
 use bridge_sandbox::{Opened, SandboxConfig};
 use bridge_server::ErrorsMode;
 use tokio::sync::oneshot;
 
-use crate::config::RunConfig;
+use crate::config::{RateLimited, RunConfig};
+
+/// The limit of [`SpawnedSandbox::start_rate_limited`]: one request per second per project, three at once.
+pub const RATE_LIMIT: RateLimit = RateLimit::fixed(1, 3);
 
 /// The projects of the spawned sandbox's tokens.
 pub const MAIN_PROJECT: &str = "conformance-main";
@@ -39,17 +43,28 @@ pub struct SpawnedSandbox {
 impl SpawnedSandbox {
     /// The sandbox exactly as `bridge-sandbox serve --clock manual` runs it (`bridge_sandbox::serve_on`).
     pub async fn start() -> anyhow::Result<Self> {
-        Self::launch(None).await
+        Self::launch(None, None).await
     }
 
     /// A sandbox whose HTTP application is `app(&opened)` instead of `bridge_sandbox::app`: wrap the router in
     /// a middleware, or serve a `BridgeApi` that wraps `opened.sandbox`. The lifecycle ticker and the webhook
     /// courier run as in `serve_on`.
     pub async fn start_with(app: impl FnOnce(&Opened) -> axum::Router) -> anyhow::Result<Self> {
-        Self::launch(Some(Box::new(app))).await
+        Self::launch(Some(Box::new(app)), None).await
     }
 
-    async fn launch(app: Option<AppOf<'_>>) -> anyhow::Result<Self> {
+    /// A sandbox that limits each project's requests to [`RATE_LIMIT`] (`serve --rate-limit 1
+    /// --rate-limit-burst 3`), for the `limits` checks; the other checks run against one without a limit.
+    pub async fn start_rate_limited() -> anyhow::Result<Self> {
+        Self::launch(None, Some(RATE_LIMIT)).await
+    }
+
+    /// As [`SpawnedSandbox::start_rate_limited`], serving `app(&opened)` (whose `opened.rate_limit` is set).
+    pub async fn start_rate_limited_with(app: impl FnOnce(&Opened) -> axum::Router) -> anyhow::Result<Self> {
+        Self::launch(Some(Box::new(app)), Some(RATE_LIMIT)).await
+    }
+
+    async fn launch(app: Option<AppOf<'_>>, rate_limit: Option<RateLimit>) -> anyhow::Result<Self> {
         let data = tempfile::Builder::new()
             .prefix("bridge-conformance-")
             .tempdir()
@@ -62,6 +77,8 @@ impl SpawnedSandbox {
             seed: None,
             catalogue: None,
             errors: ErrorsMode::First,
+            webhook_egress: Default::default(),
+            rate_limit,
         };
         let opened = bridge_sandbox::open(&config).await.context("opening the sandbox")?;
         let listener = tokio::net::TcpListener::bind(config.listen).await.context("binding a loopback port")?;
@@ -115,6 +132,15 @@ impl SpawnedSandbox {
         config.expired_token = Some(self.expired_token.clone());
         config.sandbox_helpers = true;
         config
+    }
+
+    /// The `limits` checks' target: this sandbox, with both projects' tokens.
+    pub fn rate_limited(&self) -> RateLimited {
+        RateLimited {
+            base_url: self.base_url.clone(),
+            token: self.token.clone(),
+            other_token: Some(self.other_token.clone()),
+        }
     }
 
     /// The data directory (removed when this value is dropped).

@@ -57,6 +57,8 @@ async fn main() -> anyhow::Result<()> {
         seed: None,
         catalogue: None,
         errors: ErrorsMode::First,
+        webhook_egress: Default::default(),
+        rate_limit: None,
     };
     let opened = bridge_sandbox::open(&config).await?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;

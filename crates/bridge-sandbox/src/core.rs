@@ -1,6 +1,6 @@
 //! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the clocks (the sandbox's
-//! [`Clock`] and each project's, read from the store: [`crate::clock`]), and the counters and key that ids and
-//! made-up chain data come from ([`crate::ids`]).
+//! [`Clock`] and each project's, read from the store: [`crate::clock`]), the webhook egress policy, and the counters
+//! and key that ids and made-up chain data come from ([`crate::ids`]).
 
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use bridge_contract::{DateString, WebhookEvent};
 use crate::catalogue::Catalogue;
 use crate::clock::{base_ms, Clock, Floors, ProjectClock};
 use crate::counters::Counters;
+use crate::egress::WebhookEgress;
 use crate::ids::Ids;
 use crate::store::{Counter, NewEvent, Store, StoreResult};
 
@@ -17,6 +18,8 @@ pub struct Core {
     pub catalogue: Catalogue,
     /// The sandbox's clock: where projects start (and restart after a reset).
     pub clock: Clock,
+    /// Where webhooks may be delivered: checked when a `webhookUrl` is given and again at delivery.
+    pub egress: WebhookEgress,
     /// One lifecycle pass at a time (`crate::bridges::advance`).
     pub(crate) pass: tokio::sync::Mutex<()>,
     /// The latest time answered per project (`--clock real` across wall-clock steps).
@@ -31,11 +34,18 @@ impl Core {
             store,
             catalogue,
             clock,
+            egress: WebhookEgress::default(),
             pass: tokio::sync::Mutex::new(()),
             floors: Floors::default(),
             counters: Counters::default(),
             ids,
         }
+    }
+
+    /// This core with the webhook egress policy `egress` (the default is [`WebhookEgress::default`]).
+    pub fn with_webhook_egress(mut self, egress: WebhookEgress) -> Self {
+        self.egress = egress;
+        self
     }
 
     /// The clock of `project` as the store keeps it (the project is first seen now if it has none yet).

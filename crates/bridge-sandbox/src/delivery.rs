@@ -23,6 +23,11 @@
 //! waiting for the lease to run out. An attempt whose receiver answered is always recorded as answered, so
 //! shutting down never makes a delivered event be delivered again; a cut attempt had no answer, which is the case
 //! at-least-once delivery retries anyway.
+//!
+//! Every attempt obeys the webhook egress policy ([`crate::egress`]): the client resolves host names through the
+//! policy's resolver, which hands the connector only allowed addresses; an IP literal is judged before anything is
+//! sent; redirects are not followed and no proxy is used. An attempt the policy refuses connects nowhere, is
+//! recorded with the reason (`refused by the webhook egress policy: ...`) and is not retried.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -33,6 +38,7 @@ use bridge_contract::{DecimalNumber, WebhookEnvelope};
 use rand::Rng;
 use tokio::sync::{watch, Semaphore};
 
+use crate::egress;
 use crate::service::Sandbox;
 use crate::store::{AttemptOutcome, DeliveryClaim, DueDelivery};
 use crate::telemetry;
@@ -121,7 +127,12 @@ impl Deliverer {
     /// A deliverer for the sandbox's outbox. It takes over the leases of any earlier deliverer of the data
     /// directory (one sandbox process per data directory), so what was in flight at a crash is retried at once.
     pub async fn new(sandbox: Sandbox, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder().timeout(TIMEOUT).redirect(reqwest::redirect::Policy::none()).build()?;
+        let http = reqwest::Client::builder()
+            .timeout(TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(sandbox.core().egress.resolver())
+            .build()?;
         sandbox.core().store.release_leases().await?;
         Ok(Self {
             sandbox,
@@ -199,51 +210,12 @@ impl Deliverer {
             ts: DecimalNumber::try_from(ts as f64).unwrap_or_default(),
         };
         let started = std::time::Instant::now();
-        let mut interrupt = self.interrupt.subscribe();
-        let mut interrupted = false;
-        let (status, error, body) = match self.signer.signed_delivery(&envelope) {
-            Err(e) => (None, Some(format!("signing failed: {e}")), None),
-            Ok(signed) => {
-                let send = async {
-                    let response = self
-                        .http
-                        .post(&delivery.url)
-                        .header(reqwest::header::CONTENT_TYPE, "application/json")
-                        .header(SIGNATURE_HEADER, signed.signature)
-                        .body(signed.body)
-                        .send()
-                        .await?;
-                    let status = response.status();
-                    Ok::<_, reqwest::Error>((status, read_body_start(response).await))
-                };
-                let sent = tokio::select! {
-                    sent = send => Some(sent),
-                    _ = interrupt.wait_for(|cut| *cut) => None,
-                };
-                match sent {
-                    None => {
-                        interrupted = true;
-                        (
-                            None,
-                            Some("interrupted: this sandbox instance shut down before the receiver answered".into()),
-                            None,
-                        )
-                    }
-                    Some(Ok((status, body))) if status.is_success() => (Some(status.as_u16()), None, Some(body)),
-                    Some(Ok((status, body))) => (Some(status.as_u16()), Some(format!("answered {status}")), Some(body)),
-                    Some(Err(e)) => (
-                        None,
-                        Some(if e.is_timeout() { format!("no answer within {TIMEOUT:?}") } else { format!("{e}") }),
-                        None,
-                    ),
-                }
-            }
-        };
+        let Attempt { status, error, refused, interrupted, body } = self.attempt(&delivery.url, &envelope).await;
         let latency_ms = Some(started.elapsed().as_millis().min(i64::MAX as u128) as i64);
         metrics::histogram!(telemetry::WEBHOOK_ATTEMPT_DURATION).record(started.elapsed().as_secs_f64());
         let delivered = error.is_none();
         let at_ms = core.now_of(&delivery.project).await?;
-        let next_ms = if delivered {
+        let next_ms = if delivered || refused {
             None
         } else if interrupted {
             // Handed back: due at once, for whichever instance takes it first (never the attempt's last word).
@@ -274,7 +246,84 @@ impl Deliverer {
         let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms, latency_ms, body_start: body };
         Ok(self.sandbox.core().store.record_attempt(&delivery, &outcome).await?)
     }
+
+    /// One POST of the signed envelope to `url`, unless the egress policy refuses its address.
+    async fn attempt(&self, url: &str, envelope: &WebhookEnvelope) -> Attempt {
+        let egress = &self.sandbox.core().egress;
+        if let Err(refusal) = reqwest::Url::parse(url).map_or(Ok(()), |url| egress.check_literal(&url)) {
+            return Attempt::refused(&refusal);
+        }
+        let signed = match self.signer.signed_delivery(envelope) {
+            Ok(signed) => signed,
+            Err(e) => return Attempt::failed(None, format!("signing failed: {e}")),
+        };
+        let mut interrupt = self.interrupt.subscribe();
+        let send = async {
+            let response = self
+                .http
+                .post(url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .header(SIGNATURE_HEADER, signed.signature)
+                .body(signed.body)
+                .send()
+                .await?;
+            let status = response.status();
+            Ok::<_, reqwest::Error>((status, read_body_start(response).await))
+        };
+        let sent = tokio::select! {
+            sent = send => sent,
+            _ = interrupt.wait_for(|cut| *cut) => return Attempt::interrupted(),
+        };
+        match sent {
+            Ok((status, body)) if status.is_success() => {
+                Attempt { status: Some(status.as_u16()), error: None, refused: false, interrupted: false, body: Some(body) }
+            }
+            Ok((status, body)) => Attempt {
+                body: Some(body),
+                ..Attempt::failed(Some(status.as_u16()), format!("answered {status}"))
+            },
+            Err(e) => match egress::refusal_in(&e) {
+                Some(refusal) => Attempt::refused(refusal),
+                None if e.is_timeout() => Attempt::failed(None, format!("no answer within {TIMEOUT:?}")),
+                None => Attempt::failed(None, format!("{e}")),
+            },
+        }
+    }
 }
+
+/// What one attempt came to: the answer's status, why it failed, whether the egress policy refused it,
+/// whether this instance's shutdown cut it before the receiver answered, and the start of the answer's body.
+struct Attempt {
+    status: Option<u16>,
+    error: Option<String>,
+    refused: bool,
+    interrupted: bool,
+    body: Option<String>,
+}
+
+impl Attempt {
+    fn failed(status: Option<u16>, error: String) -> Self {
+        Self { status, error: Some(error), refused: false, interrupted: false, body: None }
+    }
+
+    fn refused(refusal: &egress::Refusal) -> Self {
+        Self {
+            status: None,
+            error: Some(format!("{REFUSED_PREFIX}{refusal}")),
+            refused: true,
+            interrupted: false,
+            body: None,
+        }
+    }
+
+    fn interrupted() -> Self {
+        let error = "interrupted: this sandbox instance shut down before the receiver answered".to_string();
+        Self { status: None, error: Some(error), refused: false, interrupted: true, body: None }
+    }
+}
+
+/// How the recorded error of a refused attempt starts.
+pub const REFUSED_PREFIX: &str = "refused by the webhook egress policy, nothing sent: ";
 
 #[cfg(test)]
 mod tests {

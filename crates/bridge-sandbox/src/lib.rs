@@ -36,6 +36,7 @@ pub mod dashboard;
 pub mod delivery;
 pub mod deposits;
 pub mod docs;
+pub mod egress;
 pub mod feed;
 pub mod ids;
 pub mod keys;
@@ -44,6 +45,7 @@ pub mod operate;
 pub mod pricing;
 pub mod projects;
 pub mod quotes;
+pub mod rate_limit;
 pub mod records;
 pub mod routing;
 pub mod service;
@@ -78,6 +80,10 @@ pub struct SandboxConfig {
     pub seed: Option<u64>,
     pub catalogue: Option<PathBuf>,
     pub errors: ErrorsMode,
+    /// Where webhook deliveries may connect (`--webhook-egress`, `--webhook-allow`).
+    pub webhook_egress: egress::WebhookEgress,
+    /// Each project's request rate limit (`--rate-limit`, `--rate-limit-burst`); `None`: no limit.
+    pub rate_limit: Option<rate_limit::RateLimit>,
 }
 
 /// Where a fresh sandbox's manual clock starts under `--seed`: 2026-01-01T00:00:00.000Z.
@@ -87,6 +93,8 @@ pub const SEEDED_START_MS: i64 = 1_767_225_600_000;
 pub struct Opened {
     pub sandbox: Sandbox,
     pub keys: keys::Keys,
+    /// Each project's request rate limit, which [`app`] enforces.
+    pub rate_limit: Option<rate_limit::RateLimit>,
 }
 
 /// The store and the signing keys of a data directory or a PostgreSQL database.
@@ -123,18 +131,21 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     };
     let (value, floor) = store.sync_clock(clock.take_sync()).await?;
     clock.adopt(value, floor);
-    let served = keys.webhook.served_public_key();
-    let sandbox = Sandbox::new(store, catalogue, (clock, ids), served, keys.jwt_secret.clone());
-    Ok(Opened { sandbox, keys })
+    let core = core::Core::new(store, catalogue, clock, ids).with_webhook_egress(config.webhook_egress.clone());
+    let sandbox = Sandbox::new(core, keys.webhook.served_public_key(), keys.jwt_secret.clone());
+    Ok(Opened { sandbox, keys, rate_limit: config.rate_limit })
 }
 
 /// The contract's routes and the sandbox helpers (a panicking handler answers 503, see [`bridge_server::router`]
-/// and [`bridge_server::sandbox_router`]), `/openapi.json`, `/docs`, and `/dashboard` (with the API's own
-/// authenticator).
+/// and [`bridge_server::sandbox_router`]; with a rate limit, one budget per project for both), `/openapi.json`,
+/// `/docs`, and `/dashboard` (with the API's own authenticator).
 fn api_routes(opened: &Opened, errors: ErrorsMode) -> axum::Router {
     let jwt = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
     let auth = api_keys::SandboxAuthenticator { jwt, keys: opened.sandbox.api_keys().clone() };
-    let config = ServerConfig { errors, ..ServerConfig::default() };
+    let mut config = ServerConfig { errors, ..ServerConfig::default() };
+    if let Some(limit) = opened.rate_limit {
+        config = config.with_admission(limit.limiter());
+    }
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
         .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth.clone(), config))
         .merge(docs::routes())
@@ -197,6 +208,7 @@ pub async fn serve_on_with(
     metrics::gauge!(telemetry::OPEN_FILES_LIMIT).set(operate::open_files_limit() as f64);
     tracing::info!(%address, clock = ?sandbox.clock().mode(), max_connections = limits.max_connections,
         "bridge sandbox serving; API reference at http://{address}/docs");
+    tracing::info!(egress = ?sandbox.core().egress, rate_limit = ?opened.rate_limit, "webhook egress and rate limit");
     let health = std::sync::Arc::new(operate::health::Health::new());
     // The lifecycle and the webhook deliveries run on their own, beside the server.
     let deliverer = delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone()).await?;

@@ -1,13 +1,17 @@
 //! `bridge-sandbox`: the whole bridge service, locally. `bridge-sandbox --help` explains the commands.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use bridge_sandbox::clock::ClockMode;
+use bridge_sandbox::egress::{EgressMode, WebhookEgress};
+use bridge_sandbox::rate_limit::RateLimit;
 use bridge_sandbox::{SandboxConfig, ServeOptions};
 use bridge_server::ErrorsMode;
 use clap::{Parser, Subcommand, ValueEnum};
+use ipnet::IpNet;
 
 /// A local, stateful bridge service for integration work: exact to the contract, kept in one SQLite file (or a
 /// PostgreSQL database shared by several instances).
@@ -57,6 +61,26 @@ enum Command {
         errors: Errors,
         #[command(flatten)]
         operations: Operations,
+        /// Where webhooks may be delivered. `public`: public addresses only (no private, loopback, link-local,
+        /// CGNAT, multicast, documentation, benchmarking, reserved, unspecified or broadcast address, IPv4 or IPv6,
+        /// nor a name that resolves only to such addresses): for a sandbox shared by several teams. `any`: local
+        /// receivers work too. In both, link-local addresses (169.254.0.0/16, fe80::/10: cloud metadata) are
+        /// refused unless allowed. Checked when a webhookUrl is given (422) and at each delivery.
+        #[arg(long, value_enum, default_value = "any", help_heading = "Shared sandbox")]
+        webhook_egress: EgressMode,
+        /// An exception to the webhook egress policy: deliveries may go to this network (CIDR, e.g. 10.1.0.0/16,
+        /// or one address). Repeatable.
+        #[arg(long, value_name = "CIDR", value_parser = parse_network, help_heading = "Shared sandbox")]
+        webhook_allow: Vec<IpNet>,
+        /// Limit each project to N requests per second (authenticated operations; per instance; fractions allowed,
+        /// 0.5 is one request every 2 s). Requests over the limit are answered 429 TooManyRequests with retryAfter
+        /// and a Retry-After header; other projects are not affected. Off by default.
+        #[arg(long, value_name = "N", value_parser = parse_rate, help_heading = "Shared sandbox")]
+        rate_limit: Option<f64>,
+        /// How many requests a project may send at once after a quiet spell (default: N of --rate-limit, rounded
+        /// up).
+        #[arg(long, value_name = "B", requires = "rate_limit", help_heading = "Shared sandbox")]
+        rate_limit_burst: Option<NonZeroU32>,
     },
     /// Print a bearer token (JWT) for a project, signed with the data directory's key.
     Token {
@@ -158,6 +182,21 @@ enum LogFormat {
     Json,
 }
 
+/// A network (`10.1.0.0/16`) or one address (`10.1.2.3`, `::1`).
+fn parse_network(text: &str) -> Result<IpNet, String> {
+    text.parse::<IpNet>()
+        .or_else(|_| text.parse::<IpAddr>().map(IpNet::from))
+        .map_err(|_| format!("{text:?} is neither a network in CIDR notation (10.1.0.0/16) nor an IP address"))
+}
+
+/// A rate: a positive number of requests per second, at most a billion.
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if RateLimit::new(rate, None).is_some() => Ok(rate),
+        _ => Err(format!("{text:?} is not a number of requests per second above 0 (and at most 1e9)")),
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Errors {
     First,
@@ -168,7 +207,20 @@ enum Errors {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { listen, data, database_url, clock, seed, catalogue, errors, operations } => {
+        Command::Serve {
+            listen,
+            data,
+            database_url,
+            clock,
+            seed,
+            catalogue,
+            errors,
+            operations,
+            webhook_egress,
+            webhook_allow,
+            rate_limit,
+            rate_limit_burst,
+        } => {
             operations.init_logs();
             let open_files = bridge_sandbox::operate::raise_open_files_limit();
             tracing::info!(open_files, "open-file limit");
@@ -176,7 +228,17 @@ async fn main() -> anyhow::Result<()> {
                 Errors::First => ErrorsMode::First,
                 Errors::All => ErrorsMode::All,
             };
-            let config = SandboxConfig { listen, data_dir: data, database_url, clock, seed, catalogue, errors };
+            let config = SandboxConfig {
+                listen,
+                data_dir: data,
+                database_url,
+                clock,
+                seed,
+                catalogue,
+                errors,
+                webhook_egress: WebhookEgress::new(webhook_egress).allowing(webhook_allow),
+                rate_limit: rate_limit.and_then(|n| RateLimit::new(n, rate_limit_burst)),
+            };
             bridge_sandbox::serve_with(config, operations.options(), bridge_sandbox::shutdown_signal()).await
         }
         Command::Token { project, post_bridge, data, database_url, ttl_hours } => {

@@ -1,6 +1,7 @@
 //! The sandbox as the contract's service: [`BridgeApi`] (the production operations) and [`SandboxApi`] (the sandbox
 //! helpers), each method delegating to the area that owns it over the one [`Core`]. A project sees only its own
 //! quotes, bridges, addresses and events; another project's id is answered exactly like an id that does not exist.
+//! A `webhookUrl` is checked against the webhook egress policy ([`crate::egress`]) before its area sees the request.
 
 use std::sync::Arc;
 
@@ -9,11 +10,9 @@ use bridge_contract::*;
 use bridge_server::{Answer, BridgeApi, Caller, SandboxApi};
 
 use crate::api_keys::{ApiKeys, EXCHANGED_JWT_TTL};
-use crate::catalogue::Catalogue;
 use crate::clock::Clock;
 use crate::core::Core;
-use crate::ids::Ids;
-use crate::store::{Store, StoreResult};
+use crate::store::StoreResult;
 use crate::{address_views, addresses, bridges, configs, deposits, feed, projects, quotes, routing, webhooks};
 
 struct Inner {
@@ -28,17 +27,12 @@ struct Inner {
 pub struct Sandbox(Arc<Inner>);
 
 impl Sandbox {
-    /// The sandbox over its store, catalogue, clock and id key; `served_key` is the webhook public key it serves,
-    /// and `jwt_secret` signs the tokens it accepts (and those the API-key exchange answers).
-    pub fn new(
-        store: Arc<dyn Store>,
-        catalogue: Catalogue,
-        (clock, ids): (Clock, Ids),
-        served_key: String,
-        jwt_secret: Vec<u8>,
-    ) -> Self {
+    /// The sandbox over its core (store, catalogue, clocks, id key, webhook egress policy); `served_key` is the
+    /// webhook public key it serves, and `jwt_secret` signs the tokens it accepts (and those the API-key exchange
+    /// answers).
+    pub fn new(core: Core, served_key: String, jwt_secret: Vec<u8>) -> Self {
         let api_keys = ApiKeys::new(&jwt_secret);
-        Self(Arc::new(Inner { core: Core::new(store, catalogue, clock, ids), served_key, api_keys, jwt_secret }))
+        Self(Arc::new(Inner { core, served_key, api_keys, jwt_secret }))
     }
 
     /// The API keys this sandbox makes and accepts.
@@ -62,6 +56,7 @@ impl Sandbox {
 
 impl BridgeApi for Sandbox {
     async fn quote_bridge(&self, caller: Caller, body: BridgeQuoteRequest) -> Result<QuoteResponse, QuoteBridgeError> {
+        self.core().egress.check_webhook_url(body.webhook_url.as_deref()).await?;
         quotes::quote_bridge(self.core(), &caller, body).await
     }
 
@@ -70,6 +65,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         body: BridgeSwapQuoteRequest,
     ) -> Result<QuoteResponse, QuoteBridgeSwapError> {
+        self.core().egress.check_webhook_url(body.webhook_url.as_deref()).await?;
         quotes::quote_bridge_swap(self.core(), &caller, body).await
     }
 
@@ -94,6 +90,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         body: DepositAddressCreateRequest,
     ) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> {
+        self.core().egress.check_webhook_url(body.webhook_url.as_deref()).await?;
         addresses::create(self.core(), &caller, body).await
     }
 
@@ -248,6 +245,7 @@ impl SandboxApi for Sandbox {
         caller: Caller,
         body: SandboxRoutingDepositAddressRequest,
     ) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> {
+        self.core().egress.check_webhook_url(body.webhook_url.as_deref()).await?;
         routing::create(self.core(), &caller, body).await
     }
 
@@ -272,6 +270,7 @@ impl SandboxApi for Sandbox {
         caller: Caller,
         body: SandboxWebhookTestRequest,
     ) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
+        self.core().egress.check_webhook_url(Some(&body.webhook_url)).await?;
         webhooks::send_test(self.core(), &caller, body).await
     }
 

@@ -10,10 +10,11 @@ use axum::body::Body;
 use axum::extract::{FromRequestParts, RawPathParams, Request};
 use axum::response::{IntoResponse, Response};
 use bridge_contract::js::JsValue;
-use bridge_contract::{Encoded, ErrorResponse, HttpApiDecodeError, Issue, IssueTag, Operation, PropertyKey};
+use bridge_contract::{Encoded, ErrorResponse, HttpApiDecodeError, Issue, IssueTag, Operation, PropertyKey, Security};
 use http::{header, StatusCode};
 use serde::{de::DeserializeOwned, Serialize};
 
+use crate::admission::Admission;
 use crate::auth::{authenticate, AuthFailure, Authenticator, Caller};
 use crate::decode::engine::{self, ErrorsMode};
 use crate::decode::shape::OperationShapes;
@@ -21,17 +22,39 @@ use crate::decode::{self, parts};
 use crate::generated::shapes;
 
 /// Server settings.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServerConfig {
     /// First failing property only (the reference framework's default), or all of them.
     pub errors: ErrorsMode,
     /// Largest request body accepted; larger ones get 413 `PayloadTooLarge`. Default 1 MiB.
     pub body_limit: usize,
+    /// Asked after authentication, before decoding, whether the request is served now (a rate limit); `None`
+    /// (the default) serves every request. See [`crate::admission`].
+    pub admission: Option<Arc<dyn Admission>>,
+}
+
+impl ServerConfig {
+    /// These settings with `admission` asked about every authenticated request. Routers made from clones of one
+    /// configuration share it (one budget per project for [`crate::router`] and [`crate::sandbox_router`]).
+    pub fn with_admission(mut self, admission: impl Admission) -> Self {
+        self.admission = Some(Arc::new(admission));
+        self
+    }
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self { errors: ErrorsMode::First, body_limit: 1024 * 1024 }
+        Self { errors: ErrorsMode::First, body_limit: 1024 * 1024, admission: None }
+    }
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("errors", &self.errors)
+            .field("body_limit", &self.body_limit)
+            .field("admission", &self.admission.as_ref().map(|_| "custom"))
+            .finish()
     }
 }
 
@@ -216,8 +239,9 @@ pub fn has_empty_segment(path: &str) -> bool {
     path.strip_prefix('/').unwrap_or(path).split('/').any(str::is_empty) && path != "/"
 }
 
-/// Routing's last word (an empty path segment matches no route), then authentication, then decoding: path
-/// parameters, body, query.
+/// Routing's last word (an empty path segment matches no route), then authentication, then admission (an
+/// authenticated request the configured [`Admission`] refuses is answered 429), then decoding: path parameters,
+/// body, query.
 async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Result<(Caller, Input<O>), Response> {
     let inner = &state.0;
     let (mut head, body) = request.into_parts();
@@ -227,6 +251,9 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
     let caller = authenticate(&*inner.auth, O::SECURITY, &head.headers).map_err(auth_failure)?;
     if !caller.project_id.is_empty() {
         tracing::Span::current().record("project", caller.project_id.as_str());
+    }
+    if let (Some(admission), false) = (&inner.config.admission, O::SECURITY == Security::None) {
+        admission.admit(&caller, O::ID).map_err(IntoResponse::into_response)?;
     }
     let Some(shapes) = shapes::by_operation_id(O::ID) else {
         return Err(internal(&format!("no decoder tables for {}", O::ID)));

@@ -59,7 +59,9 @@ appears as `userId` in records.
 5. Optional post-bridge actions (`postBridgeData`) are available only to projects with that feature.
 
 Errors: a request that does not match its schema gets 400 `HttpApiDecodeError`; authentication runs before
-decoding (400 `InvalidJwt`, 401 `Unauthorized`); domain errors carry a `_tag` equal to their name.
+decoding (400 `InvalidJwt`, 401 `Unauthorized`), and so does a per-project rate limit (429 `TooManyRequests`
+with `retryAfter` in seconds and a `Retry-After` header, on every authenticated operation); domain errors
+carry a `_tag` equal to their name.
 Unknown paths and wrong methods get 404 with an empty body.
 
 Production endpoints beyond the spec: the production service serves more than the spec's operations (its
@@ -451,6 +453,7 @@ Arguments:
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -514,6 +517,7 @@ Arguments:
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -567,6 +571,7 @@ Sends a `GET` request to `/bridge/history/bridge/by-deposit-hash/{depositTxHash}
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             404u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -614,6 +619,7 @@ Sends a `GET` request to `/bridge/history/bridge/by-hash/{withdrawTxHash}`
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -663,6 +669,7 @@ Sends a `GET` request to `/bridge/history/bridge/by-withdraw-hash/{withdrawTxHas
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -714,6 +721,7 @@ Arguments:
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -772,6 +780,7 @@ Arguments:
             404u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -829,6 +838,7 @@ Arguments:
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -883,6 +893,7 @@ Sends a `POST` request to `/bridge/quote/bridge-swap/user`
             404u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -996,6 +1007,7 @@ Sends a `POST` request to `/bridge/quote/user`
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1055,6 +1067,7 @@ Sends a `POST` request to `/sandbox/bridges/{bridgeId}/deposit`
             404u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1103,6 +1116,7 @@ Sends a `GET` request to `/sandbox/clock`
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1153,6 +1167,7 @@ Sends a `POST` request to `/sandbox/clock/advance`
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1216,6 +1231,7 @@ Sends a `POST` request to `/sandbox/deposit-addresses/{depositAddress}/{depositC
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1262,6 +1278,7 @@ Sends a `POST` request to `/sandbox/reset`
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1317,6 +1334,7 @@ Sends a `POST` request to `/sandbox/routing-deposit-addresses`
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1366,6 +1384,7 @@ Arguments:
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1418,6 +1437,7 @@ Sends a `POST` request to `/sandbox/webhook-deliveries/recover`
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1477,6 +1497,7 @@ Arguments:
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             404u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1526,6 +1547,7 @@ Sends a `POST` request to `/sandbox/webhook-test`
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1630,6 +1652,7 @@ Sends a `GET` request to `/sda/deposit-addresses/rate-limit-status`
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1707,6 +1730,7 @@ Arguments:
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1760,6 +1784,7 @@ Sends a `GET` request to `/sda/deposit-addresses/{depositAddress}/{depositChain}
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1811,6 +1836,7 @@ Sends a `GET` request to `/sda/deposit-addresses/{depositAddress}/{depositChain}
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1874,6 +1900,7 @@ Arguments:
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -1934,6 +1961,7 @@ Arguments:
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }
@@ -2102,6 +2130,7 @@ page starts after it, and a token beyond the last event (any token above 7ffffff
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
         }

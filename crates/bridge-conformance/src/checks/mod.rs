@@ -10,13 +10,16 @@
 //! * [`lifecycle`]: bridges and deposit addresses through their states, and the events they emit
 //!   (`--sandbox-helpers`);
 //! * [`webhook`]: the served public key, and signed deliveries to a receiver the runner starts
-//!   (`--sandbox-helpers`).
+//!   (`--sandbox-helpers`);
+//! * [`limits`]: 429 `TooManyRequests` of a project over its rate limit (`--rate-limited`), last and against the
+//!   rate-limited deployment only.
 
 pub mod auth;
 pub mod behaviour;
 pub mod decode;
 pub mod isolation;
 pub mod lifecycle;
+pub mod limits;
 pub mod schema;
 pub mod steps;
 pub mod webhook;
@@ -25,7 +28,7 @@ use crate::check::Check;
 use crate::config::RunConfig;
 
 /// Every check the runner knows, in run order (areas: auth, schema, decode, behaviour, isolation, lifecycle,
-/// webhook), before filtering.
+/// webhook, limits), before filtering.
 pub fn all(config: &RunConfig) -> Vec<Check> {
     let mut checks = Vec::new();
     checks.extend(auth::checks());
@@ -35,6 +38,7 @@ pub fn all(config: &RunConfig) -> Vec<Check> {
     checks.extend(isolation::checks());
     checks.extend(lifecycle::checks());
     checks.extend(webhook::checks());
+    checks.extend(limits::checks());
     checks
 }
 
@@ -48,6 +52,9 @@ mod tests {
         config.sandbox_helpers = true;
         config.other_token = Some("o".into());
         config.expired_token = Some("e".into());
+        let limited =
+            crate::config::RateLimited { base_url: "http://127.0.0.1:2".into(), token: "l".into(), other_token: None };
+        config.rate_limited = Some(limited);
         let checks = all(&config);
         let mut names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
         let total = names.len();
@@ -57,7 +64,8 @@ mod tests {
         for name in names {
             let area = name.split("::").next().unwrap();
             assert!(
-                ["auth", "schema", "decode", "behaviour", "isolation", "lifecycle", "webhook"].contains(&area),
+                ["auth", "schema", "decode", "behaviour", "isolation", "lifecycle", "webhook", "limits"]
+                    .contains(&area),
                 "{name}"
             );
         }

@@ -356,3 +356,35 @@ async fn a_bad_webhook_signature_is_caught() {
     passed(&report, "webhook::public-key");
     sandbox.stop().await.unwrap();
 }
+
+/// Drops the `Retry-After` header of every 429.
+async fn drop_retry_after(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    response.headers_mut().remove(axum::http::header::RETRY_AFTER);
+    response
+}
+
+/// A rate-limited deployment whose 429 has no `Retry-After` header, and one that does not limit at all: both are
+/// caught by the `limits` checks, run against them as `--rate-limited` deployments.
+#[tokio::test]
+async fn a_429_without_retry_after_and_a_missing_limit_are_caught() {
+    let broken = SpawnedSandbox::start_rate_limited_with(|opened| {
+        bridge_sandbox::app(opened, ErrorsMode::First).layer(axum::middleware::from_fn(drop_retry_after))
+    })
+    .await
+    .unwrap();
+    let mut config = broken.run_config();
+    config.rate_limited = Some(broken.rate_limited());
+    config.only = vec!["limits::too-many-requests".into()];
+    let report = run(&config, &mut Vec::new()).await.unwrap();
+    caught(&report, "limits::too-many-requests", "no Retry-After header");
+    broken.stop().await.unwrap();
+
+    let unlimited = SpawnedSandbox::start().await.unwrap();
+    let mut config = unlimited.run_config();
+    config.rate_limited = Some(unlimited.rate_limited());
+    config.only = vec!["limits::too-many-requests".into()];
+    let report = run(&config, &mut Vec::new()).await.unwrap();
+    caught(&report, "limits::too-many-requests", "were all served");
+    unlimited.stop().await.unwrap();
+}

@@ -338,7 +338,10 @@ async fn deposit_address_creation_limits_answer_429_and_show_in_the_status() {
         limited.create_deposit_addresses(&request(&format!("a{i}"))).await.unwrap();
     }
     let refused = limited.create_deposit_addresses(&request("a2")).await;
-    let Err(Error::Api(CreateDepositAddressesError::DepositAddressRateLimitExceeded(e))) = refused else {
+    let Err(Error::Api(CreateDepositAddressesError::DepositAddressCreateTooManyRequests(
+        DepositAddressCreateTooManyRequests::DepositAddressRateLimitExceeded(e),
+    ))) = refused
+    else {
         panic!("expected 429: {refused:?}");
     };
     let expected = WindowLimitExceeded::new(2u64, 2u64, DecimalNumber::from(60_000u32));
@@ -350,7 +353,10 @@ async fn deposit_address_creation_limits_answer_429_and_show_in_the_status() {
     limited.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 60_001 }).await.unwrap();
     limited.create_deposit_addresses(&request("a3")).await.unwrap();
     let refused = limited.create_deposit_addresses(&request("a4")).await;
-    let Err(Error::Api(CreateDepositAddressesError::DepositAddressRateLimitExceeded(e))) = refused else {
+    let Err(Error::Api(CreateDepositAddressesError::DepositAddressCreateTooManyRequests(
+        DepositAddressCreateTooManyRequests::DepositAddressRateLimitExceeded(e),
+    ))) = refused
+    else {
         panic!("expected 429: {refused:?}");
     };
     assert_eq!(e.limit, DepositAddressLimit::from(CountLimitExceeded::new(3u64, 3u64)));

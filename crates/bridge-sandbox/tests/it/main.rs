@@ -18,6 +18,8 @@
 //!   payload fixtures against the pinned SDK's types;
 //! * [`clients`]: Python and TypeScript clients generated from the document the sandbox serves, by the
 //!   mainstream generators, driven through a scenario against it.
+//! * [`rate_limits`] and [`egress`]: a sandbox shared by many projects: per-project rate limits (429
+//!   `TooManyRequests`), and the webhook egress policy (refusals when a `webhookUrl` is given and at delivery).
 //!
 //! [`support`] starts a sandbox on a free loopback port, over SQLite or over a database of the throw-away
 //! PostgreSQL server of [`pg`]; `support::both_stores!` runs a store-behaviour test on each (`name::sqlite`,
@@ -29,6 +31,7 @@ mod bridge_versions;
 mod clients;
 mod counters;
 mod dashboard;
+mod egress;
 mod feed_store;
 mod fuzz_corpus;
 mod operate;
@@ -36,6 +39,7 @@ mod pg;
 mod pricing;
 mod processes;
 mod projects;
+mod rate_limits;
 mod scenarios;
 mod sdk;
 mod support;

@@ -80,14 +80,25 @@ impl TestStore {
 
     pub fn config(&self) -> SandboxConfig {
         SandboxConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            data_dir: self.dir.path().to_owned(),
             database_url: self.database.as_ref().map(|(_, url)| url.clone()),
-            clock: ClockMode::Manual,
-            seed: None,
-            catalogue: None,
-            errors: ErrorsMode::First,
+            ..local_config(self.dir.path())
         }
+    }
+}
+
+/// The configuration of a sandbox over the SQLite data directory `data` on a free loopback port, with a manual
+/// clock and the defaults of `serve` otherwise.
+pub fn local_config(data: &Path) -> SandboxConfig {
+    SandboxConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: data.to_owned(),
+        database_url: None,
+        clock: ClockMode::Manual,
+        seed: None,
+        catalogue: None,
+        errors: ErrorsMode::First,
+        webhook_egress: Default::default(),
+        rate_limit: None,
     }
 }
 
@@ -123,30 +134,12 @@ pub struct Running {
 
 impl Running {
     pub async fn start(data: &Path) -> Self {
-        let config = SandboxConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            data_dir: data.to_owned(),
-            database_url: None,
-            clock: ClockMode::Manual,
-            seed: None,
-            catalogue: None,
-            errors: ErrorsMode::First,
-        };
-        Self::with(config).await
+        Self::with(local_config(data)).await
     }
 
     /// A sandbox over `data` with the catalogue file `catalogue` merged over the built-in one.
     pub async fn start_with_catalogue(data: &Path, catalogue: &Path) -> Self {
-        let config = SandboxConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            data_dir: data.to_owned(),
-            database_url: None,
-            clock: ClockMode::Manual,
-            seed: None,
-            catalogue: Some(catalogue.to_owned()),
-            errors: ErrorsMode::First,
-        };
-        Self::with(config).await
+        Self::with(SandboxConfig { catalogue: Some(catalogue.to_owned()), ..local_config(data) }).await
     }
 
     /// A sandbox over `store`.
@@ -154,7 +147,8 @@ impl Running {
         Self::with(store.config()).await
     }
 
-    async fn with(config: SandboxConfig) -> Self {
+    /// A sandbox as `config` says (a rate limit, a webhook egress policy, ...).
+    pub async fn with(config: SandboxConfig) -> Self {
         Self::with_options(config, bridge_sandbox::ServeOptions::default()).await
     }
 
@@ -182,16 +176,7 @@ impl Running {
     /// hash and date it writes is the same on every run (its manual clock starts at
     /// [`bridge_sandbox::SEEDED_START_MS`]).
     pub async fn start_seeded(data: &Path, seed: u64) -> Self {
-        let config = SandboxConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            data_dir: data.to_owned(),
-            database_url: None,
-            clock: ClockMode::Manual,
-            seed: Some(seed),
-            catalogue: None,
-            errors: ErrorsMode::First,
-        };
-        Self::with(config).await
+        Self::with(SandboxConfig { seed: Some(seed), ..local_config(data) }).await
     }
 
     pub fn client(&self, data: &Path, project: &str) -> Client {
@@ -206,7 +191,12 @@ impl Running {
 
     /// A bearer token of `project` that this sandbox's keys sign.
     pub fn credentials_of(&self, project: &str) -> Credentials {
-        Credentials::bearer(bridge_sandbox::token_for(&self.keys, project, false, Duration::from_secs(3600)).unwrap())
+        Credentials::bearer(self.token_of(project))
+    }
+
+    /// The JWT of [`Running::credentials_of`].
+    pub fn token_of(&self, project: &str) -> String {
+        bridge_sandbox::token_for(&self.keys, project, false, Duration::from_secs(3600)).unwrap()
     }
 
     pub async fn stop(mut self) {

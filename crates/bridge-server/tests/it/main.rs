@@ -1,5 +1,7 @@
 //! The integration tests of `bridge-server`, in one test binary (one link instead of one per file):
 //!
+//! * [`admission`]: the admission step (429 `TooManyRequests` after authentication, before decoding) and the
+//!   `ErrorTag` of every error answer;
 //! * [`auth`]: authentication, for each failure the facts file lists;
 //! * [`decode_errors`]: decode errors pinned with insta snapshots, one request through the real router each;
 //! * [`properties`]: property tests of the decoder (valid requests accepted unchanged, nothing makes it panic).
@@ -7,6 +9,7 @@
 //! [`common`] is their `BridgeApi` that records every call, and the helpers that send requests through the
 //! router in process. `cargo test -p bridge-server --test it decode_errors::` runs one module.
 
+mod admission;
 mod auth;
 mod common;
 mod decode_errors;

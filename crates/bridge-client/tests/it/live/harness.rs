@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use bridge_client::{Client, Credentials, RetryPolicy};
 use bridge_contract::{BridgeQuote, BridgeQuoteRequest, QuoteMode, QuoteResponse, SandboxAdvanceClockRequest};
 use bridge_sandbox::clock::ClockMode;
+use bridge_sandbox::rate_limit::RateLimit;
 use bridge_sandbox::SandboxConfig;
 use bridge_server::ErrorsMode;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -33,6 +34,15 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub async fn start() -> Self {
+        Self::start_with(None).await
+    }
+
+    /// A sandbox that limits each project's requests (`serve --rate-limit`).
+    pub async fn start_rate_limited(limit: RateLimit) -> Self {
+        Self::start_with(Some(limit)).await
+    }
+
+    async fn start_with(rate_limit: Option<RateLimit>) -> Self {
         let data = tempfile::Builder::new().prefix("bridge-client-tests-").tempdir().unwrap();
         let config = SandboxConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -42,6 +52,8 @@ impl Sandbox {
             seed: None,
             catalogue: None,
             errors: ErrorsMode::First,
+            webhook_egress: Default::default(),
+            rate_limit,
         };
         let opened = bridge_sandbox::open(&config).await.expect("the sandbox opens");
         let listener = TcpListener::bind(config.listen).await.unwrap();

@@ -2,11 +2,15 @@
 //! their outcome is unknown; the bounds hold; each retry is logged; every request carries the User-Agent; errors
 //! name the operation.
 
-use std::time::Duration;
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant};
 
-use bridge_client::{Error, RetryPolicy, DEFAULT_USER_AGENT};
-use bridge_contract::operations::{CommitQuoteError, GetBridgeError, SandboxAdvanceClockError};
+use bridge_client::{Client, Credentials, Error, RetryPolicy, DEFAULT_USER_AGENT};
+use bridge_contract::operations::{
+    CommitQuoteError, GetBridgeError, GetDepositAddressRateLimitStatusError, SandboxAdvanceClockError,
+};
 use bridge_contract::SandboxAdvanceClockRequest;
+use bridge_sandbox::rate_limit::RateLimit;
 use serde_json::json;
 
 use crate::live::harness::{client_via, field, quick_retries, quote, LogCapture, Proxy, Sandbox};
@@ -89,7 +93,7 @@ async fn a_429_is_retried_after_its_retry_after() {
     let proxy = Proxy::start(sandbox.addr).await;
     let client = client_via(&proxy, &sandbox, quick_retries());
 
-    // The contract's body (`retryAfter` in seconds) on a quote, which does not document 429.
+    // The contract's body (`retryAfter` in seconds) on a quote.
     let too_many = json!({ "_tag": "TooManyRequests", "message": "slow down", "retryAfter": 0.6 });
     proxy.inject("POST", "/bridge/quote/user", 1, crate::live::harness::Fault::json(429, too_many));
     client.quote_bridge(&crate::live::harness::quote_request("10")).await.unwrap();
@@ -119,6 +123,34 @@ async fn a_429_is_retried_after_its_retry_after() {
     );
     let err = client.clone().with_retry(RetryPolicy::none()).get_webhook_public_key().await.unwrap_err();
     assert_eq!(err.status().map(|s| s.as_u16()), Some(429));
+}
+
+/// Against the sandbox's own per-project rate limit (`serve --rate-limit 0.2 --rate-limit-burst 1`: one request
+/// every 5 s), no proxy: with retries off the second request is the 429 `TooManyRequests` with its `retryAfter`;
+/// with the default policy the client waits that long, far longer than its own backoff would, and is served.
+#[tokio::test]
+async fn the_sandbox_rate_limit_is_waited_out() {
+    let sandbox = Sandbox::start_rate_limited(RateLimit::new(0.2, NonZeroU32::new(1)).unwrap()).await;
+    let once = sandbox.client();
+    once.get_deposit_address_rate_limit_status().await.expect("the burst of one");
+    let refusal = match once.get_deposit_address_rate_limit_status().await {
+        Err(Error::Api(GetDepositAddressRateLimitStatusError::TooManyRequests(t))) => t,
+        other => panic!("expected the sandbox's 429, got {other:?}"),
+    };
+    let wait = refusal.retry_after.as_f64();
+    assert!(wait > 1.0 && wait <= 5.0, "retryAfter {wait}");
+
+    let logs = LogCapture::start();
+    // The default policy (4 attempts, 0.5 s doubling, 30 s in all).
+    let retrying = Client::new(&sandbox.base_url, Credentials::bearer(sandbox.token())).unwrap();
+    let started = Instant::now();
+    retrying.get_deposit_address_rate_limit_status().await.expect("served once the wait is over");
+    let retries = logs.events("attempt failed; retrying");
+    assert!(!retries.is_empty(), "the first attempt was refused");
+    assert!(field(&retries[0], "reason").unwrap().contains("429"), "{retries:?}");
+    let delay: u64 = field(&retries[0], "delay_ms").unwrap().parse().unwrap();
+    assert!(delay >= 2000, "the wait of the 429 ({delay} ms), not the 0.5-1 s backoff");
+    assert!(started.elapsed() >= Duration::from_millis(delay));
 }
 
 #[tokio::test]
