@@ -275,13 +275,16 @@ impl Deliverer {
             _ = interrupt.wait_for(|cut| *cut) => return Attempt::interrupted(),
         };
         match sent {
-            Ok((status, body)) if status.is_success() => {
-                Attempt { status: Some(status.as_u16()), error: None, refused: false, interrupted: false, body: Some(body) }
-            }
-            Ok((status, body)) => Attempt {
+            Ok((status, body)) if status.is_success() => Attempt {
+                status: Some(status.as_u16()),
+                error: None,
+                refused: false,
+                interrupted: false,
                 body: Some(body),
-                ..Attempt::failed(Some(status.as_u16()), format!("answered {status}"))
             },
+            Ok((status, body)) => {
+                Attempt { body: Some(body), ..Attempt::failed(Some(status.as_u16()), format!("answered {status}")) }
+            }
             Err(e) => match egress::refusal_in(&e) {
                 Some(refusal) => Attempt::refused(refusal),
                 None if e.is_timeout() => Attempt::failed(None, format!("no answer within {TIMEOUT:?}")),
