@@ -198,6 +198,9 @@ async fn a_project_is_seen_and_driven_from_the_dashboard_in_a_browser() {
         "the recovery's notice",
     )
     .await;
+    // The recovered deliveries (the other two events) arrive: every event delivered.
+    wait_for(&browser, "return document.querySelectorAll('#live .badge.ok').length >= 3", "the recovered deliveries")
+        .await;
     check_page(&browser, "deliveries").await;
 
     // The feed.
@@ -375,7 +378,8 @@ async fn every_action_needs_the_sessions_token_and_this_origin_and_a_project_see
 
     // Refused, and nothing changes: no token, a wrong token, another origin, a cross-site fetch.
     let origin = [("origin", base.as_str())];
-    let refusals: Vec<(Vec<(&str, &str)>, Vec<(&str, &str)>)> = vec![
+    type Pairs<'a> = Vec<(&'a str, &'a str)>;
+    let refusals: Vec<(Pairs, Pairs)> = vec![
         (origin.to_vec(), vec![("seconds", "60")]),
         (
             origin.to_vec(),
