@@ -147,9 +147,9 @@ fn api_routes(opened: &Opened, errors: ErrorsMode) -> axum::Router {
         config = config.with_admission(limit.limiter());
     }
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
-        .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth.clone(), config))
+        .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth.clone(), config.clone()))
         .merge(docs::routes())
-        .merge(dashboard::routes(opened.sandbox.clone(), auth))
+        .merge(dashboard::routes(opened.sandbox.clone(), auth, config.admission.clone()))
 }
 
 /// The whole HTTP application: the contract's routes and the sandbox helpers, `/openapi.json`, `/docs`, inside the

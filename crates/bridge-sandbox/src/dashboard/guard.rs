@@ -5,7 +5,8 @@
 //! 2. carries the session's CSRF token in its form (`csrf`), compared in constant time.
 //!
 //! (The cookie's `SameSite=Strict` already keeps it off cross-site requests in current browsers; these checks do
-//! not rely on it.) A refused request answers 403 and changes nothing.
+//! not rely on it.) A refused request answers 403 and changes nothing. An action over the project's rate limit
+//! (the API's, `serve --rate-limit`) answers 429 and changes nothing.
 
 use axum::extract::{FromRequest, Request};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -87,6 +88,8 @@ pub struct Action<T> {
 pub enum Stopped {
     SignIn(super::SignInFirst),
     Refused(Refusal),
+    /// Over the project's rate limit (the API's).
+    Throttled(bridge_server::Throttled),
 }
 
 impl IntoResponse for Stopped {
@@ -94,6 +97,11 @@ impl IntoResponse for Stopped {
         match self {
             Self::SignIn(s) => s.into_response(),
             Self::Refused(r) => r.into_response(),
+            Self::Throttled(t) => {
+                let retry = t.retry_after_header().to_string();
+                let page = view::refused(&format!("429 TooManyRequests: {}.", t.message));
+                (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, retry)], page).into_response()
+            }
         }
     }
 }
@@ -120,6 +128,7 @@ impl<T: DeserializeOwned + Send> FromRequest<State> for Action<T> {
             .map_err(|e| Stopped::Refused(Refusal::BadForm(e.to_string())))?;
         let token: Token = parse_form(&body).map_err(Stopped::Refused)?;
         token_matches(token.csrf.as_deref(), &signed.csrf).map_err(Stopped::Refused)?;
+        state.admit(&signed.caller).map_err(Stopped::Throttled)?;
         let form = parse_form(&body).map_err(Stopped::Refused)?;
         Ok(Action { signed, form })
     }

@@ -14,6 +14,8 @@
 //! * Cross-site requests ([`guard`]): every state-changing request is a POST carrying the session's CSRF token
 //!   (a hidden field), and is refused when the browser says it is cross-site (`Sec-Fetch-Site`) or its `Origin`
 //!   is not this host.
+//! * Rate limit: with `serve --rate-limit`, each action counts as one request of its project against the API's own
+//!   budget (pages, which only read, do not), and is refused like the API refuses (429, nothing changed).
 //! * Pages ([`pages`]) and actions ([`actions`]); the look ([`view`]).
 
 pub mod actions;
@@ -29,7 +31,7 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use bridge_server::{Authenticator, Caller};
+use bridge_server::{Admission, Authenticator, Caller};
 
 use crate::service::Sandbox;
 use session::{Credential, Notice, Sessions};
@@ -40,6 +42,8 @@ const HTMX_JS: &str = include_str!("../../assets/htmx/htmx.min.js");
 pub struct Dashboard {
     pub sandbox: Sandbox,
     auth: Arc<dyn Authenticator>,
+    /// The API's admission (the per-project rate limit), asked about every action.
+    admission: Option<Arc<dyn Admission>>,
     pub sessions: Sessions,
 }
 
@@ -53,11 +57,21 @@ impl Dashboard {
             Credential::ApiKey(key) => self.auth.verify_api_key(key).ok(),
         }
     }
+
+    /// Whether an action of `caller` is served now (the API's admission, when it has one).
+    pub fn admit(&self, caller: &Caller) -> Result<(), bridge_server::Throttled> {
+        self.admission.as_ref().map_or(Ok(()), |a| a.admit(caller, "dashboard"))
+    }
 }
 
-/// The dashboard's routes, all under `/dashboard`.
-pub fn routes<S: Clone + Send + Sync + 'static>(sandbox: Sandbox, auth: impl Authenticator) -> axum::Router<S> {
-    let state = Arc::new(Dashboard { sandbox, auth: Arc::new(auth), sessions: Sessions::default() });
+/// The dashboard's routes, all under `/dashboard`: over `sandbox`, signing in with what `auth` accepts, each
+/// action admitted by `admission` (the API's rate limit: an action counts as one request of its project).
+pub fn routes<S: Clone + Send + Sync + 'static>(
+    sandbox: Sandbox,
+    auth: impl Authenticator,
+    admission: Option<Arc<dyn Admission>>,
+) -> axum::Router<S> {
+    let state = Arc::new(Dashboard { sandbox, auth: Arc::new(auth), admission, sessions: Sessions::default() });
     axum::Router::new()
         .route("/dashboard", get(pages::index))
         .route("/dashboard/", get(|| async { Redirect::to("/dashboard") }))

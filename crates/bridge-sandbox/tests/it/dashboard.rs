@@ -453,3 +453,32 @@ async fn every_action_needs_the_sessions_token_and_this_origin_and_a_project_see
     );
     assert_eq!(client.sandbox_get_clock().await.unwrap().now.millis(), clock.millis() + 60_000, "nothing moved");
 }
+
+/// The clock the dashboard's clock page shows (a page only reads: it is not counted against the rate limit).
+async fn clock_on_page(http: &Http, cookie: &str) -> i64 {
+    let (_, page) = http.get(cookie, "/dashboard/clock").await;
+    let at = page.find(r#"id="clock-now">"#).expect("the clock") + r#"id="clock-now">"#.len();
+    page[at..at + 24].parse::<DateString>().unwrap().millis()
+}
+
+#[tokio::test]
+async fn an_action_counts_against_the_projects_rate_limit_as_an_api_request_does() {
+    let store = crate::support::TestStore::sqlite();
+    let limit = bridge_sandbox::rate_limit::RateLimit::new(0.01, std::num::NonZeroU32::new(2));
+    let sandbox = Running::with(bridge_sandbox::SandboxConfig { rate_limit: limit, ..store.config() }).await;
+    let http = Http::new(&sandbox.base_url);
+    let token = bridge_sandbox::mint_token(store.dir(), "limited", false, Duration::from_secs(3600)).unwrap();
+    let cookie = http.sign_in(&token).await;
+    let csrf = http.csrf(&cookie).await;
+    let origin = [("origin", sandbox.base_url.as_str())];
+    let start = clock_on_page(&http, &cookie).await;
+    let form = [("csrf", csrf.as_str()), ("seconds", "60")];
+    assert_eq!(http.post(&cookie, "/dashboard/clock/advance", &origin, &form).await, 303);
+    assert_eq!(http.post(&cookie, "/dashboard/clock/advance", &origin, &form).await, 303);
+    assert_eq!(http.post(&cookie, "/dashboard/clock/advance", &origin, &form).await, 429, "the burst is spent");
+    assert_eq!(clock_on_page(&http, &cookie).await, start + 120_000, "the refused action changed nothing");
+    // The API refuses the project too: one budget.
+    let api = sandbox.client(store.dir(), "limited");
+    let refused = api.sandbox_get_clock().await.unwrap_err();
+    assert_eq!(refused.status().map(|s| s.as_u16()), Some(429), "{refused:?}");
+}
