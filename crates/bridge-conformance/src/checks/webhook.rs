@@ -263,9 +263,7 @@ async fn deposit_address_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
 async fn failed_delivery_retried(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
     let receiver = Receiver::start(true).await?;
-    let sent =
-        ctx.main.call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url}))).await?.ok()?;
-    let event_id = str_at(&sent, "/eventId")?.to_owned();
+    let event_id = test_event_to(ctx, &receiver).await?;
     let deliveries = wait(ctx, &receiver, &format!("a retry of event {event_id} after a 503"), |d| {
         d.iter().filter(|x| event_id_of(x).as_deref() == Some(&event_id)).count() >= 2
     })
@@ -286,6 +284,13 @@ async fn failed_delivery_retried(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `POST /sandbox/webhook-test` to `receiver`: the event's id.
+async fn test_event_to(ctx: &Ctx, receiver: &Receiver) -> anyhow::Result<String> {
+    let sent =
+        ctx.main.call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url}))).await?.ok()?;
+    Ok(str_at(&sent, "/eventId")?.to_owned())
+}
+
 /// The deliveries of `event_id` among `deliveries`.
 fn count_of(deliveries: &[Delivery], event_id: &str) -> usize {
     deliveries.iter().filter(|x| event_id_of(x).as_deref() == Some(event_id)).count()
@@ -297,9 +302,7 @@ async fn resend_delivers_again(ctx: &Ctx) -> anyhow::Result<()> {
     let unknown = unknown.expect(404)?;
     ensure!(unknown["_tag"] == "WebhookDeliveryNotFound", "an unknown event's resend answered {unknown}");
     let receiver = Receiver::start(false).await?;
-    let sent =
-        ctx.main.call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url}))).await?.ok()?;
-    let event_id = str_at(&sent, "/eventId")?.to_owned();
+    let event_id = test_event_to(ctx, &receiver).await?;
     wait(ctx, &receiver, &format!("the WEBHOOK_TEST event {event_id}"), |d| count_of(d, &event_id) >= 1).await?;
     attempts(ctx, &event_id, |items| items.iter().any(|a| a["delivered"] == true)).await?;
     let resent = ctx.main.call("sandboxResendWebhookDelivery", &[("eventId", &event_id)], &[], None).await?.ok()?;
@@ -321,9 +324,7 @@ async fn resend_delivers_again(ctx: &Ctx) -> anyhow::Result<()> {
 async fn recover_failed_deliveries(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
     let receiver = Receiver::start(true).await?;
-    let sent =
-        ctx.main.call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url}))).await?.ok()?;
-    let event_id = str_at(&sent, "/eventId")?.to_owned();
+    let event_id = test_event_to(ctx, &receiver).await?;
     let failed = attempts(ctx, &event_id, |items| items.iter().any(|a| a["delivered"] == false)).await?;
     ensure!(
         failed.iter().any(|a| a["delivered"] == false),
