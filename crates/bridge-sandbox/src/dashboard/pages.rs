@@ -89,7 +89,7 @@ pub async fn bridges(signed: Signed, Extract(state): Extract<State>, Query(q): Q
         Ok(page) => html! {
             div.table-wrap {
                 table {
-                    caption { (page.total_items) " bridges" @if let Some(f) = filter { " in state " (f.as_str()) } ", newest first" }
+                    caption { "Bridges" @if let Some(f) = filter { " in state " (f.as_str()) } ": " (page.total_items) ", newest first" }
                     thead { tr { th scope="col" { "Bridge" } th scope="col" { "State" } th scope="col" { "Route" }
                         th scope="col" { "Amount in" } th scope="col" { "Created" } } }
                     tbody {

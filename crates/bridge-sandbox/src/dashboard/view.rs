@@ -2,7 +2,7 @@
 //! of the last action), the palette (checked for WCAG AA contrast in the tests below), the stylesheet, and small
 //! helpers that render API values. Everything is written with `maud`, which escapes every value it inserts.
 
-use maud::{html, Markup, PreEscaped, DOCTYPE};
+use maud::{html, Markup, DOCTYPE};
 use serde_json::Value;
 
 use super::session::Notice;
@@ -245,11 +245,6 @@ pub fn state_badge(state: &str) -> Markup {
         "badge warn"
     };
     html! { span class=(class) { (state) } }
-}
-
-/// Markup that is already HTML (the stylesheet's text is ours).
-pub fn raw(s: &'static str) -> PreEscaped<&'static str> {
-    PreEscaped(s)
 }
 
 #[cfg(test)]

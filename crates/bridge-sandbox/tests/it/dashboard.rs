@@ -2,7 +2,7 @@
 //! the dashboard's session and cross-site protections over plain HTTP.
 //!
 //! The browser test signs in with a project token, makes a quote and commits it through the API, sees the bridge
-//! appear (no reload), simulates its deposit from the page, watches it reach EXECUTED while the clock moves,
+//! appear (no reload), simulates its deposit (and one into a deposit address) from the page, watches it reach EXECUTED while the clock moves,
 //! sees its webhook attempts fail against a receiver on 127.0.0.1 that the test controls, lets the receiver
 //! recover and resends from the page, advances the clock from the page, and checks labels, landmarks, the
 //! keyboard's first stop and a 380 px wide window. Every page is kept as a screenshot
@@ -213,9 +213,35 @@ async fn a_project_is_seen_and_driven_from_the_dashboard_in_a_browser() {
     .await;
     check_page(&browser, "events").await;
 
-    // Deposit addresses (none yet: the page says how to make one).
+    // A deposit address made through the API, and a deposit into it simulated from the page.
+    let address = DepositAddressCreateRequest {
+        deposit_chains: vec!["ETHEREUM".into()],
+        address_note: Some("from the dashboard test".into()),
+        reuse_policy: None,
+        webhook_url: None,
+        refund_address: None,
+        destination_chain: "BASE".into(),
+        destination_address: crate::support::EVM_B.into(),
+        post_bridge_data: None,
+        token_out: None,
+        bridge_if_not_swappable: None,
+    };
+    client.create_deposit_addresses(&address).await.unwrap();
     click(&browser, "nav a[href='/dashboard/addresses']").await;
     wait_for(&browser, "return location.pathname === '/dashboard/addresses'", "the addresses page").await;
+    click(&browser, "form[action='/dashboard/addresses/deposit'] button").await;
+    wait_for(
+        &browser,
+        "return document.querySelector('[role=status]')?.innerText.includes('Deposit into the address simulated')",
+        "the address deposit's notice",
+    )
+    .await;
+    wait_for(
+        &browser,
+        "return document.querySelector('#live section a[href^=\"/dashboard/bridges/\"]') !== null",
+        "the deposit's bridge",
+    )
+    .await;
     check_page(&browser, "addresses").await;
 
     // The clock, advanced from the page by an hour.
@@ -424,7 +450,7 @@ async fn every_action_needs_the_sessions_token_and_this_origin_and_a_project_see
     let api = client.get_bridge(quote.quote_id()).await.expect_err("Alice's API answers no such bridge");
     assert!(page.contains(&format!("no bridge {}", quote.quote_id())), "as the API: {api:?}\n{page}");
     let (_, page) = http.get(&cookie, "/dashboard/bridges").await;
-    assert!(!page.contains(quote.quote_id()) && page.contains("0 bridges"), "{page}");
+    assert!(!page.contains(quote.quote_id()) && page.contains("Bridges: 0,"), "{page}");
     // Nor can Alice deposit into it from her session.
     let path = format!("/dashboard/bridges/{}/deposit", quote.quote_id());
     assert_eq!(http.post(&cookie, &path, &origin, &[("csrf", &csrf), ("outcome", "executed")]).await, 303);
