@@ -163,13 +163,22 @@ async fn metrics_count_requests_refusals_commits_and_deliveries() {
         assert!(started.elapsed() < Duration::from_secs(20), "the webhook was not delivered");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // The attempt is counted once it is recorded, just after the answer.
+    // The attempt is counted once it is recorded, just after the answer; a lifecycle pass runs every
+    // `workers::TICK` (all of the above may take less than one).
     let mut after = scrape(base).await;
     let delivered = [("outcome", "delivered")];
-    while value(&after, "bridge_sandbox_webhook_attempts_total", &delivered)
-        <= value(&before, "bridge_sandbox_webhook_attempts_total", &delivered)
-    {
-        assert!(started.elapsed() < Duration::from_secs(20), "the delivered attempt is never counted");
+    let moved_on = |after: &prometheus_parse::Scrape| {
+        let ok = [("outcome", "ok")];
+        value(after, "bridge_sandbox_webhook_attempts_total", &delivered)
+            > value(&before, "bridge_sandbox_webhook_attempts_total", &delivered)
+            && value(after, "bridge_sandbox_lifecycle_passes_total", &ok)
+                > value(&before, "bridge_sandbox_lifecycle_passes_total", &ok)
+    };
+    while !moved_on(&after) {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the delivered attempt or a lifecycle pass is never counted"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
         after = scrape(base).await;
     }
