@@ -328,19 +328,30 @@ pub async fn addresses(signed: Signed, Extract(state): Extract<State>) -> Markup
                     Err(e) => (problem(e)),
                     Ok(h) => {
                         div.table-wrap { table {
-                            caption { "Deposits (their bridges)" }
-                            thead { tr { th scope="col" { "Bridge" } th scope="col" { "State" } th scope="col" { "Amount in" } th scope="col" { "Created" } } }
+                            caption { "Deposits, and the bridges they started" }
+                            thead { tr { th scope="col" { "Deposit" } th scope="col" { "Result" } th scope="col" { "Amount" }
+                                th scope="col" { "Bridge" } th scope="col" { "Created" } } }
                             tbody {
                                 @for entry in &h.bridges {
-                                    @let b = json(entry);
+                                    @let d = json(entry);
+                                    @let bridge = d.get("history").cloned().unwrap_or_default();
                                     tr {
-                                        td.mono { a href={ "/dashboard/bridges/" (text(&b, "_id")) } { (text(&b, "_id")) } }
-                                        td { (state_badge(text(&b, "state"))) }
-                                        td.num { (cell(&b, "amountIn")) " " (text(&b, "token")) }
-                                        td { (text(&b, "createdAt")) }
+                                        td.mono { (text(&d, "_id")) }
+                                        td {
+                                            @if text(&d, "_tag") == "accepted" { span.badge.ok { "accepted" } }
+                                            @else { span.badge.bad { (text(&d, "_tag")) } br; span.muted { (cell(&d, "reason")) } }
+                                        }
+                                        td.num { (cell(&d, "amount")) " " (text(&d, "tokenSymbol")) }
+                                        td {
+                                            @if bridge.is_object() {
+                                                a.mono href={ "/dashboard/bridges/" (text(&bridge, "_id")) } { (text(&bridge, "_id")) }
+                                                " " (state_badge(text(&bridge, "state")))
+                                            } @else { "—" }
+                                        }
+                                        td { (text(&d, "createdAt")) }
                                     }
                                 }
-                                @if h.bridges.is_empty() { tr { td colspan="4" { "No deposit yet." } } }
+                                @if h.bridges.is_empty() { tr { td colspan="5" { "No deposit yet." } } }
                             }
                         } }
                     }

@@ -238,8 +238,9 @@ async fn a_project_is_seen_and_driven_from_the_dashboard_in_a_browser() {
     .await;
     wait_for(
         &browser,
-        "return document.querySelector('#live section a[href^=\"/dashboard/bridges/\"]') !== null",
-        "the deposit's bridge",
+        "return document.querySelector('#live section a[href^=\"/dashboard/bridges/\"]') !== null
+            && document.querySelector('#live section .badge.ok')?.innerText === 'accepted'",
+        "the accepted deposit and its bridge",
     )
     .await;
     check_page(&browser, "addresses").await;
