@@ -5,6 +5,8 @@
 #   quote   POST /bridge/quote/user                  (JWT check, body decode, pricing, one durable insert)
 #   bridge  GET  /bridge/history/bridge/{id}         (JWT check, path decode, one indexed read)
 #   feed    GET  /webhook/user-events-cursor?sinceTimestamp=0&pageSize=50  (a page of 50 events)
+#   page1   GET  /webhook/user-events-cursor?sinceTimestamp=0&pageSize=1   (a page of 1 event, bearer JWT)
+#   page1-key  the same with an API key (x-api-key): the key's path of authentication against the token's
 # Loopback only, each run bounded by DURATION seconds; both servers are stopped at the end (by their PIDs).
 #
 #   scripts/bench-http.sh                       # DURATION=10 CONNECTIONS=8 THREADS=1
@@ -25,32 +27,13 @@ THREADS=${THREADS:-1}
 SANDBOX_PORT=${SANDBOX_PORT:-18480}
 BARE_PORT=${BARE_PORT:-18481}
 
-command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
-command -v curl >/dev/null || { echo "curl is not installed" >&2; exit 2; }
+source scripts/bench-lib.sh
+need_tools
 
 echo "== building (release)"
 cargo build --release -q -p bridge-sandbox --bin bridge-sandbox --example bare_http
-TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 SANDBOX="$TARGET_DIR/release/bridge-sandbox"
 BARE="$TARGET_DIR/release/examples/bare_http"
-
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-wait_up() { # url
-    for _ in $(seq 1 100); do
-        if curl -s -o /dev/null "$1"; then return 0; fi
-        sleep 0.1
-    done
-    echo "server at $1 did not come up" >&2
-    exit 1
-}
 
 BACKEND=${BACKEND:-sqlite}
 STORE=(--data "$WORK/data")
@@ -78,7 +61,6 @@ wait_up "$U/webhook/public-key"
 wait_up "http://127.0.0.1:$BARE_PORT/"
 TOKEN=$("$SANDBOX" token --project bench-http "${STORE[@]}")
 AUTH="Authorization: Bearer $TOKEN"
-QUOTE_BODY='{"token":"USDC","chainIn":"ETHEREUM","chainOut":"BASE","amount":"100","mode":"pay","depositor":"0x1111111111111111111111111111111111111111","recipient":"0x2222222222222222222222222222222222222222"}'
 
 echo "== seeding: 60 committed quotes (60 BRIDGE_PENDING events)"
 BRIDGE=""
@@ -91,36 +73,14 @@ done
 FEED_COUNT=$(curl -sf "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=50" -H "$AUTH" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
 [ "$FEED_COUNT" = 50 ] || { echo "the feed page has $FEED_COUNT events, not 50" >&2; exit 1; }
 
-cat >"$WORK/quote.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '$QUOTE_BODY'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $TOKEN"
-LUA
+quote_lua "$TOKEN" "$WORK/quote.lua"
 cat >"$WORK/auth.lua" <<LUA
 wrk.headers["Authorization"] = "Bearer $TOKEN"
 LUA
-
-run() { # name url [lua]
-    local name=$1 url=$2 script=${3:-}
-    local out="$WORK/$name.txt"
-    if [ -n "$script" ]; then
-        wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$script" "$url" >"$out"
-    else
-        wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "$url" >"$out"
-    fi
-    if grep -q "Non-2xx" "$out"; then
-        echo "$name: some answers were not 2xx:" >&2
-        cat "$out" >&2
-        exit 1
-    fi
-    local rps p50 p99 requests
-    rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
-    p50=$(awk '$1 == "50%" {print $2}' "$out")
-    p99=$(awk '$1 == "99%" {print $2}' "$out")
-    requests=$(awk '/requests in/ {print $1}' "$out")
-    echo "$name $rps $p50 $p99 $requests" >>"$WORK/results"
-}
+API_KEY=$("$SANDBOX" api-key --project bench-http --name bench "${STORE[@]}" 2>/dev/null)
+cat >"$WORK/key.lua" <<LUA
+wrk.headers["x-api-key"] = "$API_KEY"
+LUA
 
 echo "== wrk: $THREADS thread(s), $CONNECTIONS connections, ${DURATION}s per target, 127.0.0.1, store: $BACKEND"
 # The bare baseline runs before and after every target: each target's ratio is to the mean of the two bare runs
@@ -132,6 +92,10 @@ run bridge "$U/bridge/history/bridge/$BRIDGE" "$WORK/auth.lua"
 run bare-3 "http://127.0.0.1:$BARE_PORT/"
 run feed "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=50" "$WORK/auth.lua"
 run bare-4 "http://127.0.0.1:$BARE_PORT/"
+run page1 "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=1" "$WORK/auth.lua"
+run bare-5 "http://127.0.0.1:$BARE_PORT/"
+run page1-key "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=1" "$WORK/key.lua"
+run bare-6 "http://127.0.0.1:$BARE_PORT/"
 
 echo
 printf '%-11s %12s %10s %10s %10s %16s\n' target 'requests/s' p50 p99 requests 'ratio to bare'
@@ -146,4 +110,4 @@ for i, (name, rps, p50, p99, requests) in enumerate(rows):
     print(f"{name:<11} {rps:>12} {p50:>10} {p99:>10} {requests:>10} {float(rps) / around:>16.3f}")
 PY
 echo
-echo "machine: $(nproc) cores, $(awk '/model name/ {$1=$2=$3=""; print; exit}' /proc/cpuinfo | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+machine_line

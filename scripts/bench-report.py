@@ -7,6 +7,7 @@ Baselines (docs/performance.md):
   decode-*, encode-*  typed / value                    (benches/decode.rs)
   quote-request-*     each / serde                     (crates/bridge-server/benches/decode_request.rs)
   feed-page-50        CASE/1000000 / CASE/1000         (crates/bridge-sandbox/benches/feed.rs)
+  auth                each / jwt-only                  (crates/bridge-sandbox/benches/auth.rs)
 Times are criterion's point estimates of the mean (the 95 % interval in brackets).
 """
 import json
@@ -51,6 +52,9 @@ for group in groups:
         elif group.startswith("feed-page"):
             base = results.get((g, function, "1000"))
             label = "÷ same case at 1,000"
+        elif group == "auth":
+            base = results.get((g, "jwt-only", None))
+            label = "÷ jwt-only"
         else:
             base, label = None, ""
         ratio = f"{mean / base[0]:6.2f}  ({label})" if base else ""

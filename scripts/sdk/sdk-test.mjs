@@ -65,7 +65,9 @@ const receiver = http.createServer((req, res) => {
       deliveries.push({ eventId: payload.eventId, tag: payload.event?._tag, verified });
       res.writeHead(verified ? 204 : 400).end();
     } catch (e) {
-      deliveries.push({ eventId: null, tag: null, verified: false, error: String(e) });
+      // What arrived, so that a failure says who sent what (the request line, its length, its first bytes).
+      const seen = `${req.method} ${req.url}, content-length ${req.headers['content-length']}, ${body.length} bytes`;
+      deliveries.push({ eventId: null, tag: null, verified: false, error: `${e} (${seen}: ${body.slice(0, 80)})` });
       res.writeHead(400).end();
     }
   });

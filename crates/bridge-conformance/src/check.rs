@@ -81,10 +81,21 @@ pub struct Needs {
     pub expired: bool,
     /// `--rate-limited` (or `--spawn-sandbox`).
     pub rate_limited: bool,
+    /// `--revoked-api-key`.
+    pub revoked_key: bool,
+    /// `--revoked-key-token`.
+    pub revoked_token: bool,
 }
 
 impl Needs {
-    pub const NOTHING: Needs = Needs { helpers: false, other: false, expired: false, rate_limited: false };
+    pub const NOTHING: Needs = Needs {
+        helpers: false,
+        other: false,
+        expired: false,
+        rate_limited: false,
+        revoked_key: false,
+        revoked_token: false,
+    };
     pub const HELPERS: Needs = Needs { helpers: true, ..Self::NOTHING };
     pub const OTHER: Needs = Needs { other: true, ..Self::NOTHING };
     pub const OTHER_AND_HELPERS: Needs = Needs { helpers: true, other: true, ..Self::NOTHING };
@@ -103,6 +114,12 @@ impl Needs {
         }
         if self.rate_limited && config.rate_limited.is_none() {
             return Err("--rate-limited");
+        }
+        if self.revoked_key && config.revoked_api_key.is_none() {
+            return Err("--revoked-api-key");
+        }
+        if self.revoked_token && config.revoked_key_token.is_none() {
+            return Err("--revoked-key-token");
         }
         Ok(())
     }

@@ -17,6 +17,11 @@ pub struct RunConfig {
     /// A token of the deployment's issuer that has expired (the expired-token checks need the issuer's key, so
     /// the runner cannot make one for a remote deployment). `--spawn-sandbox` makes one.
     pub expired_token: Option<String>,
+    /// An API key of the deployment that was revoked: the exchange and the event feed (`x-api-key`) must refuse it
+    /// (401 `Unauthorized`). `--spawn-sandbox` makes and revokes one.
+    pub revoked_api_key: Option<String>,
+    /// A token exchanged from that key before it was revoked: every authenticated operation must refuse it (401).
+    pub revoked_key_token: Option<String>,
     /// The deployment serves the `sandbox`-tagged helper endpoints (a `bridge-sandbox`): enables the lifecycle
     /// and webhook-delivery checks.
     pub sandbox_helpers: bool,
@@ -58,6 +63,8 @@ impl RunConfig {
             token: token.into(),
             other_token: None,
             expired_token: None,
+            revoked_api_key: None,
+            revoked_key_token: None,
             sandbox_helpers: false,
             only: Vec::new(),
             errors: ErrorsMode::First,

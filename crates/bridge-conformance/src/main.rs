@@ -14,6 +14,12 @@ use bridge_conformance::{run, Fixtures, RateLimited, RunConfig, SpawnedSandbox};
 use bridge_server::ErrorsMode;
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
+/// mimalloc rather than the system allocator: checking an answer allocates each member of its JSON (a `Value`
+/// for the schema, the typed decode), and glibc's malloc and free were a fifth of the proxy's instructions per
+/// exchange (docs/performance.md, 1e). The binary's choice only: the library leaves it to whoever links it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Checks a deployment of the bridge service API against the contract (schema/openapi.yaml): every answer
 /// validated against its documented schema, the decode-error catalogue, authentication, project isolation,
 /// quote arithmetic, paging and cursors, and (against a sandbox) bridge lifecycles and signed webhook
@@ -31,11 +37,13 @@ use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 ///   cargo run -p bridge-conformance --features https -- \
 ///       --base-url https://bridge.staging.example.com --junit conformance.xml
 ///
-/// Add --expired-token (an expired JWT of your issuer) for the expired-token checks, and --rate-limited when the
-/// deployment limits each project's request rate (the `limits` checks: 429 TooManyRequests, run last). The
-/// fixtures (chains, tokens, addresses, amounts) default to production ids that the sandbox also serves; change
-/// them with the options below if your catalogue differs. Checks that need something not given (--other-token,
-/// --sandbox-helpers, --expired-token, --rate-limited) are not run, and the log says how many.
+/// Add --expired-token (an expired JWT of your issuer) for the expired-token checks, --revoked-api-key (a revoked
+/// API key) with --revoked-key-token (a JWT exchanged from it before) for the revocation checks, and --rate-limited
+/// when the deployment limits each project's request rate (the `limits` checks: 429 TooManyRequests, run last).
+/// The fixtures (chains, tokens, addresses, amounts) default to production ids that the sandbox also serves;
+/// change them with the options below if your catalogue differs. Checks that need something not given
+/// (--other-token, --sandbox-helpers, --expired-token, --revoked-api-key, --revoked-key-token, --rate-limited) are
+/// not run, and the log says how many.
 ///
 /// Everything at once against a throw-away local sandbox (the workspace tests run this in CI):
 ///
@@ -59,6 +67,8 @@ struct Cli {
     run: RunArgs,
 }
 
+// Parsed once per process: the size of the largest variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Runs the checks against a deployment (the same as without a command).
@@ -88,6 +98,16 @@ struct RunArgs {
     #[arg(long, env = "BRIDGE_CONFORMANCE_EXPIRED_TOKEN", hide_env_values = true)]
     expired_token: Option<String>,
 
+    /// An API key of the deployment that was revoked: enables the checks that the exchange
+    /// (POST /authentication/auth/apiKey) and the event feed (x-api-key) refuse it with 401 Unauthorized.
+    #[arg(long, env = "BRIDGE_CONFORMANCE_REVOKED_API_KEY", hide_env_values = true)]
+    revoked_api_key: Option<String>,
+
+    /// A bearer JWT exchanged from that key before it was revoked: enables the checks that every authenticated
+    /// operation refuses it with 401 Unauthorized.
+    #[arg(long, env = "BRIDGE_CONFORMANCE_REVOKED_KEY_TOKEN", hide_env_values = true)]
+    revoked_key_token: Option<String>,
+
     /// The deployment serves the sandbox helper endpoints (a bridge-sandbox on this machine): enables the
     /// lifecycle and webhook-delivery checks (deliveries go to a receiver on 127.0.0.1).
     #[arg(long)]
@@ -96,7 +116,7 @@ struct RunArgs {
     /// Start a sandbox on a free loopback port (temporary data directory, manual clock), mint its tokens, run
     /// every check against it (implies --sandbox-helpers), and stop it. The `limits` checks run against a second
     /// sandbox started with a per-project rate limit (1 request per second, 3 at once).
-    #[arg(long, conflicts_with_all = ["base_url", "token", "other_token", "expired_token", "rate_limited"])]
+    #[arg(long, conflicts_with_all = ["base_url", "token", "other_token", "expired_token", "revoked_api_key", "revoked_key_token", "rate_limited"])]
     spawn_sandbox: bool,
 
     /// The deployment limits each project's request rate (429 TooManyRequests beyond it): run the `limits`
@@ -175,6 +195,8 @@ impl RunArgs {
         let mut config = RunConfig::new(base_url, token);
         config.other_token = self.other_token.clone();
         config.expired_token = self.expired_token.clone();
+        config.revoked_api_key = self.revoked_api_key.clone();
+        config.revoked_key_token = self.revoked_key_token.clone();
         config.sandbox_helpers = self.sandbox_helpers;
         config.only = self.only.clone();
         config.errors = self.errors.mode();
@@ -349,6 +371,8 @@ async fn go(cli: &RunArgs) -> anyhow::Result<bool> {
         let spawned = sandbox.run_config();
         config.other_token = spawned.other_token;
         config.expired_token = spawned.expired_token;
+        config.revoked_api_key = spawned.revoked_api_key;
+        config.revoked_key_token = spawned.revoked_key_token;
         config.sandbox_helpers = true;
         config.rate_limited = Some(limited.rate_limited());
         let outcome = run_one(config.clone(), cli.html.is_some()).await;

@@ -1,5 +1,6 @@
 //! `--spawn-sandbox`: a `bridge-sandbox` started in-process through its library on a free loopback port, with a
-//! temporary data directory and the manual clock, and the tokens the runner needs minted with its keys. Tests
+//! temporary data directory and the manual clock, and the tokens the runner needs minted with its keys (and an API
+//! key made, exchanged for a token and revoked, for the revocation checks). Tests
 //! use [`SpawnedSandbox::start_with`] to serve a deliberately broken variant (a wrapped router, a wrapped
 //! `BridgeApi`) the same way.
 
@@ -35,6 +36,10 @@ pub struct SpawnedSandbox {
     pub other_token: String,
     /// A token of [`MAIN_PROJECT`] signed with the sandbox's key that expired an hour ago.
     pub expired_token: String,
+    /// An API key of [`MAIN_PROJECT`] that was revoked (after it was exchanged for `revoked_key_token`).
+    pub revoked_api_key: String,
+    /// A token exchanged from `revoked_api_key` before it was revoked.
+    pub revoked_key_token: String,
     data: tempfile::TempDir,
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
@@ -81,6 +86,7 @@ impl SpawnedSandbox {
             rate_limit,
         };
         let opened = bridge_sandbox::open(&config).await.context("opening the sandbox")?;
+        let access = opened.access.clone();
         let listener = tokio::net::TcpListener::bind(config.listen).await.context("binding a loopback port")?;
         let base_url = format!("http://{}", listener.local_addr()?);
         let (stop, stopped) = oneshot::channel::<()>();
@@ -117,12 +123,24 @@ impl SpawnedSandbox {
                 })
             }
         };
+        let admin = bridge_sandbox::admin(data.path(), None).await?;
         let day = Duration::from_secs(24 * 3600);
-        let token = bridge_sandbox::mint_token(data.path(), MAIN_PROJECT, false, day)?;
-        let other_token = bridge_sandbox::mint_token(data.path(), OTHER_PROJECT, true, day)?;
-        let expired_token = expired(data.path(), MAIN_PROJECT)?;
+        let token = admin.mint_token(MAIN_PROJECT, false, day).await?;
+        let other_token = admin.mint_token(OTHER_PROJECT, true, day).await?;
+        let expired_token = expired(&admin, MAIN_PROJECT).await?;
+        let (revoked_api_key, revoked_key_token) = revoked(&admin, &access).await?;
         tracing::info!(%base_url, data = %data.path().display(), "sandbox started (manual clock)");
-        Ok(Self { base_url, token, other_token, expired_token, data, stop: Some(stop), task: Some(task) })
+        Ok(Self {
+            base_url,
+            token,
+            other_token,
+            expired_token,
+            revoked_api_key,
+            revoked_key_token,
+            data,
+            stop: Some(stop),
+            task: Some(task),
+        })
     }
 
     /// A run configuration for this sandbox: both tokens, the expired token, the sandbox helpers.
@@ -130,6 +148,8 @@ impl SpawnedSandbox {
         let mut config = RunConfig::new(&self.base_url, &self.token);
         config.other_token = Some(self.other_token.clone());
         config.expired_token = Some(self.expired_token.clone());
+        config.revoked_api_key = Some(self.revoked_api_key.clone());
+        config.revoked_key_token = Some(self.revoked_key_token.clone());
         config.sandbox_helpers = true;
         config
     }
@@ -169,15 +189,28 @@ impl Drop for SpawnedSandbox {
     }
 }
 
-/// A token of `project` signed with the sandbox's key (`DATA/keys/jwt-hs256.secret`) that expired an hour ago.
-fn expired(data_dir: &Path, project: &str) -> anyhow::Result<String> {
-    let keys = bridge_sandbox::keys::Keys::load_or_create(data_dir)?;
-    let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
-    let claims =
-        bridge_server::Claims { sub: project.to_owned(), exp: now - 3600, iat: Some(now - 7200), features: vec![] };
-    Ok(bridge_server::auth::sign_token(
-        &claims,
-        jsonwebtoken::Algorithm::HS256,
-        &jsonwebtoken::EncodingKey::from_secret(&keys.jwt_secret),
-    )?)
+/// A token of `project` signed with the sandbox's current key that expired an hour ago.
+async fn expired(admin: &bridge_sandbox::admin::Admin, project: &str) -> anyhow::Result<String> {
+    let keys = admin.signing_keys().await?;
+    let key = bridge_sandbox::signing::current(&keys).context("the sandbox has no signing key")?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis() as i64;
+    let claims = bridge_sandbox::signing::TokenClaims::new(project, false, now - 7_200_000, Duration::from_secs(3600));
+    Ok(bridge_sandbox::signing::sign(key, &claims)?)
+}
+
+/// An API key of [`MAIN_PROJECT`] and a token exchanged from it, then the key revoked (as an operator does with
+/// `bridge-sandbox api-key revoke`), once the sandbox refuses it (its view follows the store within a second).
+async fn revoked(
+    admin: &bridge_sandbox::admin::Admin,
+    access: &bridge_sandbox::access::Access,
+) -> anyhow::Result<(String, String)> {
+    let key = admin.create_api_key(MAIN_PROJECT, "conformance: revoked").await?;
+    let token = access.exchange(&key.text).await.map_err(|e| anyhow::anyhow!("exchanging the key: {e:?}"))?;
+    admin.revoke_api_key(&key.record.id).await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while access.verify_key(&key.text).await.is_ok() {
+        anyhow::ensure!(std::time::Instant::now() < deadline, "the sandbox still accepts the revoked key after 30 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok((key.text, token))
 }

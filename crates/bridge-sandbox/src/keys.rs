@@ -1,39 +1,45 @@
-//! The sandbox's signing keys, made on first start and kept in the data directory:
-//! `keys/jwt-hs256.secret` (the HS256 secret that project tokens are signed with) and
-//! `keys/webhook-rsa.pem` (the RSA key that signs webhook deliveries; its public half is served by
-//! `GET /webhook/public-key`). On PostgreSQL they are kept in the database instead ([`Keys::shared`]), so every
-//! instance on one database accepts the same tokens and signs with the same key.
+//! The sandbox's webhook signing key, made on first start and kept in the data directory: `keys/webhook-rsa.pem`
+//! (the RSA key that signs webhook deliveries; its public half is served by `GET /webhook/public-key`). On
+//! PostgreSQL it is kept in the database instead ([`Keys::shared`]), so every instance on one database signs with
+//! the same key. The JWT signing keys are in the store (`crate::signing`); the one JWT secret of earlier versions
+//! (`keys/jwt-hs256.secret`, or the database's `jwt-hs256-secret`) is only read, to carry it over
+//! ([`legacy_jwt_secret`], [`legacy_jwt_secret_shared`]).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use bridge_client::webhook::WebhookSigner;
-use rand::RngCore;
 
 use crate::store::PgStore;
 
 #[derive(Clone)]
 pub struct Keys {
-    pub jwt_secret: Vec<u8>,
     pub webhook: std::sync::Arc<WebhookSigner>,
 }
 
+/// The JWT secret an earlier version kept in `data_dir`, if any.
+pub fn legacy_jwt_secret(data_dir: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    let path = data_dir.join("keys").join("jwt-hs256.secret");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(hex::decode(text.trim()).with_context(|| format!("reading {}", path.display()))?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// The JWT secret an earlier version kept in a PostgreSQL database, if any.
+pub async fn legacy_jwt_secret_shared(store: &PgStore) -> anyhow::Result<Option<Vec<u8>>> {
+    match store.shared_value(JWT_SECRET).await? {
+        Some(text) => Ok(Some(hex::decode(text.trim()).context("reading the stored JWT secret")?)),
+        None => Ok(None),
+    }
+}
+
 impl Keys {
-    /// Loads the keys of `data_dir`, making any that are missing.
+    /// Loads the webhook key of `data_dir`, making it if it is missing.
     pub fn load_or_create(data_dir: &Path) -> anyhow::Result<Self> {
         let dir = data_dir.join("keys");
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let secret_path = dir.join("jwt-hs256.secret");
-        let jwt_secret = match std::fs::read_to_string(&secret_path) {
-            Ok(text) => hex::decode(text.trim()).context("reading the JWT secret")?,
-            Err(_) => {
-                let mut secret = vec![0u8; 32];
-                rand::rng().fill_bytes(&mut secret);
-                write_private(&secret_path, &hex::encode(&secret))?;
-                tracing::info!(path = %secret_path.display(), "made a new JWT signing secret");
-                secret
-            }
-        };
         let pem_path = dir.join("webhook-rsa.pem");
         let webhook = match std::fs::read_to_string(&pem_path) {
             Ok(pem) => {
@@ -47,23 +53,14 @@ impl Keys {
                 signer
             }
         };
-        Ok(Self { jwt_secret, webhook: std::sync::Arc::new(webhook) })
+        Ok(Self { webhook: std::sync::Arc::new(webhook) })
     }
 }
 
 impl Keys {
-    /// The keys kept in a PostgreSQL database: the first instance to start makes and keeps them, every other one
-    /// (and `bridge-sandbox token --database-url`) reads them.
+    /// The webhook key kept in a PostgreSQL database: the first instance to start makes and keeps it, every other
+    /// one (and the `bridge-sandbox` commands with `--database-url`) reads it.
     pub async fn shared(store: &PgStore) -> anyhow::Result<Self> {
-        let jwt_hex = match store.shared_value(JWT_SECRET).await? {
-            Some(hex) => hex,
-            None => {
-                let mut secret = vec![0u8; 32];
-                rand::rng().fill_bytes(&mut secret);
-                store.keep_first(JWT_SECRET, &hex::encode(&secret)).await?
-            }
-        };
-        let jwt_secret = hex::decode(jwt_hex.trim()).context("reading the JWT secret")?;
         let pem = match store.shared_value(WEBHOOK_KEY).await? {
             Some(pem) => pem,
             None => {
@@ -74,11 +71,11 @@ impl Keys {
         };
         let webhook =
             WebhookSigner::from_pem(&pem).map_err(|e| anyhow::anyhow!("reading the stored webhook key: {e}"))?;
-        Ok(Self { jwt_secret, webhook: std::sync::Arc::new(webhook) })
+        Ok(Self { webhook: std::sync::Arc::new(webhook) })
     }
 }
 
-/// Names of the keys in the database.
+/// Names of the keys in the database (the JWT secret: of earlier versions).
 const JWT_SECRET: &str = "jwt-hs256-secret";
 const WEBHOOK_KEY: &str = "webhook-rsa-pem";
 

@@ -21,10 +21,15 @@
 //!   the areas; [`keys`], [`docs`] and this module: what `serve` needs;
 //! * [`dashboard`]: `/dashboard`, a web page of one project over the same [`service::Sandbox`] methods;
 //! * running it as a service: [`operate`] (probes, `/metrics`, request ids and logs, timeouts and the connection
-//!   cap, the workers and graceful shutdown) and [`telemetry`] (the metrics' names and the recorder).
+//!   cap, the workers and graceful shutdown) and [`telemetry`] (the metrics' names and the recorder);
+//! * who may call: [`access`] (the authenticator: each instance's view of projects, API keys and signing keys,
+//!   refreshed from the store), [`api_keys`] (what a key is), [`signing`] (the JWT signing keys and their
+//!   rotation), and [`admin`] (what an operator changes from the command line, audited).
 
+pub mod access;
 pub mod address_views;
 pub mod addresses;
+pub mod admin;
 pub mod api_keys;
 pub mod bridges;
 pub mod catalogue;
@@ -49,6 +54,7 @@ pub mod rate_limit;
 pub mod records;
 pub mod routing;
 pub mod service;
+pub mod signing;
 pub mod store;
 pub mod telemetry;
 pub mod webhooks;
@@ -59,7 +65,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use bridge_server::{ErrorsMode, JwtAuthenticator, ServerConfig};
+use bridge_server::{ErrorsMode, ServerConfig};
 
 pub use operate::ServeOptions;
 pub use service::Sandbox;
@@ -95,21 +101,52 @@ pub struct Opened {
     pub keys: keys::Keys,
     /// Each project's request rate limit, which [`app`] enforces.
     pub rate_limit: Option<rate_limit::RateLimit>,
+    /// Who may call (the authenticator of [`app`]); also `sandbox.access()`.
+    pub access: access::Access,
 }
 
-/// The store and the signing keys of a data directory or a PostgreSQL database.
-async fn open_store(
+/// The store of a data directory or a PostgreSQL database and, on PostgreSQL, the database itself (where the
+/// webhook key and the JWT secret of earlier versions are kept).
+async fn connect(
     data_dir: &std::path::Path,
     database_url: Option<&str>,
-) -> anyhow::Result<(Arc<dyn store::Store>, keys::Keys)> {
+) -> anyhow::Result<(Arc<dyn store::Store>, Option<store::PgStore>)> {
     match database_url {
-        None => Ok((Arc::new(store::SqliteStore::open(data_dir)?), keys::Keys::load_or_create(data_dir)?)),
+        None => Ok((Arc::new(store::SqliteStore::open(data_dir)?), None)),
         Some(url) => {
             let store = store::PgStore::connect(url).await?;
-            let keys = keys::Keys::shared(&store).await?;
-            Ok((Arc::new(store), keys))
+            Ok((Arc::new(store.clone()), Some(store)))
         }
     }
+}
+
+/// Makes the first JWT signing key of a store that has none, from the secret of an earlier version if there is one.
+async fn first_signing_key(
+    store: &dyn store::Store,
+    data_dir: &std::path::Path,
+    database: Option<&store::PgStore>,
+) -> anyhow::Result<()> {
+    let legacy = match database {
+        None => keys::legacy_jwt_secret(data_dir)?,
+        Some(database) => keys::legacy_jwt_secret_shared(database).await?,
+    };
+    signing::ensure_initial(store, legacy, clock::wall_ms()).await
+}
+
+/// The store of a data directory (or of the PostgreSQL database at `database_url`), with its signing keys.
+pub async fn open_store(
+    data_dir: &std::path::Path,
+    database_url: Option<&str>,
+) -> anyhow::Result<Arc<dyn store::Store>> {
+    let (store, database) = connect(data_dir, database_url).await?;
+    first_signing_key(&*store, data_dir, database.as_ref()).await?;
+    Ok(store)
+}
+
+/// The operator's side of a data directory (or of the PostgreSQL database at `database_url`): projects, keys,
+/// signing keys and the audit list, changes audited as made by [`admin::operator`].
+pub async fn admin(data_dir: &std::path::Path, database_url: Option<&str>) -> anyhow::Result<admin::Admin> {
+    Ok(admin::Admin::new(open_store(data_dir, database_url).await?, admin::operator()))
 }
 
 pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
@@ -117,7 +154,13 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
         config.seed.is_none() || config.clock == clock::ClockMode::Manual,
         "--seed needs --clock manual: with time passing by itself, the same requests would not get the same ids"
     );
-    let (store, keys) = open_store(&config.data_dir, config.database_url.as_deref()).await?;
+    let (store, database) = connect(&config.data_dir, config.database_url.as_deref()).await?;
+    first_signing_key(&*store, &config.data_dir, database.as_ref()).await?;
+    let keys = match &database {
+        None => keys::Keys::load_or_create(&config.data_dir)?,
+        Some(database) => keys::Keys::shared(database).await?,
+    };
+    let access = access::Access::open(store.clone()).await?;
     let mut catalogue = catalogue::Catalogue::builtin();
     if let Some(path) = &config.catalogue {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -132,16 +175,15 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     let (value, floor) = store.sync_clock(clock.take_sync()).await?;
     clock.adopt(value, floor);
     let core = core::Core::new(store, catalogue, clock, ids).with_webhook_egress(config.webhook_egress.clone());
-    let sandbox = Sandbox::new(core, keys.webhook.served_public_key(), keys.jwt_secret.clone());
-    Ok(Opened { sandbox, keys, rate_limit: config.rate_limit })
+    let sandbox = Sandbox::new(core, keys.webhook.served_public_key(), access.clone());
+    Ok(Opened { sandbox, keys, rate_limit: config.rate_limit, access })
 }
 
 /// The contract's routes and the sandbox helpers (a panicking handler answers 503, see [`bridge_server::router`]
 /// and [`bridge_server::sandbox_router`]; with a rate limit, one budget per project for both), `/openapi.json`,
 /// `/docs`, and `/dashboard` (with the API's own authenticator).
 fn api_routes(opened: &Opened, errors: ErrorsMode) -> axum::Router {
-    let jwt = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
-    let auth = api_keys::SandboxAuthenticator { jwt, keys: opened.sandbox.api_keys().clone() };
+    let auth = opened.access.clone();
     let mut config = ServerConfig { errors, ..ServerConfig::default() };
     if let Some(limit) = opened.rate_limit {
         config = config.with_admission(limit.limiter());
@@ -239,7 +281,11 @@ pub async fn serve_on_with(
         Err(_) => tokio::time::Instant::now() + grace,
     };
     workers.stop(deadline).await;
-    server.await.context("serving")?;
+    let served = server.await.context("serving");
+    if let Err(e) = opened.access.flush().await {
+        tracing::warn!(error = %e, "writing the keys' last use failed");
+    }
+    served?;
     tracing::info!("bridge sandbox stopped");
     Ok(())
 }
@@ -267,14 +313,24 @@ pub async fn shutdown_signal() {
     tracing::info!("shutting down");
 }
 
-/// A project token that a sandbox over `data_dir` accepts.
+/// Runs `work` on a runtime and a thread of its own, so that the blocking helpers below work in async code too.
+fn blocking<T: Send + 'static>(
+    work: impl std::future::Future<Output = anyhow::Result<T>> + Send + 'static,
+) -> anyhow::Result<T> {
+    std::thread::spawn(move || tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(work))
+        .join()
+        .map_err(|_| anyhow::anyhow!("the store task panicked"))?
+}
+
+/// A project token that a sandbox over `data_dir` accepts (`bridge-sandbox token`; blocking: it opens the store).
 pub fn mint_token(
     data_dir: &std::path::Path,
     project: &str,
     post_bridge_data: bool,
     ttl: Duration,
 ) -> anyhow::Result<String> {
-    token_for(&keys::Keys::load_or_create(data_dir)?, project, post_bridge_data, ttl)
+    let (data_dir, project) = (data_dir.to_owned(), project.to_owned());
+    blocking(async move { admin(&data_dir, None).await?.mint_token(&project, post_bridge_data, ttl).await })
 }
 
 /// A project token that every sandbox on the PostgreSQL database at `database_url` accepts.
@@ -284,49 +340,17 @@ pub async fn mint_token_for_database(
     post_bridge_data: bool,
     ttl: Duration,
 ) -> anyhow::Result<String> {
-    let store = store::PgStore::connect(database_url).await?;
-    token_for(&keys::Keys::shared(&store).await?, project, post_bridge_data, ttl)
+    admin(std::path::Path::new(""), Some(database_url)).await?.mint_token(project, post_bridge_data, ttl).await
 }
 
-/// A project token signed with `keys`.
-pub fn token_for(keys: &keys::Keys, project: &str, post_bridge_data: bool, ttl: Duration) -> anyhow::Result<String> {
-    Ok(sign_token(&keys.jwt_secret, project, post_bridge_data, clock::wall_ms(), ttl)?)
-}
-
-/// The API key of a project that a sandbox over `data_dir` accepts (`api_keys`).
+/// A new API key of `project` that a sandbox over `data_dir` accepts (`bridge-sandbox api-key`; blocking: it
+/// opens the store).
 pub fn mint_api_key(data_dir: &std::path::Path, project: &str) -> anyhow::Result<String> {
-    Ok(api_key_for(&keys::Keys::load_or_create(data_dir)?, project))
+    let (data_dir, project) = (data_dir.to_owned(), project.to_owned());
+    blocking(async move { Ok(admin(&data_dir, None).await?.create_api_key(&project, "unnamed").await?.text) })
 }
 
-/// The API key of a project that every sandbox on the PostgreSQL database at `database_url` accepts.
+/// A new API key of `project` that every sandbox on the PostgreSQL database at `database_url` accepts.
 pub async fn mint_api_key_for_database(database_url: &str, project: &str) -> anyhow::Result<String> {
-    let store = store::PgStore::connect(database_url).await?;
-    Ok(api_key_for(&keys::Keys::shared(&store).await?, project))
-}
-
-/// The API key of a project under `keys` (an HMAC of the project under the JWT secret: nothing is stored).
-pub fn api_key_for(keys: &keys::Keys, project: &str) -> String {
-    api_keys::ApiKeys::new(&keys.jwt_secret).key(project)
-}
-
-/// A project token signed with `secret`, issued at `now_ms` (wall clock) and valid for `ttl`.
-pub fn sign_token(
-    secret: &[u8],
-    project: &str,
-    post_bridge_data: bool,
-    now_ms: i64,
-    ttl: Duration,
-) -> Result<String, jsonwebtoken::errors::Error> {
-    let now = now_ms.max(0) as u64 / 1000;
-    let claims = bridge_server::Claims {
-        sub: project.to_owned(),
-        exp: now + ttl.as_secs(),
-        iat: Some(now),
-        features: if post_bridge_data { vec![bridge_server::auth::POST_BRIDGE_DATA.to_owned()] } else { vec![] },
-    };
-    bridge_server::auth::sign_token(
-        &claims,
-        jsonwebtoken::Algorithm::HS256,
-        &jsonwebtoken::EncodingKey::from_secret(secret),
-    )
+    Ok(admin(std::path::Path::new(""), Some(database_url)).await?.create_api_key(project, "unnamed").await?.text)
 }

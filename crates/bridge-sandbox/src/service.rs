@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use bridge_contract::operations::*;
 use bridge_contract::*;
-use bridge_server::{Answer, BridgeApi, Caller, SandboxApi};
+use bridge_server::{Answer, AuthFailure, BridgeApi, Caller, SandboxApi};
 
-use crate::api_keys::{ApiKeys, EXCHANGED_JWT_TTL};
+use crate::access::Access;
 use crate::clock::Clock;
 use crate::core::Core;
 use crate::store::StoreResult;
@@ -18,8 +18,7 @@ use crate::{address_views, addresses, bridges, configs, deposits, feed, projects
 struct Inner {
     core: Core,
     served_key: String,
-    api_keys: ApiKeys,
-    jwt_secret: Vec<u8>,
+    access: Access,
 }
 
 /// The sandbox service. Cheap to clone.
@@ -28,16 +27,15 @@ pub struct Sandbox(Arc<Inner>);
 
 impl Sandbox {
     /// The sandbox over its core (store, catalogue, clocks, id key, webhook egress policy); `served_key` is the
-    /// webhook public key it serves, and `jwt_secret` signs the tokens it accepts (and those the API-key exchange
-    /// answers).
-    pub fn new(core: Core, served_key: String, jwt_secret: Vec<u8>) -> Self {
-        let api_keys = ApiKeys::new(&jwt_secret);
-        Self(Arc::new(Inner { core, served_key, api_keys, jwt_secret }))
+    /// webhook public key it serves, and `access` decides on credentials (and signs the tokens the API-key
+    /// exchange answers).
+    pub fn new(core: Core, served_key: String, access: Access) -> Self {
+        Self(Arc::new(Inner { core, served_key, access }))
     }
 
-    /// The API keys this sandbox makes and accepts.
-    pub fn api_keys(&self) -> &ApiKeys {
-        &self.0.api_keys
+    /// Who may call: the authenticator of this sandbox's routes.
+    pub fn access(&self) -> &Access {
+        &self.0.access
     }
 
     pub fn core(&self) -> &Core {
@@ -212,12 +210,13 @@ impl BridgeApi for Sandbox {
     }
 
     async fn exchange_api_key(&self, body: ApiKeyExchangeRequest) -> Result<ApiKeyExchange, ExchangeApiKeyError> {
-        let Some(project) = self.0.api_keys.project_of(&body.api_key) else {
-            return Err(Unauthorized::new("unknown API key").into());
-        };
-        let jwt = crate::sign_token(&self.0.jwt_secret, &project, false, crate::clock::wall_ms(), EXCHANGED_JWT_TTL)
-            .map_err(|e| ServiceUnavailable::new(format!("signing the token failed: {e}")))?;
-        Ok(ApiKeyExchange { jwt })
+        match self.0.access.exchange(&body.api_key).await {
+            Ok(jwt) => Ok(ApiKeyExchange { jwt }),
+            Err(AuthFailure::Unavailable(message)) => Err(ServiceUnavailable::new(message).into()),
+            Err(AuthFailure::Rejected(message) | AuthFailure::Invalid(message)) => {
+                Err(Unauthorized::new(message).into())
+            }
+        }
     }
 }
 

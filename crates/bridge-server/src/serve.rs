@@ -15,7 +15,7 @@ use http::{header, StatusCode};
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::admission::Admission;
-use crate::auth::{authenticate, AuthFailure, Authenticator, Caller};
+use crate::auth::{authenticate_dyn, AuthFailure, Authenticator, Caller, DynAuthenticator};
 use crate::decode::engine::{self, ErrorsMode};
 use crate::decode::shape::OperationShapes;
 use crate::decode::{self, parts};
@@ -60,7 +60,7 @@ impl std::fmt::Debug for ServerConfig {
 
 struct Inner<A> {
     api: A,
-    auth: Box<dyn Authenticator>,
+    auth: Box<dyn DynAuthenticator>,
     config: ServerConfig,
 }
 
@@ -248,7 +248,7 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
     if has_empty_segment(head.uri.path()) {
         return Err(StatusCode::NOT_FOUND.into_response());
     }
-    let caller = authenticate(&*inner.auth, O::SECURITY, &head.headers).map_err(auth_failure)?;
+    let caller = authenticate_dyn(&*inner.auth, O::SECURITY, &head.headers).await.map_err(auth_failure)?;
     if !caller.project_id.is_empty() {
         tracing::Span::current().record("project", caller.project_id.as_str());
     }
@@ -344,6 +344,13 @@ fn auth_failure(failure: AuthFailure) -> Response {
         }
         AuthFailure::Rejected(message) => {
             json(StatusCode::UNAUTHORIZED, &bridge_contract::Unauthorized { tag: Default::default(), message })
+        }
+        AuthFailure::Unavailable(message) => {
+            tracing::error!(%message, "authentication could not decide");
+            json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &bridge_contract::ServiceUnavailable { tag: Default::default(), message },
+            )
         }
     }
 }

@@ -145,8 +145,12 @@ impl Client {
     /**Exchange an API key for a JWT
 
 Production endpoint beyond the spec; no authentication (the key is the credential). Answers a bearer JWT
-of the key's project, which the other operations accept until it expires (its `exp` claim). An unknown
-key answers 401 `Unauthorized`. The sandbox prints keys with `bridge-sandbox api-key --project ID`.
+of the key's project, which the other operations accept until it expires (its `exp` claim), or until the
+key is revoked or its project disabled. An unknown or revoked key, or a key of a disabled project,
+answers 401 `Unauthorized`. The sandbox prints keys with `bridge-sandbox api-key --project ID` (the key
+is shown once; the sandbox keeps its hash), revokes them with `bridge-sandbox api-key revoke`, and its
+tokens name the key they were exchanged from (claim `apiKeyId`), so they are refused from the moment the
+key is revoked.
 
 
 Sends a `POST` request to `/authentication/auth/apiKey`

@@ -8,6 +8,11 @@
 //! The production service's SDK sends the JWT as the whole `Authorization` value, without `Bearer`: for every
 //! authenticated operation the same cases run in that form too (`...-no-scheme`), and a valid token sent without a
 //! scheme must get exactly the answer (status and `_tag`) the same request gets with `Bearer`.
+//!
+//! Revocation (with `--revoked-api-key`, and `--revoked-key-token`: a key of the deployment that was revoked, and a
+//! token exchanged from it before): the key is refused by the exchange (`POST /authentication/auth/apiKey`) and as
+//! the legacy `x-api-key`, and the token by every authenticated operation, each 401 `Unauthorized` in the
+//! contract's shape.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -28,6 +33,8 @@ enum Case {
     WrongSignature,
     ExpiredToken,
     UnknownApiKey,
+    RevokedApiKey,
+    RevokedKeyToken,
     NoneNeeded,
     /// The token cases again, the JWT sent as the whole `Authorization` value (production's SDK).
     NoScheme(Token),
@@ -50,6 +57,8 @@ impl Case {
             Case::WrongSignature => "wrong-signature",
             Case::ExpiredToken => "expired-token",
             Case::UnknownApiKey => "unknown-api-key",
+            Case::RevokedApiKey => "revoked-api-key",
+            Case::RevokedKeyToken => "revoked-key-token",
             Case::NoneNeeded => "no-credential-needed",
             Case::NoScheme(Token::Valid) => "valid-token-no-scheme",
             Case::NoScheme(Token::Malformed) => "malformed-token-no-scheme",
@@ -76,12 +85,24 @@ pub fn checks() -> Vec<Check> {
     for op in contract().operations() {
         let cases: Vec<Case> = match op.security {
             Security::None => vec![Case::NoneNeeded],
-            Security::Bearer => TOKEN_CASES.to_vec(),
-            Security::BearerOrApiKey => TOKEN_CASES.iter().copied().chain([Case::UnknownApiKey]).collect(),
+            Security::Bearer => TOKEN_CASES.iter().copied().chain([Case::RevokedKeyToken]).collect(),
+            Security::BearerOrApiKey => TOKEN_CASES
+                .iter()
+                .copied()
+                .chain([Case::RevokedKeyToken, Case::UnknownApiKey, Case::RevokedApiKey])
+                .collect(),
         };
+        if op.id == "exchangeApiKey" {
+            let needs = Needs { revoked_key: true, ..Needs::NOTHING };
+            checks.push(Check::new(format!("auth::{}::revoked-api-key", op.id), needs, move |ctx| {
+                Box::pin(exchange_revoked(ctx, op))
+            }));
+        }
         for case in cases {
             let mut needs = if op.sandbox_only { Needs::HELPERS } else { Needs::NOTHING };
             needs.expired = matches!(case, Case::ExpiredToken | Case::NoScheme(Token::Expired));
+            needs.revoked_key = case == Case::RevokedApiKey;
+            needs.revoked_token = case == Case::RevokedKeyToken;
             checks.push(Check::new(format!("auth::{}::{}", op.id, case.name()), needs, move |ctx| {
                 Box::pin(run(ctx, op, case))
             }));
@@ -98,6 +119,8 @@ async fn run(ctx: &Ctx, op: &'static OpInfo, case: Case) -> anyhow::Result<()> {
         Case::WrongSignature => Credential::Bearer(resigned_with_random_key(&ctx.config.token)?),
         Case::ExpiredToken => Credential::Bearer(expired()),
         Case::UnknownApiKey => Credential::ApiKey(ctx.unique("unknown-api-key")),
+        Case::RevokedApiKey => Credential::ApiKey(ctx.config.revoked_api_key.clone().unwrap_or_default()),
+        Case::RevokedKeyToken => Credential::Bearer(ctx.config.revoked_key_token.clone().unwrap_or_default()),
         Case::NoScheme(Token::Valid) => Credential::Authorization(ctx.config.token.clone()),
         Case::NoScheme(Token::Malformed) => Credential::Authorization("conformance.not-a-jwt".into()),
         Case::NoScheme(Token::WrongSignature) => {
@@ -142,15 +165,28 @@ async fn run(ctx: &Ctx, op: &'static OpInfo, case: Case) -> anyhow::Result<()> {
             }
             return Ok(());
         }
-        Case::NoCredential | Case::ExpiredToken | Case::UnknownApiKey | Case::NoScheme(Token::Expired) => {
-            (401, "Unauthorized")
-        }
+        Case::NoCredential
+        | Case::ExpiredToken
+        | Case::UnknownApiKey
+        | Case::RevokedApiKey
+        | Case::RevokedKeyToken
+        | Case::NoScheme(Token::Expired) => (401, "Unauthorized"),
         Case::MalformedToken | Case::WrongSignature | Case::NoScheme(Token::Malformed | Token::WrongSignature) => {
             (400, "InvalidJwt")
         }
     };
     if reply.status != status || reply.tag() != Some(tag) {
         bail!("expected {status} {tag}, got {}", reply.describe());
+    }
+    Ok(())
+}
+
+/// The exchange refuses a revoked key: 401 `Unauthorized` (the body is valid, so only the key can be refused).
+async fn exchange_revoked(ctx: &Ctx, op: &'static OpInfo) -> anyhow::Result<()> {
+    let key = ctx.config.revoked_api_key.clone().unwrap_or_default();
+    let reply = ctx.anonymous.call(op.id, &[], &[], Some(serde_json::json!({ "apiKey": key }))).await?;
+    if reply.status != 401 || reply.tag() != Some("Unauthorized") {
+        bail!("a revoked API key was exchanged: expected 401 Unauthorized, got {}", reply.describe());
     }
     Ok(())
 }
@@ -195,6 +231,10 @@ mod tests {
         assert!(names.contains(&"auth::getWebhookPublicKey::no-credential-needed".to_owned()));
         assert!(names.contains(&"auth::createDepositAddresses::valid-token-no-scheme".to_owned()));
         assert!(names.contains(&"auth::listUserEvents::expired-token-no-scheme".to_owned()));
+        assert!(names.contains(&"auth::listUserEvents::revoked-api-key".to_owned()));
+        assert!(names.contains(&"auth::quoteBridge::revoked-key-token".to_owned()));
+        assert!(names.contains(&"auth::exchangeApiKey::revoked-api-key".to_owned()));
+        assert!(!names.contains(&"auth::quoteBridge::revoked-api-key".to_owned()));
     }
 
     #[test]

@@ -55,6 +55,8 @@ mod tests {
         let limited =
             crate::config::RateLimited { base_url: "http://127.0.0.1:2".into(), token: "l".into(), other_token: None };
         config.rate_limited = Some(limited);
+        config.revoked_api_key = Some("k".into());
+        config.revoked_key_token = Some("t".into());
         let checks = all(&config);
         let mut names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
         let total = names.len();

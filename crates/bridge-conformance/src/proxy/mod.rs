@@ -264,6 +264,29 @@ fn report_response(shared: &Shared, query: &str) -> Response<ProxyBody> {
 
 /// Removes the hop-by-hop headers (RFC 9110 7.6.1): `Connection` and those it names, and the usual ones.
 fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    if headers.contains_key(header::CONNECTION) {
+        strip_connection_named(headers);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+}
+
+/// The hop-by-hop headers every message loses (RFC 9110 7.6.1, and the older `Keep-Alive`, `Proxy-Connection`).
+const HOP_BY_HOP: [HeaderName; 9] = [
+    header::CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+];
+
+/// Removes the headers that `Connection` names.
+fn strip_connection_named(headers: &mut HeaderMap) {
     let named: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
         .iter()
@@ -272,19 +295,6 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
         .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
         .collect();
     for name in named {
-        headers.remove(name);
-    }
-    for name in [
-        header::CONNECTION,
-        HeaderName::from_static("keep-alive"),
-        HeaderName::from_static("proxy-connection"),
-        header::TE,
-        header::TRAILER,
-        header::TRANSFER_ENCODING,
-        header::UPGRADE,
-        header::PROXY_AUTHENTICATE,
-        header::PROXY_AUTHORIZATION,
-    ] {
         headers.remove(name);
     }
 }
@@ -331,18 +341,18 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
             (Either::Right(tee), rx)
         }
     };
-    let facts_headers = original_headers.clone();
+    let api_key = crate::contract::contract().api_key_header.as_str();
+    let credential = parts.headers.contains_key(header::AUTHORIZATION) || parts.headers.contains_key(api_key);
+    let content_type = header_str(&parts.headers, "content-type").map(str::to_owned);
     let (m, p, q, mode) = (method.clone(), path.clone(), query.clone(), shared.config.errors);
     let request_check = tokio::spawn(async move {
         let kept: Kept = kept.await.ok().flatten();
-        let api_key = &crate::contract::contract().api_key_header;
         let facts = RequestFacts {
             method: &m,
             path: &p,
             query: &q,
-            credential: facts_headers.contains_key(header::AUTHORIZATION)
-                || facts_headers.contains_key(api_key.as_str()),
-            content_type: header_str(&facts_headers, "content-type"),
+            credential,
+            content_type: content_type.as_deref(),
             body: kept.as_deref(),
         };
         (RequestCheck::new(&facts, mode), kept)

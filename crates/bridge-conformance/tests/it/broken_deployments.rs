@@ -1,6 +1,7 @@
 //! The runner can fail: it is run against deliberately broken deployments (the sandbox behind a middleware that
 //! rewrites answers, or a `BridgeApi` wrapper around `bridge_sandbox::Sandbox` that misbehaves) and each break
-//! must be caught by the check named for it, while unrelated checks still pass.
+//! must be caught by the check named for it, while unrelated checks still pass (also an authenticator that forgets
+//! revocations).
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -9,11 +10,12 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
+use bridge_conformance::spawn::MAIN_PROJECT;
 use bridge_conformance::{run, Report, SpawnedSandbox};
 use bridge_contract::operations::*;
 use bridge_contract::*;
 use bridge_sandbox::Sandbox;
-use bridge_server::{Answer, BridgeApi, Caller, ErrorsMode, JwtAuthenticator, ServerConfig};
+use bridge_server::{Answer, AuthFailure, Authenticator, BridgeApi, Caller, ErrorsMode, ServerConfig};
 use serde_json::{json, Value};
 
 async fn run_only(sandbox: &SpawnedSandbox, only: &[&str]) -> Report {
@@ -318,13 +320,50 @@ impl BridgeApi for Broken {
 /// The sandbox with one break in its `BridgeApi`; its helpers (`SandboxApi`) are the sandbox's own.
 async fn broken(fault: Break) -> SpawnedSandbox {
     SpawnedSandbox::start_with(move |opened| {
-        let auth = JwtAuthenticator::new().with_hs256(&opened.keys.jwt_secret).with_leeway_seconds(5);
+        let auth = opened.access.clone();
         let config = ServerConfig::default();
         bridge_server::router(Broken::new(opened.sandbox.clone(), fault), auth.clone(), config.clone())
             .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))
     })
     .await
     .unwrap()
+}
+
+/// An authenticator that forgets revocations: a credential refused because its key was revoked is let through.
+struct ForgetsRevocations(bridge_sandbox::access::Access);
+
+fn forgive(verdict: Result<Caller, AuthFailure>) -> Result<Caller, AuthFailure> {
+    match verdict {
+        Err(AuthFailure::Rejected(why)) if why.contains("revoked") => Ok(Caller::new(MAIN_PROJECT)),
+        other => other,
+    }
+}
+
+impl Authenticator for ForgetsRevocations {
+    async fn verify_bearer(&self, token: &str) -> Result<Caller, AuthFailure> {
+        forgive(self.0.verify_bearer(token).await)
+    }
+    async fn verify_api_key(&self, key: &str) -> Result<Caller, AuthFailure> {
+        forgive(self.0.verify_api_key(key).await)
+    }
+}
+
+#[tokio::test]
+async fn a_revoked_key_still_accepted_is_caught() {
+    let sandbox = SpawnedSandbox::start_with(|opened| {
+        let config = ServerConfig::default();
+        bridge_server::router(opened.sandbox.clone(), ForgetsRevocations(opened.access.clone()), config.clone()).merge(
+            bridge_server::sandbox_router(opened.sandbox.clone(), ForgetsRevocations(opened.access.clone()), config),
+        )
+    })
+    .await
+    .unwrap();
+    let report = run_only(&sandbox, &["revoked-api-key", "revoked-key-token"]).await;
+    caught(&report, "auth::listUserEvents::revoked-api-key", "expected 401 Unauthorized");
+    caught(&report, "auth::getBridge::revoked-key-token", "expected 401 Unauthorized");
+    caught(&report, "auth::quoteBridge::revoked-key-token", "expected 401 Unauthorized");
+    passed(&report, "auth::exchangeApiKey::revoked-api-key");
+    sandbox.stop().await.unwrap();
 }
 
 #[tokio::test]

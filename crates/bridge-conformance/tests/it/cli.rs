@@ -26,11 +26,12 @@ fn spawn_sandbox_runs_and_writes_junit() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.last().copied(), Some("9 passed, 0 failed"), "{stdout}");
+    assert_eq!(lines.last().copied(), Some("10 passed, 0 failed"), "{stdout}");
     assert!(lines.contains(&"PASS auth::quoteBridge::no-credential"), "{stdout}");
+    assert!(lines.contains(&"PASS auth::quoteBridge::revoked-key-token"), "{stdout}");
     assert!(lines.contains(&"PASS schema::getBridge"), "{stdout}");
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert!(xml.contains(r#"<testsuite name="auth" tests="8""#), "{xml}");
+    assert!(xml.contains(r#"<testsuite name="auth" tests="9""#), "{xml}");
     assert!(xml.contains(r#"<testcase name="schema::getBridge" classname="schema""#), "{xml}");
 }
 

@@ -93,8 +93,7 @@ async fn wrong_sandbox() -> SpawnedSandbox {
     SpawnedSandbox::start_with(|opened| {
         // The credential `no-auth` adds: a token of the sandbox's own key.
         let project = bridge_conformance::spawn::MAIN_PROJECT;
-        let token =
-            bridge_sandbox::token_for(&opened.keys, project, false, std::time::Duration::from_secs(3600)).unwrap();
+        let token = opened.access.session_token(project, false).unwrap();
         bridge_sandbox::app(opened, ErrorsMode::First).layer(axum::middleware::from_fn_with_state(token, alter))
     })
     .await

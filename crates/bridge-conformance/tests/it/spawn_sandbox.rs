@@ -1,6 +1,6 @@
 //! `--spawn-sandbox` passes everything: the whole runner against the sandbox as `bridge-sandbox serve --clock
-//! manual` runs it, with both projects, an expired token and the sandbox helpers, and the `limits` checks against
-//! a second sandbox with a per-project rate limit.
+//! manual` runs it, with both projects, an expired token, a revoked API key and a token exchanged from it, and the
+//! sandbox helpers, and the `limits` checks against a second sandbox with a per-project rate limit.
 
 use bridge_conformance::{run, SpawnedSandbox};
 
@@ -25,6 +25,11 @@ async fn the_sandbox_passes_every_check() {
     // Every area ran, with every optional part enabled.
     let areas: Vec<String> = report.per_area().into_iter().map(|(a, _, _)| a).collect();
     assert_eq!(areas, ["auth", "schema", "decode", "behaviour", "isolation", "lifecycle", "webhook", "limits"]);
+    for revoked in
+        ["exchangeApiKey::revoked-api-key", "listUserEvents::revoked-api-key", "getBridge::revoked-key-token"]
+    {
+        assert!(report.get(&format!("auth::{revoked}")).is_some_and(|r| r.passed()), "auth::{revoked} ran and passed");
+    }
     // One line per check, then the summary alone on the last line.
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), report.results.len() + 1);

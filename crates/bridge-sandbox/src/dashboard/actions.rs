@@ -44,7 +44,7 @@ pub async fn sign_in(Extract(state): Extract<State>, headers: HeaderMap, body: a
         Err(refusal) => return refusal.into_response(),
     };
     let credential = credential_of(&form.credential);
-    if state.verify(&credential).is_none() {
+    if state.verify(&credential).await.is_none() {
         let page = view::sign_in(Some(
             "This token or API key is not accepted (expired, malformed, or made by another sandbox).",
         ));

@@ -24,6 +24,8 @@ pub mod pages;
 pub mod session;
 pub mod view;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
@@ -38,10 +40,13 @@ use session::{Credential, Notice, Sessions};
 
 const HTMX_JS: &str = include_str!("../../assets/htmx/htmx.min.js");
 
+/// How a credential is verified: the API's authenticator, its future boxed.
+type Verify = Arc<dyn Fn(Credential) -> Pin<Box<dyn Future<Output = Option<Caller>> + Send>> + Send + Sync>;
+
 /// What the dashboard's handlers share.
 pub struct Dashboard {
     pub sandbox: Sandbox,
-    auth: Arc<dyn Authenticator>,
+    verify: Verify,
     /// The API's admission (the per-project rate limit), asked about every action.
     admission: Option<Arc<dyn Admission>>,
     pub sessions: Sessions,
@@ -50,12 +55,10 @@ pub struct Dashboard {
 pub type State = Arc<Dashboard>;
 
 impl Dashboard {
-    /// The caller a credential stands for, as the API's authenticator says.
-    pub fn verify(&self, credential: &Credential) -> Option<Caller> {
-        match credential {
-            Credential::Token(token) => self.auth.verify_bearer(token).ok(),
-            Credential::ApiKey(key) => self.auth.verify_api_key(key).ok(),
-        }
+    /// The caller a credential stands for, as the API's authenticator says (`None`: rejected, or the
+    /// authenticator could not decide).
+    pub async fn verify(&self, credential: &Credential) -> Option<Caller> {
+        (self.verify)(credential.clone()).await
     }
 
     /// Whether an action of `caller` is served now (the API's admission, when it has one).
@@ -68,10 +71,19 @@ impl Dashboard {
 /// action admitted by `admission` (the API's rate limit: an action counts as one request of its project).
 pub fn routes<S: Clone + Send + Sync + 'static>(
     sandbox: Sandbox,
-    auth: impl Authenticator,
+    auth: impl Authenticator + Clone,
     admission: Option<Arc<dyn Admission>>,
 ) -> axum::Router<S> {
-    let state = Arc::new(Dashboard { sandbox, auth: Arc::new(auth), admission, sessions: Sessions::default() });
+    let verify: Verify = Arc::new(move |credential| {
+        let auth = auth.clone();
+        Box::pin(async move {
+            match credential {
+                Credential::Token(token) => auth.verify_bearer(&token).await.ok(),
+                Credential::ApiKey(key) => auth.verify_api_key(&key).await.ok(),
+            }
+        })
+    });
+    let state = Arc::new(Dashboard { sandbox, verify, admission, sessions: Sessions::default() });
     axum::Router::new()
         .route("/dashboard", get(pages::index))
         .route("/dashboard/", get(|| async { Redirect::to("/dashboard") }))
@@ -183,7 +195,7 @@ impl FromRequestParts<State> for Signed {
         let htmx = parts.headers.contains_key("hx-request");
         let id = session_id(&parts.headers).ok_or(SignInFirst { htmx, forget: false })?;
         let session = state.sessions.get(&id).ok_or(SignInFirst { htmx, forget: true })?;
-        let Some(caller) = state.verify(&session.credential) else {
+        let Some(caller) = state.verify(&session.credential).await else {
             // Expired or no longer accepted: the session ends with it.
             state.sessions.end(&id);
             return Err(SignInFirst { htmx, forget: true });

@@ -37,10 +37,13 @@
 //!
 //! A page token names a position; one outside `1..=i64::MAX` was never given out (see [`crate::feed`]).
 
+pub mod access;
 mod checkpoint;
 mod group_commit;
 mod postgres;
+mod postgres_access;
 mod sqlite;
+mod sqlite_access;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -55,6 +58,10 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::clock::{ClockSync, ProjectClock};
 use crate::records::Plan;
+pub use access::{
+    AccessSnapshot, AuditAction, AuditEntry, AuditQuery, KeyLookup, ProjectChange, Retire, StoredApiKey, StoredProject,
+    StoredSigningKey, Usage,
+};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
@@ -486,4 +493,53 @@ pub trait Store: Send + Sync + 'static {
     /// bridges taken by [`Store::due_bridges`] that were not finished): an instance that shuts down calls it last,
     /// so other instances take them at once instead of when the lease runs out. Leases of other instances stay.
     async fn release_own_leases(&self) -> StoreResult<()>;
+
+    // ------------------------------------------- projects, API keys, signing keys, the audit list (issue 26)
+    // (`access`; every change and its audit entries in one transaction; wall-clock times)
+
+    /// The access version: it grows with every revocation, project state change and signing-key change.
+    async fn access_version(&self) -> StoreResult<i64>;
+    /// Everything an instance keeps in memory to decide on credentials, at one version.
+    async fn access_snapshot(&self) -> StoreResult<AccessSnapshot>;
+    async fn api_key(&self, lookup: KeyLookup<'_>) -> StoreResult<Option<StoredApiKey>>;
+    /// The keys of a project (or of all), oldest first.
+    async fn api_keys(&self, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>>;
+    /// Inserts a key, and its project when the project has no record yet, with their audit entries (`imported`:
+    /// a key of an earlier version seen for the first time). `false`: a key with that hash exists (nothing written).
+    async fn insert_api_key(&self, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool>;
+    /// Revokes a key at `at_ms` (audited; the access version grows): the key as it is now, `None` when there is no
+    /// such key. A key revoked already stays as it was (nothing written).
+    async fn revoke_api_key(&self, id: &str, at_ms: i64, actor: &str) -> StoreResult<Option<StoredApiKey>>;
+    /// Makes the project's record if it has none (audited, saying `how`); `true` when it was made.
+    async fn ensure_project(&self, project: &str, at_ms: i64, actor: &str, how: &str) -> StoreResult<bool>;
+    /// Disables or enables a project, making its record if it has none (audited; the access version grows when
+    /// its state changed).
+    async fn set_project_disabled(
+        &self,
+        project: &str,
+        disabled: bool,
+        at_ms: i64,
+        actor: &str,
+    ) -> StoreResult<ProjectChange>;
+    /// Every project with a record, by id.
+    async fn projects(&self) -> StoreResult<Vec<StoredProject>>;
+    /// Keeps the later of the stored and the given last use and activity; a project seen for the first time gets
+    /// its record (audited as made by `sandbox`). Not versioned: nobody decides on it.
+    async fn record_usage(&self, usage: &Usage) -> StoreResult<()>;
+    /// Keeps `candidate` as the first signing key unless there is one (audited); returns whether it was kept.
+    async fn initial_signing_key(&self, candidate: &StoredSigningKey, actor: &str) -> StoreResult<bool>;
+    /// Makes the next signing key (`k<n>`) from `secret` at `at_ms`, the current one from then on, and retires the
+    /// ones it replaces as `how` says (audited; the access version grows). Returns the new key.
+    async fn rotate_signing_key(
+        &self,
+        secret: &[u8],
+        at_ms: i64,
+        how: Retire,
+        actor: &str,
+    ) -> StoreResult<StoredSigningKey>;
+    /// Records that `kid` signed a token valid until `until_ms` (the later of that and what is kept stays), if
+    /// `kid` is still the current key; `false` when a rotation replaced it meanwhile (sign with the new one).
+    async fn extend_signed_until(&self, kid: &str, until_ms: i64) -> StoreResult<bool>;
+    /// The latest audit entries, oldest first.
+    async fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
 }

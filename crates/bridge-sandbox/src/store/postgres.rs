@@ -13,12 +13,18 @@ use sqlx_core::query_scalar::query_scalar;
 use sqlx_core::row::Row;
 use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
 
+use super::postgres_access as access;
 use super::{
     from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Backlog, Counter,
     DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, ResetCounts, SchemaStatus, Store,
     StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
 };
+use super::{
+    AccessSnapshot, AuditEntry, AuditQuery, KeyLookup, ProjectChange, Retire, StoredApiKey, StoredProject,
+    StoredSigningKey, Usage,
+};
 use crate::clock::{ClockSync, ProjectClock};
+
 use crate::records;
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
@@ -50,6 +56,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "feed time floor", include_str!("../../migrations/postgres/0003_feed_time_floor.sql")),
     (4, "bridge version", include_str!("../../migrations/postgres/0004_bridge_version.sql")),
     (5, "projects", include_str!("../../migrations/postgres/0005_projects.sql")),
+    (7, "access", include_str!("../../migrations/postgres/0007_access.sql")),
     (8, "lease holders", include_str!("../../migrations/postgres/0008_lease_holders.sql")),
     (9, "delivery details", include_str!("../../migrations/postgres/0009_delivery_details.sql")),
 ];
@@ -960,5 +967,75 @@ impl Store for PgStore {
                 event: r.try_get::<Option<String>, _>(10)?.map(|body| from_json(&body)).transpose()?,
             })
         })
+    }
+
+    // ------------------------------------------- projects, API keys, signing keys, the audit list (issue 26)
+
+    async fn access_version(&self) -> StoreResult<i64> {
+        access::version(&self.pool).await
+    }
+
+    async fn access_snapshot(&self) -> StoreResult<AccessSnapshot> {
+        access::snapshot(&self.pool).await
+    }
+
+    async fn api_key(&self, lookup: KeyLookup<'_>) -> StoreResult<Option<StoredApiKey>> {
+        access::api_key(&self.pool, lookup.column(), lookup.value()).await
+    }
+
+    async fn api_keys(&self, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>> {
+        access::api_keys(&self.pool, project).await
+    }
+
+    async fn insert_api_key(&self, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool> {
+        access::insert_api_key(&self.pool, key, imported, actor).await
+    }
+
+    async fn revoke_api_key(&self, id: &str, at_ms: i64, actor: &str) -> StoreResult<Option<StoredApiKey>> {
+        access::revoke_api_key(&self.pool, id, at_ms, actor).await
+    }
+
+    async fn ensure_project(&self, project: &str, at_ms: i64, actor: &str, how: &str) -> StoreResult<bool> {
+        access::ensure_project(&self.pool, project, at_ms, actor, how).await
+    }
+
+    async fn set_project_disabled(
+        &self,
+        project: &str,
+        disabled: bool,
+        at_ms: i64,
+        actor: &str,
+    ) -> StoreResult<ProjectChange> {
+        access::set_project_disabled(&self.pool, project, disabled, at_ms, actor).await
+    }
+
+    async fn projects(&self) -> StoreResult<Vec<StoredProject>> {
+        access::projects(&self.pool).await
+    }
+
+    async fn record_usage(&self, usage: &Usage) -> StoreResult<()> {
+        access::record_usage(&self.pool, usage).await
+    }
+
+    async fn initial_signing_key(&self, candidate: &StoredSigningKey, actor: &str) -> StoreResult<bool> {
+        access::initial_signing_key(&self.pool, candidate, actor).await
+    }
+
+    async fn rotate_signing_key(
+        &self,
+        secret: &[u8],
+        at_ms: i64,
+        how: Retire,
+        actor: &str,
+    ) -> StoreResult<StoredSigningKey> {
+        access::rotate_signing_key(&self.pool, secret, at_ms, how, actor).await
+    }
+
+    async fn extend_signed_until(&self, kid: &str, until_ms: i64) -> StoreResult<bool> {
+        access::extend_signed_until(&self.pool, kid, until_ms).await
+    }
+
+    async fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
+        access::audit_list(&self.pool, query).await
     }
 }

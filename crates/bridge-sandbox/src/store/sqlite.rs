@@ -17,12 +17,18 @@ use rusqlite_migration::{Migrations, M};
 
 use super::checkpoint::Checkpointer;
 use super::group_commit::Writer;
+use super::sqlite_access as access;
 use super::{
     from_json, from_text, history_order, synced, to_json, AddressSearch, AttemptOutcome, Backlog, Counter,
     DeliveryClaim, DueDelivery, HistoryCursorQuery, HistoryQuery, NewEvent, ResetCounts, SchemaStatus, Store,
     StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote, StoredRoutingAddress,
 };
+use super::{
+    AccessSnapshot, AuditEntry, AuditQuery, KeyLookup, ProjectChange, Retire, StoredApiKey, StoredProject,
+    StoredSigningKey, Usage,
+};
 use crate::clock::{ClockSync, ProjectClock};
+
 use crate::records;
 
 impl From<rusqlite::Error> for StoreError {
@@ -155,6 +161,8 @@ fn migrations() -> Migrations<'static> {
         CREATE INDEX outbox_by_project ON outbox (project);
         "#,
         ),
+        // Projects, API keys, signing keys and the audit list (issue 26: `store::access`).
+        M::up(super::sqlite_access::MIGRATION),
         // What each delivery attempt took and the start of its answer (issue 27; PostgreSQL migration 0009).
         M::up(
             r#"
@@ -1071,5 +1079,86 @@ impl Store for SqliteStore {
             Ok((total as u64, recent as u64))
         })
         .await
+    }
+
+    // ------------------------------------------- projects, API keys, signing keys, the audit list (issue 26)
+
+    async fn access_version(&self) -> StoreResult<i64> {
+        self.read_now(access::version).await
+    }
+
+    async fn access_snapshot(&self) -> StoreResult<AccessSnapshot> {
+        self.read(access::snapshot).await
+    }
+
+    async fn api_key(&self, lookup: KeyLookup<'_>) -> StoreResult<Option<StoredApiKey>> {
+        let (column, value) = (lookup.column(), lookup.value().to_owned());
+        self.read_now(move |c| access::api_key(c, column, &value)).await
+    }
+
+    async fn api_keys(&self, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>> {
+        let project = project.map(str::to_owned);
+        self.read(move |c| access::api_keys(c, project.as_deref())).await
+    }
+
+    async fn insert_api_key(&self, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool> {
+        let (key, actor) = (key.clone(), actor.to_owned());
+        self.run(move |c| access::insert_api_key(c, &key, imported, &actor)).await
+    }
+
+    async fn revoke_api_key(&self, id: &str, at_ms: i64, actor: &str) -> StoreResult<Option<StoredApiKey>> {
+        let (id, actor) = (id.to_owned(), actor.to_owned());
+        self.run(move |c| access::revoke_api_key(c, &id, at_ms, &actor)).await
+    }
+
+    async fn ensure_project(&self, project: &str, at_ms: i64, actor: &str, how: &str) -> StoreResult<bool> {
+        let (project, actor, how) = (project.to_owned(), actor.to_owned(), how.to_owned());
+        self.run(move |c| access::ensure_project(c, &project, at_ms, &actor, &how)).await
+    }
+
+    async fn set_project_disabled(
+        &self,
+        project: &str,
+        disabled: bool,
+        at_ms: i64,
+        actor: &str,
+    ) -> StoreResult<ProjectChange> {
+        let (project, actor) = (project.to_owned(), actor.to_owned());
+        self.run(move |c| access::set_project_disabled(c, &project, disabled, at_ms, &actor)).await
+    }
+
+    async fn projects(&self) -> StoreResult<Vec<StoredProject>> {
+        self.read(access::projects).await
+    }
+
+    async fn record_usage(&self, usage: &Usage) -> StoreResult<()> {
+        let usage = usage.clone();
+        self.run(move |c| access::record_usage(c, &usage)).await
+    }
+
+    async fn initial_signing_key(&self, candidate: &StoredSigningKey, actor: &str) -> StoreResult<bool> {
+        let (candidate, actor) = (candidate.clone(), actor.to_owned());
+        self.run(move |c| access::initial_signing_key(c, &candidate, &actor)).await
+    }
+
+    async fn rotate_signing_key(
+        &self,
+        secret: &[u8],
+        at_ms: i64,
+        how: Retire,
+        actor: &str,
+    ) -> StoreResult<StoredSigningKey> {
+        let (secret, actor) = (secret.to_vec(), actor.to_owned());
+        self.run(move |c| access::rotate_signing_key(c, &secret, at_ms, how, &actor)).await
+    }
+
+    async fn extend_signed_until(&self, kid: &str, until_ms: i64) -> StoreResult<bool> {
+        let kid = kid.to_owned();
+        self.run(move |c| access::extend_signed_until(c, &kid, until_ms)).await
+    }
+
+    async fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
+        let query = query.clone();
+        self.read(move |c| access::audit_list(c, &query)).await
     }
 }

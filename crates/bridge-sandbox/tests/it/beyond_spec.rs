@@ -13,7 +13,7 @@ use bridge_contract::*;
 use crate::support::{quote_request, EVM_B};
 
 /// A committed (PENDING) bridge; its id.
-async fn committed(client: &Client) -> String {
+pub(crate) async fn committed(client: &Client) -> String {
     let quote = client.quote_bridge(&quote_request()).await.unwrap();
     let id = quote.quote_id().to_owned();
     client.commit_quote(&id).await.unwrap();

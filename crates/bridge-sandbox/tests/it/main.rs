@@ -7,6 +7,8 @@
 //!   the feed under concurrent writes;
 //! * [`pricing`]: the pricing model against its documentation (properties and examples), the catalogue and
 //!   addresses;
+//! * [`access`]: projects and keys an operator manages: API keys made, used at once and revoked, projects disabled,
+//!   signing keys rotated, keys of earlier versions, two instances following a change, the commands, the audit list;
 //! * [`beyond_spec`]: the production endpoints beyond the spec (cancel, cursor history, by hash, configs, a deposit
 //!   address's own views, API keys);
 //! * [`projects`]: projects isolated in time and ids: a clock per project, a project's reset, unique and
@@ -26,6 +28,7 @@
 //! `name::postgres`). `cargo test -p bridge-sandbox --test it webhooks::` runs
 //! one module.
 
+mod access;
 mod beyond_spec;
 mod bridge_versions;
 mod clients;

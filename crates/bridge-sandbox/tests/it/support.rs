@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use bridge_client::{Client, Credentials};
+use bridge_sandbox::access::Access;
 use bridge_sandbox::clock::ClockMode;
-use bridge_sandbox::keys::Keys;
 use bridge_sandbox::SandboxConfig;
 use bridge_server::ErrorsMode;
 use tokio::sync::oneshot;
@@ -78,6 +78,27 @@ impl TestStore {
         self.database.is_some()
     }
 
+    /// The operator's side of this store, opened on its own (as the `bridge-sandbox` commands open it from another
+    /// process), changes audited as made by `actor`.
+    pub async fn admin(&self, actor: &str) -> bridge_sandbox::admin::Admin {
+        let url = self.database.as_ref().map(|(_, url)| url.as_str());
+        let store = bridge_sandbox::open_store(self.dir.path(), url).await.expect("the store opens");
+        bridge_sandbox::admin::Admin::new(store, actor)
+    }
+
+    /// The `bridge-sandbox` command-line options that name this store.
+    pub fn cli_args(&self) -> Vec<String> {
+        match &self.database {
+            Some((_, url)) => vec!["--database-url".into(), url.clone()],
+            None => vec!["--data".into(), self.dir.path().display().to_string()],
+        }
+    }
+
+    /// The database URL, on PostgreSQL.
+    pub fn database_url(&self) -> Option<&str> {
+        self.database.as_ref().map(|(_, url)| url.as_str())
+    }
+
     pub fn config(&self) -> SandboxConfig {
         SandboxConfig {
             database_url: self.database.as_ref().map(|(_, url)| url.clone()),
@@ -127,7 +148,8 @@ pub(crate) use both_stores;
 
 pub struct Running {
     pub base_url: String,
-    keys: Keys,
+    /// The instance's access control (its view of projects, keys and signing keys).
+    pub access: Access,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
@@ -159,7 +181,7 @@ impl Running {
 
     async fn with_options(config: SandboxConfig, options: bridge_sandbox::ServeOptions) -> Self {
         let opened = bridge_sandbox::open(&config).await.expect("the sandbox opens");
-        let keys = opened.keys.clone();
+        let access = opened.access.clone();
         let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
         let base_url = format!("http://{}", listener.local_addr().unwrap());
         let (tx, rx) = oneshot::channel::<()>();
@@ -169,7 +191,7 @@ impl Running {
             })
             .await
         });
-        Self { base_url, keys, stop: Some(tx), task }
+        Self { base_url, access, stop: Some(tx), task }
     }
 
     /// A sandbox started like `serve --clock manual --seed seed` over `data`: on a fresh data directory every id,
@@ -196,7 +218,7 @@ impl Running {
 
     /// The JWT of [`Running::credentials_of`].
     pub fn token_of(&self, project: &str) -> String {
-        bridge_sandbox::token_for(&self.keys, project, false, Duration::from_secs(3600)).unwrap()
+        self.access.session_token(project, false).unwrap()
     }
 
     pub async fn stop(mut self) {

@@ -90,11 +90,11 @@ async fn rs256_and_es256_tokens_verify_and_unconfigured_algorithms_do_not() {
     let rs =
         sign_token(&claims(now() + 60), Algorithm::RS256, &EncodingKey::from_rsa_pem(rsa_private).unwrap()).unwrap();
     let es = sign_token(&claims(now() + 60), Algorithm::ES256, &EncodingKey::from_ec_pem(ec_private).unwrap()).unwrap();
-    assert_eq!(auth.verify_bearer(&rs).unwrap().project_id, "project-a");
-    assert_eq!(auth.verify_bearer(&es).unwrap().project_id, "project-a");
+    assert_eq!(auth.verify_bearer(&rs).await.unwrap().project_id, "project-a");
+    assert_eq!(auth.verify_bearer(&es).await.unwrap().project_id, "project-a");
     let hs = sign_token(&claims(now() + 60), Algorithm::HS256, &EncodingKey::from_secret(common::SECRET)).unwrap();
     assert!(
-        matches!(auth.verify_bearer(&hs), Err(bridge_server::AuthFailure::Invalid(_))),
+        matches!(auth.verify_bearer(&hs).await, Err(bridge_server::AuthFailure::Invalid(_))),
         "HS256 is not configured here"
     );
 }
@@ -179,4 +179,70 @@ fn the_bearer_token_of_an_authorization_value() {
     assert_eq!(bearer_token("Bearer "), Some(""));
     assert_eq!(bearer_token(""), None);
     assert_eq!(bearer_token("Basic dXNlcjpwYXNz"), None);
+}
+
+fn signed_with_kid(kid: Option<&str>, secret: &[u8]) -> String {
+    let mut header = jsonwebtoken::Header::new(Algorithm::HS256);
+    header.kid = kid.map(str::to_owned);
+    bridge_server::auth::sign_claims(&claims(now() + 60), &header, &EncodingKey::from_secret(secret)).unwrap()
+}
+
+/// Several HS256 keys (a rotation): the `kid` in a token's header chooses the key; a token without one (or naming
+/// a key the authenticator does not have) is verified by the keys added without a key id, as before key ids.
+#[tokio::test]
+async fn the_kid_header_chooses_the_key() {
+    use bridge_server::{AuthFailure, Authenticator};
+    let (old, new) = (b"the old secret, the old secret!!!".as_slice(), b"the new secret, the new secret!!!".as_slice());
+    let rotated = JwtAuthenticator::new().with_hs256_kid("k1", old).with_hs256_kid("k2", new);
+    for (kid, secret) in [("k1", old), ("k2", new)] {
+        let caller = rotated.verify_bearer(&signed_with_kid(Some(kid), secret)).await.unwrap();
+        assert_eq!(caller.project_id, "project-a", "{kid}");
+    }
+    let crossed = rotated.verify_bearer(&signed_with_kid(Some("k1"), new)).await;
+    assert!(matches!(crossed, Err(AuthFailure::Invalid(ref m)) if m.contains("signature")), "{crossed:?}");
+    let unknown = rotated.verify_bearer(&signed_with_kid(Some("k9"), new)).await;
+    assert!(matches!(unknown, Err(AuthFailure::Invalid(ref m)) if m.contains("k9")), "{unknown:?}");
+    let unnamed = rotated.verify_bearer(&signed_with_kid(None, new)).await;
+    assert!(matches!(unnamed, Err(AuthFailure::Invalid(ref m)) if m.contains("kid")), "{unnamed:?}");
+
+    // Keys without a key id verify tokens without one, and tokens naming a key id nobody has.
+    let mixed = JwtAuthenticator::new().with_hs256(old).with_hs256_kid("k2", new);
+    assert!(mixed.verify_bearer(&signed_with_kid(None, old)).await.is_ok());
+    assert!(mixed.verify_bearer(&signed_with_kid(Some("elsewhere"), old)).await.is_ok());
+    assert!(mixed.verify_bearer(&signed_with_kid(Some("k2"), new)).await.is_ok());
+    assert!(mixed.verify_bearer(&signed_with_kid(Some("k2"), old)).await.is_err(), "k2 is not the old key");
+    // Several keys without an id: each is tried.
+    let both = JwtAuthenticator::new().with_hs256(new).with_hs256(old);
+    assert!(both.verify_bearer(&signed_with_kid(None, old)).await.is_ok());
+}
+
+/// An authenticator that has to look a credential up (here: after yielding to the runtime, as a store read would)
+/// and one that cannot decide: its 503 is the contract's `ServiceUnavailable`, and the handler never runs.
+#[tokio::test]
+async fn an_async_authenticator_is_awaited_and_its_failure_is_503() {
+    use bridge_server::{AuthFailure, Authenticator, Caller};
+    struct LooksUp;
+    impl Authenticator for LooksUp {
+        async fn verify_bearer(&self, token: &str) -> Result<Caller, AuthFailure> {
+            tokio::task::yield_now().await;
+            match token {
+                "known" => Ok(Caller::new("looked-up")),
+                "store-down" => Err(AuthFailure::Unavailable("the key store failed".into())),
+                _ => Err(AuthFailure::Rejected("unknown".into())),
+            }
+        }
+    }
+    let recorder = common::Recorder::default();
+    let app = bridge_server::router(recorder.clone(), LooksUp, ServerConfig::default());
+    let answer = Send::get(EVENTS).without_auth().header("authorization", "Bearer known").to(&app).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(recorder.last().unwrap().project, "looked-up");
+    let calls = recorder.calls.lock().unwrap().len();
+    let answer = Send::get(EVENTS).without_auth().header("authorization", "Bearer store-down").to(&app).await;
+    assert_eq!((answer.status, answer.body["_tag"].as_str()), (503, Some("ServiceUnavailable")), "{answer:?}");
+    assert_eq!(recorder.calls.lock().unwrap().len(), calls, "the handler did not run");
+    let answer = Send::get(EVENTS).without_auth().header("authorization", "Bearer other").to(&app).await;
+    assert_eq!(answer.status, 401);
+    let answer = Send::get(EVENTS).without_auth().header("x-api-key", "any").to(&app).await;
+    assert_eq!(answer.status, 401, "API keys are refused by default");
 }
