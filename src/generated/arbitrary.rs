@@ -7096,6 +7096,71 @@ impl Arbitrary for SandboxWebhookDeliveries {
             .boxed()
     }
 }
+impl Arbitrary for SandboxWebhookResend {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                1u64..=9_007_199_254_740_991u64,
+                any::<crate::DateString>(),
+            ),
+        )
+            .prop_map(|((event_id, deliveries, next_attempt_at),)| SandboxWebhookResend {
+                event_id,
+                deliveries,
+                next_attempt_at,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxWebhookRecoverRequest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((any::<crate::DateString>(),),)
+            .prop_map(|((since,),)| SandboxWebhookRecoverRequest {
+                since,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxWebhookRecover {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((0u64..=9_007_199_254_740_991u64,),)
+            .prop_map(|((deliveries,),)| SandboxWebhookRecover {
+                deliveries,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for WebhookDeliveryNotFoundTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(WebhookDeliveryNotFoundTag::ALL).boxed()
+    }
+}
+impl Arbitrary for WebhookDeliveryNotFound {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(WebhookDeliveryNotFoundTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| WebhookDeliveryNotFound {
+                tag,
+                message,
+            })
+            .boxed()
+    }
+}
 impl Arbitrary for WebhookDeliveryAttempt {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
@@ -7113,6 +7178,11 @@ impl Arbitrary for WebhookDeliveryAttempt {
                 any::<bool>(),
                 proptest::option::of(any::<crate::DateString>()),
             ),
+            (
+                proptest::option::of(0u64..=9_007_199_254_740_991u64),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of(any::<WebhookEvent>()),
+            ),
         )
             .prop_map(|
                 (
@@ -7126,6 +7196,7 @@ impl Arbitrary for WebhookDeliveryAttempt {
                         delivered,
                         next_attempt_at,
                     ),
+                    (latency_ms, response_body_start, event),
                 )|
             WebhookDeliveryAttempt {
                 event_id,
@@ -7136,6 +7207,9 @@ impl Arbitrary for WebhookDeliveryAttempt {
                 error,
                 delivered,
                 next_attempt_at,
+                latency_ms,
+                response_body_start,
+                event,
             })
             .boxed()
     }
@@ -8550,6 +8624,17 @@ impl Arbitrary for SandboxListWebhookDeliveriesQuery {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         ((proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),),)
             .prop_map(|((event_id,),)| SandboxListWebhookDeliveriesQuery {
+                event_id,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxResendWebhookDeliveryPath {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",),)
+            .prop_map(|((event_id,),)| SandboxResendWebhookDeliveryPath {
                 event_id,
             })
             .boxed()

@@ -813,6 +813,15 @@ impl Default for Unlimited {
         Self::new()
     }
 }
+impl WebhookDeliveryNotFound {
+    /// A `WebhookDeliveryNotFound` with its tags set and its optional members absent.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            tag: Default::default(),
+            message: message.into(),
+        }
+    }
+}
 impl HttpApiDecodeError {
     /// A `HttpApiDecodeError` with its tags set and its optional members absent.
     pub fn new(message: impl Into<String>, issues: impl Into<Vec<Issue>>) -> Self {
@@ -2710,6 +2719,10 @@ impl SandboxListWebhookDeliveriesQuery {
     /// `minLength` of `eventId` (schema).
     pub const EVENT_ID_MIN_LENGTH: usize = 1;
 }
+impl SandboxResendWebhookDeliveryPath {
+    /// `minLength` of `eventId` (schema).
+    pub const EVENT_ID_MIN_LENGTH: usize = 1;
+}
 impl<T: crate::IntoServiceUnavailable> From<T> for QuoteBridgeError {
     fn from(failure: T) -> Self {
         Self::from(failure.into_service_unavailable())
@@ -2880,6 +2893,16 @@ impl<T: crate::IntoServiceUnavailable> From<T> for SandboxSendWebhookTestError {
     }
 }
 impl<T: crate::IntoServiceUnavailable> From<T> for SandboxListWebhookDeliveriesError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for SandboxResendWebhookDeliveryError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for SandboxRecoverWebhookDeliveriesError {
     fn from(failure: T) -> Self {
         Self::from(failure.into_service_unavailable())
     }

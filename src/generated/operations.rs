@@ -3792,6 +3792,208 @@ impl From<InvalidJwt> for SandboxListWebhookDeliveriesError {
         Self::BadRequest(BadRequest::from(v))
     }
 }
+/// `POST /sandbox/webhook-deliveries/{eventId}/resend` (`sandboxResendWebhookDelivery`): Resend one event's webhook deliveries now (sandbox only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxResendWebhookDelivery;
+impl Operation for SandboxResendWebhookDelivery {
+    const ID: &'static str = "sandboxResendWebhookDelivery";
+    const METHOD: &'static str = "POST";
+    const PATH: &'static str = "/sandbox/webhook-deliveries/{eventId}/resend";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = SandboxResendWebhookDeliveryPath;
+    type Query = ();
+    type Body = ();
+    type Response = SandboxWebhookResend;
+    type Error = SandboxResendWebhookDeliveryError;
+}
+/// Every documented error answer of `sandboxResendWebhookDelivery`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SandboxResendWebhookDeliveryError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 404: No delivery of this project is for this event.
+    WebhookDeliveryNotFound(WebhookDeliveryNotFound),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for SandboxResendWebhookDeliveryError {
+    const STATUSES: &'static [u16] = &[400, 401, 404, 429, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::WebhookDeliveryNotFound(_) => 404,
+            Self::TooManyRequests(_) => 429,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            404 => Some(serde_json::from_slice(body).map(Self::WebhookDeliveryNotFound)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for SandboxResendWebhookDeliveryError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::WebhookDeliveryNotFound(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for SandboxResendWebhookDeliveryError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for SandboxResendWebhookDeliveryError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<WebhookDeliveryNotFound> for SandboxResendWebhookDeliveryError {
+    fn from(v: WebhookDeliveryNotFound) -> Self {
+        Self::WebhookDeliveryNotFound(v)
+    }
+}
+impl From<TooManyRequests> for SandboxResendWebhookDeliveryError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxResendWebhookDeliveryError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxResendWebhookDeliveryError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxResendWebhookDeliveryError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+/// `POST /sandbox/webhook-deliveries/recover` (`sandboxRecoverWebhookDeliveries`): Resend every failed webhook delivery since a time (sandbox only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxRecoverWebhookDeliveries;
+impl Operation for SandboxRecoverWebhookDeliveries {
+    const ID: &'static str = "sandboxRecoverWebhookDeliveries";
+    const METHOD: &'static str = "POST";
+    const PATH: &'static str = "/sandbox/webhook-deliveries/recover";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = SandboxWebhookRecoverRequest;
+    type Response = SandboxWebhookRecover;
+    type Error = SandboxRecoverWebhookDeliveriesError;
+}
+/// Every documented error answer of `sandboxRecoverWebhookDeliveries`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SandboxRecoverWebhookDeliveriesError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    PayloadTooLarge(PayloadTooLarge),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for SandboxRecoverWebhookDeliveriesError {
+    const STATUSES: &'static [u16] = &[400, 401, 413, 429, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::PayloadTooLarge(_) => 413,
+            Self::TooManyRequests(_) => 429,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+}
+impl Serialize for SandboxRecoverWebhookDeliveriesError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::PayloadTooLarge(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for SandboxRecoverWebhookDeliveriesError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for SandboxRecoverWebhookDeliveriesError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<PayloadTooLarge> for SandboxRecoverWebhookDeliveriesError {
+    fn from(v: PayloadTooLarge) -> Self {
+        Self::PayloadTooLarge(v)
+    }
+}
+impl From<TooManyRequests> for SandboxRecoverWebhookDeliveriesError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxRecoverWebhookDeliveriesError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxRecoverWebhookDeliveriesError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxRecoverWebhookDeliveriesError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// The header of the legacy API key (`components.securitySchemes.legacyApiKey`).
 pub const LEGACY_API_KEY_HEADER: &str = "x-api-key";
 /// The header that carries a webhook delivery's signature (the `webhookEvent` callback).
@@ -3830,6 +4032,8 @@ macro_rules! every_operation {
         (SandboxGetClock, "sandboxGetClock"); $callback ! (SandboxResetProject,
         "sandboxResetProject"); $callback ! (SandboxSendWebhookTest,
         "sandboxSendWebhookTest"); $callback ! (SandboxListWebhookDeliveries,
-        "sandboxListWebhookDeliveries");
+        "sandboxListWebhookDeliveries"); $callback ! (SandboxResendWebhookDelivery,
+        "sandboxResendWebhookDelivery"); $callback ! (SandboxRecoverWebhookDeliveries,
+        "sandboxRecoverWebhookDeliveries");
     };
 }

@@ -50,6 +50,35 @@ pub const LEASE_MS: i64 = 60_000;
 pub const IN_FLIGHT: usize = 64;
 pub const PER_RECEIVER: usize = 4;
 const MAX_BACKOFF: Duration = Duration::from_secs(3_600);
+/// How much of a receiver's answer body an attempt keeps (`responseBodyStart`).
+pub const BODY_START_BYTES: usize = 256;
+
+/// The start of an answer body as kept: at most [`BODY_START_BYTES`] bytes, cut before a character that the limit
+/// would split, invalid UTF-8 replaced by U+FFFD.
+pub fn body_start(body: &[u8]) -> String {
+    let mut head = &body[..body.len().min(BODY_START_BYTES)];
+    if head.len() < body.len() {
+        // A character cut by the limit is left out, not replaced.
+        if let Err(e) = std::str::from_utf8(head) {
+            if e.error_len().is_none() {
+                head = &head[..e.valid_up_to()];
+            }
+        }
+    }
+    String::from_utf8_lossy(head).into_owned()
+}
+
+/// Reads at most [`BODY_START_BYTES`] of an answer's body (the rest is never read).
+async fn read_body_start(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() <= BODY_START_BYTES {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body_start(&body)
+}
 
 /// The wait before attempt `attempt + 1`, after `attempt` failed: `1 s × 2^(attempt−1)` (backon's exponential
 /// sequence), ±20 % (`jitter` in -1..=1), capped at an hour.
@@ -190,7 +219,8 @@ impl Deliverer {
             ts: DecimalNumber::try_from(ts as f64).unwrap_or_default(),
         };
         let started = std::time::Instant::now();
-        let Attempt { status, error, refused, interrupted } = self.attempt(&delivery.url, &envelope).await;
+        let Attempt { status, error, refused, interrupted, body } = self.attempt(&delivery.url, &envelope).await;
+        let latency_ms = Some(started.elapsed().as_millis().min(i64::MAX as u128) as i64);
         metrics::histogram!(telemetry::WEBHOOK_ATTEMPT_DURATION).record(started.elapsed().as_secs_f64());
         let delivered = error.is_none();
         let at_ms = core.now_of(&delivery.project).await?;
@@ -222,7 +252,7 @@ impl Deliverer {
                 tracing::warn!(event = %delivery.event_id, url = %delivery.url, attempt = delivery.attempt, error = %e, "webhook delivery failed; giving up")
             }
         }
-        let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms };
+        let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms, latency_ms, body_start: body };
         Ok(self.core.store.record_attempt(&delivery, &outcome).await?)
     }
 
@@ -237,23 +267,32 @@ impl Deliverer {
             Err(e) => return Attempt::failed(None, format!("signing failed: {e}")),
         };
         let mut interrupt = self.interrupt.subscribe();
-        let send = self
-            .http
-            .post(url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(SIGNATURE_HEADER, signed.signature)
-            .body(signed.body)
-            .send();
+        let send = async {
+            let response = self
+                .http
+                .post(url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .header(SIGNATURE_HEADER, signed.signature)
+                .body(signed.body)
+                .send()
+                .await?;
+            let status = response.status();
+            Ok::<_, reqwest::Error>((status, read_body_start(response).await))
+        };
         let sent = tokio::select! {
             sent = send => sent,
             _ = interrupt.wait_for(|cut| *cut) => return Attempt::interrupted(),
         };
         match sent {
-            Ok(response) if response.status().is_success() => {
-                Attempt { status: Some(response.status().as_u16()), error: None, refused: false, interrupted: false }
-            }
-            Ok(response) => {
-                Attempt::failed(Some(response.status().as_u16()), format!("answered {}", response.status()))
+            Ok((status, body)) if status.is_success() => Attempt {
+                status: Some(status.as_u16()),
+                error: None,
+                refused: false,
+                interrupted: false,
+                body: Some(body),
+            },
+            Ok((status, body)) => {
+                Attempt { body: Some(body), ..Attempt::failed(Some(status.as_u16()), format!("answered {status}")) }
             }
             Err(e) => match egress::refusal_in(&e) {
                 Some(refusal) => Attempt::refused(refusal),
@@ -264,27 +303,34 @@ impl Deliverer {
     }
 }
 
-/// What one attempt came to: the answer's status, why it failed, whether the egress policy refused it, and
-/// whether this instance's shutdown cut it before the receiver answered.
+/// What one attempt came to: the answer's status, why it failed, whether the egress policy refused it,
+/// whether this instance's shutdown cut it before the receiver answered, and the start of the answer's body.
 struct Attempt {
     status: Option<u16>,
     error: Option<String>,
     refused: bool,
     interrupted: bool,
+    body: Option<String>,
 }
 
 impl Attempt {
     fn failed(status: Option<u16>, error: String) -> Self {
-        Self { status, error: Some(error), refused: false, interrupted: false }
+        Self { status, error: Some(error), refused: false, interrupted: false, body: None }
     }
 
     fn refused(refusal: &egress::Refusal) -> Self {
-        Self { status: None, error: Some(format!("{REFUSED_PREFIX}{refusal}")), refused: true, interrupted: false }
+        Self {
+            status: None,
+            error: Some(format!("{REFUSED_PREFIX}{refusal}")),
+            refused: true,
+            interrupted: false,
+            body: None,
+        }
     }
 
     fn interrupted() -> Self {
         let error = "interrupted: this sandbox instance shut down before the receiver answered".to_string();
-        Self { status: None, error: Some(error), refused: false, interrupted: true }
+        Self { status: None, error: Some(error), refused: false, interrupted: true, body: None }
     }
 }
 
@@ -293,7 +339,21 @@ pub const REFUSED_PREFIX: &str = "refused by the webhook egress policy, nothing 
 
 #[cfg(test)]
 mod tests {
-    use super::backoff_ms;
+    use super::{backoff_ms, body_start, BODY_START_BYTES};
+
+    #[test]
+    fn the_body_start_is_cut_on_a_character_and_never_longer_than_the_limit() {
+        assert_eq!(body_start(b"ok"), "ok");
+        assert_eq!(body_start(b""), "");
+        let long = "a".repeat(BODY_START_BYTES + 10);
+        assert_eq!(body_start(long.as_bytes()), "a".repeat(BODY_START_BYTES));
+        // "é" is two bytes: one `a` less puts its second byte past the limit, so it is left out.
+        let cut = format!("{}é tail", "a".repeat(BODY_START_BYTES - 1));
+        assert_eq!(body_start(cut.as_bytes()), "a".repeat(BODY_START_BYTES - 1));
+        let fits = format!("{}é tail", "a".repeat(BODY_START_BYTES - 2));
+        assert_eq!(body_start(fits.as_bytes()), format!("{}é", "a".repeat(BODY_START_BYTES - 2)));
+        assert_eq!(body_start(b"bad \xff byte"), "bad \u{fffd} byte");
+    }
 
     #[test]
     fn backoff_doubles_with_bounded_jitter_and_a_cap() {

@@ -19,6 +19,7 @@
 //!   [`webhooks`], and [`delivery`] (signed webhook delivery from the outbox, with retries);
 //! * [`service`]: the [`bridge_server::BridgeApi`] and [`bridge_server::SandboxApi`] implementation, delegating to
 //!   the areas; [`keys`], [`docs`] and this module: what `serve` needs;
+//! * [`dashboard`]: `/dashboard`, a web page of one project over the same [`service::Sandbox`] methods;
 //! * running it as a service: [`operate`] (probes, `/metrics`, request ids and logs, timeouts and the connection
 //!   cap, the workers and graceful shutdown) and [`telemetry`] (the metrics' names and the recorder);
 //! * who may call: [`access`] (the authenticator: each instance's view of projects, API keys and signing keys,
@@ -36,6 +37,7 @@ pub mod clock;
 pub mod configs;
 pub mod core;
 pub mod counters;
+pub mod dashboard;
 pub mod delivery;
 pub mod deposits;
 pub mod docs;
@@ -179,7 +181,7 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
 
 /// The contract's routes and the sandbox helpers (a panicking handler answers 503, see [`bridge_server::router`]
 /// and [`bridge_server::sandbox_router`]; with a rate limit, one budget per project for both), `/openapi.json`,
-/// `/docs`.
+/// `/docs`, and `/dashboard` (with the API's own authenticator).
 fn api_routes(opened: &Opened, errors: ErrorsMode) -> axum::Router {
     let auth = opened.access.clone();
     let mut config = ServerConfig { errors, ..ServerConfig::default() };
@@ -187,8 +189,9 @@ fn api_routes(opened: &Opened, errors: ErrorsMode) -> axum::Router {
         config = config.with_admission(limit.limiter());
     }
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
-        .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth, config))
+        .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth.clone(), config.clone()))
         .merge(docs::routes())
+        .merge(dashboard::routes(opened.sandbox.clone(), auth, config.admission.clone()))
 }
 
 /// The whole HTTP application: the contract's routes and the sandbox helpers, `/openapi.json`, `/docs`, inside the

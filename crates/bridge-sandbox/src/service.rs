@@ -285,4 +285,20 @@ impl SandboxApi for Sandbox {
     ) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> {
         webhooks::list_deliveries(self.core(), &caller, query).await
     }
+
+    async fn sandbox_resend_webhook_delivery(
+        &self,
+        caller: Caller,
+        path: SandboxResendWebhookDeliveryPath,
+    ) -> Result<SandboxWebhookResend, SandboxResendWebhookDeliveryError> {
+        webhooks::resend(self.core(), &caller, path).await
+    }
+
+    async fn sandbox_recover_webhook_deliveries(
+        &self,
+        caller: Caller,
+        body: SandboxWebhookRecoverRequest,
+    ) -> Result<SandboxWebhookRecover, SandboxRecoverWebhookDeliveriesError> {
+        webhooks::recover(self.core(), &caller, body).await
+    }
 }

@@ -1,10 +1,14 @@
 //! Webhooks as operations: the public key that verifies them (`GET /webhook/public-key`), and the sandbox helpers
-//! that send a test event and list delivery attempts. Deliveries themselves are [`crate::delivery`]'s.
+//! that send a test event, list delivery attempts, resend one event's deliveries and recover the failed ones. Deliveries themselves are [`crate::delivery`]'s.
 
-use bridge_contract::operations::{SandboxListWebhookDeliveriesError, SandboxSendWebhookTestError};
+use bridge_contract::operations::{
+    SandboxListWebhookDeliveriesError, SandboxRecoverWebhookDeliveriesError, SandboxResendWebhookDeliveryError,
+    SandboxSendWebhookTestError,
+};
 use bridge_contract::{
-    SandboxListWebhookDeliveriesQuery, SandboxWebhookDeliveries, SandboxWebhookTest, SandboxWebhookTestRequest,
-    WebhookTestEvent,
+    DateString, SandboxListWebhookDeliveriesQuery, SandboxResendWebhookDeliveryPath, SandboxWebhookDeliveries,
+    SandboxWebhookRecover, SandboxWebhookRecoverRequest, SandboxWebhookResend, SandboxWebhookTest,
+    SandboxWebhookTestRequest, WebhookDeliveryNotFound, WebhookTestEvent,
 };
 use bridge_server::Caller;
 
@@ -36,4 +40,34 @@ pub async fn list_deliveries(
     let items =
         core.store.delivery_attempts(&caller.project_id, query.event_id.as_deref(), MAX_ATTEMPTS_LISTED).await?;
     Ok(SandboxWebhookDeliveries { items })
+}
+
+/// `POST /sandbox/webhook-deliveries/{eventId}/resend`: every delivery of the event due now.
+pub async fn resend(
+    core: &Core,
+    caller: &Caller,
+    path: SandboxResendWebhookDeliveryPath,
+) -> Result<SandboxWebhookResend, SandboxResendWebhookDeliveryError> {
+    let now = core.now_of(&caller.project_id).await?;
+    let deliveries = core.store.resend_deliveries(&caller.project_id, &path.event_id, now).await?;
+    if deliveries == 0 {
+        return Err(WebhookDeliveryNotFound::new(format!("no webhook delivery of event {}", path.event_id)).into());
+    }
+    Ok(SandboxWebhookResend {
+        event_id: path.event_id,
+        deliveries,
+        next_attempt_at: DateString::from_millis(now).unwrap_or(DateString::MIN),
+    })
+}
+
+/// `POST /sandbox/webhook-deliveries/recover`: every failed delivery whose latest attempt was at or after `since`
+/// due now.
+pub async fn recover(
+    core: &Core,
+    caller: &Caller,
+    body: SandboxWebhookRecoverRequest,
+) -> Result<SandboxWebhookRecover, SandboxRecoverWebhookDeliveriesError> {
+    let now = core.now_of(&caller.project_id).await?;
+    let deliveries = core.store.recover_deliveries(&caller.project_id, body.since.millis(), now).await?;
+    Ok(SandboxWebhookRecover { deliveries })
 }

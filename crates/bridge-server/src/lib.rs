@@ -105,6 +105,8 @@
 //! #   async fn sandbox_list_webhook_deliveries(&self, _: Caller, _: SandboxListWebhookDeliveriesQuery) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> { todo!() }
 //! #   async fn sandbox_get_clock(&self, _: Caller) -> Result<SandboxClock, SandboxGetClockError> { todo!() }
 //! #   async fn sandbox_reset_project(&self, _: Caller) -> Result<SandboxReset, SandboxResetProjectError> { todo!() }
+//! #   async fn sandbox_resend_webhook_delivery(&self, _: Caller, _: SandboxResendWebhookDeliveryPath) -> Result<SandboxWebhookResend, SandboxResendWebhookDeliveryError> { todo!() }
+//! #   async fn sandbox_recover_webhook_deliveries(&self, _: Caller, _: SandboxWebhookRecoverRequest) -> Result<SandboxWebhookRecover, SandboxRecoverWebhookDeliveriesError> { todo!() }
 //! }
 //!
 //! let auth = JwtAuthenticator::new().with_hs256(b"a secret of at least 32 bytes, please!!");

@@ -1393,6 +1393,119 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Resend every failed webhook delivery since a time (sandbox only)
+
+Makes every delivery of the project that has not succeeded (waiting for a retry, or given up) and whose
+latest attempt was at or after `since` (on the project's clock) due at once, as
+`POST /sandbox/webhook-deliveries/{eventId}/resend` does for one event. Delivered ones are left alone.
+Modelled on Svix's "recover failed messages since a time". Answers how many were made due (0 when none).
+
+
+Sends a `POST` request to `/sandbox/webhook-deliveries/recover`
+
+*/
+    pub async fn sandbox_recover_webhook_deliveries<'a>(
+        &'a self,
+        body: &'a ::bridge_contract::SandboxWebhookRecoverRequest,
+    ) -> Result<
+        ResponseValue<::bridge_contract::SandboxWebhookRecover>,
+        Error<ByteStream>,
+    > {
+        let url = format!("{}/sandbox/webhook-deliveries/recover", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "sandbox_recover_webhook_deliveries",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Resend one event's webhook deliveries now (sandbox only)
+
+Makes every delivery of the event (one per `webhookUrl` it was sent to) due at once on the project's clock,
+whether it was delivered, is waiting for its next retry, or was given up after its last attempt: the next
+attempt is made as soon as the deliverer takes it (within about a second), numbered after the earlier ones,
+and listed by `GET /sandbox/webhook-deliveries`. A failed resent attempt is retried like any other while the
+delivery has attempts left. Modelled on Svix's "resend a message to an endpoint" and Stripe's "resend an
+event". An event of another project, or one that has no delivery, answers 404 `WebhookDeliveryNotFound`
+and changes nothing.
+
+
+Sends a `POST` request to `/sandbox/webhook-deliveries/{eventId}/resend`
+
+Arguments:
+- `event_id`: The event's id (`eventId` of its envelope, and of the delivery attempts).
+*/
+    pub async fn sandbox_resend_webhook_delivery<'a>(
+        &'a self,
+        event_id: &'a str,
+    ) -> Result<
+        ResponseValue<::bridge_contract::SandboxWebhookResend>,
+        Error<ByteStream>,
+    > {
+        let url = format!(
+            "{}/sandbox/webhook-deliveries/{}/resend", self.baseurl, encode_path(&
+            event_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "sandbox_resend_webhook_delivery",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            404u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Emit a WEBHOOK_TEST event (sandbox only)
 
 Emits a `WEBHOOK_TEST` event for the project and delivers it to `webhookUrl`.

@@ -758,4 +758,52 @@ impl crate::client::Client {
             )
             .await
     }
+    /// Resend one event's webhook deliveries now (sandbox only).
+    ///
+    /// `POST /sandbox/webhook-deliveries/{eventId}/resend` (`sandboxResendWebhookDelivery`); documented errors: [`SandboxResendWebhookDeliveryError`](bridge_contract::operations::SandboxResendWebhookDeliveryError).
+    ///
+    /// Makes every delivery of the event (one per `webhookUrl` it was sent to) due at once on the project's clock,
+    /// whether it was delivered, is waiting for its next retry, or was given up after its last attempt: the next
+    /// attempt is made as soon as the deliverer takes it (within about a second), numbered after the earlier ones,
+    /// and listed by `GET /sandbox/webhook-deliveries`. A failed resent attempt is retried like any other while the
+    /// delivery has attempts left. Modelled on Svix's "resend a message to an endpoint" and Stripe's "resend an
+    /// event". An event of another project, or one that has no delivery, answers 404 `WebhookDeliveryNotFound`
+    /// and changes nothing.
+    ///
+    /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
+    /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
+    pub async fn sandbox_resend_webhook_delivery<'a>(
+        &'a self,
+        event_id: &'a str,
+    ) -> Result<
+        ::bridge_contract::SandboxWebhookResend,
+        crate::error::Error<
+            ::bridge_contract::operations::SandboxResendWebhookDeliveryError,
+        >,
+    > {
+        crate::error::lift(self.raw.sandbox_resend_webhook_delivery(event_id).await)
+            .await
+    }
+    /// Resend every failed webhook delivery since a time (sandbox only).
+    ///
+    /// `POST /sandbox/webhook-deliveries/recover` (`sandboxRecoverWebhookDeliveries`); documented errors: [`SandboxRecoverWebhookDeliveriesError`](bridge_contract::operations::SandboxRecoverWebhookDeliveriesError).
+    ///
+    /// Makes every delivery of the project that has not succeeded (waiting for a retry, or given up) and whose
+    /// latest attempt was at or after `since` (on the project's clock) due at once, as
+    /// `POST /sandbox/webhook-deliveries/{eventId}/resend` does for one event. Delivered ones are left alone.
+    /// Modelled on Svix's "recover failed messages since a time". Answers how many were made due (0 when none).
+    ///
+    /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
+    /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
+    pub async fn sandbox_recover_webhook_deliveries<'a>(
+        &'a self,
+        body: &'a ::bridge_contract::SandboxWebhookRecoverRequest,
+    ) -> Result<
+        ::bridge_contract::SandboxWebhookRecover,
+        crate::error::Error<
+            ::bridge_contract::operations::SandboxRecoverWebhookDeliveriesError,
+        >,
+    > {
+        crate::error::lift(self.raw.sandbox_recover_webhook_deliveries(body).await).await
+    }
 }

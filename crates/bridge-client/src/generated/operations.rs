@@ -109,6 +109,12 @@ pub(crate) fn security(operation: &str) -> Option<Security> {
             "sandbox_list_webhook_deliveries" => {
                 <::bridge_contract::operations::SandboxListWebhookDeliveries as Operation>::SECURITY
             }
+            "sandbox_resend_webhook_delivery" => {
+                <::bridge_contract::operations::SandboxResendWebhookDelivery as Operation>::SECURITY
+            }
+            "sandbox_recover_webhook_deliveries" => {
+                <::bridge_contract::operations::SandboxRecoverWebhookDeliveries as Operation>::SECURITY
+            }
             _ => return None,
         },
     )
@@ -152,6 +158,8 @@ pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {
             "sandbox_reset_project" => false,
             "sandbox_send_webhook_test" => false,
             "sandbox_list_webhook_deliveries" => true,
+            "sandbox_resend_webhook_delivery" => false,
+            "sandbox_recover_webhook_deliveries" => false,
             _ => return None,
         },
     )
@@ -287,4 +295,12 @@ for ::bridge_contract::operations::SandboxSendWebhookTestError {
 impl crate::error::OperationError
 for ::bridge_contract::operations::SandboxListWebhookDeliveriesError {
     type Operation = ::bridge_contract::operations::SandboxListWebhookDeliveries;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxResendWebhookDeliveryError {
+    type Operation = ::bridge_contract::operations::SandboxResendWebhookDelivery;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxRecoverWebhookDeliveriesError {
+    type Operation = ::bridge_contract::operations::SandboxRecoverWebhookDeliveries;
 }

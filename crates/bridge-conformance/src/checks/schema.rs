@@ -135,6 +135,20 @@ async fn exercise(ctx: &Ctx, op: &'static OpInfo) -> anyhow::Result<()> {
             api.call(op.id, &[], &[], None).await?.ok()?;
             api.call(op.id, &[], &[("eventId", UNKNOWN)], None).await?.ok()?;
         }
+        "sandboxResendWebhookDelivery" => {
+            let receiver = crate::receiver::Receiver::start(false).await?;
+            let sent = api
+                .call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url})))
+                .await?
+                .ok()?;
+            let event_id = str_at(&sent, "/eventId")?.to_owned();
+            api.call(op.id, &[("eventId", &event_id)], &[], None).await?.ok()?;
+            api.call(op.id, &[("eventId", UNKNOWN)], &[], None).await?.expect(404)?;
+            receiver.wait_until(std::time::Duration::from_secs(2), |d| d.len() >= 2, || async {}).await;
+        }
+        "sandboxRecoverWebhookDeliveries" => {
+            api.call(op.id, &[], &[], Some(json!({"since": "2026-01-01T00:00:00.000Z"}))).await?.ok()?;
+        }
         // Production endpoints beyond the spec.
         "cancelBridge" => {
             let (q, _) = committed_bridge(api, quote_request(f)).await?;

@@ -4,7 +4,9 @@
 //! URL as `webhookUrl`, advances the sandbox clock while it waits (real time: `RunConfig::webhook_wait`), and
 //! checks each delivery: the envelope `{event, eventId, ts}` signed in `X-Webhook-Signature`, verified with the
 //! served key; the event is the one the feed lists; `GET /sandbox/webhook-deliveries` lists the attempts; a
-//! delivery answered 503 is retried.
+//! delivery answered 503 is retried; `POST /sandbox/webhook-deliveries/{eventId}/resend` delivers an event again
+//! (an unknown event is 404 `WebhookDeliveryNotFound`), and `POST /sandbox/webhook-deliveries/recover` tries a
+//! failed delivery again.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +31,8 @@ pub fn checks() -> Vec<Check> {
         check!("bridge-events-delivered", Needs::HELPERS, bridge_events_delivered),
         check!("deposit-address-events-delivered", Needs::HELPERS, deposit_address_events_delivered),
         check!("failed-delivery-retried", Needs::HELPERS, failed_delivery_retried),
+        check!("resend-delivers-again", Needs::HELPERS, resend_delivers_again),
+        check!("recover-failed-deliveries", Needs::HELPERS, recover_failed_deliveries),
     ]
 }
 
@@ -259,9 +263,7 @@ async fn deposit_address_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
 async fn failed_delivery_retried(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
     let receiver = Receiver::start(true).await?;
-    let sent =
-        ctx.main.call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url}))).await?.ok()?;
-    let event_id = str_at(&sent, "/eventId")?.to_owned();
+    let event_id = test_event_to(ctx, &receiver).await?;
     let deliveries = wait(ctx, &receiver, &format!("a retry of event {event_id} after a 503"), |d| {
         d.iter().filter(|x| event_id_of(x).as_deref() == Some(&event_id)).count() >= 2
     })
@@ -279,5 +281,62 @@ async fn failed_delivery_retried(ctx: &Ctx) -> anyhow::Result<()> {
         items.iter().any(|a| a["delivered"] == true && a["attempt"].as_u64() >= Some(2)),
         "GET /sandbox/webhook-deliveries lists no later delivered attempt: {items:?}"
     );
+    Ok(())
+}
+
+/// `POST /sandbox/webhook-test` to `receiver`: the event's id.
+async fn test_event_to(ctx: &Ctx, receiver: &Receiver) -> anyhow::Result<String> {
+    let sent =
+        ctx.main.call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url}))).await?.ok()?;
+    Ok(str_at(&sent, "/eventId")?.to_owned())
+}
+
+/// The deliveries of `event_id` among `deliveries`.
+fn count_of(deliveries: &[Delivery], event_id: &str) -> usize {
+    deliveries.iter().filter(|x| event_id_of(x).as_deref() == Some(event_id)).count()
+}
+
+async fn resend_delivers_again(ctx: &Ctx) -> anyhow::Result<()> {
+    let verifier = verifier(ctx).await?;
+    let unknown = ctx.main.call("sandboxResendWebhookDelivery", &[("eventId", "no-such-event")], &[], None).await?;
+    let unknown = unknown.expect(404)?;
+    ensure!(unknown["_tag"] == "WebhookDeliveryNotFound", "an unknown event's resend answered {unknown}");
+    let receiver = Receiver::start(false).await?;
+    let event_id = test_event_to(ctx, &receiver).await?;
+    wait(ctx, &receiver, &format!("the WEBHOOK_TEST event {event_id}"), |d| count_of(d, &event_id) >= 1).await?;
+    attempts(ctx, &event_id, |items| items.iter().any(|a| a["delivered"] == true)).await?;
+    let resent = ctx.main.call("sandboxResendWebhookDelivery", &[("eventId", &event_id)], &[], None).await?.ok()?;
+    ensure!(
+        resent["eventId"] == event_id.as_str() && resent["deliveries"].as_u64() >= Some(1),
+        "the resend of {event_id} answered {resent}"
+    );
+    let deliveries =
+        wait(ctx, &receiver, &format!("the resent event {event_id}"), |d| count_of(d, &event_id) >= 2).await?;
+    verify_all(&verifier, &deliveries)?;
+    let items = attempts(ctx, &event_id, |items| items.iter().filter(|a| a["delivered"] == true).count() >= 2).await?;
+    ensure!(
+        items.iter().any(|a| a["delivered"] == true && a["attempt"].as_u64() >= Some(2)),
+        "GET /sandbox/webhook-deliveries lists no delivered attempt after the resend: {items:?}"
+    );
+    Ok(())
+}
+
+async fn recover_failed_deliveries(ctx: &Ctx) -> anyhow::Result<()> {
+    let verifier = verifier(ctx).await?;
+    let receiver = Receiver::start(true).await?;
+    let event_id = test_event_to(ctx, &receiver).await?;
+    let failed = attempts(ctx, &event_id, |items| items.iter().any(|a| a["delivered"] == false)).await?;
+    ensure!(
+        failed.iter().any(|a| a["delivered"] == false),
+        "GET /sandbox/webhook-deliveries lists no failed attempt of {event_id} (the receiver answered 503): {failed:?}"
+    );
+    let at = str_at(&failed[0], "/at")?.to_owned();
+    let recovered =
+        ctx.main.call("sandboxRecoverWebhookDeliveries", &[], &[], Some(json!({"since": at}))).await?.ok()?;
+    ensure!(recovered["deliveries"].as_u64().is_some(), "the recovery answered {recovered}");
+    // Made due now: delivered without the clock moving (a deployment whose clock moves may retry it anyway).
+    let arrived = receiver.wait_until(ctx.config.webhook_wait, |d| count_of(d, &event_id) >= 2, || async {}).await;
+    ensure!(arrived, "the recovered delivery of {event_id} did not arrive within {:?}", ctx.config.webhook_wait);
+    verify_all(&verifier, &receiver.deliveries())?;
     Ok(())
 }

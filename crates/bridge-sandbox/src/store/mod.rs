@@ -286,6 +286,10 @@ pub struct AttemptOutcome {
     pub delivered: bool,
     /// When to try again (`None`: delivered or given up).
     pub next_ms: Option<i64>,
+    /// Real milliseconds from sending until the answer (or the failure).
+    pub latency_ms: Option<i64>,
+    /// The start of the answer's body ([`crate::delivery::BODY_START_BYTES`] at most), when there was an answer.
+    pub body_start: Option<String>,
 }
 
 /// What a project reset deleted ([`Store::reset_project`]).
@@ -440,6 +444,12 @@ pub trait Store: Send + Sync + 'static {
     /// Records an attempt and schedules the next one (or closes the delivery); nothing when the delivery is gone
     /// (its project was reset meanwhile).
     async fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> StoreResult<()>;
+    /// Makes every delivery of `event_id` (a project's) due at `now_ms`, delivered or not (a resend); returns how
+    /// many (0: the project has no delivery of that event). The next attempt continues the delivery's numbering.
+    async fn resend_deliveries(&self, project: &str, event_id: &str, now_ms: i64) -> StoreResult<u64>;
+    /// Makes every delivery of a project that is not delivered and whose latest attempt was at or after `since_ms`
+    /// due at `now_ms` (a recovery); returns how many.
+    async fn recover_deliveries(&self, project: &str, since_ms: i64, now_ms: i64) -> StoreResult<u64>;
     /// A project's delivery attempts, newest first, optionally of one event.
     async fn delivery_attempts(
         &self,
@@ -559,6 +569,8 @@ macro_rules! store_by_area {
             fn release_leases(&self) -> StoreResult<()>;
             fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> StoreResult<()>;
             fn delivery_attempts(&self, project: &str, event_id: Option<&str>, limit: u64) -> StoreResult<Vec<WebhookDeliveryAttempt>>;
+            fn resend_deliveries(&self, project: &str, event_id: &str, now_ms: i64) -> StoreResult<u64>;
+            fn recover_deliveries(&self, project: &str, since_ms: i64, now_ms: i64) -> StoreResult<u64>;
             fn history_after(&self, project: &str, query: &HistoryCursorQuery) -> StoreResult<Vec<StoredBridge>>;
             fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>>;
             fn bridges_by_withdraw_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>>;

@@ -33,6 +33,7 @@ mod beyond_spec;
 mod bridge_versions;
 mod clients;
 mod counters;
+mod dashboard;
 mod egress;
 mod feed_store;
 mod fuzz_corpus;

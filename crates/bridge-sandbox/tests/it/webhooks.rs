@@ -583,7 +583,79 @@ async fn a_page_token_never_handed_out_is_a_position() {
     sandbox.stop().await;
 }
 
+/// `POST /sandbox/webhook-deliveries/{eventId}/resend` makes one event's delivery due now (delivered or not), and
+/// `POST /sandbox/webhook-deliveries/recover` every failed one whose latest attempt is recent enough; neither
+/// reaches another project's deliveries. Each attempt keeps its latency and the start of the answer.
+async fn resend_and_recover_try_deliveries_again_now(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
+    let other = sandbox.client_of("project-b");
+    let (receiver, url) = Receiver::start(1_000_000).await; // down until told otherwise
+    let (first, second) = (send_test_event(&client, &url, "one").await, send_test_event(&client, &url, "two").await);
+    let attempts = |client: Client| async move {
+        client
+            .sandbox_list_webhook_deliveries(&SandboxListWebhookDeliveriesQuery { event_id: None })
+            .await
+            .unwrap()
+            .items
+    };
+    for _ in 0..200 {
+        if attempts(client.clone()).await.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let failed = attempts(client.clone()).await;
+    assert_eq!(failed.len(), 2, "one failed attempt each (the clock stands still, so no retry is due)");
+    for a in &failed {
+        assert_eq!((a.delivered, a.status, a.attempt), (false, Some(500), 1));
+        assert!(a.latency_ms.is_some() && a.response_body_start.as_deref() == Some(""), "{a:?}");
+        assert_eq!(a.event.as_ref().map(event_tag).as_deref(), Some("WEBHOOK_TEST"));
+    }
+
+    // Unknown events, and another project's, are not found; nothing changes.
+    let unknown = client.sandbox_resend_webhook_delivery("no-such-event").await.unwrap_err();
+    assert_eq!(unknown.status().map(|s| s.as_u16()), Some(404), "{unknown:?}");
+    let foreign = other.sandbox_resend_webhook_delivery(&first).await.unwrap_err();
+    assert_eq!(foreign.status().map(|s| s.as_u16()), Some(404), "{foreign:?}");
+    let now = client.sandbox_get_clock().await.unwrap().now;
+    let later = DateString::from_millis(now.millis() + 3_600_000).unwrap();
+    let recovered = client.sandbox_recover_webhook_deliveries(&SandboxWebhookRecoverRequest { since: later }).await;
+    assert_eq!(recovered.unwrap().deliveries, 0, "no failure that recent");
+    let since = DateString::from_millis(now.millis() - 3_600_000).unwrap();
+    let recovered = other.sandbox_recover_webhook_deliveries(&SandboxWebhookRecoverRequest { since }).await;
+    assert_eq!(recovered.unwrap().deliveries, 0, "project-b has no failed delivery");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(attempts(client.clone()).await.len(), 2, "nothing was tried again");
+
+    // The receiver recovers: a resend delivers one event at once, without moving the clock.
+    *receiver.fail_first.lock().unwrap() = 0;
+    let resent = client.sandbox_resend_webhook_delivery(&first).await.unwrap();
+    assert_eq!((resent.event_id.as_str(), resent.deliveries), (first.as_str(), 1));
+    wait_for("the resent delivery", || receiver.deliveries().len() == 1).await;
+    let verifier = verifier_of(&client.get_webhook_public_key().await.unwrap());
+    let (body, signature) = &receiver.deliveries()[0];
+    assert_eq!(verifier.verify(body, signature).unwrap().event_id, first);
+    // A delivered event can be resent too (as Svix and Stripe do): the receiver gets it again.
+    client.sandbox_resend_webhook_delivery(&first).await.unwrap();
+    wait_for("the second resend", || receiver.deliveries().len() == 2).await;
+    // Recover: the one still failing, not the delivered one.
+    let recovered = client.sandbox_recover_webhook_deliveries(&SandboxWebhookRecoverRequest { since }).await.unwrap();
+    assert_eq!(recovered.deliveries, 1);
+    wait_for("the recovered delivery", || receiver.deliveries().len() == 3).await;
+    let (body, signature) = &receiver.deliveries()[2];
+    assert_eq!(verifier.verify(body, signature).unwrap().event_id, second);
+    let recovered = client.sandbox_recover_webhook_deliveries(&SandboxWebhookRecoverRequest { since }).await.unwrap();
+    assert_eq!(recovered.deliveries, 0, "nothing left to recover");
+    let log = attempts(client.clone()).await;
+    let of_first: Vec<u64> = log.iter().filter(|a| a.event_id == first).map(|a| a.attempt).collect();
+    assert_eq!(of_first, [3, 2, 1], "a resend continues the delivery's numbering, newest first");
+    assert!(log.iter().filter(|a| a.delivered).all(|a| a.status == Some(204) && a.latency_ms.is_some()));
+    sandbox.stop().await;
+}
+
 both_stores!(
+    resend_and_recover_try_deliveries_again_now,
     real_deliveries_verify_in_rust_and_in_javascript,
     moving_the_clock_during_a_delivery_does_not_deliver_it_twice,
     a_hanging_receiver_does_not_hold_up_another,

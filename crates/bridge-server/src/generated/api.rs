@@ -927,6 +927,28 @@ pub trait SandboxApi: Send + Sync + 'static {
             SandboxListWebhookDeliveriesError,
         >,
     > + Send;
+    /// `POST /sandbox/webhook-deliveries/{eventId}/resend` (`sandboxResendWebhookDelivery`): Resend one event's webhook deliveries now (sandbox only).
+    fn sandbox_resend_webhook_delivery(
+        &self,
+        caller: Caller,
+        path: SandboxResendWebhookDeliveryPath,
+    ) -> impl Future<
+        Output = Result<
+            <SandboxResendWebhookDelivery as Operation>::Response,
+            SandboxResendWebhookDeliveryError,
+        >,
+    > + Send;
+    /// `POST /sandbox/webhook-deliveries/recover` (`sandboxRecoverWebhookDeliveries`): Resend every failed webhook delivery since a time (sandbox only).
+    fn sandbox_recover_webhook_deliveries(
+        &self,
+        caller: Caller,
+        body: SandboxWebhookRecoverRequest,
+    ) -> impl Future<
+        Output = Result<
+            <SandboxRecoverWebhookDeliveries as Operation>::Response,
+            SandboxRecoverWebhookDeliveriesError,
+        >,
+    > + Send;
 }
 /// The routes of [`SandboxApi`]'s operations.
 pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
@@ -1112,6 +1134,51 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
                         request,
                         |api, caller, input| async move {
                             api.sandbox_list_webhook_deliveries(caller, input.query)
+                                .await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/sandbox/webhook-deliveries/{p3}/resend",
+            axum::routing::post(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    SandboxResendWebhookDelivery,
+                    A,
+                    _,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, input| async move {
+                            api.sandbox_resend_webhook_delivery(caller, input.path).await
+                        },
+                    )
+                    .await
+            }),
+        )
+        .route(
+            "/sandbox/webhook-deliveries/recover",
+            axum::routing::post(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    SandboxRecoverWebhookDeliveries,
+                    A,
+                    _,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, input| async move {
+                            api.sandbox_recover_webhook_deliveries(caller, input.body)
                                 .await
                         },
                     )

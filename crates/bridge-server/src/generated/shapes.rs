@@ -1740,6 +1740,33 @@ pub static STRUCT_SANDBOX_LIST_WEBHOOK_DELIVERIES_QUERY: StructShape = StructSha
         },
     ],
 };
+pub static STRUCT_SANDBOX_RESEND_WEBHOOK_DELIVERY_PATH: StructShape = StructShape {
+    name: "SandboxResendWebhookDeliveryPath",
+    fields: &[
+        Field {
+            name: "eventId",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: Some(1),
+                max_length: None,
+                pattern: None,
+                trim: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_SANDBOX_WEBHOOK_RECOVER_REQUEST: StructShape = StructShape {
+    name: "SandboxWebhookRecoverRequest",
+    fields: &[
+        Field {
+            name: "since",
+            required: true,
+            default: None,
+            shape: Shape::Date,
+        },
+    ],
+};
 /// Decoder tables of `POST /bridge/quote/user` (`quoteBridge`).
 pub static QUOTE_BRIDGE: OperationShapes = OperationShapes {
     operation_id: "quoteBridge",
@@ -2045,6 +2072,25 @@ pub static SANDBOX_LIST_WEBHOOK_DELIVERIES: OperationShapes = OperationShapes {
     query: Some(&STRUCT_SANDBOX_LIST_WEBHOOK_DELIVERIES_QUERY),
     body: None,
 };
+/// Decoder tables of `POST /sandbox/webhook-deliveries/{eventId}/resend` (`sandboxResendWebhookDelivery`).
+pub static SANDBOX_RESEND_WEBHOOK_DELIVERY: OperationShapes = OperationShapes {
+    operation_id: "sandboxResendWebhookDelivery",
+    path_names: &["eventId"],
+    path: Some(&STRUCT_SANDBOX_RESEND_WEBHOOK_DELIVERY_PATH),
+    query: None,
+    body: None,
+};
+/// Decoder tables of `POST /sandbox/webhook-deliveries/recover` (`sandboxRecoverWebhookDeliveries`).
+pub static SANDBOX_RECOVER_WEBHOOK_DELIVERIES: OperationShapes = OperationShapes {
+    operation_id: "sandboxRecoverWebhookDeliveries",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: Some(BodyShape {
+        shape: Shape::Struct(&STRUCT_SANDBOX_WEBHOOK_RECOVER_REQUEST),
+        required: true,
+    }),
+};
 /// The decoder tables of an operation, by `operationId`.
 pub fn by_operation_id(id: &str) -> Option<&'static OperationShapes> {
     match id {
@@ -2088,6 +2134,8 @@ pub fn by_operation_id(id: &str) -> Option<&'static OperationShapes> {
         "sandboxResetProject" => Some(&SANDBOX_RESET_PROJECT),
         "sandboxSendWebhookTest" => Some(&SANDBOX_SEND_WEBHOOK_TEST),
         "sandboxListWebhookDeliveries" => Some(&SANDBOX_LIST_WEBHOOK_DELIVERIES),
+        "sandboxResendWebhookDelivery" => Some(&SANDBOX_RESEND_WEBHOOK_DELIVERY),
+        "sandboxRecoverWebhookDeliveries" => Some(&SANDBOX_RECOVER_WEBHOOK_DELIVERIES),
         _ => None,
     }
 }

@@ -287,6 +287,22 @@ impl SandboxApi for Recorder {
         self.record(SandboxListWebhookDeliveries::ID, &caller, &query);
         Ok(SandboxWebhookDeliveries { items: vec![] })
     }
+    async fn sandbox_resend_webhook_delivery(
+        &self,
+        caller: Caller,
+        path: SandboxResendWebhookDeliveryPath,
+    ) -> Result<SandboxWebhookResend, SandboxResendWebhookDeliveryError> {
+        self.record(SandboxResendWebhookDelivery::ID, &caller, &path);
+        Err(WebhookDeliveryNotFound::new(path.event_id).into())
+    }
+    async fn sandbox_recover_webhook_deliveries(
+        &self,
+        caller: Caller,
+        body: SandboxWebhookRecoverRequest,
+    ) -> Result<SandboxWebhookRecover, SandboxRecoverWebhookDeliveriesError> {
+        self.record(SandboxRecoverWebhookDeliveries::ID, &caller, &body);
+        Ok(SandboxWebhookRecover { deliveries: 0 })
+    }
     async fn sandbox_get_clock(&self, caller: Caller) -> Result<SandboxClock, SandboxGetClockError> {
         self.record(SandboxGetClock::ID, &caller, json!(null));
         Err(ServiceUnavailable::new(SandboxGetClock::ID).into())

@@ -78,8 +78,8 @@ impl PgStore {
             return Ok(()); // reset meanwhile: the delivery and its log are gone
         }
         query(
-            "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms, latency_ms, body_start)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(d.outbox_id)
         .bind(&d.event_id)
@@ -91,6 +91,8 @@ impl PgStore {
         .bind(&o.error)
         .bind(o.delivered)
         .bind(o.next_ms)
+        .bind(o.latency_ms)
+        .bind(&o.body_start)
         .execute(&mut *tx)
         .await?;
         commit(tx).await?;
@@ -104,8 +106,10 @@ impl PgStore {
         limit: u64,
     ) -> StoreResult<Vec<WebhookDeliveryAttempt>> {
         let rows = query(
-            "SELECT event_id, url, attempt, at_ms, status, error, delivered, next_ms FROM delivery_attempts
-             WHERE project = $1 AND ($2::text IS NULL OR event_id = $2) ORDER BY id DESC LIMIT $3",
+            "SELECT a.event_id, a.url, a.attempt, a.at_ms, a.status, a.error, a.delivered, a.next_ms, a.latency_ms,
+                    a.body_start, e.body
+             FROM delivery_attempts a LEFT JOIN events e ON e.id = a.event_id
+             WHERE a.project = $1 AND ($2::text IS NULL OR a.event_id = $2) ORDER BY a.id DESC LIMIT $3",
         )
         .bind(project)
         .bind(event_id)
@@ -122,7 +126,33 @@ impl PgStore {
                 error: r.try_get(5)?,
                 delivered: r.try_get(6)?,
                 next_attempt_at: r.try_get::<Option<i64>, _>(7)?.and_then(DateString::from_millis),
+                latency_ms: r.try_get::<Option<i64>, _>(8)?.map(|ms| ms.max(0) as u64),
+                response_body_start: r.try_get(9)?,
+                event: r.try_get::<Option<String>, _>(10)?.map(|body| from_json(&body)).transpose()?,
             })
         })
+    }
+
+    pub(super) async fn resend_deliveries(&self, project: &str, event_id: &str, now_ms: i64) -> StoreResult<u64> {
+        Ok(query("UPDATE outbox SET next_ms = $3, delivered = false WHERE project = $1 AND event_id = $2")
+            .bind(project)
+            .bind(event_id)
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?
+            .rows_affected())
+    }
+
+    pub(super) async fn recover_deliveries(&self, project: &str, since_ms: i64, now_ms: i64) -> StoreResult<u64> {
+        Ok(query(
+            "UPDATE outbox SET next_ms = $3 WHERE project = $1 AND NOT delivered AND attempts > 0
+               AND (SELECT max(a.at_ms) FROM delivery_attempts a WHERE a.outbox_id = outbox.id) >= $2",
+        )
+        .bind(project)
+        .bind(since_ms)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?
+        .rows_affected())
     }
 }

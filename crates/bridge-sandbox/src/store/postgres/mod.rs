@@ -59,6 +59,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "projects", include_str!("../../../migrations/postgres/0005_projects.sql")),
     (7, "access", include_str!("../../../migrations/postgres/0007_access.sql")),
     (8, "lease holders", include_str!("../../../migrations/postgres/0008_lease_holders.sql")),
+    (9, "delivery details", include_str!("../../../migrations/postgres/0009_delivery_details.sql")),
 ];
 
 type Resolved =

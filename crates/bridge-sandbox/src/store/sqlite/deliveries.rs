@@ -73,9 +73,9 @@ impl SqliteStore {
                 return Ok(()); // reset meanwhile: the delivery and its log are gone
             }
             c.execute(
-                "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![d.outbox_id, d.event_id, d.project, d.url, d.attempt, o.at_ms, o.status, o.error, o.delivered, o.next_ms],
+                "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms, latency_ms, body_start)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![d.outbox_id, d.event_id, d.project, d.url, d.attempt, o.at_ms, o.status, o.error, o.delivered, o.next_ms, o.latency_ms, o.body_start],
             )?;
             Ok(())
         })
@@ -91,8 +91,10 @@ impl SqliteStore {
         let (project, event_id) = (project.to_owned(), event_id.map(str::to_owned));
         self.read(move |c| {
             let mut stmt = c.prepare_cached(
-                "SELECT event_id, url, attempt, at_ms, status, error, delivered, next_ms FROM delivery_attempts
-                 WHERE project = ?1 AND (?2 IS NULL OR event_id = ?2) ORDER BY id DESC LIMIT ?3",
+                "SELECT a.event_id, a.url, a.attempt, a.at_ms, a.status, a.error, a.delivered, a.next_ms, a.latency_ms,
+                        a.body_start, e.body
+                 FROM delivery_attempts a LEFT JOIN events e ON e.id = a.event_id
+                 WHERE a.project = ?1 AND (?2 IS NULL OR a.event_id = ?2) ORDER BY a.id DESC LIMIT ?3",
             )?;
             let rows = stmt.query(params![project, event_id, limit as i64])?;
             collect(rows, |r| {
@@ -105,8 +107,36 @@ impl SqliteStore {
                     error: r.get(5)?,
                     delivered: r.get(6)?,
                     next_attempt_at: r.get::<_, Option<i64>>(7)?.and_then(DateString::from_millis),
+                    latency_ms: r.get::<_, Option<i64>>(8)?.map(|ms| ms.max(0) as u64),
+                    response_body_start: r.get(9)?,
+                    event: r.get::<_, Option<String>>(10)?.map(|body| from_json(&body)).transpose()?,
                 })
             })
+        })
+        .await
+    }
+
+    pub(super) async fn resend_deliveries(&self, project: &str, event_id: &str, now_ms: i64) -> StoreResult<u64> {
+        let (project, event_id) = (project.to_owned(), event_id.to_owned());
+        self.run(move |c| {
+            let n = c.execute(
+                "UPDATE outbox SET next_ms = ?3, delivered = 0 WHERE project = ?1 AND event_id = ?2",
+                params![project, event_id, now_ms],
+            )?;
+            Ok(n as u64)
+        })
+        .await
+    }
+
+    pub(super) async fn recover_deliveries(&self, project: &str, since_ms: i64, now_ms: i64) -> StoreResult<u64> {
+        let project = project.to_owned();
+        self.run(move |c| {
+            let n = c.execute(
+                "UPDATE outbox SET next_ms = ?3 WHERE project = ?1 AND delivered = 0 AND attempts > 0
+                   AND (SELECT max(a.at_ms) FROM delivery_attempts a WHERE a.outbox_id = outbox.id) >= ?2",
+                params![project, since_ms, now_ms],
+            )?;
+            Ok(n as u64)
         })
         .await
     }

@@ -62,6 +62,8 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../../migrations/sqlite/0009_feed_time_floor.sql")),
         M::up(include_str!("../../../migrations/sqlite/0010_projects.sql")),
         M::up(include_str!("../../../migrations/sqlite/0011_access.sql")),
+        // What each delivery attempt took and the start of its answer (issue 27; PostgreSQL migration 0009).
+        M::up(include_str!("../../../migrations/sqlite/0012_delivery_details.sql")),
     ])
 }
 
@@ -301,7 +303,7 @@ mod tests {
         let migrations = super::migrations();
         let mut conn = Connection::open_in_memory().unwrap();
         let mut steps = Vec::new();
-        for version in 1..=11 {
+        for version in 1..=12 {
             migrations.to_version(&mut conn, version).unwrap();
             let mut stmt = conn
                 .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name")
@@ -322,7 +324,7 @@ mod tests {
                 .unwrap();
             steps.push(format!("-- after migration {version}\n{}", schema.join("\n")));
         }
-        assert_eq!(migrations.pending_migrations(&conn).unwrap(), 0, "a migration past the 11th: add a step here");
+        assert_eq!(migrations.pending_migrations(&conn).unwrap(), 0, "a migration past the 12th: add a step here");
         insta::assert_snapshot!(steps.join("\n\n"));
     }
 }

@@ -1,0 +1,245 @@
+//! The dashboard's actions (POST), each one operation of the API called as the signed-in project, through an
+//! [`Action`] (session, cross-site checks, CSRF token). Each answers `303 See Other` back to its page, where a
+//! notice says what the API answered (Post/Redirect/Get: a reload never repeats an action).
+
+use axum::extract::{Path, State as Extract};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use bridge_contract::*;
+use bridge_server::SandboxApi;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::guard::{parse_form, same_origin, Action};
+use super::pages::api_error;
+use super::session::{Credential, Notice};
+use super::{session_cookie, session_id, view, State};
+
+#[derive(Deserialize)]
+pub struct Empty {}
+
+#[derive(Deserialize)]
+pub struct SignInForm {
+    credential: String,
+}
+
+/// How a pasted credential is read: a JWT (three dot-separated parts, the first starting `ey`) is a project
+/// token; anything else is tried as an API key.
+pub fn credential_of(pasted: &str) -> Credential {
+    let pasted = pasted.trim();
+    if pasted.starts_with("ey") && pasted.split('.').count() == 3 {
+        Credential::Token(pasted.to_owned())
+    } else {
+        Credential::ApiKey(pasted.to_owned())
+    }
+}
+
+/// `POST /dashboard/sign-in`.
+pub async fn sign_in(Extract(state): Extract<State>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+    if let Err(refusal) = same_origin(&headers) {
+        return refusal.into_response();
+    }
+    let form: SignInForm = match parse_form(&body) {
+        Ok(form) => form,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let credential = credential_of(&form.credential);
+    if state.verify(&credential).await.is_none() {
+        let page = view::sign_in(Some(
+            "This token or API key is not accepted (expired, malformed, or made by another sandbox).",
+        ));
+        return (StatusCode::UNAUTHORIZED, page).into_response();
+    }
+    // A session that was signed in before is replaced, not kept beside the new one.
+    if let Some(old) = session_id(&headers) {
+        state.sessions.end(&old);
+    }
+    let id = state.sessions.start(credential);
+    let mut response = Redirect::to("/dashboard/bridges").into_response();
+    response.headers_mut().insert(header::SET_COOKIE, session_cookie(&headers, Some(&id)));
+    response
+}
+
+/// `POST /dashboard/sign-out`: the session is deleted here, and the cookie in the browser.
+pub async fn sign_out(Extract(state): Extract<State>, headers: HeaderMap, action: Action<Empty>) -> Response {
+    state.sessions.end(&action.signed.id);
+    let mut response = Redirect::to("/dashboard").into_response();
+    response.headers_mut().insert(header::SET_COOKIE, session_cookie(&headers, None));
+    response
+}
+
+/// Leaves the notice for the session's next page and goes there.
+fn back(state: &State, id: &str, to: &str, notice: Result<String, String>) -> Response {
+    let notice = match notice {
+        Ok(text) => Notice { ok: true, text },
+        Err(text) => Notice { ok: false, text },
+    };
+    state.sessions.notify(id, notice);
+    Redirect::to(to).into_response()
+}
+
+/// A form value as one of the schema's enum values.
+fn enum_value<T: serde::de::DeserializeOwned>(value: &str) -> Result<T, String> {
+    serde_json::from_value(Value::from(value)).map_err(|_| format!("unknown value {value:?}"))
+}
+
+#[derive(Deserialize)]
+pub struct BridgeDepositForm {
+    outcome: String,
+}
+
+/// `POST /dashboard/bridges/{id}/deposit`: `POST /sandbox/bridges/{id}/deposit`.
+pub async fn deposit_bridge(
+    Extract(state): Extract<State>,
+    Path(id): Path<String>,
+    action: Action<BridgeDepositForm>,
+) -> Response {
+    let to = format!("/dashboard/bridges/{}", encode(&id));
+    let outcome = match enum_value::<SandboxBridgeOutcome>(&action.form.outcome) {
+        Ok(o) => o,
+        Err(e) => return back(&state, &action.signed.id, &to, Err(e)),
+    };
+    let body = SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(outcome) };
+    let path = SandboxDepositBridgePath { bridge_id: id };
+    let done = state.sandbox.sandbox_deposit_bridge(action.signed.caller.clone(), path, body).await;
+    let notice = done
+        .map(|r| {
+            let r = serde_json::to_value(&r).unwrap_or_default();
+            format!("Deposit seen ({outcome}): the bridge is {}.", view::text(&r, "state"))
+        })
+        .map_err(|e| api_error(&e));
+    back(&state, &action.signed.id, &to, notice)
+}
+
+#[derive(Deserialize)]
+pub struct AddressDepositForm {
+    address: String,
+    token: String,
+    amount: String,
+    outcome: String,
+}
+
+/// `POST /dashboard/addresses/deposit`: `POST /sandbox/deposit-addresses/{address}/{chain}/deposits`.
+pub async fn deposit_address(Extract(state): Extract<State>, action: Action<AddressDepositForm>) -> Response {
+    let to = "/dashboard/addresses";
+    let f = &action.form;
+    let parsed = (|| {
+        let (chain, address) = f.address.split_once(':').ok_or("choose an address")?;
+        let outcome = enum_value::<SandboxDepositOutcome>(&f.outcome)?;
+        let amount =
+            f.amount.trim().parse::<DecimalString>().map_err(|_| format!("{:?} is not an amount", f.amount))?;
+        Ok::<_, String>((chain.to_owned(), address.to_owned(), outcome, amount))
+    })();
+    let (chain, address, outcome, amount) = match parsed {
+        Ok(p) => p,
+        Err(e) => return back(&state, &action.signed.id, to, Err(e)),
+    };
+    let path = SandboxDepositIntoAddressPath { deposit_address: address, deposit_chain: chain };
+    let body =
+        SandboxAddressDepositRequest { token: f.token.trim().to_owned(), amount, sender: None, outcome: Some(outcome) };
+    let done = state.sandbox.sandbox_deposit_into_address(action.signed.caller.clone(), path, body).await;
+    let notice = done.map(|_| format!("Deposit into the address simulated ({outcome}).")).map_err(|e| api_error(&e));
+    back(&state, &action.signed.id, to, notice)
+}
+
+/// `POST /dashboard/deliveries/{event}/resend`: `POST /sandbox/webhook-deliveries/{eventId}/resend`.
+pub async fn resend(Extract(state): Extract<State>, Path(event): Path<String>, action: Action<Empty>) -> Response {
+    let path = SandboxResendWebhookDeliveryPath { event_id: event.clone() };
+    let done = state.sandbox.sandbox_resend_webhook_delivery(action.signed.caller.clone(), path).await;
+    let notice = done
+        .map(|r| {
+            format!("Event {event}: {} delivery made due now; the next attempt follows within seconds.", r.deliveries)
+        })
+        .map_err(|e| api_error(&e));
+    back(&state, &action.signed.id, "/dashboard/deliveries", notice)
+}
+
+#[derive(Deserialize)]
+pub struct RecoverForm {
+    since: String,
+}
+
+/// `POST /dashboard/deliveries/recover`: `POST /sandbox/webhook-deliveries/recover`.
+pub async fn recover(Extract(state): Extract<State>, action: Action<RecoverForm>) -> Response {
+    let to = "/dashboard/deliveries";
+    let since = match action.form.since.trim().parse::<DateString>() {
+        Ok(since) => since,
+        Err(_) => return back(&state, &action.signed.id, to, Err(format!("{:?} is not a date", action.form.since))),
+    };
+    let done = state
+        .sandbox
+        .sandbox_recover_webhook_deliveries(action.signed.caller.clone(), SandboxWebhookRecoverRequest { since })
+        .await;
+    let notice = done.map(|r| format!("{} failed deliveries made due now.", r.deliveries)).map_err(|e| api_error(&e));
+    back(&state, &action.signed.id, to, notice)
+}
+
+#[derive(Deserialize)]
+pub struct WebhookTestForm {
+    url: String,
+    message: Option<String>,
+}
+
+/// `POST /dashboard/webhook-test`: `POST /sandbox/webhook-test`.
+pub async fn webhook_test(Extract(state): Extract<State>, action: Action<WebhookTestForm>) -> Response {
+    let f = &action.form;
+    let body = SandboxWebhookTestRequest {
+        webhook_url: f.url.trim().to_owned(),
+        message: f.message.clone().filter(|m| !m.is_empty()),
+    };
+    let done = state.sandbox.sandbox_send_webhook_test(action.signed.caller.clone(), body).await;
+    let notice = done
+        .map(|r| format!("Test event {} emitted; its delivery is listed below.", r.event_id))
+        .map_err(|e| api_error(&e));
+    back(&state, &action.signed.id, "/dashboard/deliveries", notice)
+}
+
+#[derive(Deserialize)]
+pub struct AdvanceForm {
+    seconds: String,
+}
+
+/// `POST /dashboard/clock/advance`: `POST /sandbox/clock/advance`.
+pub async fn advance_clock(Extract(state): Extract<State>, action: Action<AdvanceForm>) -> Response {
+    let to = "/dashboard/clock";
+    let ms = match action.form.seconds.trim().parse::<u64>().ok().and_then(|s| s.checked_mul(1000)) {
+        Some(ms) => ms,
+        None => {
+            return back(
+                &state,
+                &action.signed.id,
+                to,
+                Err(format!("{:?} is not a number of seconds", action.form.seconds)),
+            )
+        }
+    };
+    let done =
+        state.sandbox.sandbox_advance_clock(action.signed.caller.clone(), SandboxAdvanceClockRequest { ms }).await;
+    let notice = done.map(|c| format!("The project's clock is now {}.", c.now)).map_err(|e| api_error(&e));
+    back(&state, &action.signed.id, to, notice)
+}
+
+#[derive(Deserialize)]
+pub struct ResetForm {
+    confirm: Option<String>,
+}
+
+/// `POST /dashboard/reset`: `POST /sandbox/reset`, once confirmed.
+pub async fn reset(Extract(state): Extract<State>, action: Action<ResetForm>) -> Response {
+    let to = "/dashboard/clock";
+    if action.form.confirm.as_deref() != Some("yes") {
+        return back(&state, &action.signed.id, to, Err("Tick the box to confirm the reset.".into()));
+    }
+    let done = state.sandbox.sandbox_reset_project(action.signed.caller.clone()).await;
+    let notice = done
+        .map(|r| {
+            format!("The project was reset: {} bridges and {} events deleted.", r.deleted.bridges, r.deleted.events)
+        })
+        .map_err(|e| api_error(&e));
+    back(&state, &action.signed.id, to, notice)
+}
+
+/// A path segment, percent-encoded (an id goes back into a `Location`).
+fn encode(segment: &str) -> String {
+    form_urlencoded::byte_serialize(segment.as_bytes()).collect()
+}

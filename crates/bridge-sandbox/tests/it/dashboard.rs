@@ -1,0 +1,511 @@
+//! `/dashboard` and `/docs` in headless Chromium (crates/browser-test: Debian's chromium and chromedriver), and
+//! the dashboard's session and cross-site protections over plain HTTP.
+//!
+//! The browser test signs in with a project token, makes a quote and commits it through the API, sees the bridge
+//! appear (no reload), simulates its deposit (and one into a deposit address) from the page, watches it reach EXECUTED while the clock moves,
+//! sees its webhook attempts fail against a receiver on 127.0.0.1 that the test controls, lets the receiver
+//! recover and resends from the page, advances the clock from the page, and checks labels, landmarks, the
+//! keyboard's first stop and a 380 px wide window. Every page is kept as a screenshot
+//! (`target/ci-artifacts/screenshots/dashboard-*.png`). `/docs` is loaded in the same browser: its "try it"
+//! server is this sandbox's address, and it makes no request elsewhere, fails none and logs no error.
+// `POST /bridge/quote/user` is deprecated in production; it is the spec's single-token quote and stays under test.
+#![allow(deprecated)]
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use bridge_contract::*;
+use browser_test::fantoccini::Locator;
+use browser_test::Browser;
+use serde_json::Value;
+
+use crate::support::{quote_request, Running};
+
+/// A webhook receiver on 127.0.0.1: answers 500 while `failing`, else 200; counts what it got.
+#[derive(Clone, Default)]
+struct Receiver {
+    failing: Arc<AtomicBool>,
+    delivered: Arc<AtomicUsize>,
+}
+
+impl Receiver {
+    async fn start() -> (Self, String) {
+        let receiver = Receiver::default();
+        let r = receiver.clone();
+        let app = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move || {
+                let r = r.clone();
+                async move {
+                    if r.failing.load(Ordering::SeqCst) {
+                        (StatusCode::INTERNAL_SERVER_ERROR, "receiver down (the test made it fail)")
+                    } else {
+                        r.delivered.fetch_add(1, Ordering::SeqCst);
+                        (StatusCode::OK, "ok: received")
+                    }
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        (receiver, url)
+    }
+}
+
+/// Polls `condition` (a script returning a truthy value when met) for at most a minute.
+async fn wait_for(browser: &Browser, condition: &str, what: &str) -> Value {
+    wait_within(browser, condition, what, Duration::from_secs(60)).await
+}
+
+/// Polls `condition` for at most `bound`.
+async fn wait_within(browser: &Browser, condition: &str, what: &str, bound: Duration) -> Value {
+    let started = Instant::now();
+    loop {
+        let value = browser.eval(condition).await.unwrap();
+        if !value.is_null() && value != Value::Bool(false) {
+            return value;
+        }
+        assert!(started.elapsed() < bound, "waited {bound:?} for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn click(browser: &Browser, css: &str) {
+    browser.client().find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).click().await.unwrap();
+}
+
+async fn fill(browser: &Browser, css: &str, value: &str) {
+    let field = browser.client().find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"));
+    field.clear().await.unwrap();
+    field.send_keys(value).await.unwrap();
+}
+
+/// The page's text.
+const TEXT: &str = "return document.body.innerText";
+
+/// Labels, landmarks and no console error or failed request on the page shown.
+async fn check_page(browser: &Browser, name: &str) {
+    let unlabelled = browser
+        .eval(
+            "return [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+                .filter(e => e.labels.length === 0 && !e.getAttribute('aria-label')).map(e => e.outerHTML)",
+        )
+        .await
+        .unwrap();
+    assert_eq!(unlabelled, serde_json::json!([]), "{name}: controls without a label");
+    let unnamed_buttons = browser
+        .eval("return [...document.querySelectorAll('button')].filter(b => !b.innerText.trim() && !b.getAttribute('aria-label')).length")
+        .await
+        .unwrap();
+    assert_eq!(unnamed_buttons, 0, "{name}: buttons without a name");
+    let landmarks =
+        browser.eval("return ['header', 'nav', 'main'].map(t => document.querySelectorAll(t).length)").await.unwrap();
+    assert_eq!(landmarks, serde_json::json!([1, 1, 1]), "{name}: one header, nav and main");
+    assert_eq!(browser.eval("return document.querySelectorAll('h1').length").await.unwrap(), 1, "{name}: one h1");
+    let problems = browser.problems().await.unwrap();
+    assert!(problems.is_empty(), "{name}: {problems:?}");
+    browser.screenshot(&format!("dashboard-{name}")).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_is_seen_and_driven_from_the_dashboard_in_a_browser() {
+    let Some(browser) = Browser::start().await.unwrap() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(data.path()).await;
+    let base = sandbox.base_url.clone();
+    let client = sandbox.client(data.path(), "dash-project");
+    let token = bridge_sandbox::mint_token(data.path(), "dash-project", false, Duration::from_secs(3600)).unwrap();
+    let (receiver, hook) = Receiver::start().await;
+    receiver.failing.store(true, Ordering::SeqCst);
+
+    // Sign in.
+    browser.open(&format!("{base}/dashboard")).await.unwrap();
+    browser.screenshot("dashboard-sign-in").await.unwrap();
+    assert!(browser.problems().await.unwrap().is_empty());
+    fill(&browser, "#credential", &token).await;
+    click(&browser, "form[action='/dashboard/sign-in'] button").await;
+    wait_for(&browser, "return location.pathname === '/dashboard/bridges'", "the bridges page after sign-in").await;
+    let cookies = browser.eval("return document.cookie").await.unwrap();
+    assert_eq!(cookies, "", "scripts cannot read the session cookie (HttpOnly)");
+
+    // A quote committed through the API appears without a reload.
+    browser.eval("window.__notReloaded = true; return true").await.unwrap();
+    let quote =
+        client.quote_bridge(&BridgeQuoteRequest { webhook_url: Some(hook.clone()), ..quote_request() }).await.unwrap();
+    let quote_id = quote.quote_id().to_owned();
+    client.commit_quote(&quote_id).await.unwrap();
+    let link = format!("a[href='/dashboard/bridges/{quote_id}']");
+    wait_for(&browser, &format!("return document.querySelector(\"{link}\") !== null"), "the committed bridge").await;
+    assert_eq!(browser.eval("return window.__notReloaded === true").await.unwrap(), true, "no reload");
+    check_page(&browser, "bridges").await;
+
+    // Its page; the deposit, simulated from the page.
+    click(&browser, &link).await;
+    wait_for(&browser, &format!("return location.pathname === '/dashboard/bridges/{quote_id}'"), "the bridge page")
+        .await;
+    click(&browser, "form[action$='/deposit'] button[type=submit]").await;
+    wait_for(
+        &browser,
+        "return document.querySelector('[role=status]')?.innerText.includes('Deposit seen')",
+        "the deposit's notice",
+    )
+    .await;
+    // The lifecycle moves as the project's clock advances (through the API here), and the page follows.
+    browser.eval("window.__notReloaded = true; return true").await.unwrap();
+    for _ in 0..3 {
+        client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 600_000 }).await.unwrap();
+    }
+    wait_for(&browser, "return document.querySelector('dl.facts .badge')?.innerText === 'EXECUTED'", "EXECUTED").await;
+    assert_eq!(browser.eval("return window.__notReloaded === true").await.unwrap(), true, "no reload");
+    // Its webhook attempts, failing against the receiver.
+    wait_for(
+        &browser,
+        "return [...document.querySelectorAll('#live table')].pop()?.innerText.includes('receiver down')",
+        "failed attempts with the start of the receiver's answer",
+    )
+    .await;
+    let text = browser.eval(TEXT).await.unwrap().to_string();
+    for expected in ["BRIDGE_PENDING", "BRIDGE_EXECUTED", "500", "ms", "createdAt", "withdrawCommittedAt"] {
+        assert!(text.contains(expected), "the bridge page shows {expected}: {text}");
+    }
+    check_page(&browser, "bridge").await;
+
+    // The receiver recovers; resend from the deliveries page.
+    receiver.failing.store(false, Ordering::SeqCst);
+    click(&browser, "nav a[href='/dashboard/deliveries']").await;
+    wait_for(&browser, "return location.pathname === '/dashboard/deliveries'", "the deliveries page").await;
+    let before = receiver.delivered.load(Ordering::SeqCst);
+    assert_eq!(before, 0, "nothing was delivered while the receiver failed");
+    click(&browser, "button[id^='resend-']").await;
+    wait_for(
+        &browser,
+        "return document.querySelector('[role=status]')?.innerText.includes('made due now')",
+        "the resend's notice",
+    )
+    .await;
+    wait_for(&browser, "return document.querySelector('#live .badge.ok') !== null", "a delivered attempt").await;
+    assert!(receiver.delivered.load(Ordering::SeqCst) > before, "the resent delivery reached the receiver");
+    let text = browser.eval(TEXT).await.unwrap().to_string();
+    assert!(text.contains("ok: received") && text.contains("200"), "{text}");
+    // Recover the rest.
+    click(&browser, "form[action='/dashboard/deliveries/recover'] button").await;
+    wait_for(
+        &browser,
+        "return document.querySelector('[role=status]')?.innerText.includes('failed deliveries made due now')",
+        "the recovery's notice",
+    )
+    .await;
+    // The recovered deliveries (the other two events) arrive: every event delivered.
+    wait_for(&browser, "return document.querySelectorAll('#live .badge.ok').length >= 3", "the recovered deliveries")
+        .await;
+    check_page(&browser, "deliveries").await;
+
+    // The feed.
+    click(&browser, "nav a[href='/dashboard/events']").await;
+    wait_for(
+        &browser,
+        "return location.pathname === '/dashboard/events' && document.body.innerText.includes('BRIDGE_EXECUTED')",
+        "the events",
+    )
+    .await;
+    check_page(&browser, "events").await;
+
+    // A deposit address made through the API, and a deposit into it simulated from the page.
+    let address = DepositAddressCreateRequest {
+        deposit_chains: vec!["ETHEREUM".into()],
+        address_note: Some("from the dashboard test".into()),
+        reuse_policy: None,
+        webhook_url: None,
+        refund_address: None,
+        destination_chain: "BASE".into(),
+        destination_address: crate::support::EVM_B.into(),
+        post_bridge_data: None,
+        token_out: None,
+        bridge_if_not_swappable: None,
+    };
+    client.create_deposit_addresses(&address).await.unwrap();
+    click(&browser, "nav a[href='/dashboard/addresses']").await;
+    wait_for(&browser, "return location.pathname === '/dashboard/addresses'", "the addresses page").await;
+    click(&browser, "form[action='/dashboard/addresses/deposit'] button").await;
+    wait_for(
+        &browser,
+        "return document.querySelector('[role=status]')?.innerText.includes('Deposit into the address simulated')",
+        "the address deposit's notice",
+    )
+    .await;
+    wait_for(
+        &browser,
+        "return document.querySelector('#live section a[href^=\"/dashboard/bridges/\"]') !== null
+            && document.querySelector('#live section .badge.ok')?.innerText === 'accepted'",
+        "the accepted deposit and its bridge",
+    )
+    .await;
+    check_page(&browser, "addresses").await;
+
+    // The clock, advanced from the page by an hour.
+    click(&browser, "nav a[href='/dashboard/clock']").await;
+    wait_for(&browser, "return location.pathname === '/dashboard/clock'", "the clock page").await;
+    let before: String =
+        serde_json::from_value(browser.eval("return document.querySelector('#clock-now').innerText").await.unwrap())
+            .unwrap();
+    fill(&browser, "#seconds", "3600").await;
+    click(&browser, "form[action='/dashboard/clock/advance'] button").await;
+    wait_for(
+        &browser,
+        "return document.querySelector('[role=status]')?.innerText.includes('clock is now')",
+        "the advance's notice",
+    )
+    .await;
+    let after: String =
+        serde_json::from_value(browser.eval("return document.querySelector('#clock-now').innerText").await.unwrap())
+            .unwrap();
+    let (before, after) = (before.parse::<DateString>().unwrap(), after.parse::<DateString>().unwrap());
+    assert_eq!(after.millis() - before.millis(), 3_600_000, "{before} → {after}");
+    assert_eq!(client.sandbox_get_clock().await.unwrap().now, after, "the API sees the same clock");
+    check_page(&browser, "clock").await;
+
+    // Keyboard: the first Tab reaches the skip link, which is visible when focused.
+    browser.open(&format!("{base}/dashboard/bridges")).await.unwrap();
+    browser.client().active_element().await.unwrap().send_keys("\u{E004}").await.unwrap();
+    let focused = browser
+        .eval("return [document.activeElement.innerText, getComputedStyle(document.activeElement).left]")
+        .await
+        .unwrap();
+    assert_eq!(focused[0], "Skip to content", "{focused}");
+    assert_ne!(focused[1], "-10000px", "the skip link shows when focused");
+
+    // A narrow window: nothing wider than the window but the tables' own scrolling boxes.
+    browser.client().set_window_size(380, 900).await.unwrap();
+    for (name, page) in [
+        ("bridges", "bridges".to_owned()),
+        ("bridge", format!("bridges/{quote_id}")),
+        ("deliveries", "deliveries".to_owned()),
+        ("clock", "clock".to_owned()),
+    ] {
+        browser.open(&format!("{base}/dashboard/{page}")).await.unwrap();
+        browser.screenshot(&format!("dashboard-{name}-narrow")).await.unwrap();
+        let widths = browser.eval("return [document.documentElement.scrollWidth, window.innerWidth]").await.unwrap();
+        assert!(widths[0].as_f64() <= widths[1].as_f64(), "{page} at 380 px: {widths}");
+    }
+    browser.client().set_window_size(1280, 1000).await.unwrap();
+
+    // Sign out: the session is gone, the pages send the browser to sign in.
+    click(&browser, "form[action='/dashboard/sign-out'] button").await;
+    wait_for(
+        &browser,
+        "return location.pathname === '/dashboard' && document.querySelector('#credential') !== null",
+        "the sign-in page",
+    )
+    .await;
+    browser.open(&format!("{base}/dashboard/clock")).await.unwrap();
+    assert!(browser.eval("return document.querySelector('#credential') !== null").await.unwrap() == true);
+
+    browser.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_docs_page_offers_this_sandbox_and_loads_nothing_from_elsewhere() {
+    let Some(browser) = Browser::start().await.unwrap() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(data.path()).await;
+    let base = sandbox.base_url.clone();
+    // /docs: its "try it" server is this sandbox; nothing is loaded from elsewhere; nothing fails.
+    // RapiDoc renders the whole document on the page's thread: scripts wait for it (minutes on a loaded machine).
+    let timeouts = browser_test::fantoccini::wd::TimeoutConfiguration::new(
+        Some(Duration::from_secs(300)),
+        Some(Duration::from_secs(300)),
+        Some(Duration::ZERO),
+    );
+    browser.client().update_timeouts(timeouts).await.unwrap();
+    let started = Instant::now();
+    browser.open(&format!("{base}/docs")).await.unwrap();
+    let rendered = "const d = document.querySelector('rapi-doc'); return d && d.shadowRoot && d.shadowRoot.innerHTML.length > 10000";
+    wait_within(&browser, rendered, "RapiDoc's rendering", Duration::from_secs(300)).await;
+    let server = browser.eval("return document.querySelector('rapi-doc').getAttribute('server-url')").await.unwrap();
+    assert_eq!(server, Value::from(base.clone()));
+    let requests = browser.requests().await.unwrap();
+    assert!(!requests.is_empty());
+    for request in &requests {
+        assert!(request.starts_with(&base), "/docs loaded {request} from outside the sandbox");
+    }
+    let problems = browser.problems().await.unwrap();
+    assert!(problems.is_empty(), "/docs: {problems:?}");
+    println!("/docs rendered in {:?}", started.elapsed());
+    browser.screenshot("docs").await.unwrap();
+    browser.close().await.unwrap();
+}
+
+/// Plain HTTP against the dashboard: what a browser would send, and what a cross-site page could.
+struct Http {
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Http {
+    fn new(base: &str) -> Self {
+        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        Self { base: base.to_owned(), http }
+    }
+
+    /// Signs in with `credential`; returns the session cookie (`name=value`).
+    async fn sign_in(&self, credential: &str) -> String {
+        let response = self
+            .http
+            .post(format!("{}/dashboard/sign-in", self.base))
+            .header("origin", &self.base)
+            .form(&[("credential", credential)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 303, "{:?}", response.text().await);
+        let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
+        for attribute in ["HttpOnly", "SameSite=Strict", "Path=/dashboard"] {
+            assert!(cookie.contains(attribute), "{cookie}");
+        }
+        cookie.split(';').next().unwrap().to_owned()
+    }
+
+    async fn get(&self, cookie: &str, path: &str) -> (u16, String) {
+        let response = self.http.get(format!("{}{path}", self.base)).header("cookie", cookie).send().await.unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    }
+
+    /// The CSRF token of the session's pages.
+    async fn csrf(&self, cookie: &str) -> String {
+        let (_, page) = self.get(cookie, "/dashboard/clock").await;
+        let at = page.find(r#"name="csrf" value=""#).expect("a form with a token") + r#"name="csrf" value=""#.len();
+        page[at..at + 64].to_owned()
+    }
+
+    async fn post(&self, cookie: &str, path: &str, headers: &[(&str, &str)], form: &[(&str, &str)]) -> u16 {
+        let mut request = self.http.post(format!("{}{path}", self.base)).header("cookie", cookie).form(form);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.unwrap().status().as_u16()
+    }
+}
+
+#[tokio::test]
+async fn every_action_needs_the_sessions_token_and_this_origin_and_a_project_sees_only_itself() {
+    let data = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(data.path()).await;
+    let base = sandbox.base_url.clone();
+    let client = sandbox.client(data.path(), "alice");
+    let http = Http::new(&base);
+
+    // Alice signs in with her API key, the same key the API accepts.
+    let key = bridge_sandbox::mint_api_key(data.path(), "alice").unwrap();
+    let cookie = http.sign_in(&key).await;
+    let csrf = http.csrf(&cookie).await;
+    let clock = client.sandbox_get_clock().await.unwrap().now;
+
+    // Refused, and nothing changes: no token, a wrong token, another origin, a cross-site fetch.
+    let origin = [("origin", base.as_str())];
+    type Pairs<'a> = Vec<(&'a str, &'a str)>;
+    let refusals: Vec<(Pairs, Pairs)> = vec![
+        (origin.to_vec(), vec![("seconds", "60")]),
+        (
+            origin.to_vec(),
+            vec![("csrf", "0000000000000000000000000000000000000000000000000000000000000000"), ("seconds", "60")],
+        ),
+        (vec![("origin", "http://evil.example")], vec![("csrf", csrf.as_str()), ("seconds", "60")]),
+        (vec![("sec-fetch-site", "cross-site")], vec![("csrf", csrf.as_str()), ("seconds", "60")]),
+    ];
+    for (headers, form) in &refusals {
+        assert_eq!(http.post(&cookie, "/dashboard/clock/advance", headers, form).await, 403, "{headers:?} {form:?}");
+        assert_eq!(
+            http.post(&cookie, "/dashboard/reset", headers, &[form.as_slice(), &[("confirm", "yes")]].concat()).await,
+            403
+        );
+    }
+    assert_eq!(client.sandbox_get_clock().await.unwrap().now, clock, "a refused action changed nothing");
+    // A sign-in from another origin is refused too.
+    let status = http
+        .http
+        .post(format!("{base}/dashboard/sign-in"))
+        .header("origin", "http://evil.example")
+        .form(&[("credential", key.as_str())])
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 403);
+
+    // With the token, from this origin: done, as the API would.
+    assert_eq!(
+        http.post(&cookie, "/dashboard/clock/advance", &origin, &[("csrf", &csrf), ("seconds", "60")]).await,
+        303
+    );
+    assert_eq!(client.sandbox_get_clock().await.unwrap().now.millis(), clock.millis() + 60_000);
+
+    // Bob's bridge is not Alice's: the dashboard answers as the API does (404), and lists only Alice's.
+    let bob = sandbox.client(data.path(), "bob");
+    let quote = bob.quote_bridge(&quote_request()).await.unwrap();
+    bob.commit_quote(quote.quote_id()).await.unwrap();
+    let (status, page) = http.get(&cookie, &format!("/dashboard/bridges/{}", quote.quote_id())).await;
+    assert_eq!(status, 404);
+    let api = client.get_bridge(quote.quote_id()).await.expect_err("Alice's API answers no such bridge");
+    assert!(page.contains(&format!("no bridge {}", quote.quote_id())), "as the API: {api:?}\n{page}");
+    let (_, page) = http.get(&cookie, "/dashboard/bridges").await;
+    assert!(!page.contains(quote.quote_id()) && page.contains("Bridges: 0,"), "{page}");
+    // Nor can Alice deposit into it from her session.
+    let path = format!("/dashboard/bridges/{}/deposit", quote.quote_id());
+    assert_eq!(http.post(&cookie, &path, &origin, &[("csrf", &csrf), ("outcome", "executed")]).await, 303);
+    let state = serde_json::to_value(bob.get_bridge(quote.quote_id()).await.unwrap()).unwrap()["state"].clone();
+    assert_eq!(state, "PENDING", "Bob's bridge did not move");
+
+    // A token that does not verify does not sign in.
+    let status = http
+        .http
+        .post(format!("{base}/dashboard/sign-in"))
+        .header("origin", &base)
+        .form(&[("credential", "sbx_bm9ib2R5.00")])
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 401);
+
+    // Signing out deletes the session on the server: the old cookie no longer works.
+    assert_eq!(http.post(&cookie, "/dashboard/sign-out", &origin, &[("csrf", &csrf)]).await, 303);
+    let (status, _) = http.get(&cookie, "/dashboard/clock").await;
+    assert_eq!(status, 303, "the ended session is sent to sign in");
+    assert_eq!(
+        http.post(&cookie, "/dashboard/clock/advance", &origin, &[("csrf", &csrf), ("seconds", "60")]).await,
+        303
+    );
+    assert_eq!(client.sandbox_get_clock().await.unwrap().now.millis(), clock.millis() + 60_000, "nothing moved");
+}
+
+/// The clock the dashboard's clock page shows (a page only reads: it is not counted against the rate limit).
+async fn clock_on_page(http: &Http, cookie: &str) -> i64 {
+    let (_, page) = http.get(cookie, "/dashboard/clock").await;
+    let at = page.find(r#"id="clock-now">"#).expect("the clock") + r#"id="clock-now">"#.len();
+    page[at..at + 24].parse::<DateString>().unwrap().millis()
+}
+
+#[tokio::test]
+async fn an_action_counts_against_the_projects_rate_limit_as_an_api_request_does() {
+    let store = crate::support::TestStore::sqlite();
+    let limit = bridge_sandbox::rate_limit::RateLimit::new(0.01, std::num::NonZeroU32::new(2));
+    let sandbox = Running::with(bridge_sandbox::SandboxConfig { rate_limit: limit, ..store.config() }).await;
+    let http = Http::new(&sandbox.base_url);
+    let token = bridge_sandbox::mint_token(store.dir(), "limited", false, Duration::from_secs(3600)).unwrap();
+    let cookie = http.sign_in(&token).await;
+    let csrf = http.csrf(&cookie).await;
+    let origin = [("origin", sandbox.base_url.as_str())];
+    let start = clock_on_page(&http, &cookie).await;
+    let form = [("csrf", csrf.as_str()), ("seconds", "60")];
+    assert_eq!(http.post(&cookie, "/dashboard/clock/advance", &origin, &form).await, 303);
+    assert_eq!(http.post(&cookie, "/dashboard/clock/advance", &origin, &form).await, 303);
+    assert_eq!(http.post(&cookie, "/dashboard/clock/advance", &origin, &form).await, 429, "the burst is spent");
+    assert_eq!(clock_on_page(&http, &cookie).await, start + 120_000, "the refused action changed nothing");
+    // The API refuses the project too: one budget.
+    let api = sandbox.client(store.dir(), "limited");
+    let refused = api.sandbox_get_clock().await.unwrap_err();
+    assert_eq!(refused.status().map(|s| s.as_u16()), Some(429), "{refused:?}");
+}
