@@ -58,10 +58,12 @@ pub mod replay;
 pub mod report;
 pub mod route;
 pub mod runner;
+#[cfg(feature = "spawn-sandbox")]
 pub mod spawn;
 pub mod violation;
 
 pub use config::{Fixtures, RateLimited, RunConfig};
 pub use report::{CheckResult, Report};
 pub use runner::{run, select};
+#[cfg(feature = "spawn-sandbox")]
 pub use spawn::SpawnedSandbox;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bridge_conformance::coverage::TrafficReport;
 use bridge_conformance::proxy::{Proxy, ProxyConfig};
 use bridge_conformance::replay::{replay, ReplayConfig};
-use bridge_conformance::{run, Fixtures, RateLimited, RunConfig, SpawnedSandbox};
+use bridge_conformance::{run, Fixtures, RateLimited, RunConfig};
 use bridge_server::ErrorsMode;
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
@@ -365,21 +365,27 @@ async fn go(cli: &RunArgs) -> anyhow::Result<bool> {
         }
     };
     let (report, traffic, target) = if cli.spawn_sandbox {
-        let sandbox = SpawnedSandbox::start().await?;
-        let limited = SpawnedSandbox::start_rate_limited().await?;
-        let mut config = cli.config(&sandbox.base_url, &sandbox.token);
-        let spawned = sandbox.run_config();
-        config.other_token = spawned.other_token;
-        config.expired_token = spawned.expired_token;
-        config.revoked_api_key = spawned.revoked_api_key;
-        config.revoked_key_token = spawned.revoked_key_token;
-        config.sandbox_helpers = true;
-        config.rate_limited = Some(limited.rate_limited());
-        let outcome = run_one(config.clone(), cli.html.is_some()).await;
-        sandbox.stop().await?;
-        limited.stop().await?;
-        let (report, traffic) = outcome?;
-        (report, traffic, config.base_url)
+        #[cfg(not(feature = "spawn-sandbox"))]
+        anyhow::bail!("--spawn-sandbox: this runner was built without the `spawn-sandbox` feature (a default one)");
+        #[cfg(feature = "spawn-sandbox")]
+        {
+            use bridge_conformance::SpawnedSandbox;
+            let sandbox = SpawnedSandbox::start().await?;
+            let limited = SpawnedSandbox::start_rate_limited().await?;
+            let mut config = cli.config(&sandbox.base_url, &sandbox.token);
+            let spawned = sandbox.run_config();
+            config.other_token = spawned.other_token;
+            config.expired_token = spawned.expired_token;
+            config.revoked_api_key = spawned.revoked_api_key;
+            config.revoked_key_token = spawned.revoked_key_token;
+            config.sandbox_helpers = true;
+            config.rate_limited = Some(limited.rate_limited());
+            let outcome = run_one(config.clone(), cli.html.is_some()).await;
+            sandbox.stop().await?;
+            limited.stop().await?;
+            let (report, traffic) = outcome?;
+            (report, traffic, config.base_url)
+        }
     } else {
         let base_url = cli.base_url.clone().unwrap_or_default();
         let token = cli
@@ -432,7 +438,7 @@ async fn proxy(args: &ProxyArgs) -> anyhow::Result<bool> {
         }
     };
     tokio::select! {
-        _ = bridge_sandbox::shutdown_signal() => {},
+        _ = shutdown_signal() => {},
         _ = enough => tracing::info!("{} exchanges seen: stopping", args.requests.unwrap_or_default()),
     }
     let report = proxy.stop().await?;
@@ -499,6 +505,19 @@ async fn replay_command(args: &ReplayArgs) -> anyhow::Result<bool> {
         write_file(path, &serde_json::to_string_pretty(&report)?, "replay report")?;
     }
     Ok(report.failed() == 0)
+}
+
+/// Ctrl-C, or SIGTERM on Unix (the proxy stops and writes its reports).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    if let Ok(mut terminate) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        return;
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[cfg(test)]

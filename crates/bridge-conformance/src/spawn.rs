@@ -99,7 +99,8 @@ impl SpawnedSandbox {
                 let router = app(&opened);
                 let sandbox = opened.sandbox.clone();
                 let deliverer =
-                    bridge_sandbox::delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone()).await?;
+                    bridge_sandbox::delivery::Deliverer::new(sandbox.shared_core(), opened.keys.webhook.clone())
+                        .await?;
                 tokio::spawn(async move {
                     // As `serve_on`: the lifecycle ticker and the webhook courier run beside the server.
                     let ticker = tokio::spawn(async move {

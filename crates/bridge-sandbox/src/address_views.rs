@@ -227,22 +227,22 @@ pub fn supported_tokens(
     path: GetDepositAddressSupportedTokensPath,
     query: GetDepositAddressSupportedTokensQuery,
 ) -> Result<SupportedTokens, GetDepositAddressSupportedTokensError> {
-    let cat = &core.catalogue;
+    let catalogue = &core.catalogue;
     let unsupported: Vec<String> = [&path.deposit_chain, &path.destination_chain]
         .into_iter()
-        .filter(|c| cat.chain(c).is_none())
+        .filter(|c| catalogue.chain(c).is_none())
         .cloned()
         .collect();
     if !unsupported.is_empty() {
         return Err(DepositAddressChainsNotSupported::new(unsupported).into());
     }
     if let Some(token_out) = &query.token_out {
-        if !cat.chain(&path.destination_chain).is_some_and(|c| c.tokens.contains_key(token_out)) {
+        if !catalogue.chain(&path.destination_chain).is_some_and(|c| c.tokens.contains_key(token_out)) {
             return Err(DepositAddressTokenOutNotSupported::new(token_out.clone()).into());
         }
     }
     let supported_tokens =
-        cat.supported_tokens(&path.deposit_chain, &path.destination_chain, query.token_out.as_deref());
+        catalogue.supported_tokens(&path.deposit_chain, &path.destination_chain, query.token_out.as_deref());
     if supported_tokens.is_empty() {
         return Err(DepositAddressNoBridgableTokens::new(path.deposit_chain, path.destination_chain).into());
     }

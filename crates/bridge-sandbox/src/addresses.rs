@@ -60,22 +60,23 @@ pub async fn create(
         )
         .into());
     }
-    let cat = &core.catalogue;
-    let mut unsupported: Vec<String> = body.deposit_chains.iter().filter(|c| cat.chain(c).is_none()).cloned().collect();
-    if cat.chain(&body.destination_chain).is_none() {
+    let catalogue = &core.catalogue;
+    let mut unsupported: Vec<String> =
+        body.deposit_chains.iter().filter(|c| catalogue.chain(c).is_none()).cloned().collect();
+    if catalogue.chain(&body.destination_chain).is_none() {
         unsupported.push(body.destination_chain.clone());
     }
     if !unsupported.is_empty() {
         return Err(DepositAddressChainsNotSupported::new(unsupported).into());
     }
     let mut families: Vec<String> =
-        body.deposit_chains.iter().filter_map(|c| cat.chain(c)).map(|c| c.family.as_str().to_owned()).collect();
+        body.deposit_chains.iter().filter_map(|c| catalogue.chain(c)).map(|c| c.family.as_str().to_owned()).collect();
     families.sort();
     families.dedup();
     if families.len() > 1 {
         return Err(DepositAddressMultipleChainTypesNotAllowed::new(families).into());
     }
-    if cat.invalid_address(&body.destination_chain, &body.destination_address).is_some() {
+    if catalogue.invalid_address(&body.destination_chain, &body.destination_address).is_some() {
         return Err(DepositAddressInvalidDestinationAddress::new(
             body.destination_chain.clone(),
             body.destination_address.clone(),
@@ -83,13 +84,13 @@ pub async fn create(
         .into());
     }
     if let Some(token_out) = &body.token_out {
-        let on_destination = cat.chain(&body.destination_chain).is_some_and(|c| c.tokens.contains_key(token_out));
+        let on_destination = catalogue.chain(&body.destination_chain).is_some_and(|c| c.tokens.contains_key(token_out));
         if !on_destination {
             return Err(DepositAddressTokenOutNotSupported::new(token_out.clone()).into());
         }
     }
     if let Some(refund) = &body.refund_address {
-        if let Some(reason) = cat.invalid_address(&body.deposit_chains[0], refund) {
+        if let Some(reason) = catalogue.invalid_address(&body.deposit_chains[0], refund) {
             return Err(DepositAddressInvalidRefundAddress::new(reason).into());
         }
     }
@@ -115,12 +116,12 @@ pub async fn create(
                 continue;
             }
         }
-        let supported_tokens = cat.supported_tokens(chain, &body.destination_chain, body.token_out.as_deref());
+        let supported_tokens = catalogue.supported_tokens(chain, &body.destination_chain, body.token_out.as_deref());
         if supported_tokens.is_empty() {
             return Err(DepositAddressNoBridgableTokens::new(chain.clone(), body.destination_chain.clone()).into());
         }
         let (deposit_address, chain_metadata) = loop {
-            let Some((address, metadata)) = cat.deposit_address(chain, seed) else {
+            let Some((address, metadata)) = catalogue.deposit_address(chain, seed) else {
                 return Err(DepositAddressChainsNotSupported::new(vec![chain.clone()]).into());
             };
             let taken = core.store.address_taken(chain, &address).await?

@@ -33,13 +33,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use backon::BackoffBuilder as _;
 use bridge_client::webhook::{WebhookSigner, SIGNATURE_HEADER};
 use bridge_contract::{DecimalNumber, WebhookEnvelope};
 use rand::Rng;
 use tokio::sync::{watch, Semaphore};
 
+use crate::core::Core;
 use crate::egress;
-use crate::service::Sandbox;
 use crate::store::{AttemptOutcome, DeliveryClaim, DueDelivery};
 use crate::telemetry;
 
@@ -48,7 +49,7 @@ pub const TIMEOUT: Duration = Duration::from_secs(10);
 pub const LEASE_MS: i64 = 60_000;
 pub const IN_FLIGHT: usize = 64;
 pub const PER_RECEIVER: usize = 4;
-const MAX_BACKOFF_MS: i64 = 3_600_000;
+const MAX_BACKOFF: Duration = Duration::from_secs(3_600);
 /// How much of a receiver's answer body an attempt keeps (`responseBodyStart`).
 pub const BODY_START_BYTES: usize = 256;
 
@@ -79,11 +80,19 @@ async fn read_body_start(mut response: reqwest::Response) -> String {
     body_start(&body)
 }
 
-/// The wait before attempt `attempt + 1`, after `attempt` failed: `1 s × 2^(attempt−1)`, ±20 %, capped.
+/// The wait before attempt `attempt + 1`, after `attempt` failed: `1 s × 2^(attempt−1)` (backon's exponential
+/// sequence), ±20 % (`jitter` in -1..=1), capped at an hour.
 pub fn backoff_ms(attempt: u32, jitter: f64) -> i64 {
-    let base = 1_000i64.saturating_mul(1i64 << (attempt.saturating_sub(1)).min(30)).min(MAX_BACKOFF_MS);
+    let base = backon::ExponentialBuilder::new()
+        .with_min_delay(Duration::from_secs(1))
+        .with_max_delay(MAX_BACKOFF)
+        .with_factor(2.0)
+        .without_max_times()
+        .build()
+        .nth(attempt.saturating_sub(1).min(30) as usize)
+        .unwrap_or(MAX_BACKOFF);
     let factor = 1.0 + 0.2 * jitter.clamp(-1.0, 1.0);
-    ((base as f64) * factor) as i64
+    ((base.as_millis() as f64) * factor) as i64
 }
 
 /// One attempt in flight to a URL, counted in the deliverer's table while it lives.
@@ -113,7 +122,7 @@ impl Drop for InFlight {
 
 #[derive(Clone)]
 pub struct Deliverer {
-    sandbox: Sandbox,
+    core: Arc<Core>,
     signer: Arc<WebhookSigner>,
     http: reqwest::Client,
     slots: Arc<Semaphore>,
@@ -126,16 +135,16 @@ pub struct Deliverer {
 impl Deliverer {
     /// A deliverer for the sandbox's outbox. It takes over the leases of any earlier deliverer of the data
     /// directory (one sandbox process per data directory), so what was in flight at a crash is retried at once.
-    pub async fn new(sandbox: Sandbox, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
+    pub async fn new(core: Arc<Core>, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder()
             .timeout(TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
-            .dns_resolver(sandbox.core().egress.resolver())
+            .dns_resolver(core.egress.resolver())
             .build()?;
-        sandbox.core().store.release_leases().await?;
+        core.store.release_leases().await?;
         Ok(Self {
-            sandbox,
+            core,
             signer,
             http,
             slots: Arc::new(Semaphore::new(IN_FLIGHT)),
@@ -176,14 +185,14 @@ impl Deliverer {
         }
         let wall = crate::clock::wall_ms();
         let claim = DeliveryClaim {
-            base_ms: crate::clock::base_ms(self.sandbox.clock().mode()),
+            base_ms: crate::clock::base_ms(self.core.clock.mode()),
             wall_ms: wall,
             lease_until_wall_ms: wall + LEASE_MS,
             limit: free as u64,
             per_url: PER_RECEIVER,
             busy: self.busy.lock().unwrap_or_else(|e| e.into_inner()).clone(),
         };
-        let due = self.sandbox.core().store.take_due_deliveries(&claim).await?;
+        let due = self.core.store.take_due_deliveries(&claim).await?;
         let started = due.len();
         for delivery in due {
             let permit = self.slots.clone().acquire_owned().await?;
@@ -202,7 +211,7 @@ impl Deliverer {
     }
 
     async fn deliver(&self, delivery: DueDelivery) -> anyhow::Result<()> {
-        let core = self.sandbox.core();
+        let core = &self.core;
         let ts = core.now_of(&delivery.project).await?;
         let envelope = WebhookEnvelope {
             event: delivery.event.clone(),
@@ -244,12 +253,12 @@ impl Deliverer {
             }
         }
         let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms, latency_ms, body_start: body };
-        Ok(self.sandbox.core().store.record_attempt(&delivery, &outcome).await?)
+        Ok(self.core.store.record_attempt(&delivery, &outcome).await?)
     }
 
     /// One POST of the signed envelope to `url`, unless the egress policy refuses its address.
     async fn attempt(&self, url: &str, envelope: &WebhookEnvelope) -> Attempt {
-        let egress = &self.sandbox.core().egress;
+        let egress = &self.core.egress;
         if let Err(refusal) = reqwest::Url::parse(url).map_or(Ok(()), |url| egress.check_literal(&url)) {
             return Attempt::refused(&refusal);
         }

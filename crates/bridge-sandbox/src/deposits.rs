@@ -126,6 +126,37 @@ async fn target(core: &Core, caller: &Caller, chain: &str, address: &str) -> Sto
     })
 }
 
+/// Where a deposit into `target` goes: a deposit address's destination, or the route a routing deposit address
+/// chooses for it (`NoRouteFound` when none matches).
+fn destination(target: &Target, deposit: &SdaDeposit, deposit_chain: &str) -> Result<Destination, RejectReason> {
+    match target {
+        Target::Sda(a) => Ok(Destination {
+            chain: a.address.destination_chain.clone(),
+            address: a.address.destination_address.clone().unwrap_or_default(),
+            token_out: a.address.token_out.clone(),
+        }),
+        Target::Routing(a) => routing::choose_route(
+            &a.address.routes,
+            &routing::Deposit::new(
+                &deposit.token_symbol,
+                &deposit.token_address,
+                &deposit.sender,
+                deposit_chain,
+                deposit.amount_usd,
+            ),
+        )
+        .map(|r| {
+            let to = routing::destination(&r.action);
+            Destination {
+                chain: to.destination_chain.to_owned(),
+                address: to.destination_address.to_owned(),
+                token_out: to.token_out.map(str::to_owned),
+            }
+        })
+        .ok_or(RejectReason::NoRouteFound),
+    }
+}
+
 pub async fn deposit(
     core: &Core,
     caller: &Caller,
@@ -136,16 +167,16 @@ pub async fn deposit(
         return Err(PublicStatusUnprocessable::from(not_found(&path.deposit_address)).into());
     };
     let webhook_url = target.webhook_url();
-    let cat = &core.catalogue;
+    let catalogue = &core.catalogue;
     let seed = core.next(Counter::Tx).await?;
     let tx_hash = ids::tx_hash(seed);
     // A made-up sender in the deposit chain's own address format (a refund of a rejected deposit goes to it).
     let sender = body.sender.clone().unwrap_or_else(|| {
         let seed = ids::sender_seed(seed);
-        cat.deposit_address(&path.deposit_chain, seed).map(|(a, _)| a).unwrap_or_else(|| ids::evm_address(seed))
+        catalogue.deposit_address(&path.deposit_chain, seed).map(|(a, _)| a).unwrap_or_else(|| ids::evm_address(seed))
     });
     let now = core.now_of(&caller.project_id).await?;
-    let token = cat.chain(&path.deposit_chain).and_then(|c| c.tokens.get(&body.token));
+    let token = catalogue.chain(&path.deposit_chain).and_then(|c| c.tokens.get(&body.token));
     let amount_usd = token.and_then(|t| body.amount.to_decimal().ok().and_then(|a| a.checked_mul(t.usd_price)));
     let block = ids::block(seed);
     let deposit = SdaDeposit {
@@ -161,38 +192,13 @@ pub async fn deposit(
         block_number: Some(block),
     };
     let extras = Extras {
-        native_token: cat.chain(&path.deposit_chain).is_some_and(|c| c.native_symbol == body.token),
+        native_token: catalogue.chain(&path.deposit_chain).is_some_and(|c| c.native_symbol == body.token),
         token_address: token.map(|t| t.address.clone()),
         amount_usd: amount_usd.and_then(|usd| usd.round_dp(2).normalize().to_string().parse().ok()),
     };
-    let destination = match &target {
-        Target::Sda(a) => Ok(Destination {
-            chain: a.address.destination_chain.clone(),
-            address: a.address.destination_address.clone().unwrap_or_default(),
-            token_out: a.address.token_out.clone(),
-        }),
-        Target::Routing(a) => routing::choose_route(
-            &a.address.routes,
-            &routing::Deposit::new(
-                &deposit.token_symbol,
-                &deposit.token_address,
-                &sender,
-                &path.deposit_chain,
-                deposit.amount_usd,
-            ),
-        )
-        .map(|r| {
-            let to = routing::destination(&r.action);
-            Destination {
-                chain: to.destination_chain.to_owned(),
-                address: to.destination_address.to_owned(),
-                token_out: to.token_out.map(str::to_owned),
-            }
-        })
-        .ok_or(RejectReason::NoRouteFound),
-    };
+    let destination = destination(&target, &deposit, &path.deposit_chain);
     let quote_id = core.object_id(Counter::Quote, now).await?;
-    let ctx = QuoteContext { catalogue: cat, project_id: &caller.project_id, now: date(now), quote_id };
+    let ctx = QuoteContext { catalogue, project_id: &caller.project_id, now: date(now), quote_id };
     let priced = destination.and_then(|d| {
         pricing::quote_deposit(
             &ctx,

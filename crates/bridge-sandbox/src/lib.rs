@@ -253,7 +253,7 @@ pub async fn serve_on_with(
     tracing::info!(egress = ?sandbox.core().egress, rate_limit = ?opened.rate_limit, "webhook egress and rate limit");
     let health = std::sync::Arc::new(operate::health::Health::new());
     // The lifecycle and the webhook deliveries run on their own, beside the server.
-    let deliverer = delivery::Deliverer::new(sandbox.clone(), opened.keys.webhook.clone()).await?;
+    let deliverer = delivery::Deliverer::new(sandbox.shared_core(), opened.keys.webhook.clone()).await?;
     let workers = operate::workers::Workers::start(sandbox.clone(), deliverer, health.clone());
     let probes = operate::health::Probes { sandbox: sandbox.clone(), health: health.clone() };
     let router = api_routes(&opened, errors)

@@ -121,7 +121,7 @@ fn swap_destination(s: &RoutingActionBridgeSwap) -> Destination<'_> {
 
 /// Checks every route against the catalogue and the composite-action order: the first problem, in the words of
 /// a 422 answer.
-fn route_problem(cat: &Catalogue, caller: &Caller, routes: &[RoutingRoute]) -> Option<String> {
+fn route_problem(catalogue: &Catalogue, caller: &Caller, routes: &[RoutingRoute]) -> Option<String> {
     routes.iter().enumerate().find_map(|(i, route)| {
         if let RoutingAction::Composite(c) = &route.action {
             let transfer_first = matches!(c.actions.first(), Some(RoutingCompositeStep::Bridge(_) | RoutingCompositeStep::BridgeSwap(_)));
@@ -134,10 +134,10 @@ fn route_problem(cat: &Catalogue, caller: &Caller, routes: &[RoutingRoute]) -> O
             }
         }
         let to = destination(&route.action);
-        let Some(chain) = cat.chain(to.destination_chain) else {
+        let Some(chain) = catalogue.chain(to.destination_chain) else {
             return Some(format!("routes[{i}]: unsupported destination chain {}", to.destination_chain));
         };
-        if let Some(reason) = cat.invalid_address(to.destination_chain, to.destination_address) {
+        if let Some(reason) = catalogue.invalid_address(to.destination_chain, to.destination_address) {
             return Some(format!("routes[{i}]: invalid destination address {}: {reason}", to.destination_address));
         }
         if let Some(token_out) = to.token_out {
@@ -159,16 +159,16 @@ pub async fn create(
     caller: &Caller,
     body: SandboxRoutingDepositAddressRequest,
 ) -> Result<RoutingDepositAddress, CreateError> {
-    let cat = &core.catalogue;
-    if cat.chain(&body.deposit_chain).is_none() {
+    let catalogue = &core.catalogue;
+    if catalogue.chain(&body.deposit_chain).is_none() {
         return Err(InvalidRequest::new(format!("unsupported deposit chain {}", body.deposit_chain)).into());
     }
-    if let Some(problem) = route_problem(cat, caller, &body.routes) {
+    if let Some(problem) = route_problem(catalogue, caller, &body.routes) {
         return Err(InvalidRequest::new(problem).into());
     }
     let deposit_address = loop {
         let seed = core.next(Counter::RoutingAddress).await?;
-        let Some((address, _)) = cat.deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
+        let Some((address, _)) = catalogue.deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
             return Err(InvalidRequest::new(format!("unsupported deposit chain {}", body.deposit_chain)).into());
         };
         if !core.store.address_taken(&body.deposit_chain, &address).await? {

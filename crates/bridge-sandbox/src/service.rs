@@ -16,7 +16,7 @@ use crate::store::StoreResult;
 use crate::{address_views, addresses, bridges, configs, deposits, feed, projects, quotes, routing, webhooks};
 
 struct Inner {
-    core: Core,
+    core: Arc<Core>,
     served_key: String,
     access: Access,
 }
@@ -30,7 +30,7 @@ impl Sandbox {
     /// webhook public key it serves, and `access` decides on credentials (and signs the tokens the API-key
     /// exchange answers).
     pub fn new(core: Core, served_key: String, access: Access) -> Self {
-        Self(Arc::new(Inner { core, served_key, access }))
+        Self(Arc::new(Inner { core: Arc::new(core), served_key, access }))
     }
 
     /// Who may call: the authenticator of this sandbox's routes.
@@ -40,6 +40,11 @@ impl Sandbox {
 
     pub fn core(&self) -> &Core {
         &self.0.core
+    }
+
+    /// The core, shared (the webhook deliverer works on it alone).
+    pub fn shared_core(&self) -> Arc<Core> {
+        self.0.core.clone()
     }
 
     pub fn clock(&self) -> &Clock {

@@ -220,7 +220,8 @@ pub struct AddressLimitSettings {
 }
 
 /// A catalogue file that cannot be read or is inconsistent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid catalogue: {message}")]
 pub struct CatalogueError {
     pub message: String,
 }
@@ -230,14 +231,6 @@ impl CatalogueError {
         Self { message: message.into() }
     }
 }
-
-impl fmt::Display for CatalogueError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid catalogue: {}", self.message)
-    }
-}
-
-impl std::error::Error for CatalogueError {}
 
 /// Chains by id, and the fee settings.
 #[derive(Debug, Clone)]

@@ -8,8 +8,8 @@ use bridge_contract::{
 };
 use rust_decimal::Decimal;
 
-use super::exact::{dstr, usd_of};
-use super::failure::R;
+use super::exact::{decimal_string, usd_of};
+use super::failure::PricingResult;
 use super::price::Priced;
 use super::route::{Request, Route};
 use super::{QuoteContext, QUOTE_LIFETIME_MS};
@@ -17,16 +17,16 @@ use crate::catalogue::{usd_number, Family};
 
 impl Priced {
     /// The fee breakdown, in the bridged token (USD values at its price on chainIn).
-    fn fees(&self, ctx: &QuoteContext, route: &Route) -> R<QuoteFees> {
+    fn fees(&self, ctx: &QuoteContext, route: &Route) -> PricingResult<QuoteFees> {
         let settings = ctx.catalogue.fees();
         let leg = &self.leg;
         let p = route.bridge_in.usd_price;
         Ok(QuoteFees {
-            fee: dstr(leg.fee),
-            gas_fee: dstr(leg.gas_fee),
-            source_gas_fee: dstr(leg.source_gas_fee),
-            platform_fee: dstr(leg.platform_fee),
-            percentage_fee: dstr(leg.percentage_fee),
+            fee: decimal_string(leg.fee),
+            gas_fee: decimal_string(leg.gas_fee),
+            source_gas_fee: decimal_string(leg.source_gas_fee),
+            platform_fee: decimal_string(leg.platform_fee),
+            percentage_fee: decimal_string(leg.percentage_fee),
             fee_usd: usd_of(leg.fee, p)?,
             gas_fee_usd: usd_of(leg.gas_fee, p)?,
             source_gas_fee_usd: usd_of(leg.source_gas_fee, p)?,
@@ -36,11 +36,11 @@ impl Priced {
                 .then(|| usd_number(settings.percentage_fee)),
             percentage_fee_threshold: settings.percentage_fee_threshold_usd.map(usd_number),
             sponsored_fees: Some(SponsoredFees {
-                fee: dstr(leg.sponsored_fee),
-                gas_fee: dstr(leg.sponsored_gas_fee),
-                platform_fee: dstr(leg.sponsored_platform_fee),
-                percentage_fee: dstr(Decimal::ZERO),
-                source_gas_fee: dstr(leg.sponsored_source_gas_fee),
+                fee: decimal_string(leg.sponsored_fee),
+                gas_fee: decimal_string(leg.sponsored_gas_fee),
+                platform_fee: decimal_string(leg.sponsored_platform_fee),
+                percentage_fee: decimal_string(Decimal::ZERO),
+                source_gas_fee: decimal_string(leg.sponsored_source_gas_fee),
                 fee_usd: usd_of(leg.sponsored_fee, p)?,
                 gas_fee_usd: usd_of(leg.sponsored_gas_fee, p)?,
                 platform_fee_usd: usd_of(leg.sponsored_platform_fee, p)?,
@@ -51,7 +51,7 @@ impl Priced {
     }
 
     /// The `bridge` variant: the members every quote has, and the bridged token.
-    pub(super) fn bridge_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<BridgeQuote> {
+    pub(super) fn bridge_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> PricingResult<BridgeQuote> {
         let leg = &self.leg;
         let (speed, duration) = ctx
             .catalogue
@@ -64,9 +64,9 @@ impl Priced {
             tag: Default::default(),
             chain_in: route.chain_in.id.clone(),
             chain_out: route.chain_out.id.clone(),
-            pay_amount: dstr(self.pay),
+            pay_amount: decimal_string(self.pay),
             pay_amount_usd: usd_of(self.pay, route.token_in.usd_price)?,
-            receive_amount: dstr(self.receive),
+            receive_amount: decimal_string(self.receive),
             receive_amount_usd: usd_of(self.receive, route.token_out.usd_price)?,
             fees: self.fees(ctx, route)?,
             depositor: req.depositor.clone(),
@@ -78,9 +78,9 @@ impl Priced {
                 .as_ref()
                 .map(|p| Promotion { name: p.name.clone(), max_limit_usd: p.max_limit_usd.map(usd_number) }),
             gas_boost: leg.boost.map(|b| GasBoost {
-                amount_native: dstr(b.amount_native),
+                amount_native: decimal_string(b.amount_native),
                 amount_native_usd: usd_number(b.native_usd),
-                amount_native_token_cost: dstr(b.cost),
+                amount_native_token_cost: decimal_string(b.cost),
             }),
             speed,
             estimated_duration: duration,
@@ -96,13 +96,18 @@ impl Priced {
         ctx: &QuoteContext,
         route: &Route,
         req: &Request,
-    ) -> R<DepositAddressBridgeQuote> {
+    ) -> PricingResult<DepositAddressBridgeQuote> {
         Ok(DepositAddressBridgeQuote::from(&self.bridge_quote(ctx, route, req)?))
     }
 
     /// The `bridgeSwap` variant: the members every quote has, and the swaps' (the bridge token, the bridged leg's
     /// amounts, the minimum received and the prices).
-    pub(super) fn bridge_swap_quote(&self, ctx: &QuoteContext, route: &Route, req: &Request) -> R<BridgeSwapQuote> {
+    pub(super) fn bridge_swap_quote(
+        &self,
+        ctx: &QuoteContext,
+        route: &Route,
+        req: &Request,
+    ) -> PricingResult<BridgeSwapQuote> {
         let q = self.bridge_quote(ctx, route, req)?;
         Ok(BridgeSwapQuote {
             tag: Default::default(),
@@ -126,10 +131,10 @@ impl Priced {
             token_in: route.token_in.symbol.clone(),
             token_out: route.token_out.symbol.clone(),
             bridge_token: route.bridge_in.symbol.clone(),
-            bridge_pay_amount: dstr(self.leg.pay),
+            bridge_pay_amount: decimal_string(self.leg.pay),
             bridge_pay_amount_usd: usd_of(self.leg.pay, route.bridge_in.usd_price)?,
-            bridge_receive_amount: dstr(self.leg.receive),
-            min_receive_amount: dstr(self.min_receive),
+            bridge_receive_amount: decimal_string(self.leg.receive),
+            min_receive_amount: decimal_string(self.min_receive),
             min_receive_amount_usd: usd_of(self.min_receive, route.token_out.usd_price)?,
             usd_price_token_in: usd_number(route.token_in.usd_price),
             usd_price_token_out: usd_number(route.token_out.usd_price),

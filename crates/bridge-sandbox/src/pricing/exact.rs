@@ -4,33 +4,39 @@
 use bridge_contract::{DecimalNumber, DecimalString};
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::failure::{range_error, R};
 use crate::catalogue::usd_number;
 
+/// A result that exact decimal arithmetic could not give without rounding (the pricing model refuses the quote:
+/// `From<OutOfRange> for Refusal` in `failure`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct OutOfRange;
+
+pub(super) type Exact<T> = Result<T, OutOfRange>;
+
 /// `a × b`, exact or an error (never rounded).
-pub(super) fn mul(a: Decimal, b: Decimal) -> R<Decimal> {
+pub(super) fn mul(a: Decimal, b: Decimal) -> Exact<Decimal> {
     let (a, b) = (a.normalize(), b.normalize());
     if a.is_zero() || b.is_zero() {
         return Ok(Decimal::ZERO);
     }
-    let p = a.checked_mul(b).ok_or_else(range_error)?;
+    let p = a.checked_mul(b).ok_or(OutOfRange)?;
     if p.is_zero() || p.scale() != a.scale() + b.scale() {
-        return Err(range_error());
+        return Err(OutOfRange);
     }
     Ok(p)
 }
 
 /// `a + b`, exact or an error.
-pub(super) fn add(a: Decimal, b: Decimal) -> R<Decimal> {
-    let s = a.checked_add(b).ok_or_else(range_error)?;
+pub(super) fn add(a: Decimal, b: Decimal) -> Exact<Decimal> {
+    let s = a.checked_add(b).ok_or(OutOfRange)?;
     if s.scale() < a.scale().max(b.scale()) && !(s.is_zero() && a == -b) {
-        return Err(range_error());
+        return Err(OutOfRange);
     }
     Ok(s)
 }
 
 /// `a − b`, exact or an error.
-pub(super) fn sub(a: Decimal, b: Decimal) -> R<Decimal> {
+pub(super) fn sub(a: Decimal, b: Decimal) -> Exact<Decimal> {
     add(a, -b)
 }
 
@@ -40,10 +46,10 @@ pub(super) fn unit(dp: u32) -> Decimal {
 }
 
 /// The smallest multiple `q` of `10^-dp` with `q × den ≥ num` (`den > 0`).
-pub(super) fn ceil_div(num: Decimal, den: Decimal, dp: u32) -> R<Decimal> {
+pub(super) fn ceil_div(num: Decimal, den: Decimal, dp: u32) -> Exact<Decimal> {
     let u = unit(dp);
     let mut q =
-        num.checked_div(den).ok_or_else(range_error)?.round_dp_with_strategy(dp, RoundingStrategy::ToPositiveInfinity);
+        num.checked_div(den).ok_or(OutOfRange)?.round_dp_with_strategy(dp, RoundingStrategy::ToPositiveInfinity);
     for _ in 0..8 {
         if mul(q, den)? >= num {
             break;
@@ -51,7 +57,7 @@ pub(super) fn ceil_div(num: Decimal, den: Decimal, dp: u32) -> R<Decimal> {
         q = add(q, u)?;
     }
     if mul(q, den)? < num {
-        return Err(range_error());
+        return Err(OutOfRange);
     }
     for _ in 0..8 {
         let lower = sub(q, u)?;
@@ -65,10 +71,10 @@ pub(super) fn ceil_div(num: Decimal, den: Decimal, dp: u32) -> R<Decimal> {
 }
 
 /// The largest multiple `q` of `10^-dp` with `q × den ≤ num` (`den > 0`).
-pub(super) fn floor_div(num: Decimal, den: Decimal, dp: u32) -> R<Decimal> {
+pub(super) fn floor_div(num: Decimal, den: Decimal, dp: u32) -> Exact<Decimal> {
     let u = unit(dp);
     let mut q =
-        num.checked_div(den).ok_or_else(range_error)?.round_dp_with_strategy(dp, RoundingStrategy::ToNegativeInfinity);
+        num.checked_div(den).ok_or(OutOfRange)?.round_dp_with_strategy(dp, RoundingStrategy::ToNegativeInfinity);
     for _ in 0..8 {
         if mul(q, den)? <= num {
             break;
@@ -76,7 +82,7 @@ pub(super) fn floor_div(num: Decimal, den: Decimal, dp: u32) -> R<Decimal> {
         q = sub(q, u)?;
     }
     if mul(q, den)? > num {
-        return Err(range_error());
+        return Err(OutOfRange);
     }
     for _ in 0..8 {
         let higher = add(q, u)?;
@@ -90,23 +96,29 @@ pub(super) fn floor_div(num: Decimal, den: Decimal, dp: u32) -> R<Decimal> {
 }
 
 /// A decimal string without trailing zeros.
-pub(super) fn dstr(d: Decimal) -> DecimalString {
+pub(super) fn decimal_string(d: Decimal) -> DecimalString {
     DecimalString::from(d.normalize())
 }
 
-pub(super) fn usd_of(amount: Decimal, price: Decimal) -> R<DecimalNumber> {
+pub(super) fn usd_of(amount: Decimal, price: Decimal) -> Exact<DecimalNumber> {
     Ok(usd_number(mul(amount, price)?))
 }
 
 /// `floor(x × priceIn × (100 − f) / (priceOut × 100))` at `dp`: the output of a swap.
-pub(super) fn swap_out(x: Decimal, price_in: Decimal, price_out: Decimal, fee: Decimal, dp: u32) -> R<Decimal> {
+pub(super) fn swap_out(x: Decimal, price_in: Decimal, price_out: Decimal, fee: Decimal, dp: u32) -> Exact<Decimal> {
     let num = mul(mul(x, price_in)?, Decimal::ONE_HUNDRED - fee)?;
     let den = mul(price_out, Decimal::ONE_HUNDRED)?;
     floor_div(num, den, dp)
 }
 
 /// The smallest input (at `dp`) whose [`swap_out`] is at least `out`.
-pub(super) fn swap_in_for(out: Decimal, price_in: Decimal, price_out: Decimal, fee: Decimal, dp: u32) -> R<Decimal> {
+pub(super) fn swap_in_for(
+    out: Decimal,
+    price_in: Decimal,
+    price_out: Decimal,
+    fee: Decimal,
+    dp: u32,
+) -> Exact<Decimal> {
     let num = mul(mul(out, price_out)?, Decimal::ONE_HUNDRED)?;
     let den = mul(price_in, Decimal::ONE_HUNDRED - fee)?;
     ceil_div(num, den, dp)

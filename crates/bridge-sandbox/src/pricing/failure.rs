@@ -9,7 +9,7 @@ use bridge_contract::{
 };
 use rust_decimal::Decimal;
 
-use super::exact::dstr;
+use super::exact::{decimal_string, OutOfRange};
 use crate::catalogue::Chain;
 
 /// Every refusal of the pricing model, before it is put into an operation's error enum.
@@ -58,7 +58,7 @@ impl Refusal {
     }
 }
 
-pub(super) type R<T> = Result<T, Refusal>;
+pub(super) type PricingResult<T> = Result<T, Refusal>;
 
 impl Failure {
     fn into_bridge_error(self) -> QuoteBridgeError {
@@ -123,8 +123,12 @@ pub(super) fn invalid(message: impl Into<String>) -> Refusal {
     Failure::InvalidRequest(invalid_body(message)).into()
 }
 
-pub(super) fn range_error() -> Refusal {
-    invalid("the amounts of this quote exceed exact decimal arithmetic (28 significant digits); use a smaller amount")
+impl From<OutOfRange> for Refusal {
+    fn from(_: OutOfRange) -> Self {
+        invalid(
+            "the amounts of this quote exceed exact decimal arithmetic (28 significant digits); use a smaller amount",
+        )
+    }
 }
 
 /// Why a decimal string cannot be priced, without echoing all of it.
@@ -156,5 +160,5 @@ pub(super) fn no_route(token_in: &str, token_out: &str, chain_in: &Chain, chain_
 }
 
 pub(super) fn negative(receive: Decimal) -> Refusal {
-    Failure::NegativeReceiveAmount(NegativeReceiveAmount::new(dstr(receive))).into()
+    Failure::NegativeReceiveAmount(NegativeReceiveAmount::new(decimal_string(receive))).into()
 }

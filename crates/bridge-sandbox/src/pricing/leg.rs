@@ -5,7 +5,7 @@ use bridge_contract::DecimalString;
 use rust_decimal::Decimal;
 
 use super::exact::{add, ceil_div, mul, sub, unit};
-use super::failure::{invalid, out_of_range, shown, R};
+use super::failure::{invalid, out_of_range, shown, PricingResult};
 use super::route::Route;
 use super::QuoteContext;
 use crate::catalogue::{Chain, FeeSettings, PromotionSetting, Sponsorship};
@@ -18,7 +18,12 @@ pub(super) struct Boost {
 }
 
 /// The gas boost of `amountNative` on `chain_out`, paid in a token of `price` at `dp`.
-pub(super) fn gas_boost(value: Option<&DecimalString>, chain_out: &Chain, price: Decimal, dp: u32) -> R<Option<Boost>> {
+pub(super) fn gas_boost(
+    value: Option<&DecimalString>,
+    chain_out: &Chain,
+    price: Decimal,
+    dp: u32,
+) -> PricingResult<Option<Boost>> {
     let Some(value) = value else { return Ok(None) };
     let n = value.to_decimal().map_err(|e| invalid(out_of_range("amountNative", value, &e)))?.normalize();
     if n.is_sign_negative() && !n.is_zero() {
@@ -76,7 +81,7 @@ pub(super) struct LegPricing<'a> {
 }
 
 impl<'a> LegPricing<'a> {
-    pub(super) fn new(ctx: &'a QuoteContext, route: &Route, is_sda: bool, boost: Option<Boost>) -> R<Self> {
+    pub(super) fn new(ctx: &'a QuoteContext, route: &Route, is_sda: bool, boost: Option<Boost>) -> PricingResult<Self> {
         let fees = ctx.catalogue.fees();
         let (price, dp) = (route.bridge_in.usd_price, route.bridge_dp());
         let source = if is_sda { ceil_div(route.chain_in.sweep_fee_usd, price, dp)? } else { Decimal::ZERO };
@@ -105,8 +110,8 @@ impl<'a> LegPricing<'a> {
         self.fees.percentage_fee > Decimal::ZERO && self.fees.percentage_fee_threshold_usd.is_none_or(|t| pay_usd > t)
     }
 
-    pub(super) fn percentage_fee(&self, pay: Decimal) -> R<Decimal> {
-        ceil_div(mul(pay, self.fees.percentage_fee)?, Decimal::ONE_HUNDRED, self.dp)
+    pub(super) fn percentage_fee(&self, pay: Decimal) -> PricingResult<Decimal> {
+        Ok(ceil_div(mul(pay, self.fees.percentage_fee)?, Decimal::ONE_HUNDRED, self.dp)?)
     }
 
     /// (charged gas, source, platform), (sponsored gas, source, platform).
@@ -125,7 +130,7 @@ impl<'a> LegPricing<'a> {
         ([g, s, p], [gs, ss, ps])
     }
 
-    pub(super) fn leg(&self, pay: Decimal, promotion: bool, percentage_fee: Decimal) -> R<Leg> {
+    pub(super) fn leg(&self, pay: Decimal, promotion: bool, percentage_fee: Decimal) -> PricingResult<Leg> {
         let ([gas, source, platform], [s_gas, s_source, s_platform]) = self.fixed(promotion);
         let fee = add(add(add(gas, source)?, platform)?, percentage_fee)?;
         let sponsored_fee = add(add(s_gas, s_source)?, s_platform)?;
@@ -150,14 +155,14 @@ impl<'a> LegPricing<'a> {
     }
 
     /// `pay` mode.
-    pub(super) fn at_pay(&self, pay: Decimal) -> R<Leg> {
+    pub(super) fn at_pay(&self, pay: Decimal) -> PricingResult<Leg> {
         let pay_usd = mul(pay, self.price)?;
         let percentage = if self.percentage_applies(pay_usd) { self.percentage_fee(pay)? } else { Decimal::ZERO };
         self.leg(pay, self.promotion_applies(pay_usd), percentage)
     }
 
     /// `receive` mode: the smallest pay amount whose `pay`-mode leg receives exactly `receive`.
-    pub(super) fn at_receive(&self, receive: Decimal) -> R<Leg> {
+    pub(super) fn at_receive(&self, receive: Decimal) -> PricingResult<Leg> {
         let target = add(receive, self.cost())?;
         let (mut promotion, mut percentage) = (self.promotion.is_some(), false);
         // Each pass can only raise the pay amount, and each decision, once flipped, stays consistent.
@@ -185,9 +190,9 @@ impl<'a> LegPricing<'a> {
     }
 
     /// The smallest `P` (at `dp`) with `P − ceil(P × r / 100) = base`.
-    pub(super) fn solve_percentage(&self, base: Decimal) -> R<Decimal> {
+    pub(super) fn solve_percentage(&self, base: Decimal) -> PricingResult<Decimal> {
         let u = unit(self.dp);
-        let net = |p: Decimal| -> R<Decimal> { sub(p, self.percentage_fee(p)?) };
+        let net = |p: Decimal| -> PricingResult<Decimal> { Ok(sub(p, self.percentage_fee(p)?)?) };
         let mut p =
             ceil_div(mul(base, Decimal::ONE_HUNDRED)?, Decimal::ONE_HUNDRED - self.fees.percentage_fee, self.dp)?;
         for _ in 0..64 {

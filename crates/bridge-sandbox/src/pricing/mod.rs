@@ -142,9 +142,9 @@ use bridge_contract::{
 use rust_decimal::Decimal;
 
 use crate::catalogue::{usd_number, Catalogue};
-use exact::{dstr, floor_div, mul};
+use exact::{decimal_string, floor_div, mul};
 pub use failure::Refusal;
-use failure::{invalid, no_route, Failure, R};
+use failure::{invalid, no_route, Failure, PricingResult};
 use price::price;
 use route::{check_address, is_sda, known_chain, plain_route, route_between, Request};
 
@@ -198,8 +198,8 @@ pub struct DepositQuote<'a> {
 pub fn quote_deposit(ctx: &QuoteContext, deposit: &DepositQuote) -> Result<QuoteResponse, RejectReason> {
     let DepositQuote { deposit_chain, destination_chain, destination_address, token, amount, token_out, depositor } =
         *deposit;
-    let cat = ctx.catalogue;
-    if !cat.supported_tokens(deposit_chain, destination_chain, token_out).iter().any(|t| t.symbol == token) {
+    let catalogue = ctx.catalogue;
+    if !catalogue.supported_tokens(deposit_chain, destination_chain, token_out).iter().any(|t| t.symbol == token) {
         return Err(RejectReason::UnsupportedToken);
     }
     match amount.to_decimal() {
@@ -212,7 +212,7 @@ pub fn quote_deposit(ctx: &QuoteContext, deposit: &DepositQuote) -> Result<Quote
             })
         }
     }
-    let (Some(chain_in), Some(chain_out)) = (cat.chain(deposit_chain), cat.chain(destination_chain)) else {
+    let (Some(chain_in), Some(chain_out)) = (catalogue.chain(deposit_chain), catalogue.chain(destination_chain)) else {
         return Err(RejectReason::UnsupportedToken);
     };
     let token_out = token_out.unwrap_or(token);
@@ -227,12 +227,12 @@ pub fn quote_deposit(ctx: &QuoteContext, deposit: &DepositQuote) -> Result<Quote
         post_bridge_data: None,
         webhook_url: None,
     };
-    let answer = (|| -> R<QuoteResponse> {
-        let (t_in, t_out) = (
+    let answer = (|| -> PricingResult<QuoteResponse> {
+        let (token_in, token_out) = (
             chain_in.token(token).ok_or_else(|| no_route(token, token_out, chain_in, chain_out))?,
             chain_out.token(token_out).ok_or_else(|| no_route(token, token_out, chain_in, chain_out))?,
         );
-        let route = route_between(cat, chain_in, chain_out, t_in, t_out)?;
+        let route = route_between(catalogue, chain_in, chain_out, token_in, token_out)?;
         let priced = price(ctx, &route, &request)?;
         Ok(if route.is_swap() {
             QuoteResponse::BridgeSwap(priced.bridge_swap_quote(ctx, &route, &request)?)
@@ -260,7 +260,7 @@ pub fn swap_legs(catalogue: &Catalogue, quote: &BridgeSwapQuote) -> (Option<Swap
         let min = mul(out, Decimal::ONE_HUNDRED - fees.swap_slippage_percentage)
             .and_then(|n| floor_div(n, Decimal::ONE_HUNDRED, dp))
             .ok()?;
-        let min = dstr(min);
+        let min = decimal_string(min);
         Some(SwapQuote {
             token_in: quote.token_in.clone(),
             token_out: quote.bridge_token.clone(),
@@ -291,10 +291,10 @@ pub fn swap_legs(catalogue: &Catalogue, quote: &BridgeSwapQuote) -> (Option<Swap
     (pre.flatten(), post.flatten())
 }
 
-fn bridge_quote(ctx: &QuoteContext, req: &BridgeQuoteRequest) -> R<BridgeQuote> {
-    let cat = ctx.catalogue;
-    let chain_in = known_chain(cat, "chainIn", &req.chain_in)?;
-    let chain_out = known_chain(cat, "chainOut", &req.chain_out)?;
+fn bridge_quote(ctx: &QuoteContext, req: &BridgeQuoteRequest) -> PricingResult<BridgeQuote> {
+    let catalogue = ctx.catalogue;
+    let chain_in = known_chain(catalogue, "chainIn", &req.chain_in)?;
+    let chain_out = known_chain(catalogue, "chainOut", &req.chain_out)?;
     if chain_in.id == chain_out.id {
         return Err(invalid(format!(
             "chainIn and chainOut are both {}: a bridge needs two different chains",
@@ -302,8 +302,8 @@ fn bridge_quote(ctx: &QuoteContext, req: &BridgeQuoteRequest) -> R<BridgeQuote> 
         )));
     }
     let route = plain_route(chain_in, chain_out, &req.token)?;
-    check_address(cat, chain_in, "depositor", &req.depositor)?;
-    check_address(cat, chain_out, "recipient", &req.recipient)?;
+    check_address(catalogue, chain_in, "depositor", &req.depositor)?;
+    check_address(catalogue, chain_out, "recipient", &req.recipient)?;
     let request = Request {
         mode: req.mode,
         amount: &req.amount,
@@ -318,10 +318,10 @@ fn bridge_quote(ctx: &QuoteContext, req: &BridgeQuoteRequest) -> R<BridgeQuote> 
     price(ctx, &route, &request)?.bridge_quote(ctx, &route, &request)
 }
 
-fn bridge_swap_quote(ctx: &QuoteContext, req: &BridgeSwapQuoteRequest) -> R<QuoteResponse> {
-    let cat = ctx.catalogue;
-    let chain_in = known_chain(cat, "chainIn", &req.chain_in)?;
-    let chain_out = known_chain(cat, "chainOut", &req.chain_out)?;
+fn bridge_swap_quote(ctx: &QuoteContext, req: &BridgeSwapQuoteRequest) -> PricingResult<QuoteResponse> {
+    let catalogue = ctx.catalogue;
+    let chain_in = known_chain(catalogue, "chainIn", &req.chain_in)?;
+    let chain_out = known_chain(catalogue, "chainOut", &req.chain_out)?;
     if chain_in.id == chain_out.id {
         return Err(Failure::SameChainSwapNotAvailable(SameChainSwapNotAvailable::new(format!(
             "chainIn and chainOut are both {}: same-chain swaps are not available",
@@ -329,16 +329,16 @@ fn bridge_swap_quote(ctx: &QuoteContext, req: &BridgeSwapQuoteRequest) -> R<Quot
         )))
         .into());
     }
-    let t_in =
+    let token_in =
         chain_in.token(&req.token_in).ok_or_else(|| no_route(&req.token_in, &req.token_out, chain_in, chain_out))?;
-    let t_out =
+    let token_out =
         chain_out.token(&req.token_out).ok_or_else(|| no_route(&req.token_in, &req.token_out, chain_in, chain_out))?;
-    check_address(cat, chain_in, "depositor", &req.depositor)?;
-    check_address(cat, chain_out, "recipient", &req.recipient)?;
+    check_address(catalogue, chain_in, "depositor", &req.depositor)?;
+    check_address(catalogue, chain_out, "recipient", &req.recipient)?;
     if let Some(refund) = &req.refund_address {
-        check_address(cat, chain_in, "refundAddress", refund)?;
+        check_address(catalogue, chain_in, "refundAddress", refund)?;
     }
-    let route = route_between(cat, chain_in, chain_out, t_in, t_out)?;
+    let route = route_between(catalogue, chain_in, chain_out, token_in, token_out)?;
     let request = Request {
         mode: req.mode,
         amount: &req.amount,

@@ -7,8 +7,8 @@ use bridge_contract::{
 };
 use rust_decimal::Decimal;
 
-use super::exact::{dstr, floor_div, mul, swap_in_for, swap_out};
-use super::failure::{negative, Failure, R};
+use super::exact::{decimal_string, floor_div, mul, swap_in_for, swap_out};
+use super::failure::{negative, Failure, PricingResult};
 use super::leg::{gas_boost, Leg, LegPricing};
 use super::route::{requested_amount, Request, Route};
 use super::QuoteContext;
@@ -21,20 +21,25 @@ pub(super) struct Priced {
     pub(super) leg: Leg,
 }
 
-pub(super) fn check_deposit_limit(route: &Route, pay: Decimal) -> R<()> {
+pub(super) fn check_deposit_limit(route: &Route, pay: Decimal) -> PricingResult<()> {
     let t = route.token_in;
     if pay > t.max_deposit {
         return Err(Failure::DepositLimitReached(DepositLimitReached {
-            pay_amount_usd: mul(pay, t.usd_price).ok().map(dstr),
-            max_deposit_amount_usd: mul(t.max_deposit, t.usd_price).ok().map(dstr),
-            ..DepositLimitReached::new(t.symbol.clone(), route.chain_in.id.clone(), dstr(pay), dstr(t.max_deposit))
+            pay_amount_usd: mul(pay, t.usd_price).ok().map(decimal_string),
+            max_deposit_amount_usd: mul(t.max_deposit, t.usd_price).ok().map(decimal_string),
+            ..DepositLimitReached::new(
+                t.symbol.clone(),
+                route.chain_in.id.clone(),
+                decimal_string(pay),
+                decimal_string(t.max_deposit),
+            )
         })
         .into());
     }
     Ok(())
 }
 
-pub(super) fn check_sda_limits(route: &Route, pay: Decimal) -> R<()> {
+pub(super) fn check_sda_limits(route: &Route, pay: Decimal) -> PricingResult<()> {
     let t = route.token_in;
     let pay_usd = mul(pay, t.usd_price)?;
     if pay_usd < t.min_deposit_usd {
@@ -42,8 +47,8 @@ pub(super) fn check_sda_limits(route: &Route, pay: Decimal) -> R<()> {
             t.symbol.clone(),
             route.chain_in.id.clone(),
             route.chain_out.id.clone(),
-            dstr(pay_usd),
-            dstr(t.min_deposit_usd),
+            decimal_string(pay_usd),
+            decimal_string(t.min_deposit_usd),
         ))
         .into());
     }
@@ -52,22 +57,22 @@ pub(super) fn check_sda_limits(route: &Route, pay: Decimal) -> R<()> {
             t.symbol.clone(),
             route.chain_in.id.clone(),
             route.chain_out.id.clone(),
-            dstr(pay_usd),
-            dstr(t.max_deposit_usd),
+            decimal_string(pay_usd),
+            decimal_string(t.max_deposit_usd),
         ))
         .into());
     }
     Ok(())
 }
 
-pub(super) fn check_withdraw_limit(route: &Route, receive: Decimal) -> R<()> {
+pub(super) fn check_withdraw_limit(route: &Route, receive: Decimal) -> PricingResult<()> {
     let t = route.token_out;
     if receive > t.max_withdraw {
         return Err(Failure::WithdrawLimitReached(WithdrawLimitReached::new(
             t.symbol.clone(),
             route.chain_out.id.clone(),
-            dstr(receive),
-            dstr(t.max_withdraw),
+            decimal_string(receive),
+            decimal_string(t.max_withdraw),
         ))
         .into());
     }
@@ -75,7 +80,7 @@ pub(super) fn check_withdraw_limit(route: &Route, receive: Decimal) -> R<()> {
 }
 
 /// Prices a request on a route (the model of the module documentation).
-pub(super) fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> R<Priced> {
+pub(super) fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> PricingResult<Priced> {
     let fees = ctx.catalogue.fees();
     let swap_fee = fees.swap_fee_percentage;
     let (bridge_dp, pay_dp, receive_dp) = (route.bridge_dp(), route.pay_dp(), route.receive_dp());
@@ -112,8 +117,8 @@ pub(super) fn price(ctx: &QuoteContext, route: &Route, req: &Request) -> R<Price
             if let Some(b) = leg.boost {
                 if b.cost >= leg.receive_before_boost {
                     return Err(Failure::GasBoostGreaterThanReceiveAmount(GasBoostGreaterThanReceiveAmount::new(
-                        dstr(b.cost),
-                        dstr(leg.receive_before_boost),
+                        decimal_string(b.cost),
+                        decimal_string(leg.receive_before_boost),
                     ))
                     .into());
                 }

@@ -5,7 +5,7 @@
 use bridge_contract::{DecimalString, IsSdaFlag, NoBridgeTokenFoundError, PostBridgeData, QuoteMode};
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::failure::{invalid, negative, out_of_range, shown, Failure, Refusal, R};
+use super::failure::{invalid, negative, out_of_range, shown, Failure, PricingResult, Refusal};
 use crate::catalogue::{Catalogue, Chain, Token};
 
 /// The parts of a quote request the model uses.
@@ -67,23 +67,23 @@ pub(super) fn is_sda(flag: Option<IsSdaFlag>) -> bool {
     flag == Some(IsSdaFlag::True)
 }
 
-pub(super) fn known_chain<'a>(cat: &'a Catalogue, member: &str, id: &str) -> R<&'a Chain> {
-    cat.chain(id).ok_or_else(|| {
-        let known: Vec<&str> = cat.chains().map(|c| c.id.as_str()).collect();
+pub(super) fn known_chain<'a>(catalogue: &'a Catalogue, member: &str, id: &str) -> PricingResult<&'a Chain> {
+    catalogue.chain(id).ok_or_else(|| {
+        let known: Vec<&str> = catalogue.chains().map(|c| c.id.as_str()).collect();
         invalid(format!("`{member}`: unknown chain {:?}; supported chains: {}", shown(id), known.join(", ")))
     })
 }
 
-pub(super) fn check_address(cat: &Catalogue, chain: &Chain, member: &str, address: &str) -> R<()> {
-    match cat.invalid_address(&chain.id, address) {
+pub(super) fn check_address(catalogue: &Catalogue, chain: &Chain, member: &str, address: &str) -> PricingResult<()> {
+    match catalogue.invalid_address(&chain.id, address) {
         None => Ok(()),
         Some(reason) => Err(invalid(format!("`{member}`: {reason}"))),
     }
 }
 
 /// A plain route of `symbol` (bridgeable on both chains), or InvalidRequest.
-pub(super) fn plain_route<'a>(chain_in: &'a Chain, chain_out: &'a Chain, symbol: &str) -> R<Route<'a>> {
-    let on = |chain: &'a Chain| -> R<&'a Token> {
+pub(super) fn plain_route<'a>(chain_in: &'a Chain, chain_out: &'a Chain, symbol: &str) -> PricingResult<Route<'a>> {
+    let on = |chain: &'a Chain| -> PricingResult<&'a Token> {
         let token = chain
             .token(symbol)
             .ok_or_else(|| invalid(format!("token {:?} is not supported on {}", shown(symbol), chain.id)))?;
@@ -95,38 +95,39 @@ pub(super) fn plain_route<'a>(chain_in: &'a Chain, chain_out: &'a Chain, symbol:
         }
         Ok(token)
     };
-    let (t_in, t_out) = (on(chain_in)?, on(chain_out)?);
-    Ok(Route { chain_in, chain_out, token_in: t_in, token_out: t_out, bridge_in: t_in, bridge_out: t_out, swap: false })
+    let (token_in, token_out) = (on(chain_in)?, on(chain_out)?);
+    Ok(Route { chain_in, chain_out, token_in, token_out, bridge_in: token_in, bridge_out: token_out, swap: false })
 }
 
 /// The route between two tokens: plain when they are the same bridgeable symbol, else through a bridge
 /// token (NoBridgeTokenFoundError when there is none).
 pub(super) fn route_between<'a>(
-    cat: &Catalogue,
+    catalogue: &Catalogue,
     chain_in: &'a Chain,
     chain_out: &'a Chain,
-    t_in: &'a Token,
-    t_out: &'a Token,
-) -> R<Route<'a>> {
-    if t_in.symbol == t_out.symbol && t_in.bridgeable && t_out.bridgeable {
-        return plain_route(chain_in, chain_out, &t_in.symbol);
+    token_in: &'a Token,
+    token_out: &'a Token,
+) -> PricingResult<Route<'a>> {
+    if token_in.symbol == token_out.symbol && token_in.bridgeable && token_out.bridgeable {
+        return plain_route(chain_in, chain_out, &token_in.symbol);
     }
-    let symbol =
-        cat.bridge_token(&chain_in.id, &chain_out.id, &t_in.symbol, &t_out.symbol).ok_or_else(|| -> Refusal {
+    let symbol = catalogue.bridge_token(&chain_in.id, &chain_out.id, &token_in.symbol, &token_out.symbol).ok_or_else(
+        || -> Refusal {
             Failure::NoBridgeTokenFound(NoBridgeTokenFoundError::new(format!(
                 "no token is bridged between {} and {}",
                 chain_in.id, chain_out.id
             )))
             .into()
-        })?;
+        },
+    )?;
     let (Some(bridge_in), Some(bridge_out)) = (chain_in.token(&symbol), chain_out.token(&symbol)) else {
         return Err(invalid(format!("bridge token {symbol} is missing")));
     };
-    Ok(Route { chain_in, chain_out, token_in: t_in, token_out: t_out, bridge_in, bridge_out, swap: true })
+    Ok(Route { chain_in, chain_out, token_in, token_out, bridge_in, bridge_out, swap: true })
 }
 
 /// The requested amount: exact, > 0, with at most `dp` decimal places (rounded down to them for deposits).
-pub(super) fn requested_amount(value: &DecimalString, dp: u32, round_down: bool, what: &str) -> R<Decimal> {
+pub(super) fn requested_amount(value: &DecimalString, dp: u32, round_down: bool, what: &str) -> PricingResult<Decimal> {
     let d = value.to_decimal().map_err(|e| invalid(out_of_range("amount", value, &e)))?.normalize();
     if round_down {
         let rounded = d.round_dp_with_strategy(dp, RoundingStrategy::ToZero).normalize();

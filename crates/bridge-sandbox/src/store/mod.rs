@@ -38,12 +38,8 @@
 //! A page token names a position; one outside `1..=i64::MAX` was never given out (see [`crate::feed`]).
 
 pub mod access;
-mod checkpoint;
-mod group_commit;
 mod postgres;
-mod postgres_access;
 mod sqlite;
-mod sqlite_access;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -67,7 +63,8 @@ pub use sqlite::SqliteStore;
 
 /// A failure of the store (or of data it holds): logged, and answered 503 `ServiceUnavailable`. Nothing was
 /// changed, since every write is one transaction.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
 pub struct StoreError(anyhow::Error);
 
 impl StoreError {
@@ -80,14 +77,6 @@ impl StoreError {
         Self(self.0.context(what))
     }
 }
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:#}", self.0)
-    }
-}
-
-impl std::error::Error for StoreError {}
 
 impl IntoServiceUnavailable for StoreError {
     fn into_service_unavailable(self) -> ServiceUnavailable {
@@ -543,3 +532,88 @@ pub trait Store: Send + Sync + 'static {
     /// The latest audit entries, oldest first.
     async fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
 }
+
+/// Implements [`Store`] for a backend by forwarding each method to the backend's inherent method of the same name
+/// and signature, which lives in the backend's file for its area (`store/<backend>/<area>.rs`: quotes, bridges,
+/// addresses, events, deliveries, clocks, health, access): a trait's `impl` block cannot be split across files.
+/// A method added to [`Store`] is added here too (the list is the trait's signatures, in its order).
+macro_rules! store_by_area {
+    ($backend:ty) => {
+        $crate::store::forward_store! { $backend;
+            fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)>;
+            fn project_clock(&self, project: &str, start: &ProjectClock) -> StoreResult<ProjectClock>;
+            fn advance_project_clock(&self, project: &str, ms: i64, limit: i64) -> StoreResult<Option<ProjectClock>>;
+            fn keep_project_floors(&self, floors: &[(String, i64, i64)]) -> StoreResult<()>;
+            fn reset_project(&self, project: &str, start: &ProjectClock) -> StoreResult<(ProjectClock, ResetCounts)>;
+            fn reserve_counter(&self, counter: Counter, count: u64) -> StoreResult<u64>;
+            fn insert_quote(&self, quote: &StoredQuote) -> StoreResult<()>;
+            fn quote(&self, project: &str, id: &str) -> StoreResult<Option<StoredQuote>>;
+            fn commit_quote(&self, quote_id: &str, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool>;
+            fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>>;
+            fn bridge_record(&self, project: &str, id: &str) -> StoreResult<Option<Encoded<BridgeRecord>>>;
+            fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool>;
+            fn due_bridges(&self, base_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>>;
+            fn history(&self, project: &str, query: &HistoryQuery) -> StoreResult<(u64, Vec<StoredBridge>)>;
+            fn reusable_address(&self, project: &str, deposit_chain: &str, reuse_key: &str) -> StoreResult<Option<StoredAddress>>;
+            fn insert_addresses(&self, addresses: &[StoredAddress], events: &[NewEvent]) -> StoreResult<()>;
+            fn address(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<Option<StoredAddress>>;
+            fn search_addresses(&self, project: &str, search: &AddressSearch) -> StoreResult<Vec<(i64, StoredAddress)>>;
+            fn insert_routing_address(&self, address: &StoredRoutingAddress, events: &[NewEvent]) -> StoreResult<()>;
+            fn routing_address(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<Option<StoredRoutingAddress>>;
+            fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<bool>;
+            fn add_deposit(&self, deposit_chain: &str, deposit_address: &str, deposit: &StoredDeposit, bridge: Option<&StoredBridge>, events: &[NewEvent]) -> StoreResult<()>;
+            fn deposits(&self, deposit_chain: &str, deposit_address: &str, limit: u64) -> StoreResult<Vec<StoredDeposit>>;
+            fn append_events(&self, events: &[NewEvent]) -> StoreResult<()>;
+            fn events(&self, project: &str, since_ms: i64, after_seq: i64, limit: u64) -> StoreResult<Vec<(i64, Encoded<WebhookEvent>)>>;
+            fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>>;
+            fn release_leases(&self) -> StoreResult<()>;
+            fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> StoreResult<()>;
+            fn delivery_attempts(&self, project: &str, event_id: Option<&str>, limit: u64) -> StoreResult<Vec<WebhookDeliveryAttempt>>;
+            fn resend_deliveries(&self, project: &str, event_id: &str, now_ms: i64) -> StoreResult<u64>;
+            fn recover_deliveries(&self, project: &str, since_ms: i64, now_ms: i64) -> StoreResult<u64>;
+            fn history_after(&self, project: &str, query: &HistoryCursorQuery) -> StoreResult<Vec<StoredBridge>>;
+            fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>>;
+            fn bridges_by_withdraw_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>>;
+            fn address_counts(&self, project: &str, since_ms: i64) -> StoreResult<(u64, u64)>;
+            fn ping(&self) -> StoreResult<()>;
+            fn schema_status(&self) -> StoreResult<SchemaStatus>;
+            fn backlog(&self, base_ms: i64) -> StoreResult<Backlog>;
+            fn release_own_leases(&self) -> StoreResult<()>;
+            fn access_version(&self) -> StoreResult<i64>;
+            fn access_snapshot(&self) -> StoreResult<AccessSnapshot>;
+            fn api_key(&self, lookup: KeyLookup<'_>) -> StoreResult<Option<StoredApiKey>>;
+            fn api_keys(&self, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>>;
+            fn insert_api_key(&self, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool>;
+            fn revoke_api_key(&self, id: &str, at_ms: i64, actor: &str) -> StoreResult<Option<StoredApiKey>>;
+            fn ensure_project(&self, project: &str, at_ms: i64, actor: &str, how: &str) -> StoreResult<bool>;
+            fn set_project_disabled(&self, project: &str, disabled: bool, at_ms: i64, actor: &str) -> StoreResult<ProjectChange>;
+            fn projects(&self) -> StoreResult<Vec<StoredProject>>;
+            fn record_usage(&self, usage: &Usage) -> StoreResult<()>;
+            fn initial_signing_key(&self, candidate: &StoredSigningKey, actor: &str) -> StoreResult<bool>;
+            fn rotate_signing_key(&self, secret: &[u8], at_ms: i64, how: Retire, actor: &str) -> StoreResult<StoredSigningKey>;
+            fn extend_signed_until(&self, kid: &str, until_ms: i64) -> StoreResult<bool>;
+            fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
+        }
+    };
+}
+pub(crate) use store_by_area;
+
+/// [`store_by_area!`]'s expansion: the `impl Store` whose methods call `<backend>::method` (inherent methods come
+/// first in that lookup, so a missing one would call itself: every method is covered by the store's tests).
+macro_rules! forward_store {
+    ($backend:ty; $(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*) => {
+        const _: () = {
+            use $crate::store::*;
+            use $crate::clock::{ClockSync, ProjectClock};
+            use bridge_contract::{BridgeRecord, Encoded, WebhookDeliveryAttempt, WebhookEvent};
+
+            #[async_trait::async_trait]
+            impl Store for $backend {
+                $(async fn $name(&self $(, $arg: $ty)*) -> $ret {
+                    <$backend>::$name(self $(, $arg)*).await
+                })*
+            }
+        };
+    };
+}
+pub(crate) use forward_store;

@@ -37,6 +37,7 @@ mod dashboard;
 mod egress;
 mod feed_store;
 mod fuzz_corpus;
+mod layering;
 mod operate;
 mod pg;
 mod pricing;

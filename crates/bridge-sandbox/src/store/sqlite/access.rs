@@ -5,35 +5,14 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::access::audit;
-use super::{
+use crate::store::access::audit;
+use crate::store::{
     AccessSnapshot, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult, StoredApiKey,
     StoredProject, StoredSigningKey, Usage,
 };
 
-/// The tables (the store's migration list appends this).
-pub const MIGRATION: &str = r#"
-CREATE TABLE access_head (one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL);
-INSERT INTO access_head (one, version) VALUES (1, 0);
-CREATE TABLE project_access (
-    project TEXT PRIMARY KEY, created_ms INTEGER NOT NULL, disabled_ms INTEGER, last_activity_ms INTEGER
-);
-CREATE TABLE api_keys (
-    id TEXT PRIMARY KEY, project TEXT NOT NULL, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
-    created_ms INTEGER NOT NULL, last_used_ms INTEGER, revoked_ms INTEGER
-);
-CREATE INDEX api_keys_by_project ON api_keys (project, created_ms);
-CREATE INDEX api_keys_revoked ON api_keys (revoked_ms) WHERE revoked_ms IS NOT NULL;
-CREATE TABLE signing_keys (
-    seq INTEGER PRIMARY KEY, kid TEXT NOT NULL UNIQUE, secret TEXT NOT NULL, created_ms INTEGER NOT NULL,
-    unlabelled INTEGER NOT NULL, signed_until_ms INTEGER NOT NULL, retires_ms INTEGER
-);
-CREATE TABLE audit_log (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
-    project TEXT, subject TEXT, detail TEXT NOT NULL
-);
-CREATE INDEX audit_by_project ON audit_log (project, seq);
-"#;
+use super::SqliteStore;
+use crate::store::KeyLookup;
 
 const KEY_COLUMNS: &str = "id, project, name, hash, created_ms, last_used_ms, revoked_ms";
 
@@ -262,7 +241,7 @@ pub fn rotate_signing_key(
     let seq = before.len() as i64 + 1;
     let mut retired = Vec::new();
     for mut old in before {
-        let retires = super::access::retirement(&old, at_ms, how);
+        let retires = crate::store::access::retirement(&old, at_ms, how);
         if retires != old.retires_ms {
             c.prepare_cached("UPDATE signing_keys SET retires_ms = ?2 WHERE kid = ?1")?
                 .execute(params![old.kid, retires])?;
@@ -270,7 +249,7 @@ pub fn rotate_signing_key(
             retired.push(old);
         }
     }
-    let new = super::access::next_signing_key(seq, secret, at_ms);
+    let new = crate::store::access::next_signing_key(seq, secret, at_ms);
     insert_signing_key(c, seq, &new)?;
     write_audit(c, &audit::signing_key_rotated(&new, &retired, how, actor))?;
     bump_version(c)?;
@@ -308,4 +287,85 @@ pub fn audit_list(c: &Connection, query: &AuditQuery) -> StoreResult<Vec<AuditEn
         });
     }
     Ok(out)
+}
+
+impl SqliteStore {
+    pub(super) async fn access_version(&self) -> StoreResult<i64> {
+        self.read_now(version).await
+    }
+
+    pub(super) async fn access_snapshot(&self) -> StoreResult<AccessSnapshot> {
+        self.read(snapshot).await
+    }
+
+    pub(super) async fn api_key(&self, lookup: KeyLookup<'_>) -> StoreResult<Option<StoredApiKey>> {
+        let (column, value) = (lookup.column(), lookup.value().to_owned());
+        self.read_now(move |c| api_key(c, column, &value)).await
+    }
+
+    pub(super) async fn api_keys(&self, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>> {
+        let project = project.map(str::to_owned);
+        self.read(move |c| api_keys(c, project.as_deref())).await
+    }
+
+    pub(super) async fn insert_api_key(&self, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool> {
+        let (key, actor) = (key.clone(), actor.to_owned());
+        self.run(move |c| insert_api_key(c, &key, imported, &actor)).await
+    }
+
+    pub(super) async fn revoke_api_key(&self, id: &str, at_ms: i64, actor: &str) -> StoreResult<Option<StoredApiKey>> {
+        let (id, actor) = (id.to_owned(), actor.to_owned());
+        self.run(move |c| revoke_api_key(c, &id, at_ms, &actor)).await
+    }
+
+    pub(super) async fn ensure_project(&self, project: &str, at_ms: i64, actor: &str, how: &str) -> StoreResult<bool> {
+        let (project, actor, how) = (project.to_owned(), actor.to_owned(), how.to_owned());
+        self.run(move |c| ensure_project(c, &project, at_ms, &actor, &how)).await
+    }
+
+    pub(super) async fn set_project_disabled(
+        &self,
+        project: &str,
+        disabled: bool,
+        at_ms: i64,
+        actor: &str,
+    ) -> StoreResult<ProjectChange> {
+        let (project, actor) = (project.to_owned(), actor.to_owned());
+        self.run(move |c| set_project_disabled(c, &project, disabled, at_ms, &actor)).await
+    }
+
+    pub(super) async fn projects(&self) -> StoreResult<Vec<StoredProject>> {
+        self.read(projects).await
+    }
+
+    pub(super) async fn record_usage(&self, usage: &Usage) -> StoreResult<()> {
+        let usage = usage.clone();
+        self.run(move |c| record_usage(c, &usage)).await
+    }
+
+    pub(super) async fn initial_signing_key(&self, candidate: &StoredSigningKey, actor: &str) -> StoreResult<bool> {
+        let (candidate, actor) = (candidate.clone(), actor.to_owned());
+        self.run(move |c| initial_signing_key(c, &candidate, &actor)).await
+    }
+
+    pub(super) async fn rotate_signing_key(
+        &self,
+        secret: &[u8],
+        at_ms: i64,
+        how: Retire,
+        actor: &str,
+    ) -> StoreResult<StoredSigningKey> {
+        let (secret, actor) = (secret.to_vec(), actor.to_owned());
+        self.run(move |c| rotate_signing_key(c, &secret, at_ms, how, &actor)).await
+    }
+
+    pub(super) async fn extend_signed_until(&self, kid: &str, until_ms: i64) -> StoreResult<bool> {
+        let kid = kid.to_owned();
+        self.run(move |c| extend_signed_until(c, &kid, until_ms)).await
+    }
+
+    pub(super) async fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
+        let query = query.clone();
+        self.read(move |c| audit_list(c, &query)).await
+    }
 }

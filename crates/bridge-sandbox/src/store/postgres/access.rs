@@ -9,11 +9,14 @@ use sqlx_core::query_scalar::query_scalar;
 use sqlx_core::row::Row;
 use sqlx_postgres::{PgPool, PgRow, Postgres};
 
-use super::access::{audit, next_signing_key, retirement};
-use super::{
+use crate::store::access::{audit, next_signing_key, retirement};
+use crate::store::{
     AccessSnapshot, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult, StoredApiKey,
     StoredProject, StoredSigningKey, Usage,
 };
+
+use super::PgStore;
+use crate::store::KeyLookup;
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
 
@@ -340,4 +343,74 @@ pub async fn audit_list(pool: &PgPool, q: &AuditQuery) -> StoreResult<Vec<AuditE
             })
         })
         .collect()
+}
+
+impl PgStore {
+    pub(super) async fn access_version(&self) -> StoreResult<i64> {
+        version(&self.pool).await
+    }
+
+    pub(super) async fn access_snapshot(&self) -> StoreResult<AccessSnapshot> {
+        snapshot(&self.pool).await
+    }
+
+    pub(super) async fn api_key(&self, lookup: KeyLookup<'_>) -> StoreResult<Option<StoredApiKey>> {
+        api_key(&self.pool, lookup.column(), lookup.value()).await
+    }
+
+    pub(super) async fn api_keys(&self, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>> {
+        api_keys(&self.pool, project).await
+    }
+
+    pub(super) async fn insert_api_key(&self, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool> {
+        insert_api_key(&self.pool, key, imported, actor).await
+    }
+
+    pub(super) async fn revoke_api_key(&self, id: &str, at_ms: i64, actor: &str) -> StoreResult<Option<StoredApiKey>> {
+        revoke_api_key(&self.pool, id, at_ms, actor).await
+    }
+
+    pub(super) async fn ensure_project(&self, project: &str, at_ms: i64, actor: &str, how: &str) -> StoreResult<bool> {
+        ensure_project(&self.pool, project, at_ms, actor, how).await
+    }
+
+    pub(super) async fn set_project_disabled(
+        &self,
+        project: &str,
+        disabled: bool,
+        at_ms: i64,
+        actor: &str,
+    ) -> StoreResult<ProjectChange> {
+        set_project_disabled(&self.pool, project, disabled, at_ms, actor).await
+    }
+
+    pub(super) async fn projects(&self) -> StoreResult<Vec<StoredProject>> {
+        projects(&self.pool).await
+    }
+
+    pub(super) async fn record_usage(&self, usage: &Usage) -> StoreResult<()> {
+        record_usage(&self.pool, usage).await
+    }
+
+    pub(super) async fn initial_signing_key(&self, candidate: &StoredSigningKey, actor: &str) -> StoreResult<bool> {
+        initial_signing_key(&self.pool, candidate, actor).await
+    }
+
+    pub(super) async fn rotate_signing_key(
+        &self,
+        secret: &[u8],
+        at_ms: i64,
+        how: Retire,
+        actor: &str,
+    ) -> StoreResult<StoredSigningKey> {
+        rotate_signing_key(&self.pool, secret, at_ms, how, actor).await
+    }
+
+    pub(super) async fn extend_signed_until(&self, kid: &str, until_ms: i64) -> StoreResult<bool> {
+        extend_signed_until(&self.pool, kid, until_ms).await
+    }
+
+    pub(super) async fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
+        audit_list(&self.pool, query).await
+    }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::{StoreError, StoreResult};
+use crate::store::{StoreError, StoreResult};
 
 /// How often the log is copied back.
 pub const INTERVAL: Duration = Duration::from_millis(250);

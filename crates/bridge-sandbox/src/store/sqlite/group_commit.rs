@@ -20,7 +20,7 @@ use std::sync::{mpsc, Arc};
 
 use rusqlite::Connection;
 
-use super::{StoreError, StoreResult};
+use crate::store::{StoreError, StoreResult};
 
 /// The most writes committed together.
 pub const MAX_BATCH: usize = 128;
