@@ -509,3 +509,23 @@ async fn an_action_counts_against_the_projects_rate_limit_as_an_api_request_does
     let refused = api.sandbox_get_clock().await.unwrap_err();
     assert_eq!(refused.status().map(|s| s.as_u16()), Some(429), "{refused:?}");
 }
+
+/// A session keeps the credential, not the caller: revoking the API key it signed in with ends it at its next
+/// request (the API's authenticator decides), and it stays ended.
+#[tokio::test]
+async fn a_revoked_api_key_ends_the_dashboard_session_it_signed_in() {
+    let store = crate::support::TestStore::sqlite();
+    let sandbox = Running::on(&store).await;
+    let http = Http::new(&sandbox.base_url);
+    let admin = store.admin("alice").await;
+    let key = admin.create_api_key("team-a", "dashboard").await.unwrap();
+    let cookie = http.sign_in(&key.text).await;
+    assert_eq!(http.get(&cookie, "/dashboard/clock").await.0, 200);
+    admin.revoke_api_key(&key.text).await.unwrap();
+    let started = Instant::now();
+    while http.get(&cookie, "/dashboard/clock").await.0 != 303 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the revoked key's session goes on");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(http.get(&cookie, "/dashboard/clock").await.0, 303, "the session was deleted");
+}
