@@ -65,9 +65,11 @@ pub fn random_id() -> String {
     hex::encode(bytes)
 }
 
-/// Whether two secrets are equal, in time that does not depend on where they differ (their digests are compared).
+/// Whether two secrets are equal, in time that depends on neither where they differ nor their lengths: their
+/// SHA-256 digests are compared with `subtle`'s constant-time equality.
 pub fn same_secret(a: &str, b: &str) -> bool {
-    Sha256::digest(a.as_bytes()) == Sha256::digest(b.as_bytes())
+    use subtle::ConstantTimeEq;
+    Sha256::digest(a.as_bytes()).ct_eq(&Sha256::digest(b.as_bytes())).into()
 }
 
 impl Sessions {
