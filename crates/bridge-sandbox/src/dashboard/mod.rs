@@ -1,5 +1,5 @@
 //! `/dashboard`: a web dashboard of one project, served by the sandbox itself. Server-rendered HTML (`maud`,
-//! which escapes every value) and htmx 2.0.11 (vendored in `assets/htmx/`, served from here; nothing is
+//! which escapes every value) and htmx 2.0.11 (vendored in `assets/vendor/htmx/`, served from here; nothing is
 //! downloaded at build or run time) that refreshes the data part of each page every two seconds.
 //!
 //! The interface to the rest of the sandbox is [`routes`]: the [`Sandbox`] and the API's authenticator. Every
@@ -35,10 +35,10 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use bridge_server::{Admission, Authenticator, Caller};
 
-use crate::service::Sandbox;
+use crate::http::service::Sandbox;
 use session::{Credential, Notice, Sessions};
 
-const HTMX_JS: &str = include_str!("../../assets/htmx/htmx.min.js");
+const HTMX_JS: &str = include_str!("../../assets/vendor/htmx/htmx.min.js");
 
 /// How a credential is verified: the API's authenticator, its future boxed.
 type Verify = Arc<dyn Fn(Credential) -> Pin<Box<dyn Future<Output = Option<Caller>> + Send>> + Send + Sync>;

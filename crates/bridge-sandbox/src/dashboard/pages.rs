@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::view::{self, cell, csrf, latest_date, pretty, state_badge, text};
 use super::{SignInFirst, Signed, State};
-use crate::service::Sandbox;
+use crate::http::service::Sandbox;
 
 /// Most events a page reads from the feed (the newest are shown first).
 pub const FEED_LIMIT: usize = 2_000;

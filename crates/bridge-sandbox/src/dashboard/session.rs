@@ -128,10 +128,12 @@ impl Sessions {
     }
 
     /// How many sessions are kept.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lock().len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -35,7 +35,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
 use tower::ServiceExt;
 
-use crate::telemetry;
+use crate::infra::telemetry;
 
 /// How often the watcher looks at the open connections.
 const SWEEP: Duration = Duration::from_millis(200);

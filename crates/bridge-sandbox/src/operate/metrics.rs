@@ -1,4 +1,4 @@
-//! `GET /metrics`: the Prometheus text exposition of [`crate::telemetry`]'s recorder. The store's backlog (outbox
+//! `GET /metrics`: the Prometheus text exposition of [`crate::infra::telemetry`]'s recorder. The store's backlog (outbox
 //! depth, the oldest due delivery, the oldest due lifecycle step) is read at each scrape and set as gauges just
 //! before rendering, so it is as fresh as the scrape. Unauthenticated and outside the contract.
 
@@ -7,8 +7,8 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bridge_server::OperationId;
 
-use crate::service::Sandbox;
-use crate::telemetry;
+use crate::http::service::Sandbox;
+use crate::infra::telemetry;
 
 /// `/metrics`.
 pub fn routes(sandbox: Sandbox) -> axum::Router {
@@ -16,9 +16,9 @@ pub fn routes(sandbox: Sandbox) -> axum::Router {
 }
 
 async fn metrics(State(sandbox): State<Sandbox>) -> Response {
-    // Each project's backlog is measured on its own clock (`crate::clock`): the base is the wall clock (`real`)
+    // Each project's backlog is measured on its own clock (`crate::infra::clock`): the base is the wall clock (`real`)
     // or 0 (`manual`).
-    let base = crate::clock::base_ms(sandbox.clock().mode());
+    let base = crate::infra::clock::base_ms(sandbox.clock().mode());
     let backlog = tokio::time::timeout(super::health::STORE_TIMEOUT, sandbox.core().store.backlog(base)).await;
     match backlog {
         Ok(Ok(backlog)) => {

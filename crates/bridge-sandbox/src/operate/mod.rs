@@ -7,7 +7,7 @@
 //! * [`requests`]: the layers every request goes through: request id, log span, metrics, request and body-read
 //!   timeouts;
 //! * [`health`]: `GET /livez` and `GET /readyz` (per-check JSON, Kubernetes' conventions);
-//! * [`metrics`]: `GET /metrics` (Prometheus text, from [`crate::telemetry`]'s recorder);
+//! * [`metrics`]: `GET /metrics` (Prometheus text, from [`crate::infra::telemetry`]'s recorder);
 //! * [`workers`]: the lifecycle ticker and the webhook courier, their heartbeats, and how they stop (leases handed
 //!   back).
 

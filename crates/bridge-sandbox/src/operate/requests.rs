@@ -5,7 +5,7 @@
 //! 2. its **log span** `request` (request id, method, path; the operation and project are recorded by
 //!    bridge-server as soon as it knows them), so every log line of the request carries them, and one line when
 //!    it is answered, with the status and the latency;
-//! 3. the **metrics** by operation and status ([`crate::telemetry`]), read from the answer's extensions
+//! 3. the **metrics** by operation and status ([`crate::infra::telemetry`]), read from the answer's extensions
 //!    ([`bridge_server::OperationId`], [`bridge_server::ErrorTag`]; `other` for paths outside the contract);
 //! 4. the **request timeout**: an answer not ready in time is replaced by 503 `ServiceUnavailable`;
 //! 5. the **body-read timeout** (tower-http's): a body not received whole in time fails its read, which
@@ -25,7 +25,7 @@ use tower_http::trace::TraceLayer;
 use tracing::field::Empty;
 
 use super::ServeOptions;
-use crate::telemetry;
+use crate::infra::telemetry;
 
 /// The header of request ids.
 pub const REQUEST_ID: &str = "x-request-id";

@@ -1,0 +1,349 @@
+//! Bridge records: the history and one record (`GET /bridge/history/...`), the sandbox helpers that move them
+//! (a deposit into a committed bridge, the clock), and the lifecycle pass that moves every bridge whose time has
+//! come ([`advance`], run by the server every 250 ms and after each clock advance).
+
+use bridge_contract::operations::{
+    CancelBridgeError, GetBridgeByWithdrawHashError, GetBridgeError, GetBridgesByDepositHashError,
+    ListBridgeHistoryCursorError, ListBridgeHistoryError, SandboxDepositBridgeError,
+};
+use bridge_contract::{
+    BridgeNotFound, BridgeRecord, CancelBridgePath, CancelBridgeRequest, CannotCancelBridge,
+    GetBridgeByWithdrawHashPath, GetBridgePath, GetBridgesByDepositHashPath, HistoryCursorPage, HistoryItem,
+    HistoryNotFound, HistoryPage, HistorySortBy, InvalidRequest, ListBridgeHistoryCursorQuery, ListBridgeHistoryQuery,
+    SandboxBridgeDepositRequest, SandboxBridgeOutcome, SandboxDepositBridgePath,
+};
+use bridge_server::{Answer, Caller};
+
+use crate::domain::ids;
+use crate::domain::lifecycle;
+use crate::domain::records::{self, Plan, SeenDeposit};
+use crate::infra::clock::base_ms;
+use crate::infra::core::Core;
+use crate::infra::store::{Counter, HistoryCursorQuery, HistoryQuery, StoreError, StoreResult};
+
+/// Largest history page (the spec leaves it open; README.md, "Limits").
+pub const MAX_HISTORY_LIMIT: u64 = 100;
+/// Bridges moved per store read of a lifecycle pass.
+const PASS_BATCH: u64 = 100;
+
+pub async fn list_bridge_history(
+    core: &Core,
+    caller: &Caller,
+    query: ListBridgeHistoryQuery,
+) -> Result<HistoryPage, ListBridgeHistoryError> {
+    let (page, limit) = (query.page.as_f64(), query.limit.as_f64());
+    if page < 1.0 || page.fract() != 0.0 {
+        return Err(InvalidRequest::new("page must be a whole number, 1 or more (pages are 1-based)").into());
+    }
+    if limit < 1.0 || limit.fract() != 0.0 || limit > MAX_HISTORY_LIMIT as f64 {
+        return Err(InvalidRequest::new(format!("limit must be a whole number from 1 to {MAX_HISTORY_LIMIT}")).into());
+    }
+    let q = HistoryQuery {
+        state: query.state,
+        sort_by: query.sort_by,
+        direction: query.sort_direction,
+        offset: (page as u64 - 1).saturating_mul(limit as u64),
+        limit: limit as u64,
+    };
+    let (total, bridges) = core.store.history(&caller.project_id, &q).await?;
+    Ok(HistoryPage {
+        total_items: total,
+        items: bridges.into_iter().map(|b| HistoryItem { bridge: b.record, rejections: b.rejections }).collect(),
+    })
+}
+
+/// `GET /bridge/history/bridge/{bridgeId}`: the record as it was stored, not decoded and re-encoded.
+pub async fn get_bridge(
+    core: &Core,
+    caller: &Caller,
+    path: GetBridgePath,
+) -> Result<Answer<BridgeRecord>, GetBridgeError> {
+    match core.store.bridge_record(&caller.project_id, &path.bridge_id).await? {
+        Some(record) => Ok(record.into()),
+        None => Err(InvalidRequest::new(format!("no bridge {}", path.bridge_id)).into()),
+    }
+}
+
+/// How many times a request reads, changes and saves a bridge that others keep saving in between.
+const SAVE_ATTEMPTS: usize = 5;
+
+/// The failure of a request whose [`SAVE_ATTEMPTS`] saves all found the bridge saved by someone else in between:
+/// 503, nothing changed by the request.
+fn kept_changing(bridge_id: &str) -> StoreError {
+    StoreError::new(anyhow::anyhow!("bridge {bridge_id} kept changing while this request changed it"))
+}
+
+/// `POST /sandbox/bridges/{bridgeId}/deposit`: the depositor pays a PENDING bridge (or, late, a CANCELLED swap).
+pub async fn deposit(
+    core: &Core,
+    caller: &Caller,
+    path: SandboxDepositBridgePath,
+    body: SandboxBridgeDepositRequest,
+) -> Result<BridgeRecord, SandboxDepositBridgeError> {
+    for _ in 0..SAVE_ATTEMPTS {
+        if let Some(record) = try_deposit(core, caller, &path, &body).await? {
+            return Ok(record);
+        }
+    }
+    Err(kept_changing(&path.bridge_id).into())
+}
+
+/// One read, change and save of [`deposit`]; `None` when the bridge was saved by someone else in between.
+async fn try_deposit(
+    core: &Core,
+    caller: &Caller,
+    path: &SandboxDepositBridgePath,
+    body: &SandboxBridgeDepositRequest,
+) -> Result<Option<BridgeRecord>, SandboxDepositBridgeError> {
+    let mut bridge = core
+        .store
+        .bridge(&caller.project_id, &path.bridge_id)
+        .await?
+        .ok_or_else(|| BridgeNotFound::new(format!("no bridge {}", path.bridge_id)))?;
+    let swap = matches!(bridge.record, BridgeRecord::BridgeSwap(_));
+    let late = swap && records::is_cancelled(&bridge.record);
+    if !records::is_pending(&bridge.record) && !late {
+        let state = records::state_name(&bridge.record);
+        return Err(InvalidRequest::new(format!("bridge {} is {state}, not PENDING", bridge.id)).into());
+    }
+    match body.outcome {
+        Some(SandboxBridgeOutcome::SwapFailed) if !swap => {
+            return Err(InvalidRequest::new("outcome swapFailed needs a bridgeSwap record").into())
+        }
+        Some(SandboxBridgeOutcome::Failed) if !matches!(bridge.record, BridgeRecord::Bridge(_)) => {
+            return Err(InvalidRequest::new(
+                "outcome failed needs a single-token bridge record (a bridgeSwap record fails with swapFailed)",
+            )
+            .into())
+        }
+        Some(outcome) if late && outcome != SandboxBridgeOutcome::Executed => {
+            return Err(InvalidRequest::new(format!(
+                "bridge {} is CANCELLED: a late deposit is refunded, whatever the outcome",
+                bridge.id
+            ))
+            .into())
+        }
+        Some(SandboxBridgeOutcome::SwapFailed) => bridge.plan = Some(Plan::SwapFailed),
+        Some(SandboxBridgeOutcome::Failed) => bridge.plan = Some(Plan::Failed),
+        Some(SandboxBridgeOutcome::Executed) | None => {}
+    }
+    let seed = core.next(Counter::Tx).await?;
+    let tx_hash = body.tx_hash.clone().unwrap_or_else(|| ids::tx_hash(seed));
+    let now = core.now_of(&caller.project_id).await?;
+    let moved = if late {
+        lifecycle::late_deposit(&mut bridge, &tx_hash, now)
+    } else {
+        lifecycle::see_deposit(&mut bridge, &SeenDeposit { tx_hash, block: ids::block(seed) }, now)
+    };
+    if let Err(stuck) = moved {
+        // Checked above: a PENDING record sees its deposit, a CANCELLED swap takes a late one.
+        return Err(InvalidRequest::new(format!("bridge {}: {stuck}", bridge.id)).into());
+    }
+    if !core.store.save_bridge(&bridge, &[]).await? {
+        return Ok(None);
+    }
+    tracing::info!(project = %caller.project_id, bridge = %path.bridge_id, "deposit seen");
+    Ok(Some(bridge.record))
+}
+
+/// The lifecycle pass: moves every bridge whose time has come on its project's clock, one step each, until none
+/// is due; returns how many steps were taken. One pass at a time; the sandbox's clock is synced with the store
+/// first (shared by instances), and the latest times this instance answered per project are stored.
+pub async fn advance(core: &Core) -> StoreResult<usize> {
+    let _pass = core.pass.lock().await;
+    let (value, floor) = core.store.sync_clock(core.clock.take_sync()).await?;
+    core.clock.adopt(value, floor);
+    if core.clock.mode() == crate::infra::clock::ClockMode::Real {
+        core.store.keep_project_floors(&core.floors.take_changed()).await?;
+    }
+    let mut steps = 0;
+    loop {
+        let due = core.store.due_bridges(base_ms(core.clock.mode()), PASS_BATCH).await?;
+        if due.is_empty() {
+            return Ok(steps);
+        }
+        for mut bridge in due {
+            let at = bridge.next_ms.unwrap_or(bridge.updated_ms);
+            let seed = core.next(Counter::Tx).await?;
+            let note = address_note(core, &bridge.record).await?;
+            let events = match lifecycle::step(&mut bridge, at, seed, note.as_deref()) {
+                Ok(events) => events,
+                Err(stuck) => {
+                    tracing::warn!(bridge = %bridge.id, error = %stuck, "lifecycle step failed; parking the bridge");
+                    vec![]
+                }
+            };
+            let mut new_events = Vec::with_capacity(events.len());
+            for event in events {
+                new_events.push(core.event(&bridge.project, at, event, bridge.webhook_url.clone()).await?);
+            }
+            if !core.store.save_bridge(&bridge, &new_events).await? {
+                // A request changed it since it was taken: it is read again (if still due) by the next round.
+                tracing::debug!(bridge = %bridge.id, "changed meanwhile; stepped again from its new state");
+                continue;
+            }
+            tracing::info!(bridge = %bridge.id, state = records::state_name(&bridge.record), "bridge advanced");
+            steps += 1;
+        }
+    }
+}
+
+/// The `addressNote` a deposit-address bridge's events carry: the note of the (routing) deposit address that
+/// received the deposit, when it has one.
+async fn address_note(core: &Core, record: &BridgeRecord) -> StoreResult<Option<String>> {
+    let Some(address) = records::deposit_address(record) else { return Ok(None) };
+    let chain = &record.common().chain_in;
+    Ok(match core.store.address(chain, address).await? {
+        Some(a) => a.address.address_note,
+        None => core.store.routing_address(chain, address).await?.and_then(|a| a.address.address_note),
+    })
+}
+
+// ----------------------------------------------------------------- production endpoints beyond the spec (issue 17)
+
+/// `PATCH /bridge/history/bridge/{bridgeId}`: the owner cancels a PENDING bridge whose deposit was not paid.
+pub async fn cancel(
+    core: &Core,
+    caller: &Caller,
+    path: CancelBridgePath,
+    _body: CancelBridgeRequest,
+) -> Result<BridgeRecord, CancelBridgeError> {
+    let _pass = core.pass.lock().await;
+    for _ in 0..SAVE_ATTEMPTS {
+        if let Some(record) = try_cancel(core, caller, &path).await? {
+            return Ok(record);
+        }
+    }
+    Err(kept_changing(&path.bridge_id).into())
+}
+
+/// One read, change and save of [`cancel`]; `None` when the bridge was saved by someone else in between.
+async fn try_cancel(
+    core: &Core,
+    caller: &Caller,
+    path: &CancelBridgePath,
+) -> Result<Option<BridgeRecord>, CancelBridgeError> {
+    let mut bridge = core
+        .store
+        .bridge(&caller.project_id, &path.bridge_id)
+        .await?
+        .ok_or_else(|| BridgeNotFound::new(format!("no bridge {}", path.bridge_id)))?;
+    let now = core.now_of(&caller.project_id).await?;
+    let event = lifecycle::cancel(&mut bridge, now)
+        .map_err(|stuck| CannotCancelBridge::new(format!("bridge {} cannot be cancelled: {stuck}", path.bridge_id)))?;
+    let event = core.event(&bridge.project, now, event, bridge.webhook_url.clone()).await?;
+    if !core.store.save_bridge(&bridge, &[event]).await? {
+        return Ok(None);
+    }
+    tracing::info!(project = %caller.project_id, bridge = %path.bridge_id, "bridge cancelled");
+    Ok(Some(bridge.record))
+}
+
+/// The opaque cursor of the cursor-paged history: the query it belongs to and the last record's (sort key, id),
+/// base64url of `sortBy|sortDirection|state|key|id`. A token of another query, or not made here, is refused.
+struct HistoryCursor {
+    query: String,
+    key: i64,
+    id: String,
+}
+
+impl HistoryCursor {
+    fn query_of(q: &ListBridgeHistoryCursorQuery) -> String {
+        let state = q.state.map_or("", |s| s.as_str());
+        format!("{}|{}|{state}", q.sort_by.as_str(), q.sort_direction.as_str())
+    }
+
+    fn encode(&self) -> String {
+        data_encoding::BASE64URL_NOPAD.encode(format!("{}|{}|{}", self.query, self.key, self.id).as_bytes())
+    }
+
+    fn decode(token: &str) -> Option<Self> {
+        let bytes = data_encoding::BASE64URL_NOPAD.decode(token.as_bytes()).ok()?;
+        let text = String::from_utf8(bytes).ok()?;
+        let mut parts = text.splitn(5, '|');
+        let query = [parts.next()?, parts.next()?, parts.next()?].join("|");
+        let key = parts.next()?.parse().ok()?;
+        let id = parts.next()?.to_owned();
+        Some(Self { query, key, id })
+    }
+}
+
+/// `GET /bridge/history-cursor/user`: the page history's filter and order, by cursor.
+pub async fn list_bridge_history_cursor(
+    core: &Core,
+    caller: &Caller,
+    query: ListBridgeHistoryCursorQuery,
+) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> {
+    let size = query.page_size.as_f64();
+    if size < 1.0 || size.fract() != 0.0 || size > MAX_HISTORY_LIMIT as f64 {
+        return Err(
+            InvalidRequest::new(format!("pageSize must be a whole number from 1 to {MAX_HISTORY_LIMIT}")).into()
+        );
+    }
+    let this_query = HistoryCursor::query_of(&query);
+    let after = match &query.page_token {
+        None => None,
+        Some(token) => match HistoryCursor::decode(token) {
+            Some(cursor) if cursor.query == this_query => Some((cursor.key, cursor.id)),
+            _ => {
+                return Err(InvalidRequest::new(
+                    "pageToken is not a nextPageToken of this history query (same sortBy, sortDirection and state)",
+                )
+                .into())
+            }
+        },
+    };
+    let limit = size as u64;
+    let q = HistoryCursorQuery {
+        state: query.state,
+        sort_by: query.sort_by,
+        direction: query.sort_direction,
+        after,
+        // One more than asked: whether a next page exists.
+        limit: limit + 1,
+    };
+    let mut bridges = core.store.history_after(&caller.project_id, &q).await?;
+    let more = bridges.len() as u64 > limit;
+    bridges.truncate(limit as usize);
+    let next_page_token = match bridges.last() {
+        Some(last) if more => {
+            let key = match query.sort_by {
+                HistorySortBy::CreatedAt => last.created_ms,
+                HistorySortBy::UpdatedAt => last.updated_ms,
+            };
+            Some(HistoryCursor { query: this_query, key, id: last.id.clone() }.encode())
+        }
+        _ => None,
+    };
+    Ok(HistoryCursorPage {
+        items: bridges.into_iter().map(|b| HistoryItem { bridge: b.record, rejections: b.rejections }).collect(),
+        next_page_token,
+    })
+}
+
+/// `GET /bridge/history/bridge/by-deposit-hash/{depositTxHash}`: every record of that deposit.
+pub async fn by_deposit_hash(
+    core: &Core,
+    caller: &Caller,
+    path: GetBridgesByDepositHashPath,
+) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> {
+    let bridges = core.store.bridges_by_deposit_hash(&caller.project_id, &path.deposit_tx_hash).await?;
+    if bridges.is_empty() {
+        return Err(HistoryNotFound::new(path.deposit_tx_hash).into());
+    }
+    Ok(bridges.into_iter().map(|b| b.record).collect())
+}
+
+/// `GET /bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}`: the EXECUTED record of that withdrawal.
+pub async fn by_withdraw_hash(
+    core: &Core,
+    caller: &Caller,
+    path: GetBridgeByWithdrawHashPath,
+) -> Result<BridgeRecord, GetBridgeByWithdrawHashError> {
+    let bridges = core.store.bridges_by_withdraw_hash(&caller.project_id, &path.withdraw_tx_hash).await?;
+    bridges
+        .into_iter()
+        .map(|b| b.record)
+        .find(records::is_executed)
+        .ok_or_else(|| InvalidRequest::new(format!("no executed bridge withdrew in {}", path.withdraw_tx_hash)).into())
+}

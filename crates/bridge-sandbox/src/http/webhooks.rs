@@ -1,0 +1,73 @@
+//! Webhooks as operations: the public key that verifies them (`GET /webhook/public-key`), and the sandbox helpers
+//! that send a test event, list delivery attempts, resend one event's deliveries and recover the failed ones. Deliveries themselves are [`crate::infra::delivery`]'s.
+
+use bridge_contract::operations::{
+    SandboxListWebhookDeliveriesError, SandboxRecoverWebhookDeliveriesError, SandboxResendWebhookDeliveryError,
+    SandboxSendWebhookTestError,
+};
+use bridge_contract::{
+    DateString, SandboxListWebhookDeliveriesQuery, SandboxResendWebhookDeliveryPath, SandboxWebhookDeliveries,
+    SandboxWebhookRecover, SandboxWebhookRecoverRequest, SandboxWebhookResend, SandboxWebhookTest,
+    SandboxWebhookTestRequest, WebhookDeliveryNotFound, WebhookTestEvent,
+};
+use bridge_server::Caller;
+
+use crate::infra::core::Core;
+
+/// The test event's `message` when the request has none (the schema's description says so).
+pub const DEFAULT_TEST_MESSAGE: &str = "test";
+/// Most delivery attempts listed at once.
+const MAX_ATTEMPTS_LISTED: u64 = 500;
+
+pub async fn send_test(
+    core: &Core,
+    caller: &Caller,
+    body: SandboxWebhookTestRequest,
+) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
+    let event = WebhookTestEvent::new(body.message.unwrap_or_else(|| DEFAULT_TEST_MESSAGE.into()));
+    let now = core.now_of(&caller.project_id).await?;
+    let event = core.event(&caller.project_id, now, event, Some(body.webhook_url)).await?;
+    let event_id = event.id.clone();
+    core.store.append_events(&[event]).await?;
+    Ok(SandboxWebhookTest { event_id })
+}
+
+pub async fn list_deliveries(
+    core: &Core,
+    caller: &Caller,
+    query: SandboxListWebhookDeliveriesQuery,
+) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> {
+    let items =
+        core.store.delivery_attempts(&caller.project_id, query.event_id.as_deref(), MAX_ATTEMPTS_LISTED).await?;
+    Ok(SandboxWebhookDeliveries { items })
+}
+
+/// `POST /sandbox/webhook-deliveries/{eventId}/resend`: every delivery of the event due now.
+pub async fn resend(
+    core: &Core,
+    caller: &Caller,
+    path: SandboxResendWebhookDeliveryPath,
+) -> Result<SandboxWebhookResend, SandboxResendWebhookDeliveryError> {
+    let now = core.now_of(&caller.project_id).await?;
+    let deliveries = core.store.resend_deliveries(&caller.project_id, &path.event_id, now).await?;
+    if deliveries == 0 {
+        return Err(WebhookDeliveryNotFound::new(format!("no webhook delivery of event {}", path.event_id)).into());
+    }
+    Ok(SandboxWebhookResend {
+        event_id: path.event_id,
+        deliveries,
+        next_attempt_at: DateString::from_millis(now).unwrap_or(DateString::MIN),
+    })
+}
+
+/// `POST /sandbox/webhook-deliveries/recover`: every failed delivery whose latest attempt was at or after `since`
+/// due now.
+pub async fn recover(
+    core: &Core,
+    caller: &Caller,
+    body: SandboxWebhookRecoverRequest,
+) -> Result<SandboxWebhookRecover, SandboxRecoverWebhookDeliveriesError> {
+    let now = core.now_of(&caller.project_id).await?;
+    let deliveries = core.store.recover_deliveries(&caller.project_id, body.since.millis(), now).await?;
+    Ok(SandboxWebhookRecover { deliveries })
+}

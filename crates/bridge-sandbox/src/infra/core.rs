@@ -1,0 +1,97 @@
+//! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the clocks (the sandbox's
+//! [`Clock`] and each project's, read from the store: [`crate::infra::clock`]), the webhook egress policy, and the counters
+//! and key that ids and made-up chain data come from ([`crate::domain::ids`]).
+
+use std::sync::Arc;
+
+use bridge_contract::WebhookEvent;
+
+use crate::domain::catalogue::Catalogue;
+use crate::domain::ids::Ids;
+use crate::infra::clock::{base_ms, Clock, Floors, ProjectClock};
+use crate::infra::counters::Counters;
+use crate::infra::egress::WebhookEgress;
+use crate::infra::store::{Counter, NewEvent, Store, StoreResult};
+
+pub struct Core {
+    pub store: Arc<dyn Store>,
+    pub catalogue: Catalogue,
+    /// The sandbox's clock: where projects start (and restart after a reset).
+    pub clock: Clock,
+    /// Where webhooks may be delivered: checked when a `webhookUrl` is given and again at delivery.
+    pub egress: WebhookEgress,
+    /// One lifecycle pass at a time (`crate::http::bridges::advance`).
+    pub(crate) pass: tokio::sync::Mutex<()>,
+    /// The latest time answered per project (`--clock real` across wall-clock steps).
+    pub(crate) floors: Floors,
+    counters: Counters,
+    ids: Ids,
+}
+
+impl Core {
+    pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock, ids: Ids) -> Self {
+        Self {
+            store,
+            catalogue,
+            clock,
+            egress: WebhookEgress::default(),
+            pass: tokio::sync::Mutex::new(()),
+            floors: Floors::default(),
+            counters: Counters::default(),
+            ids,
+        }
+    }
+
+    /// This core with the webhook egress policy `egress` (the default is [`WebhookEgress::default`]).
+    pub fn with_webhook_egress(mut self, egress: WebhookEgress) -> Self {
+        self.egress = egress;
+        self
+    }
+
+    /// The clock of `project` as the store keeps it (the project is first seen now if it has none yet).
+    pub async fn project_clock(&self, project: &str) -> StoreResult<ProjectClock> {
+        self.store.project_clock(project, &self.clock.project_start()).await
+    }
+
+    /// Milliseconds since the Unix epoch, on `project`'s clock.
+    pub async fn now_of(&self, project: &str) -> StoreResult<i64> {
+        let clock = self.project_clock(project).await?;
+        Ok(self.answer(project, &clock))
+    }
+
+    /// The time `project`'s stored `clock` answers now (kept as this instance's floor of the project).
+    pub fn answer(&self, project: &str, clock: &ProjectClock) -> i64 {
+        self.floors.answer(project, clock, base_ms(self.clock.mode()))
+    }
+
+    /// A made-up seed from the next value of a counter (unique within the store, see [`Counters`]; unique across
+    /// stores through the key of [`Ids`]).
+    pub async fn next(&self, counter: Counter) -> StoreResult<u64> {
+        let n = self.counters.next(counter, &*self.store).await?;
+        Ok(self.ids.seed(counter, n))
+    }
+
+    /// An ObjectId-like id from the next value of a counter, made at `at_ms` ([`Ids::object_id`]).
+    pub async fn object_id(&self, counter: Counter, at_ms: i64) -> StoreResult<String> {
+        let n = self.counters.next(counter, &*self.store).await?;
+        Ok(self.ids.object_id(counter, n, at_ms))
+    }
+
+    /// An event of `project` at `at_ms`, ready to append, with the next event id.
+    pub async fn event(
+        &self,
+        project: &str,
+        at_ms: i64,
+        event: impl Into<WebhookEvent>,
+        webhook_url: Option<String>,
+    ) -> StoreResult<NewEvent> {
+        let id = self.object_id(Counter::Event, at_ms).await?;
+        Ok(NewEvent { id, project: project.to_owned(), created_ms: at_ms, event: event.into(), webhook_url })
+    }
+
+    /// The USD price of `token` on `chain` as the JSON number records carry (0 when the catalogue has none).
+    pub fn usd_price(&self, chain: &str, token: &str) -> bridge_contract::DecimalNumber {
+        let price = self.catalogue.chain(chain).and_then(|c| c.token(token)).map(|t| t.usd_price);
+        crate::domain::catalogue::usd_number(price.unwrap_or_default())
+    }
+}

@@ -1,0 +1,250 @@
+//! [`PgStore`]: the whole store on a PostgreSQL server, through sqlx's connection pool, with versioned migrations
+//! (`migrations/postgres/`, embedded with `sqlx::migrate!`; concurrent starts wait on sqlx's migration lock).
+//! Several sandbox instances may share one database: counters are rows updated atomically, feed positions come
+//! from the one-row `feed_head` in commit order (the module docs of [`crate::infra::store`]), and due deliveries are taken
+//! with `FOR UPDATE SKIP LOCKED` and a wall-clock lease, so each is in flight at one instance at a time and a dead
+//! instance's lease runs out and the delivery is retried. JSON is kept as `TEXT`, byte for byte.
+
+// One file per area of the store, each an `impl PgStore` block with that area's `Store` methods
+// (`store_by_area!` at the end forwards the trait to them); this file holds the connection handling and the
+// helpers the areas share (events, bridges and the row mappings, once per type).
+mod access;
+mod addresses;
+mod bridges;
+mod clocks;
+mod deliveries;
+mod events;
+mod health;
+mod quotes;
+
+use sqlx_core::migrate::{Migration, MigrationSource, MigrationType, Migrator};
+use sqlx_core::query::query;
+use sqlx_core::query_scalar::query_scalar;
+use sqlx_core::row::Row;
+use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
+
+use super::{
+    from_json, from_text, to_json, NewEvent, StoreError, StoreResult, StoredAddress, StoredBridge, StoredQuote,
+};
+use crate::domain::records;
+
+type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
+
+/// Commits, timing the commit ([`crate::infra::telemetry::STORE_COMMIT_DURATION`]).
+async fn commit(tx: Tx) -> StoreResult<()> {
+    let started = std::time::Instant::now();
+    tx.commit().await?;
+    metrics::histogram!(crate::infra::telemetry::STORE_COMMIT_DURATION, "backend" => "postgres")
+        .record(started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+impl From<sqlx_core::Error> for StoreError {
+    fn from(e: sqlx_core::Error) -> Self {
+        StoreError::new(e)
+    }
+}
+
+/// The versioned migrations (`migrations/postgres/<version>_<name>.sql`), embedded in the binary. sqlx keeps the
+/// applied versions and their checksums in `_sqlx_migrations`, refuses a database whose applied migrations were
+/// changed, and holds an advisory lock while migrating, so instances starting together migrate once.
+#[derive(Debug)]
+struct Migrations;
+
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "sandbox", include_str!("../../../../migrations/postgres/0001_sandbox.sql")),
+    (2, "beyond spec", include_str!("../../../../migrations/postgres/0002_beyond_spec.sql")),
+    (3, "feed time floor", include_str!("../../../../migrations/postgres/0003_feed_time_floor.sql")),
+    (4, "bridge version", include_str!("../../../../migrations/postgres/0004_bridge_version.sql")),
+    (5, "projects", include_str!("../../../../migrations/postgres/0005_projects.sql")),
+    (7, "access", include_str!("../../../../migrations/postgres/0007_access.sql")),
+    (8, "lease holders", include_str!("../../../../migrations/postgres/0008_lease_holders.sql")),
+    (9, "delivery details", include_str!("../../../../migrations/postgres/0009_delivery_details.sql")),
+];
+
+type Resolved =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<Migration>, sqlx_core::error::BoxDynError>> + Send>>;
+
+impl MigrationSource<'static> for Migrations {
+    fn resolve(self) -> Resolved {
+        Box::pin(async {
+            Ok(MIGRATIONS
+                .iter()
+                .map(|(version, name, sql)| {
+                    Migration::new(*version, (*name).into(), MigrationType::Simple, (*sql).into(), false)
+                })
+                .collect())
+        })
+    }
+}
+
+/// How long a lifecycle pass holds the bridges it took (real time).
+const BRIDGE_LEASE_MS: i64 = 30_000;
+
+/// Connections per instance: enough for concurrent requests, the lifecycle pass and the deliverer.
+const POOL_SIZE: u32 = 16;
+
+/// All state in one PostgreSQL database, shared by every instance that connects to it.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: PgPool,
+    /// This handle's name in the leases it takes (`leased_by`): random, one per connect.
+    instance: std::sync::Arc<str>,
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://user:password@host:port/database`) and migrates the database to the latest
+    /// version.
+    pub async fn connect(url: &str) -> StoreResult<Self> {
+        let pool = PgPoolOptions::new()
+            .max_connections(POOL_SIZE)
+            .acquire_timeout(std::time::Duration::from_secs(10))
+            .connect(url)
+            .await
+            .map_err(|e| StoreError::new(e).context("connecting to PostgreSQL"))?;
+        let migrator = Migrator::new(Migrations).await.map_err(|e| StoreError::new(e).context("the migrations"))?;
+        migrator.run(&pool).await.map_err(|e| StoreError::new(e).context("migrating the sandbox database"))?;
+        let instance = format!("{:016x}", rand::random::<u64>()).into();
+        Ok(Self { pool, instance })
+    }
+
+    /// The value kept under `name`, if any.
+    pub async fn shared_value(&self, name: &str) -> StoreResult<Option<String>> {
+        Ok(query_scalar("SELECT value FROM meta WHERE key = $1")
+            .bind(format!("shared:{name}"))
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// Keeps `candidate` under `name` unless a value is kept already, and returns the kept value: of instances
+    /// starting at once, the first to commit stores its candidate, and every one of them gets that.
+    pub async fn keep_first(&self, name: &str, candidate: &str) -> StoreResult<String> {
+        let key = format!("shared:{name}");
+        query("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
+            .bind(&key)
+            .bind(candidate)
+            .execute(&self.pool)
+            .await?;
+        Ok(query_scalar("SELECT value FROM meta WHERE key = $1").bind(&key).fetch_one(&self.pool).await?)
+    }
+}
+
+/// Appends events (and an outbox row for each that has a `webhookUrl`) as the last step of the caller's
+/// transaction: the positions come from `feed_head`, whose row lock is held until the commit, so positions are
+/// given out in commit order.
+async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let newest = events.iter().map(|e| e.created_ms).max().unwrap_or(i64::MIN);
+    let (last, latest): (i64, i64) = sqlx_core::query_as::query_as(
+        "UPDATE feed_head SET position = position + $1, latest_ms = GREATEST(latest_ms, $2)
+         RETURNING position, latest_ms",
+    )
+    .bind(events.len() as i64)
+    .bind(newest)
+    .fetch_one(&mut **tx)
+    .await?;
+    let first = last - events.len() as i64 + 1;
+    for (i, e) in events.iter().enumerate() {
+        query(
+            "INSERT INTO events (seq, id, project, created_ms, body, webhook_url, latest_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(first + i as i64)
+        .bind(&e.id)
+        .bind(&e.project)
+        .bind(e.created_ms)
+        .bind(to_json(&e.event)?)
+        .bind(&e.webhook_url)
+        .bind(latest)
+        .execute(&mut **tx)
+        .await?;
+        if let Some(url) = &e.webhook_url {
+            query("INSERT INTO outbox (event_id, project, url, next_ms) VALUES ($1, $2, $3, $4)")
+                .bind(&e.id)
+                .bind(&e.project)
+                .bind(url)
+                .bind(e.created_ms)
+                .execute(&mut **tx)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
+    let plan = b.plan.as_ref().map(to_json).transpose()?;
+    query(
+        "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
+           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan, leased_until = NULL,
+           version = bridges.version + 1",
+    )
+    .bind(&b.id)
+    .bind(&b.project)
+    .bind(to_json(&b.record)?)
+    .bind(to_json(&b.rejections)?)
+    .bind(records::state_name(&b.record))
+    .bind(b.created_ms)
+    .bind(b.updated_ms)
+    .bind(b.next_ms)
+    .bind(&b.webhook_url)
+    .bind(plan)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+const BRIDGE_COLUMNS: &str =
+    "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan, version";
+
+fn bridge_from_row(row: &PgRow) -> StoreResult<StoredBridge> {
+    Ok(StoredBridge {
+        id: row.try_get(0)?,
+        project: row.try_get(1)?,
+        record: from_json(row.try_get(2)?)?,
+        rejections: from_json(row.try_get(3)?)?,
+        created_ms: row.try_get(4)?,
+        updated_ms: row.try_get(5)?,
+        next_ms: row.try_get(6)?,
+        webhook_url: row.try_get(7)?,
+        plan: row.try_get::<Option<&str>, _>(8)?.map(from_json).transpose()?,
+        version: row.try_get(9)?,
+    })
+}
+
+const ADDRESS_COLUMNS: &str = "seq, project, reuse_key, body, search_item, webhook_url, created_ms";
+
+fn address_from_row(row: &PgRow) -> StoreResult<(i64, StoredAddress)> {
+    Ok((
+        row.try_get(0)?,
+        StoredAddress {
+            project: row.try_get(1)?,
+            reuse_key: row.try_get(2)?,
+            address: from_json(row.try_get(3)?)?,
+            search_item: from_json(row.try_get(4)?)?,
+            webhook_url: row.try_get(5)?,
+            created_ms: row.try_get(6)?,
+        },
+    ))
+}
+
+fn quote_from_row(row: &PgRow) -> StoreResult<StoredQuote> {
+    Ok(StoredQuote {
+        id: row.try_get(0)?,
+        project: row.try_get(1)?,
+        response: from_json(row.try_get(2)?)?,
+        mode: from_text(row.try_get(3)?)?,
+        created_ms: row.try_get(4)?,
+        expires_ms: row.try_get(5)?,
+        committed: row.try_get(6)?,
+    })
+}
+
+fn all<T>(rows: &[PgRow], decode: impl Fn(&PgRow) -> StoreResult<T>) -> StoreResult<Vec<T>> {
+    rows.iter().map(decode).collect()
+}
+
+crate::infra::store::store_by_area!(PgStore);
