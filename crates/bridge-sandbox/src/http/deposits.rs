@@ -9,7 +9,7 @@ use bridge_contract::{
     CompletedSdaRefundEvent, DecimalString, DepositAddressBridgeDelayedEvent, DepositAddressBridgeRejectedEvent,
     DepositAddressDepositConfirmingEvent, DepositAddressDepositDetectedEvent, DepositAddressInfo, LastBridge,
     LastBridgeAccepted, LastBridgeRejected, LastBridgeRetrying, LastBridgeStatus, PublicStatusUnprocessable, QuoteMode,
-    RejectReason, RoutingDepositAddressBridgeDelayedEvent, RoutingDepositAddressBridgeRejectedEvent,
+    QuoteResponse, RejectReason, RoutingDepositAddressBridgeDelayedEvent, RoutingDepositAddressBridgeRejectedEvent,
     SandboxAddressDeposit, SandboxAddressDepositRequest, SandboxDepositIntoAddressPath, SandboxDepositOutcome,
     SdaDeposit, SdaRefundRejectedBridge, SdaRefundTrigger, SdaRefundUnsupportedToken, WebhookEvent,
 };
@@ -160,6 +160,9 @@ fn destination(target: &Target, deposit: &SdaDeposit, deposit_chain: &str) -> Re
     }
 }
 
+/// `POST /sandbox/deposit-addresses/{address}/{chain}/deposits`: finds the address, makes up the deposit, prices
+/// it to where it goes, and keeps the outcome (a bridge and its events, or a rejection and its refund) with the
+/// deposit in one store write.
 pub async fn deposit(
     core: &Core,
     caller: &Caller,
@@ -169,130 +172,180 @@ pub async fn deposit(
     let Some(target) = target(core, caller, &path.deposit_chain, &path.deposit_address).await? else {
         return Err(PublicStatusUnprocessable::from(not_found(&path.deposit_address)).into());
     };
-    let webhook_url = target.webhook_url();
-    let catalogue = &core.catalogue;
     let seed = core.next(Counter::Tx).await?;
-    let tx_hash = ids::tx_hash(seed);
-    // A made-up sender in the deposit chain's own address format (a refund of a rejected deposit goes to it).
-    let sender = body.sender.clone().unwrap_or_else(|| {
-        let seed = ids::sender_seed(seed);
-        catalogue.deposit_address(&path.deposit_chain, seed).map(|(a, _)| a).unwrap_or_else(|| ids::evm_address(seed))
-    });
     let now = core.now_of(&caller.project_id).await?;
-    let token = catalogue.chain(&path.deposit_chain).and_then(|c| c.tokens.get(&body.token));
-    let amount_usd = token.and_then(|t| body.amount.to_decimal().ok().and_then(|a| a.checked_mul(t.usd_price)));
-    let block = ids::block(seed);
-    let deposit = SdaDeposit {
-        id: ids::deposit_id(seed, now),
-        token_symbol: body.token.clone(),
-        token_address: token.map(|t| t.address.clone()).unwrap_or_else(|| "unknown".into()),
-        amount: body.amount.clone(),
-        amount_usd: amount_usd.map(usd_number).unwrap_or_default(),
-        amount_wei: amount_wei(&body.amount, token.map(|t| t.decimals).unwrap_or(18)),
-        sender: sender.clone(),
-        tx_hash: tx_hash.clone(),
-        created_at: date(now),
-        block_number: Some(block),
+    let request = Request { core, project: &caller.project_id, path: &path, body: &body, target, now };
+    let made = request.made_up_deposit(seed);
+    let outcome = match request.price(&made).await? {
+        Ok(quote) => request.bridged(&made, &quote).await?,
+        Err(reason) => request.rejected(&made, reason, seed).await?,
     };
-    let extras = Extras {
-        native_token: catalogue.chain(&path.deposit_chain).is_some_and(|c| c.native_symbol == body.token),
-        token_address: token.map(|t| t.address.clone()),
-        amount_usd: amount_usd.and_then(|usd| usd.round_dp(2).normalize().to_string().parse().ok()),
-    };
-    let destination = destination(&target, &deposit, &path.deposit_chain);
-    let quote_id = core.object_id(Counter::Quote, now).await?;
-    let ctx = QuoteContext { catalogue, project_id: &caller.project_id, now: date(now), quote_id };
-    let priced = destination.and_then(|d| {
-        pricing::quote_deposit(
-            &ctx,
-            &DepositQuote {
-                deposit_chain: &path.deposit_chain,
-                destination_chain: &d.chain,
-                destination_address: &d.address,
-                token: &body.token,
-                amount: &body.amount,
-                token_out: d.token_out.as_deref(),
-                depositor: &sender,
-            },
-        )
-    });
-    let mut last_bridge = LastBridge {
-        deposit_tx_hash: tx_hash.clone(),
+    let Outcome { bridge, events, status } = outcome;
+    let last_bridge = LastBridge {
+        deposit_tx_hash: made.deposit.tx_hash.clone(),
         deposit_tx_timestamp: date(now),
         token_symbol: body.token.clone(),
         deposit_amount: body.amount.clone(),
-        sender: sender.clone(),
-        status: LastBridgeRetrying::new().into(),
+        sender: made.deposit.sender.clone(),
+        status,
     };
-    let project = &caller.project_id;
-    let (bridge, events, bridge_id) = match priced {
-        Ok(quote) => {
-            let record = NewRecord {
-                quote: &quote,
-                project,
-                mode: QuoteMode::Pay,
-                quoted_at: date(now),
-                committed_at: date(now),
-                token_usd_price: core.usd_price(quote.chain_in(), records::quote_token(&quote)),
-                deposit_address: Some(&path.deposit_address),
-            }
-            .record();
-            let mut bridge = StoredBridge::new(project, record, now, webhook_url.clone());
-            let seen = SeenDeposit { tx_hash: tx_hash.clone(), block };
-            let delayed = body.outcome == Some(SandboxDepositOutcome::Delayed);
-            if delayed {
-                // Bridging is delayed once: the record waits in PENDING until the delay is over.
-                bridge.plan = Some(Plan::Delayed(seen));
-                bridge.next_ms = Some(now + DELAY_MS);
-            } else if let Err(stuck) = lifecycle::see_deposit(&mut bridge, &seen, now) {
-                unreachable!("a new record is PENDING: {stuck}");
-            }
-            if body.outcome == Some(SandboxDepositOutcome::Failed) {
-                bridge.plan = Some(Plan::Failed);
-            }
-            let common = bridge.record.common();
-            last_bridge.status = LastBridgeAccepted::new(common.amount_out.clone(), common.fee.clone()).into();
-            let mut emitted: Vec<WebhookEvent> = Vec::new();
-            if let Target::Sda(a) = &target {
-                // Only deposit addresses have detected / confirming kinds (the spec names none for routing ones).
-                emitted.push(DepositAddressDepositDetectedEvent::from_sda_deposit(&deposit, Target::info(a)).into());
-            }
-            if delayed {
-                // The public status says RETRYING while the bridge waits.
-                let original_error_tag = Some(RejectReason::OperationUnavailable.as_str().to_owned());
-                last_bridge.status =
-                    LastBridgeRetrying { original_error_tag: original_error_tag.clone(), ..LastBridgeRetrying::new() }
-                        .into();
-                emitted.push(target.delayed_event(&deposit, original_error_tag));
-            } else if let Target::Sda(a) = &target {
-                // The deposit's first confirmation comes with the block that holds it; the bridge is accepted
-                // when it has all of them (the lifecycle's DEPOSIT_ACCEPTED step).
-                let confirming = DepositAddressDepositConfirmingEvent {
-                    expected_confirmed_at: records::expected_confirmation(&bridge.record),
-                    ..DepositAddressDepositConfirmingEvent::from_sda_deposit(
-                        &deposit,
-                        1u64,
-                        REQUIRED_CONFIRMATIONS,
-                        Target::info(a),
-                    )
-                };
-                emitted.push(confirming.into());
-            }
-            let events = new_events(core, project, now, emitted, &webhook_url).await?;
-            let id = bridge.id.clone();
-            (Some(bridge), events, Some(id))
-        }
-        Err(reason) => {
-            last_bridge.status = LastBridgeStatus::Rejected(LastBridgeRejected::new(reason));
-            let rejected = target.rejected_event(&deposit, reason);
-            let refund = refund_event(&target, &deposit, &extras, reason, seed, now);
-            (None, new_events(core, project, now, vec![rejected, refund], &webhook_url).await?, None)
-        }
-    };
+    let bridge_id = bridge.as_ref().map(|b| b.id.clone());
     let stored = StoredDeposit { last_bridge: last_bridge.clone(), bridge_id: bridge_id.clone() };
     core.store.add_deposit(&path.deposit_chain, &path.deposit_address, &stored, bridge.as_ref(), &events).await?;
     tracing::info!(project = %caller.project_id, address = %path.deposit_address, status = ?last_bridge.status, "deposit into address");
     Ok(SandboxAddressDeposit { deposit: last_bridge, bridge_id })
+}
+
+/// A made-up deposit of the request's token and amount: its transaction, block and sender (the request's, or one
+/// in the deposit chain's own address format, to which a rejected deposit is refunded).
+struct MadeUpDeposit {
+    deposit: SdaDeposit,
+    extras: Extras,
+    block: i64,
+}
+
+/// What a deposit comes to: the bridge it starts (if any), the events it emits, and the public status of the
+/// address's last bridge.
+struct Outcome {
+    bridge: Option<StoredBridge>,
+    events: Vec<NewEvent>,
+    status: LastBridgeStatus,
+}
+
+/// One deposit request: what each of its steps reads.
+struct Request<'a> {
+    core: &'a Core,
+    project: &'a str,
+    path: &'a SandboxDepositIntoAddressPath,
+    body: &'a SandboxAddressDepositRequest,
+    target: Target,
+    /// The project's clock when the request came.
+    now: i64,
+}
+
+impl Request<'_> {
+    fn made_up_deposit(&self, seed: u64) -> MadeUpDeposit {
+        let Self { core, body, now, .. } = *self;
+        let deposit_chain = self.path.deposit_chain.as_str();
+        let catalogue = &core.catalogue;
+        let sender = body.sender.clone().unwrap_or_else(|| {
+            let seed = ids::sender_seed(seed);
+            catalogue.deposit_address(deposit_chain, seed).map(|(a, _)| a).unwrap_or_else(|| ids::evm_address(seed))
+        });
+        let token = catalogue.chain(deposit_chain).and_then(|c| c.tokens.get(&body.token));
+        let amount_usd = token.and_then(|t| body.amount.to_decimal().ok().and_then(|a| a.checked_mul(t.usd_price)));
+        let block = ids::block(seed);
+        let deposit = SdaDeposit {
+            id: ids::deposit_id(seed, now),
+            token_symbol: body.token.clone(),
+            token_address: token.map(|t| t.address.clone()).unwrap_or_else(|| "unknown".into()),
+            amount: body.amount.clone(),
+            amount_usd: amount_usd.map(usd_number).unwrap_or_default(),
+            amount_wei: amount_wei(&body.amount, token.map(|t| t.decimals).unwrap_or(18)),
+            sender,
+            tx_hash: ids::tx_hash(seed),
+            created_at: date(now),
+            block_number: Some(block),
+        };
+        let extras = Extras {
+            native_token: catalogue.chain(deposit_chain).is_some_and(|c| c.native_symbol == body.token),
+            token_address: token.map(|t| t.address.clone()),
+            amount_usd: amount_usd.and_then(|usd| usd.round_dp(2).normalize().to_string().parse().ok()),
+        };
+        MadeUpDeposit { deposit, extras, block }
+    }
+
+    /// The deposit priced as a deposit quote to where it goes, or why it is rejected.
+    async fn price(&self, made: &MadeUpDeposit) -> StoreResult<Result<QuoteResponse, RejectReason>> {
+        let Self { core, path, body, now, .. } = *self;
+        let destination = destination(&self.target, &made.deposit, &path.deposit_chain);
+        let quote_id = core.object_id(Counter::Quote, now).await?;
+        let ctx = QuoteContext { catalogue: &core.catalogue, project_id: self.project, now: date(now), quote_id };
+        Ok(destination.and_then(|d| {
+            pricing::quote_deposit(
+                &ctx,
+                &DepositQuote {
+                    deposit_chain: &path.deposit_chain,
+                    destination_chain: &d.chain,
+                    destination_address: &d.address,
+                    token: &body.token,
+                    amount: &body.amount,
+                    token_out: d.token_out.as_deref(),
+                    depositor: &made.deposit.sender,
+                },
+            )
+        }))
+    }
+
+    /// A priced deposit starts a deposit-address bridge: seen at once (DEPOSIT_DETECTED, then the first confirmation
+    /// for a deposit address), or delayed once (BRIDGE_DELAYED; the status says RETRYING while it waits).
+    async fn bridged(&self, made: &MadeUpDeposit, quote: &QuoteResponse) -> StoreResult<Outcome> {
+        let Self { core, project, path, body, now, .. } = *self;
+        let target = &self.target;
+        let record = NewRecord {
+            quote,
+            project,
+            mode: QuoteMode::Pay,
+            quoted_at: date(now),
+            committed_at: date(now),
+            token_usd_price: core.usd_price(quote.chain_in(), records::quote_token(quote)),
+            deposit_address: Some(&path.deposit_address),
+        }
+        .record();
+        let webhook_url = target.webhook_url();
+        let mut bridge = StoredBridge::new(project, record, now, webhook_url.clone());
+        let seen = SeenDeposit { tx_hash: made.deposit.tx_hash.clone(), block: made.block };
+        let delayed = body.outcome == Some(SandboxDepositOutcome::Delayed);
+        if delayed {
+            // Bridging is delayed once: the record waits in PENDING until the delay is over.
+            bridge.plan = Some(Plan::Delayed(seen));
+            bridge.next_ms = Some(now + DELAY_MS);
+        } else if let Err(stuck) = lifecycle::see_deposit(&mut bridge, &seen, now) {
+            unreachable!("a new record is PENDING: {stuck}");
+        }
+        if body.outcome == Some(SandboxDepositOutcome::Failed) {
+            bridge.plan = Some(Plan::Failed);
+        }
+        let common = bridge.record.common();
+        let mut status: LastBridgeStatus =
+            LastBridgeAccepted::new(common.amount_out.clone(), common.fee.clone()).into();
+        let mut emitted: Vec<WebhookEvent> = Vec::new();
+        if let Target::Sda(a) = target {
+            // Only deposit addresses have detected / confirming kinds (the spec names none for routing ones).
+            emitted.push(DepositAddressDepositDetectedEvent::from_sda_deposit(&made.deposit, Target::info(a)).into());
+        }
+        if delayed {
+            let original_error_tag = Some(RejectReason::OperationUnavailable.as_str().to_owned());
+            status = LastBridgeRetrying { original_error_tag: original_error_tag.clone(), ..LastBridgeRetrying::new() }
+                .into();
+            emitted.push(target.delayed_event(&made.deposit, original_error_tag));
+        } else if let Target::Sda(a) = target {
+            // The deposit's first confirmation comes with the block that holds it; the bridge is accepted when it has
+            // all of them (the lifecycle's DEPOSIT_ACCEPTED step).
+            let confirming = DepositAddressDepositConfirmingEvent {
+                expected_confirmed_at: records::expected_confirmation(&bridge.record),
+                ..DepositAddressDepositConfirmingEvent::from_sda_deposit(
+                    &made.deposit,
+                    1u64,
+                    REQUIRED_CONFIRMATIONS,
+                    Target::info(a),
+                )
+            };
+            emitted.push(confirming.into());
+        }
+        let events = new_events(core, project, now, emitted, &webhook_url).await?;
+        Ok(Outcome { bridge: Some(bridge), events, status })
+    }
+
+    /// A deposit that cannot be bridged is rejected (BRIDGE_REJECTED) and refunded (COMPLETED_SDA_REFUND).
+    async fn rejected(&self, made: &MadeUpDeposit, reason: RejectReason, seed: u64) -> StoreResult<Outcome> {
+        let Self { core, project, now, .. } = *self;
+        let target = &self.target;
+        let rejected = target.rejected_event(&made.deposit, reason);
+        let refund = refund_event(target, &made.deposit, &made.extras, reason, seed, now);
+        let events = new_events(core, project, now, vec![rejected, refund], &target.webhook_url()).await?;
+        Ok(Outcome { bridge: None, events, status: LastBridgeStatus::Rejected(LastBridgeRejected::new(reason)) })
+    }
 }
 
 async fn new_events(
