@@ -9,20 +9,20 @@
 //! The folders are its layers, lowest first; a module imports only from its own layer or the ones below
 //! (`tests/it/layering.rs` checks it, and that no module imports one that imports it back):
 //!
-//! 1. [`domain`]: what the sandbox models, without input or output: the catalogue (chains, tokens, prices,
+//! 1. `domain`: what the sandbox models, without input or output: the catalogue (chains, tokens, prices,
 //!    limits, fee settings), the pricing model, the bridge records and the lifecycle's state machine, ids and
 //!    made-up chain data.
-//! 2. [`infra`]: what it runs on: the store (the async `Store` trait over SQLite or PostgreSQL), the clocks, the
+//! 2. `infra`: what it runs on: the store (the async `Store` trait over SQLite or PostgreSQL), the clocks, the
 //!    counters ids come from, the webhook egress policy and delivery, the webhook key, rate limits, the metrics'
 //!    names, and the `Core` that gathers them for the areas.
 //! 3. [`access`]: who may call: the authenticator (each instance's view of projects, API keys and signing keys),
 //!    API keys, JWT signing keys and their rotation, and what an operator changes from the command line.
-//! 4. [`http`]: the contract's operations, one module per area (quotes, bridges, projects, addresses, deposits,
+//! 4. `http`: the contract's operations, one module per area (quotes, bridges, projects, addresses, deposits,
 //!    routing, the feed, webhooks, the bridge configuration, `/docs`), and `service`, the `BridgeApi` and
 //!    `SandboxApi` implementation delegating to them.
-//! 5. [`dashboard`] (`/dashboard`, a web page of one project over the same service) and [`operate`] (probes,
+//! 5. `dashboard` (`/dashboard`, a web page of one project over the same service) and [`operate`] (probes,
 //!    `/metrics`, request ids and logs, timeouts and the connection cap, the workers and graceful shutdown).
-//! 6. [`app`]: opening the store and serving the whole application.
+//! 6. [`app`](mod@app): opening the store and serving the whole application.
 //!
 //! Public are the modules the binary, the tests, the benchmarks and `bridge-conformance --spawn-sandbox` use,
 //! re-exported here under their short names; the rest is internal to the crate.

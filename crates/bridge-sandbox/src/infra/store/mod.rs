@@ -35,7 +35,7 @@
 //! event at or after a time `t` has a watermark ≥ `t`, so the first position whose watermark reaches `t` (one
 //! seek in the `(project, latest_ms, seq)` index) is a safe start; the walk then filters by time as before.
 //!
-//! A page token names a position; one outside `1..=i64::MAX` was never given out (see [`crate::http::feed`]).
+//! A page token names a position; one outside `1..=i64::MAX` was never given out (see `crate::http::feed`).
 
 pub mod access;
 mod postgres;
