@@ -16,7 +16,7 @@ use bridge_server::{Answer, Caller};
 
 use crate::domain::ids;
 use crate::domain::lifecycle;
-use crate::domain::records::{self, Plan, SeenDeposit};
+use crate::domain::records::{self, Plan, SeenDeposit, StoredBridge};
 use crate::infra::clock::base_ms;
 use crate::infra::core::Core;
 use crate::infra::store::{Counter, HistoryCursorQuery, HistoryQuery, StoreError, StoreResult};
@@ -73,6 +73,33 @@ fn kept_changing(bridge_id: &str) -> StoreError {
     StoreError::new(anyhow::anyhow!("bridge {bridge_id} kept changing while this request changed it"))
 }
 
+/// Runs `attempt` (one read, change and save of bridge `bridge_id`; `None` when someone else saved it in between)
+/// until it saves, at most [`SAVE_ATTEMPTS`] times.
+async fn until_saved<T, E: From<StoreError>, F: std::future::Future<Output = Result<Option<T>, E>>>(
+    bridge_id: &str,
+    mut attempt: impl FnMut() -> F,
+) -> Result<T, E> {
+    for _ in 0..SAVE_ATTEMPTS {
+        if let Some(saved) = attempt().await? {
+            return Ok(saved);
+        }
+    }
+    Err(kept_changing(bridge_id).into())
+}
+
+/// The caller's bridge `bridge_id`, to change (another project's is not found either).
+async fn owned_bridge(
+    core: &Core,
+    caller: &Caller,
+    bridge_id: &str,
+) -> StoreResult<Result<StoredBridge, BridgeNotFound>> {
+    Ok(core
+        .store
+        .bridge(&caller.project_id, bridge_id)
+        .await?
+        .ok_or_else(|| BridgeNotFound::new(format!("no bridge {bridge_id}"))))
+}
+
 /// `POST /sandbox/bridges/{bridgeId}/deposit`: the depositor pays a PENDING bridge (or, late, a CANCELLED swap).
 pub async fn deposit(
     core: &Core,
@@ -80,12 +107,7 @@ pub async fn deposit(
     path: SandboxDepositBridgePath,
     body: SandboxBridgeDepositRequest,
 ) -> Result<BridgeRecord, SandboxDepositBridgeError> {
-    for _ in 0..SAVE_ATTEMPTS {
-        if let Some(record) = try_deposit(core, caller, &path, &body).await? {
-            return Ok(record);
-        }
-    }
-    Err(kept_changing(&path.bridge_id).into())
+    until_saved(&path.bridge_id, || try_deposit(core, caller, &path, &body)).await
 }
 
 /// One read, change and save of [`deposit`]; `None` when the bridge was saved by someone else in between.
@@ -95,11 +117,7 @@ async fn try_deposit(
     path: &SandboxDepositBridgePath,
     body: &SandboxBridgeDepositRequest,
 ) -> Result<Option<BridgeRecord>, SandboxDepositBridgeError> {
-    let mut bridge = core
-        .store
-        .bridge(&caller.project_id, &path.bridge_id)
-        .await?
-        .ok_or_else(|| BridgeNotFound::new(format!("no bridge {}", path.bridge_id)))?;
+    let mut bridge = owned_bridge(core, caller, &path.bridge_id).await??;
     let swap = matches!(bridge.record, BridgeRecord::BridgeSwap(_));
     let late = swap && records::is_cancelled(&bridge.record);
     if !records::is_pending(&bridge.record) && !late {
@@ -209,12 +227,7 @@ pub async fn cancel(
     _body: CancelBridgeRequest,
 ) -> Result<BridgeRecord, CancelBridgeError> {
     let _pass = core.pass.lock().await;
-    for _ in 0..SAVE_ATTEMPTS {
-        if let Some(record) = try_cancel(core, caller, &path).await? {
-            return Ok(record);
-        }
-    }
-    Err(kept_changing(&path.bridge_id).into())
+    until_saved(&path.bridge_id, || try_cancel(core, caller, &path)).await
 }
 
 /// One read, change and save of [`cancel`]; `None` when the bridge was saved by someone else in between.
@@ -223,11 +236,7 @@ async fn try_cancel(
     caller: &Caller,
     path: &CancelBridgePath,
 ) -> Result<Option<BridgeRecord>, CancelBridgeError> {
-    let mut bridge = core
-        .store
-        .bridge(&caller.project_id, &path.bridge_id)
-        .await?
-        .ok_or_else(|| BridgeNotFound::new(format!("no bridge {}", path.bridge_id)))?;
+    let mut bridge = owned_bridge(core, caller, &path.bridge_id).await??;
     let now = core.now_of(&caller.project_id).await?;
     let event = lifecycle::cancel(&mut bridge, now)
         .map_err(|stuck| CannotCancelBridge::new(format!("bridge {} cannot be cancelled: {stuck}", path.bridge_id)))?;
