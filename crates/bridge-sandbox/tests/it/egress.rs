@@ -264,10 +264,7 @@ async fn receiver() -> (Arc<Mutex<usize>>, u16) {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (received, port)
+    (received, crate::support::serve_locally(app).await.port())
 }
 
 fn quote_request(webhook_url: &str) -> BridgeSwapQuoteRequest {

@@ -296,3 +296,11 @@ pub async fn eventually<F: std::future::Future<Output = bool>>(what: &str, mut c
 pub async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     eventually(what, || std::future::ready(done())).await
 }
+
+/// Serves `app` (a webhook receiver of a test) on a free port of 127.0.0.1 until the test process ends; its address.
+pub async fn serve_locally(app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    address
+}
