@@ -21,10 +21,15 @@ use std::time::Duration;
 use anyhow::{ensure, Context};
 use bridge_client::{Client, Credentials};
 use bridge_contract::*;
-use bridge_sandbox::clock::ClockMode;
-use bridge_sandbox::SandboxConfig;
 use bridge_server::ErrorsMode;
 use clap::Parser;
+
+// The inputs the integration tests drive their sandboxes with (configuration, requests): one file, so that the
+// fixtures are answers to the requests the tests make. The example uses only some of them.
+#[allow(dead_code)]
+#[path = "../tests/it/support/inputs.rs"]
+mod inputs;
+use inputs::{address_deposit, address_request, bridge_deposit, routing_request, ten_usd_or_more, EVM_A, EVM_B};
 
 /// Writes the benchmark fixtures from a throw-away sandbox (see the example's documentation).
 #[derive(Parser)]
@@ -35,8 +40,6 @@ struct Args {
 }
 
 const PROJECT: &str = "bench";
-const EVM_A: &str = "0x1111111111111111111111111111111111111111";
-const EVM_B: &str = "0x2222222222222222222222222222222222222222";
 /// Nothing listens there: deliveries fail and are retried, which does not change any answer.
 const WEBHOOK_URL: &str = "http://127.0.0.1:9/hooks/bridge";
 
@@ -49,17 +52,7 @@ async fn main() -> anyhow::Result<()> {
         .init();
     let args = Args::parse();
     let data = tempfile::tempdir()?;
-    let config = SandboxConfig {
-        listen: "127.0.0.1:0".parse()?,
-        data_dir: data.path().to_owned(),
-        database_url: None,
-        clock: ClockMode::Manual,
-        seed: None,
-        catalogue: None,
-        errors: ErrorsMode::First,
-        webhook_egress: Default::default(),
-        rate_limit: None,
-    };
+    let config = inputs::local_config(data.path());
     let opened = bridge_sandbox::open(&config).await?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let base = format!("http://{}", listener.local_addr()?);
@@ -115,52 +108,13 @@ impl Raw {
     }
 }
 
+/// `amount` `token` from `chain_in` to `chain_out`, `pay` mode.
 fn bridge_request(chain_in: &str, chain_out: &str, token: &str, amount: &str) -> BridgeQuoteRequest {
     BridgeQuoteRequest {
         token: token.into(),
         chain_in: chain_in.into(),
         chain_out: chain_out.into(),
-        amount: amount.parse().expect("a decimal string"),
-        amount_native: None,
-        mode: QuoteMode::Pay,
-        is_sda: None,
-        depositor: EVM_A.into(),
-        recipient: EVM_B.into(),
-        post_bridge_data: None,
-        webhook_url: None,
-    }
-}
-
-fn swap_request(
-    chain_in: &str,
-    chain_out: &str,
-    token_in: &str,
-    token_out: &str,
-    amount: &str,
-) -> BridgeSwapQuoteRequest {
-    BridgeSwapQuoteRequest {
-        chain_in: chain_in.into(),
-        chain_out: chain_out.into(),
-        amount: amount.parse().expect("a decimal string"),
-        amount_native: None,
-        mode: QuoteMode::Pay,
-        is_sda: None,
-        token_in: token_in.into(),
-        token_out: token_out.into(),
-        depositor: EVM_A.into(),
-        recipient: EVM_B.into(),
-        post_bridge_data: None,
-        webhook_url: None,
-        refund_address: None,
-    }
-}
-
-fn address_deposit(token: &str, amount: &str, outcome: Option<SandboxDepositOutcome>) -> SandboxAddressDepositRequest {
-    SandboxAddressDepositRequest {
-        token: token.into(),
-        amount: amount.parse().expect("a decimal string"),
-        sender: None,
-        outcome,
+        ..inputs::bridge_request(amount)
     }
 }
 
@@ -205,14 +159,10 @@ async fn commit_bridge(
 
 /// An ETH → USDC swap from ETHEREUM, committed.
 async fn commit_swap(client: &Client, chain_out: &str, amount: &str) -> anyhow::Result<String> {
-    let quote = client.quote_bridge_swap(&swap_request("ETHEREUM", chain_out, "ETH", "USDC", amount)).await?;
-    let id = match &quote {
-        QuoteResponse::BridgeSwap(q) => q.quote_id.clone(),
-        QuoteResponse::Bridge(q) => q.quote_id.clone(),
-        QuoteResponse::DepositAddressBridge(q) => q.quote_id.clone(),
-    };
-    client.commit_quote(&id).await?;
-    Ok(id)
+    let request = BridgeSwapQuoteRequest { chain_out: chain_out.into(), ..inputs::swap_request(amount) };
+    let quote = client.quote_bridge_swap(&request).await?;
+    client.commit_quote(quote.quote_id()).await?;
+    Ok(quote.quote_id().to_owned())
 }
 
 /// A deposit into a deposit address that starts a bridge; the bridge's id.
@@ -247,21 +197,14 @@ impl InFlight {
             Pay::Bridge(id, _) | Pay::Address(_, id) => id,
         };
         let record = client.get_bridge(id).await?;
-        let common = match &record {
-            BridgeRecord::Bridge(b) => &b.common,
-            BridgeRecord::BridgeSwap(b) => &b.common,
-            BridgeRecord::DepositAddressBridge(b) => &b.common,
-        };
-        let duration = common.estimated_duration.context("records have an estimated duration")?.as_f64();
+        let duration = record.common().estimated_duration.context("records have an estimated duration")?.as_f64();
         Ok(Self { pay, age_ms: (duration * fraction) as u64 })
     }
 
     async fn pay(&self, client: &Client) -> anyhow::Result<()> {
         match &self.pay {
             Pay::Bridge(id, outcome) => {
-                client
-                    .sandbox_deposit_bridge(id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: *outcome })
-                    .await?;
+                client.sandbox_deposit_bridge(id, &bridge_deposit(*outcome)).await?;
             }
             Pay::Address(address, _) => {
                 address_bridge(client, address, "ARBITRUM", "USDT", "33").await?;
@@ -285,12 +228,7 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
     // feed's first 50 events.
     commit_bridge(client, "ETHEREUM", "ARBITRUM", "USDT", "75").await?;
     let refunded = commit_swap(client, "ARBITRUM", "0.015").await?;
-    client
-        .sandbox_deposit_bridge(
-            &refunded,
-            &SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(SandboxBridgeOutcome::SwapFailed) },
-        )
-        .await?;
+    client.sandbox_deposit_bridge(&refunded, &bridge_deposit(Some(SandboxBridgeOutcome::SwapFailed))).await?;
     for _ in 0..4 {
         advance(client, bridge_sandbox::pricing::QUOTE_LIFETIME_MS as u64 / 4 + 1_000).await?;
     }
@@ -299,14 +237,7 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
         .create_deposit_addresses(&DepositAddressCreateRequest {
             deposit_chains: vec!["ETHEREUM".into(), "ARBITRUM".into()],
             address_note: Some("bench".into()),
-            reuse_policy: None,
-            webhook_url: None,
-            refund_address: None,
-            destination_chain: "BASE".into(),
-            destination_address: EVM_B.into(),
-            post_bridge_data: None,
-            token_out: None,
-            bridge_if_not_swappable: None,
+            ..address_request()
         })
         .await?;
     let on = |chain: &str| {
@@ -320,38 +251,13 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
     let stellar = client
         .create_deposit_addresses(&DepositAddressCreateRequest {
             deposit_chains: vec!["STELLAR".into()],
-            address_note: None,
-            reuse_policy: None,
-            webhook_url: None,
-            refund_address: None,
             destination_chain: "ARBITRUM".into(),
             destination_address: EVM_A.into(),
-            post_bridge_data: None,
-            token_out: None,
-            bridge_if_not_swappable: None,
+            ..address_request()
         })
         .await?
         .remove(0);
-    let routing = client
-        .sandbox_create_routing_deposit_address(&SandboxRoutingDepositAddressRequest {
-            deposit_chain: "ETHEREUM".into(),
-            routes: vec![RoutingRoute {
-                matcher: Some(RoutingMatcher::SentAmountUsdGreaterThan(RoutingMatcherSentAmountUsdGreaterThan {
-                    tag: Default::default(),
-                    value: 10.into(),
-                    inclusive: Some(true),
-                })),
-                action: RoutingAction::Bridge(RoutingActionBridge {
-                    tag: Default::default(),
-                    destination_chain: "BASE".into(),
-                    destination_address: EVM_B.into(),
-                }),
-                priority: Some(1),
-            }],
-            address_note: Some("router".into()),
-            webhook_url: None,
-        })
-        .await?;
+    let routing = client.sandbox_create_routing_deposit_address(&routing_request(ten_usd_or_more())).await?;
     let deposits = [
         (&ethereum, "ETHEREUM", address_deposit("USDC", "25.5", None)),
         (&ethereum, "ETHEREUM", address_deposit("NOPE", "1", None)),
@@ -382,13 +288,13 @@ async fn drive(client: &Client, raw: &Raw) -> anyhow::Result<Vec<(&'static str, 
         let (chain_in, chain_out, token) = routes[round % routes.len()];
         let id =
             commit_bridge(client, chain_in, chain_out, token, &format!("{}.{}", 50 + round * 7, 25 + round)).await?;
-        client.sandbox_deposit_bridge(&id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None }).await?;
+        client.sandbox_deposit_bridge(&id, &bridge_deposit(None)).await?;
         if chain_in == "ARBITRUM" {
             executed_bridge.get_or_insert(id);
         }
         let outcome = (round % 2 == 1).then_some(SandboxBridgeOutcome::SwapFailed);
         let swap = commit_swap(client, chain_out, &format!("0.0{}5", round + 1)).await?;
-        client.sandbox_deposit_bridge(&swap, &SandboxBridgeDepositRequest { tx_hash: None, outcome }).await?;
+        client.sandbox_deposit_bridge(&swap, &bridge_deposit(outcome)).await?;
         let (deposit_address, chain, token) = if round % 2 == 0 {
             (&arbitrum, "ARBITRUM", "USDT")
         } else {

@@ -17,7 +17,7 @@ use bridge_contract::{ApiKeyExchangeRequest, ListUserEventsQuery};
 use bridge_sandbox::store::AuditAction;
 use serde_json::Value;
 
-use crate::beyond_spec::committed;
+use crate::support::committed;
 use crate::support::{both_stores, Running, TestStore};
 
 /// The longest a test waits for a change to be in force.

@@ -5,20 +5,12 @@
 
 use std::collections::BTreeSet;
 
-use crate::support::{both_stores, Running, TestStore};
+use crate::support::{address_request, both_stores, committed, feed_query, pay, Running, TestStore};
 use bridge_client::{Client, Credentials, Error};
 use bridge_contract::operations::*;
 use bridge_contract::*;
 
-use crate::support::{quote_request, EVM_B};
-
-/// A committed (PENDING) bridge; its id.
-pub(crate) async fn committed(client: &Client) -> String {
-    let quote = client.quote_bridge(&quote_request()).await.unwrap();
-    let id = quote.quote_id().to_owned();
-    client.commit_quote(&id).await.unwrap();
-    id
-}
+use crate::support::{address_deposit, quote_request};
 
 fn cancel() -> CancelBridgeRequest {
     CancelBridgeRequest { state: CancelBridgeRequestState::Cancelled }
@@ -51,20 +43,13 @@ async fn cancel_a_pending_bridge_once_and_nothing_else() {
     }
     // A paid bridge cannot be cancelled.
     let paid = committed(&a).await;
-    a.sandbox_deposit_bridge(&paid, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None }).await.unwrap();
+    pay(&a, &paid, None).await;
     assert!(matches!(
         a.cancel_bridge(&paid, &cancel()).await,
         Err(Error::Api(CancelBridgeError::CancelBridgeUnprocessable(_)))
     ));
     // The cancellation is an event of the feed, once.
-    let feed = a
-        .list_user_events(&ListUserEventsQuery {
-            since_timestamp: 0.into(),
-            page_token: None,
-            page_size: Some(50.into()),
-        })
-        .await
-        .unwrap();
+    let feed = a.list_user_events(&feed_query(None, 50)).await.unwrap();
     let cancelled_events =
         feed.items.iter().filter(|e| e.tag() == BridgeCancelledBridgeEventTag::BridgeCancelled.as_str()).count();
     assert_eq!(cancelled_events, 1);
@@ -200,18 +185,7 @@ async fn a_deposit_address_own_views(store: TestStore) {
     let sandbox = Running::on(&store).await;
     let (a, b) = (sandbox.client_of("project-a"), sandbox.client_of("project-b"));
     let anonymous = Client::new(&sandbox.base_url, Credentials::default()).unwrap();
-    let request = DepositAddressCreateRequest {
-        deposit_chains: vec!["ETHEREUM".into()],
-        address_note: Some("views".into()),
-        reuse_policy: None,
-        webhook_url: None,
-        refund_address: None,
-        destination_chain: "BASE".into(),
-        destination_address: EVM_B.into(),
-        post_bridge_data: None,
-        token_out: None,
-        bridge_if_not_swappable: None,
-    };
+    let request = DepositAddressCreateRequest { address_note: Some("views".into()), ..address_request() };
     let before = a.get_deposit_address_rate_limit_status().await.unwrap();
     let created = a.create_deposit_addresses(&request).await.unwrap().remove(0);
     let after = a.get_deposit_address_rate_limit_status().await.unwrap();
@@ -235,7 +209,7 @@ async fn a_deposit_address_own_views(store: TestStore) {
     assert_eq!(supported.supported_tokens, created.supported_tokens, "what creation answers");
 
     let token = created.supported_tokens[0].symbol.clone();
-    let deposit = SandboxAddressDepositRequest { token, amount: "50".parse().unwrap(), sender: None, outcome: None };
+    let deposit = address_deposit(&token, "50", None);
     a.sandbox_deposit_into_address(address, chain, &deposit).await.unwrap();
     let history = a
         .get_deposit_address_history(address, chain, &GetDepositAddressHistoryQuery { from: None, to: None })
@@ -318,16 +292,9 @@ async fn deposit_address_creation_limits_answer_429_and_show_in_the_status() {
     let sandbox = Running::start_with_catalogue(dir.path(), &catalogue).await;
     let (limited, other) = (sandbox.client(dir.path(), "limited"), sandbox.client(dir.path(), "project-b"));
     let request = |note: &str| DepositAddressCreateRequest {
-        deposit_chains: vec!["ETHEREUM".into()],
         address_note: Some(note.into()),
         reuse_policy: Some(ReusePolicy::CreateNew),
-        webhook_url: None,
-        refund_address: None,
-        destination_chain: "BASE".into(),
-        destination_address: EVM_B.into(),
-        post_bridge_data: None,
-        token_out: None,
-        bridge_if_not_swappable: None,
+        ..address_request()
     };
     let status = limited.get_deposit_address_rate_limit_status().await.unwrap();
     assert_eq!(status.total_limit, TotalLimit::Limited(TotalLimited::new(3u64)));

@@ -26,7 +26,7 @@ use bridge_sandbox::SandboxConfig;
 use ipnet::IpNet;
 use proptest::prelude::*;
 
-use crate::support::{both_stores, Running, TestStore};
+use crate::support::{both_stores, search_everything, Running, TestStore};
 
 // ---------------------------------------------------------------------------------------------------- the ranges
 
@@ -264,10 +264,7 @@ async fn receiver() -> (Arc<Mutex<usize>>, u16) {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (received, port)
+    (received, crate::support::serve_locally(app).await.port())
 }
 
 fn quote_request(webhook_url: &str) -> BridgeSwapQuoteRequest {
@@ -389,15 +386,7 @@ async fn public_refuses_non_public_webhook_urls_when_they_are_given() {
         }
         other => panic!("{other:?}"),
     }
-    let search = SearchDepositAddressesQuery {
-        address_note: None,
-        deposit_chain: None,
-        destination_chain: None,
-        destination_address: None,
-        page_token: None,
-        page_size: None,
-    };
-    let page = client.search_deposit_addresses(&search).await.unwrap();
+    let page = client.search_deposit_addresses(&search_everything()).await.unwrap();
     assert!(page.items.is_empty(), "no address was created: {page:?}");
     let feed = ListUserEventsQuery { since_timestamp: DecimalNumber::from(0u32), page_size: None, page_token: None };
     assert!(client.list_user_events(&feed).await.unwrap().items.is_empty(), "no event was recorded");

@@ -25,8 +25,9 @@
 //!
 //! [`support`] starts a sandbox on a free loopback port, over SQLite or over a database of the throw-away
 //! PostgreSQL server of [`pg`]; `support::both_stores!` runs a store-behaviour test on each (`name::sqlite`,
-//! `name::postgres`). `cargo test -p bridge-sandbox --test it webhooks::` runs
-//! one module.
+//! `name::postgres`), and it holds the steps the scenarios share (quote and commit, pay, advance the clock, read
+//! the feed, wait); `support::inputs` (the requests and the configuration) is shared with the bench-fixtures
+//! example. `cargo test -p bridge-sandbox --test it webhooks::` runs one module.
 
 mod access;
 mod beyond_spec;

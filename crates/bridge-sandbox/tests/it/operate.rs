@@ -241,9 +241,7 @@ async fn receiver() -> (Arc<std::sync::atomic::AtomicUsize>, String) {
             async { axum::http::StatusCode::NO_CONTENT }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let url = format!("http://{}/hook", crate::support::serve_locally(app).await);
     (count, url)
 }
 

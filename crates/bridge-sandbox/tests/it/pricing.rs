@@ -164,6 +164,17 @@ fn bridge_err(cat: &Catalogue, req: &BridgeQuoteRequest) -> QuoteBridgeUnprocess
     }
 }
 
+/// The quote of `req` for `project-a`, or the error it is answered with.
+#[allow(clippy::result_large_err)] // the contract's error as the service answers it, compared in place
+fn bridge_result(cat: &Catalogue, req: &BridgeQuoteRequest) -> Result<BridgeQuote, QuoteBridgeError> {
+    quote_bridge(&ctx(cat, "project-a"), req).map_err(QuoteBridgeError::from)
+}
+
+/// The swap quote of `req` for `project-a` (of whichever family it answers).
+fn swap_ok(cat: &Catalogue, req: &BridgeSwapQuoteRequest) -> QuoteResponse {
+    quote_bridge_swap(&ctx(cat, "project-a"), req).map_err(QuoteBridgeSwapError::from).unwrap()
+}
+
 fn swap_err(cat: &Catalogue, req: &BridgeSwapQuoteRequest) -> QuoteBridgeSwapError {
     quote_bridge_swap(&ctx(cat, "project-a"), req).map_err(QuoteBridgeSwapError::from).expect_err("expected a refusal")
 }
@@ -1029,11 +1040,7 @@ fn example_binance_eighteen_decimals() {
 fn example_swap() {
     let cat = Catalogue::builtin();
     let req = swap_request(&cat, "ETH", "ARBITRUM", "USDC", "SOLANA", "1", QuoteMode::Pay);
-    let QuoteResponse::BridgeSwap(q) =
-        quote_bridge_swap(&ctx(&cat, "project-a"), &req).map_err(QuoteBridgeSwapError::from).unwrap()
-    else {
-        panic!("bridgeSwap")
-    };
+    let QuoteResponse::BridgeSwap(q) = swap_ok(&cat, &req) else { panic!("bridgeSwap") };
     // ETH is not on SOLANA: tokenOut USDC is the bridge token; 1 ETH → 2991 USDC (0.3 % swap fee)
     assert_eq!(q.bridge_token, "USDC");
     assert_eq!(q.bridge_pay_amount.to_string(), "2991");
@@ -1053,25 +1060,14 @@ fn example_swap() {
 
     // DAI (not bridged) to DAI: a swap on both sides through USDC
     let req = swap_request(&cat, "DAI", "ETHEREUM", "DAI", "BASE", "100", QuoteMode::Pay);
-    let QuoteResponse::BridgeSwap(q) =
-        quote_bridge_swap(&ctx(&cat, "project-a"), &req).map_err(QuoteBridgeSwapError::from).unwrap()
-    else {
-        panic!("bridgeSwap")
-    };
+    let QuoteResponse::BridgeSwap(q) = swap_ok(&cat, &req) else { panic!("bridgeSwap") };
     assert_eq!((q.bridge_token.as_str(), q.bridge_pay_amount.to_string()), ("USDC", "99.7".into()));
 
     // the same bridgeable token: a plain bridge; with isSda: depositAddressBridge
     let mut req = swap_request(&cat, "USDC", "TRON", "USDC", "TON", "50", QuoteMode::Pay);
-    assert!(matches!(
-        quote_bridge_swap(&ctx(&cat, "project-a"), &req).map_err(QuoteBridgeSwapError::from).unwrap(),
-        QuoteResponse::Bridge(_)
-    ));
+    assert!(matches!(swap_ok(&cat, &req), QuoteResponse::Bridge(_)));
     req.is_sda = Some(IsSdaFlag::True);
-    let QuoteResponse::DepositAddressBridge(q) =
-        quote_bridge_swap(&ctx(&cat, "project-a"), &req).map_err(QuoteBridgeSwapError::from).unwrap()
-    else {
-        panic!("depositAddressBridge")
-    };
+    let QuoteResponse::DepositAddressBridge(q) = swap_ok(&cat, &req) else { panic!("depositAddressBridge") };
     assert_eq!(q.fees.source_gas_fee.to_string(), "1"); // the TRON sweep
     assert_eq!(q.token, "USDC");
 }
@@ -1184,23 +1180,23 @@ fn bridge_refusals() {
         other => panic!("{other:?}"),
     }
     sda.is_sda = Some(IsSdaFlag::False);
-    assert!(quote_bridge(&ctx(&cat, "project-a"), &sda).map_err(QuoteBridgeError::from).is_ok());
+    assert!(bridge_result(&cat, &sda).is_ok());
     // chains, tokens, addresses
-    let mut unknown = bridge_request(&cat, "USDC", "ARBITRUM", "BASE", "10", QuoteMode::Pay);
-    unknown.chain_in = "NARNIA".into();
-    assert!(invalid(&unknown));
-    unknown.chain_in = "ARBITRUM".into();
-    unknown.chain_out = "NARNIA".into();
-    assert!(invalid(&unknown));
-    assert!(invalid(&bridge_request(&cat, "USDC", "BASE", "BASE", "10", QuoteMode::Pay)));
-    assert!(invalid(&bridge_request(&cat, "WBTC", "ETHEREUM", "BASE", "1", QuoteMode::Pay)));
-    assert!(invalid(&bridge_request(&cat, "DAI", "ETHEREUM", "BASE", "1", QuoteMode::Pay)));
-    let mut req = bridge_request(&cat, "USDC", "BASE", "SOLANA", "10", QuoteMode::Pay);
-    req.recipient = address(&cat, "BASE");
-    assert!(invalid(&req));
-    req.recipient = address(&cat, "SOLANA");
-    req.depositor = address(&cat, "SOLANA");
-    assert!(invalid(&req));
+    let to_solana = bridge_request(&cat, "USDC", "BASE", "SOLANA", "10", QuoteMode::Pay);
+    let arbitrum_to_base = bridge_request(&cat, "USDC", "ARBITRUM", "BASE", "10", QuoteMode::Pay);
+    let refused = [
+        ("an unknown source chain", BridgeQuoteRequest { chain_in: "NARNIA".into(), ..arbitrum_to_base.clone() }),
+        ("an unknown destination chain", BridgeQuoteRequest { chain_out: "NARNIA".into(), ..arbitrum_to_base }),
+        ("one chain", bridge_request(&cat, "USDC", "BASE", "BASE", "10", QuoteMode::Pay)),
+        ("WBTC", bridge_request(&cat, "WBTC", "ETHEREUM", "BASE", "1", QuoteMode::Pay)),
+        ("DAI (not bridged)", bridge_request(&cat, "DAI", "ETHEREUM", "BASE", "1", QuoteMode::Pay)),
+        ("an EVM recipient on SOLANA", BridgeQuoteRequest { recipient: address(&cat, "BASE"), ..to_solana.clone() }),
+        ("a SOLANA depositor on BASE", BridgeQuoteRequest { depositor: address(&cat, "SOLANA"), ..to_solana.clone() }),
+    ];
+    for (case, req) in &refused {
+        assert!(invalid(req), "{case}");
+    }
+    let mut req = to_solana;
     // huge inputs are not echoed back whole
     req.depositor = "x".repeat(100_000);
     match bridge_err(&cat, &req) {
@@ -1243,113 +1239,42 @@ fn deposits_examples() {
     assert_eq!(q.pay_amount.to_string(), "25.123456");
     assert_eq!(q.fees.source_gas_fee.to_string(), "0.01");
     assert_eq!(q.promotion.as_ref().map(|p| p.name.as_str()), Some("BASE_LAUNCH"));
-    assert_eq!(
-        quote_deposit(
-            &c,
-            &DepositQuote {
-                deposit_chain: "STELLAR",
-                destination_chain: "BASE",
-                destination_address: &dest,
-                token: "WBTC",
-                amount: &amount("1"),
-                token_out: None,
-                depositor: "x"
-            }
+    // Refusals: (case, deposit chain, destination chain, token, amount, the reason).
+    let refusals = [
+        ("a token the route does not carry", "STELLAR", "BASE", "WBTC", "1", RejectReason::UnsupportedToken),
+        ("under the minimum", "STELLAR", "BASE", "USDC", "0.5", RejectReason::UnderMin),
+        ("over the maximum", "STELLAR", "BASE", "USDC", "100000.01", RejectReason::OverMax),
+        ("zero", "STELLAR", "BASE", "USDC", "0", RejectReason::UnderMin),
+        ("an absurd amount", "STELLAR", "BASE", "USDC", "1e40", RejectReason::OverMax),
+        (
+            "below one unit of the route's precision: nothing would arrive",
+            "STELLAR",
+            "BASE",
+            "USDC",
+            "0.0000001",
+            RejectReason::UnderMin,
         ),
-        Err(RejectReason::UnsupportedToken)
-    );
-    assert_eq!(
-        quote_deposit(
-            &c,
-            &DepositQuote {
-                deposit_chain: "STELLAR",
-                destination_chain: "BASE",
-                destination_address: &dest,
-                token: "USDC",
-                amount: &amount("0.5"),
-                token_out: None,
-                depositor: "x"
-            }
+        (
+            "1.5 USD into ETHEREUM: above the minimum but the fees eat it",
+            "ARBITRUM",
+            "ETHEREUM",
+            "USDC",
+            "1.5",
+            RejectReason::UnderMin,
         ),
-        Err(RejectReason::UnderMin)
-    );
-    assert_eq!(
-        quote_deposit(
-            &c,
-            &DepositQuote {
-                deposit_chain: "STELLAR",
-                destination_chain: "BASE",
-                destination_address: &dest,
-                token: "USDC",
-                amount: &amount("100000.01"),
-                token_out: None,
-                depositor: "x"
-            }
-        ),
-        Err(RejectReason::OverMax)
-    );
-    assert_eq!(
-        quote_deposit(
-            &c,
-            &DepositQuote {
-                deposit_chain: "STELLAR",
-                destination_chain: "BASE",
-                destination_address: &dest,
-                token: "USDC",
-                amount: &amount("0"),
-                token_out: None,
-                depositor: "x"
-            }
-        ),
-        Err(RejectReason::UnderMin)
-    );
-    assert_eq!(
-        quote_deposit(
-            &c,
-            &DepositQuote {
-                deposit_chain: "STELLAR",
-                destination_chain: "BASE",
-                destination_address: &dest,
-                token: "USDC",
-                amount: &amount("1e40"),
-                token_out: None,
-                depositor: "x"
-            }
-        ),
-        Err(RejectReason::OverMax)
-    );
-    // below one unit of the route's precision: nothing would arrive
-    assert_eq!(
-        quote_deposit(
-            &c,
-            &DepositQuote {
-                deposit_chain: "STELLAR",
-                destination_chain: "BASE",
-                destination_address: &dest,
-                token: "USDC",
-                amount: &amount("0.0000001"),
-                token_out: None,
-                depositor: "x"
-            }
-        ),
-        Err(RejectReason::UnderMin)
-    );
-    // 1.5 USD into ETHEREUM: above the minimum but the fees eat it
-    assert_eq!(
-        quote_deposit(
-            &c,
-            &DepositQuote {
-                deposit_chain: "ARBITRUM",
-                destination_chain: "ETHEREUM",
-                destination_address: &address(&cat, "ETHEREUM"),
-                token: "USDC",
-                amount: &amount("1.5"),
-                token_out: None,
-                depositor: "x"
-            }
-        ),
-        Err(RejectReason::UnderMin)
-    );
+    ];
+    for (case, deposit_chain, destination_chain, token, amount, reason) in refusals {
+        let deposit = DepositQuote {
+            deposit_chain,
+            destination_chain,
+            destination_address: &address(&cat, destination_chain),
+            token,
+            amount: &ds(amount),
+            token_out: None,
+            depositor: "x",
+        };
+        assert_eq!(quote_deposit(&c, &deposit), Err(reason), "{case}");
+    }
     // with tokenOut: a swap
     let q = quote_deposit(
         &c,
@@ -1514,29 +1439,34 @@ fn catalogue_overrides() {
 #[test]
 fn address_validation_per_family() {
     let cat = Catalogue::builtin();
-    let ok = |chain: &str, a: &str| assert_eq!(cat.invalid_address(chain, a), None, "{a} on {chain}");
-    let bad = |chain: &str, a: &str| assert!(cat.invalid_address(chain, a).is_some(), "{a} accepted on {chain}");
-    ok("ETHEREUM", "0xdAC17F958D2ee523a2206206994597C13D831ec7");
-    bad("ETHEREUM", "0xdAC17F958D2ee523a2206206994597C13D831ec");
-    bad("ETHEREUM", "dAC17F958D2ee523a2206206994597C13D831ec7aa");
-    bad("ETHEREUM", "0xgAC17F958D2ee523a2206206994597C13D831ec7");
-    ok("SOLANA", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
-    bad("SOLANA", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1vv"); // 45 characters
-    bad("SOLANA", "1111111111111111111111111111111111111111"); // 40 zero bytes
-    bad("SOLANA", "1111111111111111111111111111111"); // 31 bytes
-    bad("SOLANA", "0PjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"); // 0 is not base58
-    ok("TRON", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t");
-    bad("TRON", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6T");
-    ok("TON", "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs");
-    ok("TON", "0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe");
-    bad("TON", "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sD");
-    ok("STARKNET", "0x049d36570d4e46f48e99674bd3fcc84644ddd6b96f7c741b1562b82f9e004dc7");
-    ok("STARKNET", "0x1");
-    bad("STARKNET", "0x");
-    bad("STARKNET", "0x0800000000000000000000000000000000000000000000000000000000000000");
-    ok("STELLAR", "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN");
-    bad("STELLAR", "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZV");
-    bad("STELLAR", "USDC:GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN");
+    // (chain, address, valid)
+    let cases = [
+        ("ETHEREUM", "0xdAC17F958D2ee523a2206206994597C13D831ec7", true),
+        ("ETHEREUM", "0xdAC17F958D2ee523a2206206994597C13D831ec", false),
+        ("ETHEREUM", "dAC17F958D2ee523a2206206994597C13D831ec7aa", false),
+        ("ETHEREUM", "0xgAC17F958D2ee523a2206206994597C13D831ec7", false),
+        ("SOLANA", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", true),
+        ("SOLANA", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1vv", false), // 45 characters
+        ("SOLANA", "1111111111111111111111111111111111111111", false),      // 40 zero bytes
+        ("SOLANA", "1111111111111111111111111111111", false),               // 31 bytes
+        ("SOLANA", "0PjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", false),  // 0 is not base58
+        ("TRON", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", true),
+        ("TRON", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6T", false),
+        ("TON", "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs", true),
+        ("TON", "0:b113a994b5024a16719f69139328eb759596c38a25f59028b146fecdc3621dfe", true),
+        ("TON", "EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sD", false),
+        ("STARKNET", "0x049d36570d4e46f48e99674bd3fcc84644ddd6b96f7c741b1562b82f9e004dc7", true),
+        ("STARKNET", "0x1", true),
+        ("STARKNET", "0x", false),
+        ("STARKNET", "0x0800000000000000000000000000000000000000000000000000000000000000", false),
+        ("STELLAR", "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN", true),
+        ("STELLAR", "GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZV", false),
+        ("STELLAR", "USDC:GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN", false),
+    ];
+    for (chain, a, valid) in cases {
+        let invalid = cat.invalid_address(chain, a);
+        assert_eq!(invalid.is_none(), valid, "{a} on {chain}: {invalid:?}");
+    }
     assert!(cat.invalid_address("NARNIA", "x").is_some());
     assert_eq!(cat.deposit_address("NARNIA", 1), None);
 }
@@ -1598,7 +1528,7 @@ fn boundaries() {
     sda.amount = ds("0.999999");
     assert!(matches!(bridge_err(&cat, &sda), QuoteBridgeUnprocessable::SdaDepositBelowMinimum(_)));
     sda.amount = ds("100000");
-    assert!(quote_bridge(&ctx(&cat, "project-a"), &sda).map_err(QuoteBridgeError::from).is_ok());
+    assert!(bridge_result(&cat, &sda).is_ok());
     sda.amount = ds("100000.000001");
     assert!(matches!(bridge_err(&cat, &sda), QuoteBridgeUnprocessable::SdaDepositLimitExceeded(_)));
     // a receive amount of exactly 0 is refused: 0.550551 − (0.05 + 0.5 + 0.000551)
@@ -1625,25 +1555,15 @@ fn boundaries() {
     }
     boost.amount_native = Some(ds("8.94"));
     assert_eq!(bridge_ok(&cat, "project-a", &boost).receive_amount.to_string(), "0.005");
-    // deposit and withdraw limits are inclusive
-    assert!(quote_bridge(
-        &ctx(&cat, "project-a"),
-        &bridge_request(&cat, "ETH", "ARBITRUM", "BASE", "500", QuoteMode::Pay)
-    )
-    .map_err(QuoteBridgeError::from)
-    .is_ok());
-    assert!(quote_bridge(
-        &ctx(&cat, "project-a"),
-        &bridge_request(&cat, "ETH", "ARBITRUM", "BASE", "500", QuoteMode::Receive)
-    )
-    .map_err(QuoteBridgeError::from)
-    .is_err());
-    assert!(quote_bridge(
-        &ctx(&cat, "project-a"),
-        &bridge_request(&cat, "ETH", "ARBITRUM", "BASE", "499", QuoteMode::Receive)
-    )
-    .map_err(QuoteBridgeError::from)
-    .is_ok());
+    // deposit and withdraw limits are inclusive: (case, amount, mode, quoted)
+    for (case, amount, mode, quoted) in [
+        ("paying the deposit limit", "500", QuoteMode::Pay, true),
+        ("receiving the deposit limit (the fees on top are over it)", "500", QuoteMode::Receive, false),
+        ("receiving under the deposit limit", "499", QuoteMode::Receive, true),
+    ] {
+        let quote = bridge_result(&cat, &bridge_request(&cat, "ETH", "ARBITRUM", "BASE", amount, mode));
+        assert_eq!(quote.is_ok(), quoted, "{case}: {quote:?}");
+    }
     // STELLAR USDC has 7 decimals, but the route precision to BASE is 6
     let stellar = bridge_request(&cat, "USDC", "STELLAR", "BASE", "10.1234567", QuoteMode::Pay);
     assert!(matches!(bridge_err(&cat, &stellar), QuoteBridgeUnprocessable::InvalidRequest(_)));

@@ -17,6 +17,8 @@ use bridge_client::{Client, Credentials, RetryPolicy};
 use bridge_contract::*;
 use serde_json::Value;
 
+use crate::support::quote_request;
+
 /// A running `bridge-sandbox serve`, its log (stdout and stderr) in a file.
 struct Process {
     child: Child,
@@ -281,22 +283,6 @@ async fn in_flight(base: &str) -> f64 {
         .find_map(|l| l.strip_prefix("bridge_sandbox_webhook_deliveries_in_flight "))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0.0)
-}
-
-fn quote_request() -> BridgeQuoteRequest {
-    BridgeQuoteRequest {
-        token: "USDC".into(),
-        chain_in: "ETHEREUM".into(),
-        chain_out: "BASE".into(),
-        amount: "100".parse().unwrap(),
-        amount_native: None,
-        mode: QuoteMode::Pay,
-        is_sda: None,
-        depositor: "0x1111111111111111111111111111111111111111".into(),
-        recipient: "0x2222222222222222222222222222222222222222".into(),
-        post_bridge_data: None,
-        webhook_url: None,
-    }
 }
 
 /// A receiver on 127.0.0.1 that never answers the first request to each path (it holds it until the test ends)

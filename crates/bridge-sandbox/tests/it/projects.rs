@@ -8,37 +8,18 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use crate::support::{both_stores, quote_request, Running, TestStore, EVM_B};
+use crate::support::{
+    address_deposit, address_request, both_stores, committed, eventually, feed_query, history_query, quote_request,
+    search_everything, send_test_event, Running, TestStore,
+};
 use bridge_client::Client;
 use bridge_contract::*;
 
 const CLOSED: &str = "http://127.0.0.1:9/closed";
 const DAY_MS: u64 = 86_400_000;
 
-/// A deposit address on ETHEREUM to BASE.
-fn address_request(note: Option<&str>, reuse_policy: Option<ReusePolicy>) -> DepositAddressCreateRequest {
-    DepositAddressCreateRequest {
-        deposit_chains: vec!["ETHEREUM".into()],
-        address_note: note.map(str::to_owned),
-        reuse_policy,
-        webhook_url: None,
-        refund_address: None,
-        destination_chain: "BASE".into(),
-        destination_address: EVM_B.into(),
-        post_bridge_data: None,
-        token_out: None,
-        bridge_if_not_swappable: None,
-    }
-}
-
 async fn quote(client: &Client) -> String {
     client.quote_bridge(&quote_request()).await.unwrap().quote_id().to_owned()
-}
-
-async fn committed(client: &Client) -> String {
-    let id = quote(client).await;
-    client.commit_quote(&id).await.unwrap();
-    id
 }
 
 async fn state(client: &Client, id: &str) -> String {
@@ -48,8 +29,7 @@ async fn state(client: &Client, id: &str) -> String {
 }
 
 async fn webhook_test(client: &Client, message: &str) -> String {
-    let request = SandboxWebhookTestRequest { webhook_url: CLOSED.to_owned(), message: Some(message.to_owned()) };
-    client.sandbox_send_webhook_test(&request).await.unwrap().event_id
+    send_test_event(client, CLOSED, message).await
 }
 
 async fn attempts(client: &Client) -> usize {
@@ -57,31 +37,12 @@ async fn attempts(client: &Client) -> usize {
     client.sandbox_list_webhook_deliveries(&query).await.unwrap().items.len()
 }
 
-/// Polls `check` until it holds (bounded generously: the machine is shared).
-async fn eventually<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
-    for _ in 0..300 {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("not within 30 s: {what}");
-}
-
 async fn feed_len(client: &Client) -> usize {
-    let query = ListUserEventsQuery { since_timestamp: 0.into(), page_token: None, page_size: Some(50.into()) };
-    client.list_user_events(&query).await.unwrap().items.len()
+    client.list_user_events(&feed_query(None, 50)).await.unwrap().items.len()
 }
 
 async fn history_total(client: &Client) -> u64 {
-    let query = ListBridgeHistoryQuery {
-        page: 1.into(),
-        limit: 10.into(),
-        sort_by: HistorySortBy::CreatedAt,
-        sort_direction: SortDirection::Asc,
-        state: None,
-    };
-    client.list_bridge_history(&query).await.unwrap().total_items
+    client.list_bridge_history(&history_query(10, SortDirection::Asc)).await.unwrap().total_items
 }
 
 fn ms(date: &DateString) -> i64 {
@@ -140,13 +101,15 @@ async fn a_reset_starts_one_project_over(store: TestStore) {
     let start = a.sandbox_get_clock().await.unwrap().now;
 
     let mut a_ids = BTreeSet::from([quote(&a).await, committed(&a).await]);
-    let address = a.create_deposit_addresses(&address_request(Some("reset"), None)).await.unwrap().remove(0);
-    let deposit = SandboxAddressDepositRequest {
-        token: "USDC".into(),
-        amount: "25".parse().unwrap(),
-        sender: None,
-        outcome: None,
-    };
+    let address = a
+        .create_deposit_addresses(&DepositAddressCreateRequest {
+            address_note: Some("reset".into()),
+            ..address_request()
+        })
+        .await
+        .unwrap()
+        .remove(0);
+    let deposit = address_deposit("USDC", "25", None);
     a.sandbox_deposit_into_address(&address.deposit_address, &address.deposit_chain, &deposit).await.unwrap();
     a_ids.insert(webhook_test(&a, "before the reset").await);
     eventually("a's delivery attempt", || async { attempts(&a).await >= 1 }).await;
@@ -163,15 +126,7 @@ async fn a_reset_starts_one_project_over(store: TestStore) {
     assert_eq!(a.sandbox_get_clock().await.unwrap().now, start, "on every instance");
 
     assert_eq!((history_total(&a).await, feed_len(&a).await, attempts(&a).await), (0, 0, 0));
-    let search = SearchDepositAddressesQuery {
-        address_note: None,
-        deposit_chain: None,
-        destination_chain: None,
-        destination_address: None,
-        page_token: None,
-        page_size: None,
-    };
-    assert!(a.search_deposit_addresses(&search).await.unwrap().items.is_empty());
+    assert!(a.search_deposit_addresses(&search_everything()).await.unwrap().items.is_empty());
     assert!(a.get_deposit_address_status(&address.deposit_address, &address.deposit_chain).await.is_err());
 
     assert_eq!(state(&b, &b_bridge).await, "PENDING", "b's bridge is untouched");
@@ -200,7 +155,7 @@ async fn first_answers(sandbox: &Running) -> (String, String, String) {
     let client = sandbox.client_of("ids");
     let quote = quote(&client).await;
     let event = webhook_test(&client, "ids").await;
-    let request = address_request(None, Some(ReusePolicy::CreateNew));
+    let request = DepositAddressCreateRequest { reuse_policy: Some(ReusePolicy::CreateNew), ..address_request() };
     let address = client.create_deposit_addresses(&request).await.unwrap().remove(0).deposit_address;
     (quote, event, address)
 }

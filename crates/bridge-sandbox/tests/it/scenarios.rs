@@ -5,63 +5,14 @@
 
 use std::time::Duration;
 
-use crate::support::{both_stores, Running, TestStore};
+use crate::support::{
+    address_deposit, address_request, advance, both_stores, bridge_deposit, bridge_request, event_tags, history_query,
+    pay, single_token, state_of, swap_request, Running, TestStore, EVM_A, EVM_B,
+};
 use bridge_client::Client;
 use bridge_contract::operations::*;
 use bridge_contract::*;
 use serde_json::Value;
-
-const EVM_A: &str = "0x1111111111111111111111111111111111111111";
-const EVM_B: &str = "0x2222222222222222222222222222222222222222";
-
-/// The single-token quote of `POST /bridge/quote/user` (its answer type is production's three-variant union; the
-/// sandbox answers the spec's `bridge` variant).
-fn single_token(quote: QuoteResponse) -> BridgeQuote {
-    match quote {
-        QuoteResponse::Bridge(q) => q,
-        other => panic!("POST /bridge/quote/user answered a {} quote", other.tag()),
-    }
-}
-
-fn quote_request(amount: &str) -> BridgeQuoteRequest {
-    BridgeQuoteRequest {
-        token: "USDC".into(),
-        chain_in: "ETHEREUM".into(),
-        chain_out: "BASE".into(),
-        amount: amount.parse().unwrap(),
-        amount_native: None,
-        mode: QuoteMode::Pay,
-        is_sda: None,
-        depositor: EVM_A.into(),
-        recipient: EVM_B.into(),
-        post_bridge_data: None,
-        webhook_url: None,
-    }
-}
-
-fn state_of(record: &BridgeRecord) -> &'static str {
-    match record {
-        BridgeRecord::Bridge(b) => b.state.tag(),
-        BridgeRecord::BridgeSwap(b) => b.state.tag(),
-        BridgeRecord::DepositAddressBridge(b) => b.state.tag(),
-    }
-}
-
-async fn advance(client: &Client, ms: u64) {
-    client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms }).await.unwrap();
-}
-
-async fn event_tags(client: &Client) -> Vec<String> {
-    let page = client
-        .list_user_events(&ListUserEventsQuery {
-            since_timestamp: 0.into(),
-            page_token: None,
-            page_size: Some(50.into()),
-        })
-        .await
-        .unwrap();
-    page.items.iter().map(|e| e.tag().to_owned()).collect()
-}
 
 fn dec(s: &DecimalString) -> rust_decimal::Decimal {
     s.to_decimal().unwrap()
@@ -71,7 +22,7 @@ async fn quote_commit_deposit_executed(store: TestStore) {
     let sandbox = Running::on(&store).await;
     let client = sandbox.client_of("project-a");
 
-    let quote = single_token(client.quote_bridge(&quote_request("100")).await.unwrap());
+    let quote = single_token(client.quote_bridge(&bridge_request("100")).await.unwrap());
     let fees = &quote.fees;
     assert_eq!(
         dec(&fees.fee),
@@ -89,10 +40,7 @@ async fn quote_commit_deposit_executed(store: TestStore) {
         "committed once: {again:?}"
     );
 
-    let record = client
-        .sandbox_deposit_bridge(&quote.quote_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
-        .await
-        .unwrap();
+    let record = client.sandbox_deposit_bridge(&quote.quote_id, &bridge_deposit(None)).await.unwrap();
     assert_eq!(state_of(&record), "PENDING_CONFIRMATION");
     for expected in ["DEPOSIT_ACCEPTED", "ACCEPTED", "EXECUTED"] {
         advance(&client, 60_000).await;
@@ -107,11 +55,8 @@ async fn quote_commit_deposit_executed(store: TestStore) {
 
     let history = client
         .list_bridge_history(&ListBridgeHistoryQuery {
-            page: 1.into(),
-            limit: 10.into(),
-            sort_by: HistorySortBy::CreatedAt,
-            sort_direction: SortDirection::Desc,
             state: Some(HistoryStateFilter::Executed),
+            ..history_query(10, SortDirection::Desc)
         })
         .await
         .unwrap();
@@ -122,8 +67,8 @@ async fn quote_commit_deposit_executed(store: TestStore) {
 async fn an_uncommitted_or_expired_quote_cannot_be_committed_and_a_pending_bridge_is_cancelled(store: TestStore) {
     let sandbox = Running::on(&store).await;
     let client = sandbox.client_of("project-a");
-    let late = single_token(client.quote_bridge(&quote_request("50")).await.unwrap());
-    let pending = single_token(client.quote_bridge(&quote_request("60")).await.unwrap());
+    let late = single_token(client.quote_bridge(&bridge_request("50")).await.unwrap());
+    let pending = single_token(client.quote_bridge(&bridge_request("60")).await.unwrap());
     client.commit_quote(&pending.quote_id).await.unwrap();
     advance(&client, bridge_sandbox::pricing::QUOTE_LIFETIME_MS as u64 + 1).await;
     let err = client.commit_quote(&late.quote_id).await.unwrap_err();
@@ -139,14 +84,7 @@ async fn deposit_address_bridged_and_rejected_over_the_limit(store: TestStore) {
     let request = DepositAddressCreateRequest {
         deposit_chains: vec!["ETHEREUM".into(), "ARBITRUM".into()],
         address_note: Some("desk".into()),
-        reuse_policy: None,
-        webhook_url: None,
-        refund_address: None,
-        destination_chain: "BASE".into(),
-        destination_address: EVM_B.into(),
-        post_bridge_data: None,
-        token_out: None,
-        bridge_if_not_swappable: None,
+        ..address_request()
     };
     let created = client.create_deposit_addresses(&request).await.unwrap();
     assert_eq!(created.len(), 2);
@@ -164,32 +102,14 @@ async fn deposit_address_bridged_and_rejected_over_the_limit(store: TestStore) {
     let address = &created[0];
     let limits = address.supported_tokens.iter().find(|t| t.symbol == "USDC").expect("USDC is depositable");
     let ok = client
-        .sandbox_deposit_into_address(
-            &address.deposit_address,
-            "ETHEREUM",
-            &SandboxAddressDepositRequest {
-                token: "USDC".into(),
-                amount: "25".parse().unwrap(),
-                sender: None,
-                outcome: None,
-            },
-        )
+        .sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &address_deposit("USDC", "25", None))
         .await
         .unwrap();
     let bridge_id = ok.bridge_id.clone().expect("a bridged deposit starts a bridge");
     assert!(matches!(ok.deposit.status, LastBridgeStatus::Accepted(_)));
     let too_much = format!("{}", limits.max_deposit_limit_usd.as_f64() * 2.0);
     let over = client
-        .sandbox_deposit_into_address(
-            &address.deposit_address,
-            "ETHEREUM",
-            &SandboxAddressDepositRequest {
-                token: "USDC".into(),
-                amount: too_much.parse().unwrap(),
-                sender: None,
-                outcome: None,
-            },
-        )
+        .sandbox_deposit_into_address(&address.deposit_address, "ETHEREUM", &address_deposit("USDC", &too_much, None))
         .await
         .unwrap();
     assert!(
@@ -235,7 +155,7 @@ async fn deposit_address_bridged_and_rejected_over_the_limit(store: TestStore) {
 async fn everything_survives_a_restart(store: TestStore) {
     let sandbox = Running::on(&store).await;
     let client = sandbox.client_of("project-a");
-    let quote = single_token(client.quote_bridge(&quote_request("10")).await.unwrap());
+    let quote = single_token(client.quote_bridge(&bridge_request("10")).await.unwrap());
     client.commit_quote(&quote.quote_id).await.unwrap();
     advance(&client, 1_000).await;
     let clock_before = client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 0 }).await.unwrap().now;
@@ -255,7 +175,7 @@ async fn projects_never_see_each_other(store: TestStore) {
     let sandbox = Running::on(&store).await;
     let a = sandbox.client_of("project-a");
     let b = sandbox.client_of("project-b");
-    let quote = single_token(a.quote_bridge(&quote_request("10")).await.unwrap());
+    let quote = single_token(a.quote_bridge(&bridge_request("10")).await.unwrap());
     let err = b.commit_quote(&quote.quote_id).await.unwrap_err();
     assert!(matches!(err, bridge_client::Error::Api(CommitQuoteError::QuoteNotFound(_))), "{err:?}");
     a.commit_quote(&quote.quote_id).await.unwrap();
@@ -267,16 +187,7 @@ async fn projects_never_see_each_other(store: TestStore) {
         "answered like an unknown id"
     );
     assert!(event_tags(&b).await.is_empty());
-    let history = b
-        .list_bridge_history(&ListBridgeHistoryQuery {
-            page: 1.into(),
-            limit: 10.into(),
-            sort_by: HistorySortBy::CreatedAt,
-            sort_direction: SortDirection::Asc,
-            state: None,
-        })
-        .await
-        .unwrap();
+    let history = b.list_bridge_history(&history_query(10, SortDirection::Asc)).await.unwrap();
     assert_eq!(history.total_items, 0);
     sandbox.stop().await;
 }
@@ -297,7 +208,7 @@ async fn every_answer_validates_against_the_schema() {
         req.send()
     };
     let quote: Value =
-        send("POST", "/bridge/quote/user".into(), Some(serde_json::to_value(quote_request("42")).unwrap()))
+        send("POST", "/bridge/quote/user".into(), Some(serde_json::to_value(bridge_request("42")).unwrap()))
             .await
             .unwrap()
             .json()
@@ -309,13 +220,13 @@ async fn every_answer_validates_against_the_schema() {
             "POST",
             "/bridge/quote/user",
             "/bridge/quote/user".into(),
-            Some(serde_json::to_value(quote_request("42")).unwrap()),
+            Some(serde_json::to_value(bridge_request("42")).unwrap()),
         ),
         (
             "POST",
             "/bridge/quote/user",
             "/bridge/quote/user".into(),
-            Some(serde_json::to_value(quote_request("0.000001")).unwrap()),
+            Some(serde_json::to_value(bridge_request("0.000001")).unwrap()),
         ),
         ("POST", "/bridge/quote/commit/{quoteId}", format!("/bridge/quote/commit/{id}"), None),
         ("POST", "/bridge/quote/commit/{quoteId}", format!("/bridge/quote/commit/{id}"), None),
@@ -416,33 +327,10 @@ async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries(store: TestStor
     let client = sandbox.client_of("project-a");
 
     // A bridge-swap whose swap fails after the deposit: SWAP_FAILED, then refunded with BRIDGE_REFUNDED.
-    let quote = client
-        .quote_bridge_swap(&BridgeSwapQuoteRequest {
-            chain_in: "ETHEREUM".into(),
-            chain_out: "BASE".into(),
-            amount: "1".parse().unwrap(),
-            amount_native: None,
-            mode: QuoteMode::Pay,
-            is_sda: None,
-            token_in: "ETH".into(),
-            token_out: "USDC".into(),
-            depositor: EVM_A.into(),
-            recipient: EVM_B.into(),
-            post_bridge_data: None,
-            webhook_url: None,
-            refund_address: None,
-        })
-        .await
-        .unwrap();
+    let quote = client.quote_bridge_swap(&swap_request("1")).await.unwrap();
     let QuoteResponse::BridgeSwap(quote) = quote else { panic!("ETH to USDC is a bridgeSwap quote") };
     client.commit_quote(&quote.quote_id).await.unwrap();
-    client
-        .sandbox_deposit_bridge(
-            &quote.quote_id,
-            &SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(SandboxBridgeOutcome::SwapFailed) },
-        )
-        .await
-        .unwrap();
+    pay(&client, &quote.quote_id, Some(SandboxBridgeOutcome::SwapFailed)).await;
     for _ in 0..4 {
         advance(&client, 60_000).await;
     }
@@ -456,15 +344,8 @@ async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries(store: TestStor
     let address = client
         .create_deposit_addresses(&DepositAddressCreateRequest {
             deposit_chains: vec!["BASE".into()],
-            address_note: None,
-            reuse_policy: None,
-            webhook_url: None,
-            refund_address: None,
             destination_chain: "ARBITRUM".into(),
-            destination_address: EVM_B.into(),
-            post_bridge_data: None,
-            token_out: None,
-            bridge_if_not_swappable: None,
+            ..address_request()
         })
         .await
         .unwrap()
@@ -473,12 +354,7 @@ async fn a_failed_swap_is_refunded_and_a_delayed_deposit_retries(store: TestStor
         .sandbox_deposit_into_address(
             &address.deposit_address,
             "BASE",
-            &SandboxAddressDepositRequest {
-                token: "USDC".into(),
-                amount: "40".parse().unwrap(),
-                sender: None,
-                outcome: Some(SandboxDepositOutcome::Delayed),
-            },
+            &address_deposit("USDC", "40", Some(SandboxDepositOutcome::Delayed)),
         )
         .await
         .unwrap();
@@ -535,10 +411,9 @@ async fn two_instances_share_the_clock_and_step_each_bridge_once() {
     let (on_a, on_b) = (a.client_of("project-a"), b.client_of("project-a"));
     let mut ids = Vec::new();
     for (i, client) in [&on_a, &on_b].into_iter().cycle().take(8).enumerate() {
-        let quote = single_token(client.quote_bridge(&quote_request(&format!("{}", 10 + i))).await.unwrap());
+        let quote = single_token(client.quote_bridge(&bridge_request(&format!("{}", 10 + i))).await.unwrap());
         client.commit_quote(&quote.quote_id).await.unwrap();
-        let deposit = SandboxBridgeDepositRequest { tx_hash: None, outcome: None };
-        client.sandbox_deposit_bridge(&quote.quote_id, &deposit).await.unwrap();
+        pay(client, &quote.quote_id, None).await;
         ids.push(quote.quote_id);
     }
     for _ in 0..3 {

@@ -16,13 +16,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::support::Running;
+use crate::support::{
+    address_deposit, address_request, advance, bridge_request, commit, feed_query, history_query, pay, routing_request,
+    swap_request, Running,
+};
 use bridge_client::Client;
 use bridge_contract::*;
 use serde_json::Value;
-
-const EVM_A: &str = "0x1111111111111111111111111111111111111111";
-const EVM_B: &str = "0x2222222222222222222222222222222222222222";
 
 fn component<'d>(doc: &'d Value, reference: &str) -> (&'d str, &'d Value) {
     let name = reference.trim_start_matches("#/components/schemas/");
@@ -77,49 +77,6 @@ fn validator(leaf: &str) -> jsonschema::Validator {
     jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&schema).unwrap()
 }
 
-fn bridge_request(amount: &str) -> BridgeQuoteRequest {
-    BridgeQuoteRequest {
-        token: "USDC".into(),
-        chain_in: "ETHEREUM".into(),
-        chain_out: "BASE".into(),
-        amount: amount.parse().unwrap(),
-        amount_native: None,
-        mode: QuoteMode::Pay,
-        is_sda: None,
-        depositor: EVM_A.into(),
-        recipient: EVM_B.into(),
-        post_bridge_data: None,
-        webhook_url: None,
-    }
-}
-
-fn swap_request(amount: &str) -> BridgeSwapQuoteRequest {
-    BridgeSwapQuoteRequest {
-        chain_in: "ETHEREUM".into(),
-        chain_out: "BASE".into(),
-        amount: amount.parse().unwrap(),
-        amount_native: None,
-        mode: QuoteMode::Pay,
-        is_sda: None,
-        token_in: "ETH".into(),
-        token_out: "USDC".into(),
-        depositor: EVM_A.into(),
-        recipient: EVM_B.into(),
-        post_bridge_data: None,
-        webhook_url: None,
-        refund_address: None,
-    }
-}
-
-async fn commit(client: &Client, quote: QuoteResponse) -> String {
-    client.commit_quote(quote.quote_id()).await.unwrap();
-    quote.quote_id().to_owned()
-}
-
-async fn deposit(client: &Client, id: &str, outcome: Option<SandboxBridgeOutcome>) {
-    client.sandbox_deposit_bridge(id, &SandboxBridgeDepositRequest { tx_hash: None, outcome }).await.unwrap();
-}
-
 async fn into_address(
     client: &Client,
     address: &str,
@@ -127,21 +84,13 @@ async fn into_address(
     amount: &str,
     outcome: Option<SandboxDepositOutcome>,
 ) {
-    let request =
-        SandboxAddressDepositRequest { token: token.into(), amount: amount.parse().unwrap(), sender: None, outcome };
+    let request = address_deposit(token, amount, outcome);
     client.sandbox_deposit_into_address(address, "ETHEREUM", &request).await.unwrap();
 }
 
 /// The (family, state) of every record of the project now.
 async fn sample(client: &Client, seen: &mut BTreeSet<(String, String)>) {
-    let query = ListBridgeHistoryQuery {
-        page: 1.into(),
-        limit: 100.into(),
-        sort_by: HistorySortBy::CreatedAt,
-        sort_direction: SortDirection::Asc,
-        state: None,
-    };
-    for item in client.list_bridge_history(&query).await.unwrap().items {
+    for item in client.list_bridge_history(&history_query(100, SortDirection::Asc)).await.unwrap().items {
         let json = serde_json::to_value(&item.bridge).unwrap();
         let family = json["_tag"].as_str().unwrap_or("bridge").to_owned();
         seen.insert((family, json["state"].as_str().unwrap().to_owned()));
@@ -164,24 +113,16 @@ async fn every_record_state_and_event_variant_is_reachable() {
     let swap_failing = commit(&client, client.quote_bridge_swap(&swap_request("0.2")).await.unwrap()).await;
     let late = commit(&client, client.quote_bridge_swap(&swap_request("0.3")).await.unwrap()).await;
     sample(&client, &mut records).await;
-    deposit(&client, &single, None).await;
-    deposit(&client, &failing, Some(SandboxBridgeOutcome::Failed)).await;
-    deposit(&client, &swap, None).await;
-    deposit(&client, &swap_failing, Some(SandboxBridgeOutcome::SwapFailed)).await;
+    pay(&client, &single, None).await;
+    pay(&client, &failing, Some(SandboxBridgeOutcome::Failed)).await;
+    pay(&client, &swap, None).await;
+    pay(&client, &swap_failing, Some(SandboxBridgeOutcome::SwapFailed)).await;
 
     // A deposit address: bridged, delayed, failed, an unsupported token, over the maximum.
     let address = client
         .create_deposit_addresses(&DepositAddressCreateRequest {
-            deposit_chains: vec!["ETHEREUM".into()],
             address_note: Some("variants".into()),
-            reuse_policy: None,
-            webhook_url: None,
-            refund_address: None,
-            destination_chain: "BASE".into(),
-            destination_address: EVM_B.into(),
-            post_bridge_data: None,
-            token_out: None,
-            bridge_if_not_swappable: None,
+            ..address_request()
         })
         .await
         .unwrap()
@@ -195,23 +136,10 @@ async fn every_record_state_and_event_variant_is_reachable() {
 
     // A routing deposit address: routed, unmatched, delayed.
     let routing = client
-        .sandbox_create_routing_deposit_address(&SandboxRoutingDepositAddressRequest {
-            deposit_chain: "ETHEREUM".into(),
-            routes: vec![RoutingRoute {
-                matcher: Some(RoutingMatcher::SentToken(RoutingMatcherSentToken {
-                    tag: Default::default(),
-                    symbols_or_addresses: vec!["USDC".into()],
-                })),
-                action: RoutingAction::Bridge(RoutingActionBridge {
-                    tag: Default::default(),
-                    destination_chain: "BASE".into(),
-                    destination_address: EVM_B.into(),
-                }),
-                priority: Some(1),
-            }],
-            address_note: Some("router".into()),
-            webhook_url: None,
-        })
+        .sandbox_create_routing_deposit_address(&routing_request(RoutingMatcher::SentToken(RoutingMatcherSentToken {
+            tag: Default::default(),
+            symbols_or_addresses: vec!["USDC".into()],
+        })))
         .await
         .unwrap()
         .deposit_address;
@@ -229,9 +157,9 @@ async fn every_record_state_and_event_variant_is_reachable() {
     // Time passes in small steps (records are sampled at each); the expired swap is paid late.
     for step in 0..180 {
         sample(&client, &mut records).await;
-        client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 10_000 }).await.unwrap();
+        advance(&client, 10_000).await;
         if step == 40 {
-            deposit(&client, &late, None).await;
+            pay(&client, &late, None).await;
         }
     }
     sample(&client, &mut records).await;
@@ -249,14 +177,7 @@ async fn every_record_state_and_event_variant_is_reachable() {
     let mut page_token = None;
     let mut wire = String::new();
     loop {
-        let page = client
-            .list_user_events(&ListUserEventsQuery {
-                since_timestamp: 0.into(),
-                page_token: page_token.clone(),
-                page_size: Some(50.into()),
-            })
-            .await
-            .unwrap();
+        let page = client.list_user_events(&feed_query(page_token.clone(), 50)).await.unwrap();
         for event in &page.items {
             wire.push_str(&serde_json::to_string(event).unwrap());
             wire.push('\n');
@@ -285,16 +206,7 @@ async fn every_record_state_and_event_variant_is_reachable() {
     assert_eq!(triggers, expected_triggers, "refund triggers");
 
     // The JSON written, byte for byte: the feed, then every record (and its rejections) as the history has it.
-    let history = client
-        .list_bridge_history(&ListBridgeHistoryQuery {
-            page: 1.into(),
-            limit: 100.into(),
-            sort_by: HistorySortBy::CreatedAt,
-            sort_direction: SortDirection::Asc,
-            state: None,
-        })
-        .await
-        .unwrap();
+    let history = client.list_bridge_history(&history_query(100, SortDirection::Asc)).await.unwrap();
     for item in &history.items {
         wire.push_str(&serde_json::to_string(item).unwrap());
         wire.push('\n');

@@ -9,7 +9,10 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::support::{both_stores, Running, TestStore};
+use crate::support::{
+    address_deposit, address_request, advance, both_stores, bridge_request, commit, feed_query, pay, routing_request,
+    send_test_event, single_token, swap_request, ten_usd_or_more, wait_for, Running, TestStore,
+};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use bridge_client::webhook::{Event, WebhookVerifier, SIGNATURE_HEADER};
@@ -54,44 +57,12 @@ impl Receiver {
                 }
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let url = format!("http://{}/hook", crate::support::serve_locally(app).await);
         (receiver, url)
     }
 
     fn deliveries(&self) -> Vec<Delivery> {
         self.received.lock().unwrap().clone()
-    }
-}
-
-async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..100 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
-async fn send_test_event(client: &Client, url: &str, message: &str) -> String {
-    client
-        .sandbox_send_webhook_test(&SandboxWebhookTestRequest {
-            webhook_url: url.to_owned(),
-            message: Some(message.to_owned()),
-        })
-        .await
-        .unwrap()
-        .event_id
-}
-
-/// The single-token quote of `POST /bridge/quote/user` (its answer type is production's three-variant union; the
-/// sandbox answers the spec's `bridge` variant).
-fn single_token(quote: QuoteResponse) -> BridgeQuote {
-    match quote {
-        QuoteResponse::Bridge(q) => q,
-        other => panic!("POST /bridge/quote/user answered a {} quote", other.tag()),
     }
 }
 
@@ -131,29 +102,16 @@ async fn real_deliveries_verify_in_rust_and_in_javascript(store: TestStore) {
     let (receiver, url) = Receiver::start(0).await;
 
     // A bridge's events (awkward numbers: fees, USD values) and a test event with unicode.
-    let quote = client
-        .quote_bridge(&BridgeQuoteRequest {
-            token: "ETH".into(),
-            chain_in: "ETHEREUM".into(),
-            chain_out: "ARBITRUM".into(),
-            amount: "1.234567890123456789".parse().unwrap(),
-            amount_native: None,
-            mode: QuoteMode::Pay,
-            is_sda: None,
-            depositor: "0x1111111111111111111111111111111111111111".into(),
-            recipient: "0x2222222222222222222222222222222222222222".into(),
-            post_bridge_data: None,
-            webhook_url: Some(url.clone()),
-        })
-        .await
-        .unwrap();
-    client.commit_quote(quote.quote_id()).await.unwrap();
-    client
-        .sandbox_deposit_bridge(quote.quote_id(), &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
-        .await
-        .unwrap();
+    let request = BridgeQuoteRequest {
+        token: "ETH".into(),
+        chain_out: "ARBITRUM".into(),
+        webhook_url: Some(url.clone()),
+        ..bridge_request("1.234567890123456789")
+    };
+    let quote = commit(&client, client.quote_bridge(&request).await.unwrap()).await;
+    pay(&client, &quote, None).await;
     for _ in 0..4 {
-        client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 600_000 }).await.unwrap();
+        advance(&client, 600_000).await;
     }
     send_test_event(&client, &url, "héllo \u{1F600} \"quoted\" \\ </script>").await;
     wait_for("four deliveries", || receiver.deliveries().len() >= 4).await;
@@ -209,7 +167,7 @@ async fn moving_the_clock_during_a_delivery_does_not_deliver_it_twice(store: Tes
     // While the receiver takes its time, the clock jumps well past any lease measured on it.
     tokio::time::sleep(Duration::from_millis(400)).await;
     for _ in 0..3 {
-        client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 3_600_000 }).await.unwrap();
+        advance(&client, 3_600_000).await;
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
     wait_for("the delivery", || receiver.deliveries().len() == 1).await;
@@ -248,13 +206,6 @@ fn every_event_kind() -> BTreeSet<String> {
     mapping.keys().cloned().collect()
 }
 
-const EVM_A: &str = "0x1111111111111111111111111111111111111111";
-const EVM_B: &str = "0x2222222222222222222222222222222222222222";
-
-fn address_deposit(token: &str, amount: &str, outcome: Option<SandboxDepositOutcome>) -> SandboxAddressDepositRequest {
-    SandboxAddressDepositRequest { token: token.into(), amount: amount.parse().unwrap(), sender: None, outcome }
-}
-
 /// Drives the sandbox through every event kind, each delivered to one receiver, and checks every delivery's
 /// signature in Rust and in JavaScript and its event against its schema variant (the typed decode denies
 /// unknown members).
@@ -262,75 +213,28 @@ async fn every_event_kind_is_delivered_and_verifies_in_javascript(store: TestSto
     let sandbox = Running::on(&store).await;
     let client = sandbox.client_of("project-a");
     let (receiver, url) = Receiver::start(0).await;
-    let advance = |ms: u64| {
-        let client = client.clone();
-        async move { client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms }).await.unwrap() }
-    };
-
     // BRIDGE_PENDING, _ACCEPTED, _EXECUTED; BRIDGE_CANCELLED; BRIDGE_REFUNDED.
-    let bridge_request = |amount: &str| BridgeQuoteRequest {
-        token: "USDC".into(),
-        chain_in: "ETHEREUM".into(),
-        chain_out: "BASE".into(),
-        amount: amount.parse().unwrap(),
-        amount_native: None,
-        mode: QuoteMode::Pay,
-        is_sda: None,
-        depositor: EVM_A.into(),
-        recipient: EVM_B.into(),
-        post_bridge_data: None,
-        webhook_url: Some(url.clone()),
-    };
-    let paid = single_token(client.quote_bridge(&bridge_request("123.456789")).await.unwrap());
+    let hooked = |amount: &str| BridgeQuoteRequest { webhook_url: Some(url.clone()), ..bridge_request(amount) };
+    let paid = single_token(client.quote_bridge(&hooked("123.456789")).await.unwrap());
     client.commit_quote(&paid.quote_id).await.unwrap();
-    client
-        .sandbox_deposit_bridge(&paid.quote_id, &SandboxBridgeDepositRequest { tx_hash: None, outcome: None })
-        .await
-        .unwrap();
-    let unpaid = single_token(client.quote_bridge(&bridge_request("0.1")).await.unwrap());
+    pay(&client, &paid.quote_id, None).await;
+    let unpaid = single_token(client.quote_bridge(&hooked("0.1")).await.unwrap());
     client.commit_quote(&unpaid.quote_id).await.unwrap();
     let swap = client
-        .quote_bridge_swap(&BridgeSwapQuoteRequest {
-            chain_in: "ETHEREUM".into(),
-            chain_out: "BASE".into(),
-            amount: "0.987654321".parse().unwrap(),
-            amount_native: None,
-            mode: QuoteMode::Pay,
-            is_sda: None,
-            token_in: "ETH".into(),
-            token_out: "USDC".into(),
-            depositor: EVM_A.into(),
-            recipient: EVM_B.into(),
-            post_bridge_data: None,
-            webhook_url: Some(url.clone()),
-            refund_address: None,
-        })
+        .quote_bridge_swap(&BridgeSwapQuoteRequest { webhook_url: Some(url.clone()), ..swap_request("0.987654321") })
         .await
         .unwrap();
     let QuoteResponse::BridgeSwap(swap) = swap else { panic!("ETH to USDC is a bridgeSwap quote") };
     client.commit_quote(&swap.quote_id).await.unwrap();
-    client
-        .sandbox_deposit_bridge(
-            &swap.quote_id,
-            &SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(SandboxBridgeOutcome::SwapFailed) },
-        )
-        .await
-        .unwrap();
+    pay(&client, &swap.quote_id, Some(SandboxBridgeOutcome::SwapFailed)).await;
 
     // DEPOSIT_ADDRESS_CREATED; _DEPOSIT_DETECTED and _DEPOSIT_CONFIRMING; _BRIDGE_REJECTED with
     // SDA_REFUND_COMPLETED; _BRIDGE_DELAYED.
     let address = client
         .create_deposit_addresses(&DepositAddressCreateRequest {
-            deposit_chains: vec!["ETHEREUM".into()],
             address_note: Some("näme \u{2028} \"note\"".into()),
-            reuse_policy: None,
             webhook_url: Some(url.clone()),
-            refund_address: None,
-            destination_chain: "BASE".into(),
-            destination_address: EVM_B.into(),
-            post_bridge_data: None,
-            token_out: None,
-            bridge_if_not_swappable: None,
+            ..address_request()
         })
         .await
         .unwrap()
@@ -346,22 +250,8 @@ async fn every_event_kind_is_delivered_and_verifies_in_javascript(store: TestSto
     // ROUTING_DEPOSIT_ADDRESS_CREATED; _BRIDGE_REJECTED (no route); _BRIDGE_DELAYED.
     let routing = client
         .sandbox_create_routing_deposit_address(&SandboxRoutingDepositAddressRequest {
-            deposit_chain: "ETHEREUM".into(),
-            routes: vec![RoutingRoute {
-                matcher: Some(RoutingMatcher::SentAmountUsdGreaterThan(RoutingMatcherSentAmountUsdGreaterThan {
-                    tag: Default::default(),
-                    value: 10.into(),
-                    inclusive: Some(true),
-                })),
-                action: RoutingAction::Bridge(RoutingActionBridge {
-                    tag: Default::default(),
-                    destination_chain: "BASE".into(),
-                    destination_address: EVM_B.into(),
-                }),
-                priority: Some(1),
-            }],
-            address_note: Some("router".into()),
             webhook_url: Some(url.clone()),
+            ..routing_request(ten_usd_or_more())
         })
         .await
         .unwrap();
@@ -374,17 +264,10 @@ async fn every_event_kind_is_delivered_and_verifies_in_javascript(store: TestSto
     // WEBHOOK_TEST; then time passes: bridges execute, the unpaid one is cancelled, the swap is refunded.
     send_test_event(&client, &url, "every kind").await;
     for _ in 0..6 {
-        advance(600_000).await;
+        advance(&client, 600_000).await;
     }
 
-    let feed = client
-        .list_user_events(&ListUserEventsQuery {
-            since_timestamp: 0.into(),
-            page_token: None,
-            page_size: Some(50.into()),
-        })
-        .await
-        .unwrap();
+    let feed = client.list_user_events(&feed_query(None, 50)).await.unwrap();
     assert!(feed.next_page_token.is_none(), "one page holds every event of this test");
     let fed = feed.items.len();
     wait_for("every event delivered", || receiver.deliveries().len() >= fed).await;
@@ -424,7 +307,7 @@ async fn a_failing_receiver_gets_every_event_once_it_recovers(store: TestStore) 
         if receiver.deliveries().len() >= 2 {
             break;
         }
-        client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 30_000 }).await.unwrap();
+        advance(&client, 30_000).await;
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
     let verifier = verifier_of(&client.get_webhook_public_key().await.unwrap());
@@ -456,7 +339,7 @@ async fn a_restart_mid_retry_loses_nothing() {
     *receiver.fail_first.lock().unwrap() = 0; // back up
     let sandbox = Running::start(dir.path()).await;
     let client = sandbox.client(dir.path(), "project-a");
-    client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 120_000 }).await.unwrap();
+    advance(&client, 120_000).await;
     wait_for("the delivery after the restart", || !receiver.deliveries().is_empty()).await;
     let verifier = verifier_of(&client.get_webhook_public_key().await.unwrap());
     let (body, signature) = &receiver.deliveries()[0];
@@ -469,14 +352,7 @@ async fn traverse(client: &Client, page_size: u32) -> Vec<String> {
     let mut seen = Vec::new();
     let mut token: Option<String> = None;
     loop {
-        let page = client
-            .list_user_events(&ListUserEventsQuery {
-                since_timestamp: 0.into(),
-                page_token: token.clone(),
-                page_size: Some(page_size.into()),
-            })
-            .await
-            .unwrap();
+        let page = client.list_user_events(&feed_query(token.clone(), page_size)).await.unwrap();
         for item in &page.items {
             let value = serde_json::to_value(item).unwrap();
             seen.push(value["message"].as_str().unwrap_or_default().to_owned());
@@ -707,8 +583,4 @@ async fn two_instances_on_one_database_share_keys_and_one_exact_feed() {
     }
     a.stop().await;
     b.stop().await;
-}
-
-fn feed_query(page_token: Option<String>, page_size: u32) -> ListUserEventsQuery {
-    ListUserEventsQuery { since_timestamp: 0.into(), page_token, page_size: Some(page_size.into()) }
 }

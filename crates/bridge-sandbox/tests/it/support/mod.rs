@@ -1,6 +1,8 @@
 //! Test support: a sandbox started on a free loopback port over a store (a data directory, or a database of a
 //! throw-away PostgreSQL server: [`crate::pg`]), with the manual clock; [`both_stores!`] runs a test of store
-//! behaviour against each backend.
+//! behaviour against each backend; [`inputs`] holds what a sandbox is driven with (shared with the bench-fixtures
+//! example), and the helpers below the steps the scenarios take (quote and commit, pay, advance the clock, read
+//! the feed, wait for a condition, receive webhooks).
 
 use std::path::Path;
 use std::process::Command;
@@ -10,32 +12,14 @@ use std::time::Duration;
 
 use bridge_client::{Client, Credentials};
 use bridge_sandbox::access::Access;
-use bridge_sandbox::clock::ClockMode;
 use bridge_sandbox::SandboxConfig;
 use bridge_server::ErrorsMode;
 use tokio::sync::oneshot;
 
 use crate::pg::PgServer;
 
-pub const EVM_A: &str = "0x1111111111111111111111111111111111111111";
-pub const EVM_B: &str = "0x2222222222222222222222222222222222222222";
-
-/// A single-token quote request: 100 USDC from ETHEREUM to BASE, `pay` mode.
-pub fn quote_request() -> bridge_contract::BridgeQuoteRequest {
-    bridge_contract::BridgeQuoteRequest {
-        token: "USDC".into(),
-        chain_in: "ETHEREUM".into(),
-        chain_out: "BASE".into(),
-        amount: "100".parse().unwrap(),
-        amount_native: None,
-        mode: bridge_contract::QuoteMode::Pay,
-        is_sda: None,
-        depositor: EVM_A.into(),
-        recipient: EVM_B.into(),
-        post_bridge_data: None,
-        webhook_url: None,
-    }
-}
+mod inputs;
+pub use inputs::*;
 
 /// Where a test sandbox keeps its state; several sandboxes may run over one at once (PostgreSQL) or one after
 /// the other (both).
@@ -104,22 +88,6 @@ impl TestStore {
             database_url: self.database.as_ref().map(|(_, url)| url.clone()),
             ..local_config(self.dir.path())
         }
-    }
-}
-
-/// The configuration of a sandbox over the SQLite data directory `data` on a free loopback port, with a manual
-/// clock and the defaults of `serve` otherwise.
-pub fn local_config(data: &Path) -> SandboxConfig {
-    SandboxConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: data.to_owned(),
-        database_url: None,
-        clock: ClockMode::Manual,
-        seed: None,
-        catalogue: None,
-        errors: ErrorsMode::First,
-        webhook_egress: Default::default(),
-        rate_limit: None,
     }
 }
 
@@ -254,4 +222,85 @@ pub fn ready_or_skip(test: &str, installed: Result<(), String>) -> bool {
             false
         }
     }
+}
+
+// The steps the scenarios take, through the client; each unwraps, so a test fails at the step that fails.
+
+/// The single-token quote of `POST /bridge/quote/user` (its answer type is production's three-variant union; the
+/// sandbox answers the spec's `bridge` variant).
+pub fn single_token(quote: bridge_contract::QuoteResponse) -> bridge_contract::BridgeQuote {
+    match quote {
+        bridge_contract::QuoteResponse::Bridge(q) => q,
+        other => panic!("POST /bridge/quote/user answered a {} quote", other.tag()),
+    }
+}
+
+/// The state of a record of any family, as its tag (`"PENDING"`, `"EXECUTED"`, ...).
+pub fn state_of(record: &bridge_contract::BridgeRecord) -> &'static str {
+    use bridge_contract::BridgeRecord;
+    match record {
+        BridgeRecord::Bridge(b) => b.state.tag(),
+        BridgeRecord::BridgeSwap(b) => b.state.tag(),
+        BridgeRecord::DepositAddressBridge(b) => b.state.tag(),
+    }
+}
+
+/// Moves the client's project's sandbox clock `ms` ahead.
+pub async fn advance(client: &Client, ms: u64) {
+    client.sandbox_advance_clock(&bridge_contract::SandboxAdvanceClockRequest { ms }).await.unwrap();
+}
+
+/// Commits `quote`; its id.
+pub async fn commit(client: &Client, quote: bridge_contract::QuoteResponse) -> String {
+    client.commit_quote(quote.quote_id()).await.unwrap();
+    quote.quote_id().to_owned()
+}
+
+/// A committed (PENDING) bridge of [`quote_request`]; its id.
+#[allow(deprecated)] // `POST /bridge/quote/user` is deprecated in production; it is the spec's single-token quote.
+pub async fn committed(client: &Client) -> String {
+    commit(client, client.quote_bridge(&quote_request()).await.unwrap()).await
+}
+
+/// Pays the committed bridge `id` (`POST /sandbox/bridges/{id}/deposit`) with the sandbox's `outcome`.
+pub async fn pay(client: &Client, id: &str, outcome: Option<bridge_contract::SandboxBridgeOutcome>) {
+    client.sandbox_deposit_bridge(id, &bridge_deposit(outcome)).await.unwrap();
+}
+
+/// The `_tag` of each event on the first page (50 events) of the client's feed, oldest first.
+pub async fn event_tags(client: &Client) -> Vec<String> {
+    let page = client.list_user_events(&feed_query(None, 50)).await.unwrap();
+    page.items.iter().map(|e| e.tag().to_owned()).collect()
+}
+
+/// Sends a webhook test event with `message` to `url`; the event's id.
+pub async fn send_test_event(client: &Client, url: &str, message: &str) -> String {
+    let request =
+        bridge_contract::SandboxWebhookTestRequest { webhook_url: url.to_owned(), message: Some(message.to_owned()) };
+    client.sandbox_send_webhook_test(&request).await.unwrap().event_id
+}
+
+/// Polls `check` until it holds, every 100 ms for 30 s at the most (generous: the machine is shared); panics
+/// naming `what` otherwise.
+pub async fn eventually<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
+    for _ in 0..300 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("not within 30 s: {what}");
+}
+
+/// [`eventually`] for a condition that needs no request.
+pub async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    eventually(what, || std::future::ready(done())).await
+}
+
+/// Serves `app` (a webhook receiver of a test) on a free port of 127.0.0.1 until the test process ends; its address.
+pub async fn serve_locally(app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    address
 }
