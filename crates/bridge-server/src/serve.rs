@@ -6,7 +6,6 @@ use std::future::Future;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::{FromRequestParts, RawPathParams, Request};
 use axum::response::{IntoResponse, Response};
 use bridge_contract::js::JsValue;
@@ -19,7 +18,9 @@ use crate::auth::{authenticate_dyn, AuthFailure, Authenticator, Caller, DynAuthe
 use crate::decode::engine::{self, ErrorsMode};
 use crate::decode::shape::OperationShapes;
 use crate::decode::{self, parts};
-use crate::generated::shapes;
+use crate::respond::{internal, json_text, status};
+pub use crate::respond::{json, ErrorTag};
+use crate::shapes;
 
 /// Server settings.
 #[derive(Clone)]
@@ -132,12 +133,6 @@ impl<T> From<Encoded<T>> for Answer<T> {
 /// layers around the router: metrics by operation, logs. A bounded set of values: the schema's operationIds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OperationId(pub &'static str);
-
-/// The `_tag` of an error answer's JSON body (`DepositAddressRateLimitExceeded`, `HttpApiDecodeError`, ...), in the
-/// extensions of every error answer this crate encodes, so that layers around the router can count errors by kind
-/// without reading bodies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ErrorTag(pub String);
 
 /// Serves one operation. `R` is the operation's answer type in the trait: `O::Response`, or [`Answer`] of it for
 /// an operation marked `x-encoded-answer`.
@@ -369,52 +364,6 @@ fn unread_body<A>(error: &axum::Error, inner: &Inner<A>) -> Response {
 fn payload_too_large(limit: usize) -> Response {
     let message = format!("the request body is larger than {limit} bytes");
     json(StatusCode::PAYLOAD_TOO_LARGE, &bridge_contract::PayloadTooLarge { tag: Default::default(), message })
-}
-
-/// A server bug: logged, answered 500 without details beyond the message.
-fn internal(message: &str) -> Response {
-    tracing::error!(message, "internal error");
-    (StatusCode::INTERNAL_SERVER_ERROR, message.to_owned()).into_response()
-}
-
-fn status(code: u16) -> StatusCode {
-    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-}
-
-/// A JSON answer; an error answer (4xx, 5xx) carries its body's `_tag` as [`ErrorTag`].
-pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
-    match serde_json::to_vec(value) {
-        Ok(bytes) => {
-            let mut response = json_text(status, bytes);
-            if status.is_client_error() || status.is_server_error() {
-                if let Some(tag) = error_tag(value) {
-                    response.extensions_mut().insert(ErrorTag(tag));
-                }
-            }
-            response
-        }
-        Err(e) => internal(&format!("encoding the answer: {e}")),
-    }
-}
-
-/// The `_tag` member of an error value, read from the value (error answers only: they are small).
-fn error_tag<T: Serialize>(value: &T) -> Option<String> {
-    match serde_json::to_value(value).ok()? {
-        serde_json::Value::Object(mut members) => match members.remove("_tag")? {
-            serde_json::Value::String(tag) => Some(tag),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// A JSON answer already encoded.
-fn json_text(status: StatusCode, text: impl Into<Body>) -> Response {
-    Response::builder()
-        .status(status)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(text.into())
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
 /// Unknown path or wrong method: 404 with an empty body, as the reference framework answers.
