@@ -37,7 +37,6 @@ mod dashboard;
 mod egress;
 mod feed_store;
 mod fuzz_corpus;
-mod layering;
 mod operate;
 mod pg;
 mod pricing;
