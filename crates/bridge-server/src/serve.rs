@@ -175,31 +175,27 @@ where
     R: Into<Answer<Target::Response>>,
 {
     tracing::Span::current().record("operation", Alias::ID);
-    let mut response = alias_response::<Alias, Target, A, F, Fut, R>(state, request, call).await;
+    let mut response = match prepare::<Alias, A>(&state, request).await {
+        Ok((caller, input)) => match alias_input::<Alias, Target>(&input) {
+            Ok(input) => alias_response::<Alias, Target>(call(ApiHandle(state.0.clone()), caller, input).await),
+            Err(e) => internal(&format!("alias {} → {}: {e}", Alias::ID, Target::ID)),
+        },
+        Err(response) => response,
+    };
     response.extensions_mut().insert(OperationId(Alias::ID));
     response
 }
 
-async fn alias_response<Alias, Target, A, F, Fut, R>(state: AppState<A>, request: Request, call: F) -> Response
-where
-    Alias: Operation,
-    Target: Operation,
-    F: FnOnce(ApiHandle<A>, Caller, Input<Target>) -> Fut,
-    Fut: Future<Output = Result<R, Target::Error>>,
-    R: Into<Answer<Target::Response>>,
-{
-    let (caller, input) = match prepare::<Alias, A>(&state, request).await {
-        Ok(ready) => ready,
-        Err(response) => return response,
-    };
-    let converted = (|| -> Result<Input<Target>, serde_json::Error> {
-        Ok(Input { path: convert(&input.path)?, query: convert(&input.query)?, body: convert(&input.body)? })
-    })();
-    let input = match converted {
-        Ok(input) => input,
-        Err(e) => return internal(&format!("alias {} → {}: {e}", Alias::ID, Target::ID)),
-    };
-    match call(ApiHandle(state.0.clone()), caller, input).await {
+/// The alias's decoded request as the target's input (through JSON).
+fn alias_input<Alias: Operation, Target: Operation>(input: &Input<Alias>) -> Result<Input<Target>, serde_json::Error> {
+    Ok(Input { path: convert(&input.path)?, query: convert(&input.query)?, body: convert(&input.body)? })
+}
+
+/// The target's answer or error, encoded as the alias's.
+fn alias_response<Alias: Operation, Target: Operation>(
+    outcome: Result<impl Into<Answer<Target::Response>>, Target::Error>,
+) -> Response {
+    match outcome {
         Ok(answer) => match alias_answer::<Target, Alias>(answer.into()) {
             Ok(answer) => json(StatusCode::OK, &answer),
             Err(e) => internal(&format!("alias {} answer: {e}", Alias::ID)),
