@@ -114,7 +114,7 @@ impl Graph {
                 continue;
             };
             let name = declared.ident.to_string();
-            let child = [module, &[name.clone()]].concat();
+            let child = [module, std::slice::from_ref(&name)].concat();
             if let Some((_, inline)) = declared.content {
                 self.load_items(inline, file_dir, &dir.join(&name), &child, uses)?;
                 continue;
