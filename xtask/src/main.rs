@@ -2,7 +2,8 @@
 //!
 //! * `cargo xtask regen` rewrites every generated artifact (formatted, each with a header naming this command).
 //! * `cargo xtask check` writes nothing and fails, listing each problem, when the schema is not valid OpenAPI
-//!   3.0, breaks a house rule (`lint.rs`), or anything generated is stale.
+//!   3.0, breaks a house rule (`lint.rs`), anything generated is stale, or a crate's module graph has a cycle or
+//!   an import from a higher layer (`layering.rs`).
 //! * `cargo xtask breaking --base <rev>` classifies every schema change since a revision (`breaking.rs`);
 //!   `cargo xtask release-check` applies the release policy to the changes since the last release
 //!   (`evolution.rs`, `release.rs`).
@@ -22,6 +23,7 @@ mod client;
 mod codegen;
 mod evolution;
 mod git;
+mod layering;
 mod lint;
 mod operations;
 mod publish;
@@ -68,7 +70,7 @@ fn main() -> ExitCode {
     let root = workspace_root();
     let (outcome, done) = match &cli.command {
         Command::Regen => (regen(&root), "regenerated"),
-        Command::Check => (check(&root), "everything generated is current"),
+        Command::Check => (check(&root), "everything generated is current; the module graphs are clean"),
         Command::Breaking(args) => return evolution::breaking(&root, args),
         Command::ReleaseCheck(args) => return evolution::release_check(&root, args),
     };
@@ -119,9 +121,16 @@ fn generate(root: &Path) -> anyhow::Result<Generated> {
     Ok(Generated::Files(files))
 }
 
-/// `cargo xtask check`: the problems found (none: the schema is valid and every generated file is current).
-/// Writes nothing.
+/// `cargo xtask check`: the problems found (none: the schema is valid, every generated file is current and the
+/// module graphs are as `layering.rs` wants them). Writes nothing.
 fn check(root: &Path) -> anyhow::Result<Vec<String>> {
+    let mut problems = check_generated(root)?;
+    problems.extend(layering::problems(root)?);
+    Ok(problems)
+}
+
+/// The schema's problems, or the generated files that are stale. Writes nothing.
+fn check_generated(root: &Path) -> anyhow::Result<Vec<String>> {
     match generate(root)? {
         Generated::InvalidSchema(problems) => Ok(problems),
         Generated::Files(files) => {

@@ -11,7 +11,7 @@ use crate::error::{Error, UnexpectedResponse};
 use crate::raw;
 use crate::retry::RetryPolicy;
 use crate::transport::{Settings, DEFAULT_USER_AGENT};
-use crate::wait::policy::WaitPolicy;
+use crate::wait_policy::WaitPolicy;
 use crate::webhook;
 
 /// The request and connect timeout of [`Client::new`].

@@ -182,6 +182,7 @@ pub mod receiver;
 pub mod retry;
 mod transport;
 pub mod wait;
+mod wait_policy;
 pub mod webhook;
 
 /// progenitor's generated client (`src/generated/client.rs`), which [`Client`] wraps: the same operations,

@@ -5,7 +5,7 @@ use reqwest::header::HeaderValue;
 
 use crate::auth::Credentials;
 use crate::retry::RetryPolicy;
-use crate::wait::policy::WaitPolicy;
+use crate::wait_policy::WaitPolicy;
 
 /// The `User-Agent` of every request: this crate's name and version.
 pub const DEFAULT_USER_AGENT: &str = concat!("bridge-client/", env!("CARGO_PKG_VERSION"));

@@ -33,9 +33,7 @@ use crate::client::Client;
 use crate::error::Error;
 use crate::webhook::Event;
 
-pub(crate) mod policy;
-
-pub use policy::WaitPolicy;
+pub use crate::wait_policy::WaitPolicy;
 
 /// The member of a bridge event that holds the bridge's id (`bridgeMembers._id` in the schema, the same member
 /// as `BridgeRecordCommon::id`).

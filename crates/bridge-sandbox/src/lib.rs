@@ -7,7 +7,8 @@
 //! `cargo run -p bridge-sandbox -- serve` (see `--help`).
 //!
 //! The folders are its layers, lowest first; a module imports only from its own layer or the ones below
-//! (`tests/it/layering.rs` checks it, and that no module imports one that imports it back):
+//! (`cargo xtask check` checks it against the table in `xtask/src/layering.rs`, and that no module imports one
+//! that imports it back):
 //!
 //! 1. `domain`: what the sandbox models, without input or output: the catalogue (chains, tokens, prices,
 //!    limits, fee settings), the pricing model, the bridge records and the lifecycle's state machine, ids and

@@ -55,7 +55,7 @@ impl IntoResponse for Throttled {
         let header_value = HeaderValue::from(self.retry_after_header());
         let retry_after = bridge_contract::DecimalNumber::try_from(self.retry_after_seconds()).unwrap_or_default();
         let body = bridge_contract::TooManyRequests { tag: Default::default(), message: self.message, retry_after };
-        let mut response = crate::serve::json(StatusCode::TOO_MANY_REQUESTS, &body);
+        let mut response = crate::respond::json(StatusCode::TOO_MANY_REQUESTS, &body);
         response.headers_mut().insert(header::RETRY_AFTER, header_value);
         response
     }

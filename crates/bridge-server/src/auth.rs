@@ -149,14 +149,10 @@ pub async fn authenticate<A: Authenticator>(
     security: Security,
     headers: &HeaderMap,
 ) -> Result<Caller, AuthFailure> {
-    match presented(security, headers)? {
-        Presented::Nothing => Ok(Caller::default()),
-        Presented::Bearer(token) => auth.verify_bearer(token).await,
-        Presented::ApiKey(key) => auth.verify_api_key(key).await,
-    }
+    authenticate_dyn(auth, security, headers).await
 }
 
-/// [`authenticate`] with the router's authenticator.
+/// [`authenticate`] with the router's authenticator (any [`Authenticator`] is one).
 pub(crate) async fn authenticate_dyn(
     auth: &dyn DynAuthenticator,
     security: Security,

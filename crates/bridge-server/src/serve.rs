@@ -6,7 +6,6 @@ use std::future::Future;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::{FromRequestParts, RawPathParams, Request};
 use axum::response::{IntoResponse, Response};
 use bridge_contract::js::JsValue;
@@ -19,7 +18,9 @@ use crate::auth::{authenticate_dyn, AuthFailure, Authenticator, Caller, DynAuthe
 use crate::decode::engine::{self, ErrorsMode};
 use crate::decode::shape::OperationShapes;
 use crate::decode::{self, parts};
-use crate::generated::shapes;
+use crate::respond::{internal, json_text, status};
+pub use crate::respond::{json, ErrorTag};
+use crate::shapes;
 
 /// Server settings.
 #[derive(Clone)]
@@ -133,12 +134,6 @@ impl<T> From<Encoded<T>> for Answer<T> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OperationId(pub &'static str);
 
-/// The `_tag` of an error answer's JSON body (`DepositAddressRateLimitExceeded`, `HttpApiDecodeError`, ...), in the
-/// extensions of every error answer this crate encodes, so that layers around the router can count errors by kind
-/// without reading bodies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ErrorTag(pub String);
-
 /// Serves one operation. `R` is the operation's answer type in the trait: `O::Response`, or [`Answer`] of it for
 /// an operation marked `x-encoded-answer`.
 ///
@@ -180,31 +175,27 @@ where
     R: Into<Answer<Target::Response>>,
 {
     tracing::Span::current().record("operation", Alias::ID);
-    let mut response = alias_response::<Alias, Target, A, F, Fut, R>(state, request, call).await;
+    let mut response = match prepare::<Alias, A>(&state, request).await {
+        Ok((caller, input)) => match alias_input::<Alias, Target>(&input) {
+            Ok(input) => alias_response::<Alias, Target>(call(ApiHandle(state.0.clone()), caller, input).await),
+            Err(e) => internal(&format!("alias {} → {}: {e}", Alias::ID, Target::ID)),
+        },
+        Err(response) => response,
+    };
     response.extensions_mut().insert(OperationId(Alias::ID));
     response
 }
 
-async fn alias_response<Alias, Target, A, F, Fut, R>(state: AppState<A>, request: Request, call: F) -> Response
-where
-    Alias: Operation,
-    Target: Operation,
-    F: FnOnce(ApiHandle<A>, Caller, Input<Target>) -> Fut,
-    Fut: Future<Output = Result<R, Target::Error>>,
-    R: Into<Answer<Target::Response>>,
-{
-    let (caller, input) = match prepare::<Alias, A>(&state, request).await {
-        Ok(ready) => ready,
-        Err(response) => return response,
-    };
-    let converted = (|| -> Result<Input<Target>, serde_json::Error> {
-        Ok(Input { path: convert(&input.path)?, query: convert(&input.query)?, body: convert(&input.body)? })
-    })();
-    let input = match converted {
-        Ok(input) => input,
-        Err(e) => return internal(&format!("alias {} → {}: {e}", Alias::ID, Target::ID)),
-    };
-    match call(ApiHandle(state.0.clone()), caller, input).await {
+/// The alias's decoded request as the target's input (through JSON).
+fn alias_input<Alias: Operation, Target: Operation>(input: &Input<Alias>) -> Result<Input<Target>, serde_json::Error> {
+    Ok(Input { path: convert(&input.path)?, query: convert(&input.query)?, body: convert(&input.body)? })
+}
+
+/// The target's answer or error, encoded as the alias's.
+fn alias_response<Alias: Operation, Target: Operation>(
+    outcome: Result<impl Into<Answer<Target::Response>>, Target::Error>,
+) -> Response {
+    match outcome {
         Ok(answer) => match alias_answer::<Target, Alias>(answer.into()) {
             Ok(answer) => json(StatusCode::OK, &answer),
             Err(e) => internal(&format!("alias {} answer: {e}", Alias::ID)),
@@ -369,52 +360,6 @@ fn unread_body<A>(error: &axum::Error, inner: &Inner<A>) -> Response {
 fn payload_too_large(limit: usize) -> Response {
     let message = format!("the request body is larger than {limit} bytes");
     json(StatusCode::PAYLOAD_TOO_LARGE, &bridge_contract::PayloadTooLarge { tag: Default::default(), message })
-}
-
-/// A server bug: logged, answered 500 without details beyond the message.
-fn internal(message: &str) -> Response {
-    tracing::error!(message, "internal error");
-    (StatusCode::INTERNAL_SERVER_ERROR, message.to_owned()).into_response()
-}
-
-fn status(code: u16) -> StatusCode {
-    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-}
-
-/// A JSON answer; an error answer (4xx, 5xx) carries its body's `_tag` as [`ErrorTag`].
-pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
-    match serde_json::to_vec(value) {
-        Ok(bytes) => {
-            let mut response = json_text(status, bytes);
-            if status.is_client_error() || status.is_server_error() {
-                if let Some(tag) = error_tag(value) {
-                    response.extensions_mut().insert(ErrorTag(tag));
-                }
-            }
-            response
-        }
-        Err(e) => internal(&format!("encoding the answer: {e}")),
-    }
-}
-
-/// The `_tag` member of an error value, read from the value (error answers only: they are small).
-fn error_tag<T: Serialize>(value: &T) -> Option<String> {
-    match serde_json::to_value(value).ok()? {
-        serde_json::Value::Object(mut members) => match members.remove("_tag")? {
-            serde_json::Value::String(tag) => Some(tag),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// A JSON answer already encoded.
-fn json_text(status: StatusCode, text: impl Into<Body>) -> Response {
-    Response::builder()
-        .status(status)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(text.into())
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
 /// Unknown path or wrong method: 404 with an empty body, as the reference framework answers.

@@ -38,7 +38,6 @@ mod dashboard;
 mod egress;
 mod feed_store;
 mod fuzz_corpus;
-mod layering;
 mod operate;
 mod pg;
 mod pricing;

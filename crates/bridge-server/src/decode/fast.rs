@@ -169,54 +169,51 @@ impl<'a> Scanner<'a> {
     }
 
     fn array(&mut self) -> Option<Buffered<'a>> {
-        self.at += 1;
         let mut items = Vec::new();
-        self.whitespace();
-        if self.eat(b']').is_none() {
-            loop {
-                self.whitespace();
-                items.push(self.value()?);
-                self.whitespace();
-                match self.peek()? {
-                    b',' => self.at += 1,
-                    b']' => {
-                        self.at += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
-            }
-        }
+        self.members(b']', |parser| {
+            items.push(parser.value()?);
+            Some(())
+        })?;
         Some(Buffered::Seq(items))
     }
 
     fn object(&mut self) -> Option<Buffered<'a>> {
-        self.at += 1;
         let mut entries = Vec::with_capacity(8);
+        self.members(b'}', |parser| {
+            if parser.peek()? != b'"' {
+                return None;
+            }
+            let key = parser.string()?;
+            parser.whitespace();
+            parser.eat(b':')?;
+            parser.whitespace();
+            entries.push((std::borrow::Cow::Borrowed(key), parser.value()?));
+            Some(())
+        })?;
+        Some(Buffered::Map(entries))
+    }
+
+    /// The comma-separated members of an array or object, from its opening bracket (at `self.at`) to `close`:
+    /// `member` reads each one (white space around it is skipped here).
+    fn members(&mut self, close: u8, mut member: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.at += 1;
         self.whitespace();
-        if self.eat(b'}').is_none() {
-            loop {
-                self.whitespace();
-                if self.peek()? != b'"' {
-                    return None;
+        if self.eat(close).is_some() {
+            return Some(());
+        }
+        loop {
+            self.whitespace();
+            member(self)?;
+            self.whitespace();
+            match self.peek()? {
+                b',' => self.at += 1,
+                next if next == close => {
+                    self.at += 1;
+                    return Some(());
                 }
-                let key = self.string()?;
-                self.whitespace();
-                self.eat(b':')?;
-                self.whitespace();
-                entries.push((std::borrow::Cow::Borrowed(key), self.value()?));
-                self.whitespace();
-                match self.peek()? {
-                    b',' => self.at += 1,
-                    b'}' => {
-                        self.at += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
+                _ => return None,
             }
         }
-        Some(Buffered::Map(entries))
     }
 }
 

@@ -1,5 +1,6 @@
 //! [`WaitPolicy`]: how the client follows a bridge. A setting of the client ([`crate::transport::Settings`]), so it
-//! is apart from the waiting itself, which needs the client.
+//! is apart from the waiting itself, which needs the client: a leaf module that `client`, `transport` and `wait` use
+//! (public as `wait::WaitPolicy` and `WaitPolicy`).
 
 use std::time::Duration;
 

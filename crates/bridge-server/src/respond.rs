@@ -1,0 +1,60 @@
+//! JSON answers: the encoding every answer of this crate goes through ([`json`]), for the request pipeline
+//! (`serve`) and the answers of other modules (`admission`'s 429). A leaf module: it imports no other module of
+//! the crate.
+
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use http::{header, StatusCode};
+use serde::Serialize;
+
+/// The `_tag` of an error answer's JSON body (`DepositAddressRateLimitExceeded`, `HttpApiDecodeError`, ...), in the
+/// extensions of every error answer this crate encodes, so that layers around the router can count errors by kind
+/// without reading bodies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorTag(pub String);
+
+/// A JSON answer; an error answer (4xx, 5xx) carries its body's `_tag` as [`ErrorTag`].
+pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => {
+            let mut response = json_text(status, bytes);
+            if status.is_client_error() || status.is_server_error() {
+                if let Some(tag) = error_tag(value) {
+                    response.extensions_mut().insert(ErrorTag(tag));
+                }
+            }
+            response
+        }
+        Err(e) => internal(&format!("encoding the answer: {e}")),
+    }
+}
+
+/// The `_tag` member of an error value, read from the value (error answers only: they are small).
+fn error_tag<T: Serialize>(value: &T) -> Option<String> {
+    match serde_json::to_value(value).ok()? {
+        serde_json::Value::Object(mut members) => match members.remove("_tag")? {
+            serde_json::Value::String(tag) => Some(tag),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A JSON answer already encoded.
+pub(crate) fn json_text(status: StatusCode, text: impl Into<Body>) -> Response {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(text.into())
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+/// A server bug: logged, answered 500 without details beyond the message.
+pub(crate) fn internal(message: &str) -> Response {
+    tracing::error!(message, "internal error");
+    (StatusCode::INTERNAL_SERVER_ERROR, message.to_owned()).into_response()
+}
+
+pub(crate) fn status(code: u16) -> StatusCode {
+    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
