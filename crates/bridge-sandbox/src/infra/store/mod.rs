@@ -471,10 +471,27 @@ pub trait Store: Send + Sync + 'static {
     async fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
 }
 
-/// Implements [`Store`] for a backend by forwarding each method to the backend's inherent method of the same name
-/// and signature, which lives in the backend's file for its area (`store/<backend>/<area>.rs`: quotes, bridges,
-/// addresses, events, deliveries, clocks, health, access): a trait's `impl` block cannot be split across files.
-/// A method added to [`Store`] is added here too (the list is the trait's signatures, in its order).
+/// A backend as its area files implement it: each [`Store`] method is an inherent method of `Areas<'_, Backend>`
+/// of the same name and signature, in the backend's file for its area (`store/<backend>/<area>.rs`: quotes,
+/// bridges, addresses, events, deliveries, clocks, health, access), and [`store_by_area!`] forwards the trait to
+/// them (a trait's `impl` block cannot be split across files). The methods live on this wrapper, not on the
+/// backend itself, so that the forwarding call cannot reach [`Store`]: `Areas` does not implement it, so a
+/// missing area method is a compile error ("no function or associated item named `quote` found for struct
+/// `Areas<'_, SqliteStore>`"), where a call `<SqliteStore>::quote` would have found the trait method and called
+/// itself forever. It dereferences to the backend, so area methods use the backend's fields and helpers as
+/// `self.pool`, `self.read(...)`.
+pub(crate) struct Areas<'a, B>(pub(crate) &'a B);
+
+impl<B> std::ops::Deref for Areas<'_, B> {
+    type Target = B;
+
+    fn deref(&self) -> &B {
+        self.0
+    }
+}
+
+/// Implements [`Store`] for a backend by forwarding each method to its [`Areas`] method of the same name and
+/// signature. A method added to [`Store`] is added here too (the list is the trait's signatures, in its order).
 macro_rules! store_by_area {
     ($backend:ty) => {
         $crate::infra::store::forward_store! { $backend;
@@ -536,8 +553,8 @@ macro_rules! store_by_area {
 }
 pub(crate) use store_by_area;
 
-/// [`store_by_area!`]'s expansion: the `impl Store` whose methods call `<backend>::method` (inherent methods come
-/// first in that lookup, so a missing one would call itself: every method is covered by the store's tests).
+/// [`store_by_area!`]'s expansion: the `impl Store` whose methods call `<Areas<'_, Backend>>::method`, a path that
+/// finds only inherent methods of [`Areas`] (it implements no trait with these names).
 macro_rules! forward_store {
     ($backend:ty; $(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*) => {
         const _: () = {
@@ -548,7 +565,7 @@ macro_rules! forward_store {
             #[async_trait::async_trait]
             impl Store for $backend {
                 $(async fn $name(&self $(, $arg: $ty)*) -> $ret {
-                    <$backend>::$name(self $(, $arg)*).await
+                    <Areas<'_, $backend>>::$name(&Areas(self) $(, $arg)*).await
                 })*
             }
         };

@@ -11,8 +11,8 @@ use sqlx_postgres::{PgPool, PgRow, Postgres};
 
 use crate::infra::store::access::{audit, next_signing_key, retirement};
 use crate::infra::store::{
-    AccessSnapshot, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult, StoredApiKey,
-    StoredProject, StoredSigningKey, Usage,
+    AccessSnapshot, Areas, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult,
+    StoredApiKey, StoredProject, StoredSigningKey, Usage,
 };
 
 use super::PgStore;
@@ -345,7 +345,7 @@ pub async fn audit_list(pool: &PgPool, q: &AuditQuery) -> StoreResult<Vec<AuditE
         .collect()
 }
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn access_version(&self) -> StoreResult<i64> {
         version(&self.pool).await
     }

@@ -3,14 +3,14 @@
 
 use super::*;
 use crate::infra::store::{
-    from_json, to_json, AddressSearch, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit,
+    from_json, to_json, AddressSearch, Areas, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit,
     StoredRoutingAddress,
 };
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
 use sqlx_core::row::Row;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn reusable_address(
         &self,
         project: &str,

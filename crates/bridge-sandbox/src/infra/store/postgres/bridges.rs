@@ -4,13 +4,13 @@
 use super::*;
 use crate::domain::records;
 use crate::infra::store::{
-    history_order, to_json, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
+    history_order, to_json, Areas, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
 };
 use bridge_contract::{BridgeRecord, Encoded};
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>> {
         let row = query(&format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = $1 AND project = $2"))
             .bind(id)

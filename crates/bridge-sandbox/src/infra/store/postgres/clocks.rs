@@ -3,11 +3,11 @@
 
 use super::*;
 use crate::infra::clock::{ClockSync, ProjectClock};
-use crate::infra::store::{from_json, synced, to_json, Counter, ResetCounts, StoreError, StoreResult};
+use crate::infra::store::{from_json, synced, to_json, Areas, Counter, ResetCounts, StoreError, StoreResult};
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)> {
         let mut tx = self.pool.begin().await?;
         // The first sync keeps its own clock; later ones lock the row until the commit, so concurrent syncs take

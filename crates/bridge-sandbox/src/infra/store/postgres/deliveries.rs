@@ -2,12 +2,12 @@
 //! [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{from_json, AttemptOutcome, DeliveryClaim, DueDelivery, StoreResult};
+use crate::infra::store::{from_json, Areas, AttemptOutcome, DeliveryClaim, DueDelivery, StoreResult};
 use bridge_contract::{DateString, WebhookDeliveryAttempt};
 use sqlx_core::query::query;
 use sqlx_core::row::Row;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>> {
         let mut tx = self.pool.begin().await?;
         // Rows another instance is taking right now are skipped, not waited for; the per-URL share is applied to

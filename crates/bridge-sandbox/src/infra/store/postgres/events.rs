@@ -2,12 +2,12 @@
 //! `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{NewEvent, StoreResult};
+use crate::infra::store::{Areas, NewEvent, StoreResult};
 use bridge_contract::{Encoded, WebhookEvent};
 use sqlx_core::query::query;
 use sqlx_core::row::Row;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
         insert_events(&mut tx, events).await?;

@@ -2,11 +2,11 @@
 //! part of [`PgStore`] (the [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{Backlog, SchemaStatus, StoreResult};
+use crate::infra::store::{Areas, Backlog, SchemaStatus, StoreResult};
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn ping(&self) -> StoreResult<()> {
         query("SELECT 1").execute(&self.pool).await?;
         Ok(())

@@ -5,7 +5,7 @@
 //! with `FOR UPDATE SKIP LOCKED` and a wall-clock lease, so each is in flight at one instance at a time and a dead
 //! instance's lease runs out and the delivery is retried. JSON is kept as `TEXT`, byte for byte.
 
-// One file per area of the store, each an `impl PgStore` block with that area's `Store` methods
+// One file per area of the store, each an `impl Areas<'_, PgStore>` block with that area's `Store` methods
 // (`store_by_area!` at the end forwards the trait to them); this file holds the connection handling and the
 // helpers the areas share (events, bridges and the row mappings, once per type).
 mod access;

@@ -1,10 +1,10 @@
 //! Quotes: this area's part of [`PgStore`] (the [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{to_json, NewEvent, StoreResult, StoredBridge, StoredQuote};
+use crate::infra::store::{to_json, Areas, NewEvent, StoreResult, StoredBridge, StoredQuote};
 use sqlx_core::query::query;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn insert_quote(&self, q: &StoredQuote) -> StoreResult<()> {
         query(
             "INSERT INTO quotes (id, project, body, mode, created_ms, expires_ms, committed) VALUES ($1, $2, $3, $4, $5, $6, FALSE)",

@@ -7,8 +7,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::infra::store::access::audit;
 use crate::infra::store::{
-    AccessSnapshot, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult, StoredApiKey,
-    StoredProject, StoredSigningKey, Usage,
+    AccessSnapshot, Areas, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult,
+    StoredApiKey, StoredProject, StoredSigningKey, Usage,
 };
 
 use super::SqliteStore;
@@ -289,7 +289,7 @@ pub fn audit_list(c: &Connection, query: &AuditQuery) -> StoreResult<Vec<AuditEn
     Ok(out)
 }
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn access_version(&self) -> StoreResult<i64> {
         self.read_now(version).await
     }

@@ -3,12 +3,12 @@
 
 use super::*;
 use crate::infra::store::{
-    from_json, to_json, AddressSearch, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit,
+    from_json, to_json, AddressSearch, Areas, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit,
     StoredRoutingAddress,
 };
 use rusqlite::params;
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn reusable_address(
         &self,
         project: &str,

@@ -4,12 +4,12 @@
 use super::*;
 use crate::domain::records;
 use crate::infra::store::{
-    history_order, to_json, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
+    history_order, to_json, Areas, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
 };
 use bridge_contract::{BridgeRecord, Encoded};
 use rusqlite::{params, OptionalExtension};
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>> {
         let (project, id) = (project.to_owned(), id.to_owned());
         self.read_now(move |c| {

@@ -2,11 +2,11 @@
 //! [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{from_json, AttemptOutcome, DeliveryClaim, DueDelivery, StoreResult};
+use crate::infra::store::{from_json, Areas, AttemptOutcome, DeliveryClaim, DueDelivery, StoreResult};
 use bridge_contract::{DateString, WebhookDeliveryAttempt};
 use rusqlite::params;
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>> {
         let claim = claim.clone();
         self.run(move |c| {

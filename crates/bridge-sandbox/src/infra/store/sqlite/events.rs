@@ -2,11 +2,11 @@
 //! `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{NewEvent, StoreResult};
+use crate::infra::store::{Areas, NewEvent, StoreResult};
 use bridge_contract::{Encoded, WebhookEvent};
 use rusqlite::params;
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()> {
         let events = events.to_vec();
         self.run(move |c| {

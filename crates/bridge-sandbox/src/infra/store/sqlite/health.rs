@@ -2,9 +2,9 @@
 //! part of [`SqliteStore`] (the [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{Backlog, SchemaStatus, StoreError, StoreResult};
+use crate::infra::store::{Areas, Backlog, SchemaStatus, StoreError, StoreResult};
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn ping(&self) -> StoreResult<()> {
         self.read_now(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0)).map(drop)?)).await
     }

@@ -7,7 +7,7 @@
 //! one fsync per batch, each write answered after its batch is durable. Reads run on the blocking thread pool
 //! (`tokio::task::spawn_blocking`), writes on the writer's own thread, never on an async worker.
 
-// One file per area of the store, each an `impl SqliteStore` block with that area's `Store` methods
+// One file per area of the store, each an `impl Areas<'_, SqliteStore>` block with that area's `Store` methods
 // (`store_by_area!` at the end forwards the trait to them); this file holds the connection handling and the
 // helpers the areas share (events, bridges and the row mappings, once per type).
 mod access;

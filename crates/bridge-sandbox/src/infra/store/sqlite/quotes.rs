@@ -2,10 +2,10 @@
 //! `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{to_json, NewEvent, StoreResult, StoredBridge, StoredQuote};
+use crate::infra::store::{to_json, Areas, NewEvent, StoreResult, StoredBridge, StoredQuote};
 use rusqlite::params;
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn insert_quote(&self, q: &StoredQuote) -> StoreResult<()> {
         let q = q.clone();
         self.run(move |c| {
