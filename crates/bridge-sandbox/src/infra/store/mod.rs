@@ -39,6 +39,7 @@
 
 pub mod access;
 mod postgres;
+mod rows;
 mod sqlite;
 
 use std::collections::HashMap;

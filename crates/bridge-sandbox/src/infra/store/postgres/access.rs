@@ -6,47 +6,19 @@
 
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
-use sqlx_core::row::Row;
-use sqlx_postgres::{PgPool, PgRow, Postgres};
+use sqlx_postgres::{PgPool, Postgres};
 
 use crate::infra::store::access::{audit, next_signing_key, retirement};
 use crate::infra::store::{
-    AccessSnapshot, Areas, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult,
-    StoredApiKey, StoredProject, StoredSigningKey, Usage,
+    AccessSnapshot, Areas, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult, StoredApiKey,
+    StoredProject, StoredSigningKey, Usage,
 };
 
-use super::PgStore;
+use super::{all, optional, PgStore};
+use crate::infra::store::rows::{FromRow, AUDIT_COLUMNS, KEY_COLUMNS, PROJECT_COLUMNS, SIGNING_COLUMNS};
 use crate::infra::store::KeyLookup;
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
-
-const KEY_COLUMNS: &str = "id, project, name, hash, created_ms, last_used_ms, revoked_ms";
-
-fn key_from_row(r: &PgRow) -> StoreResult<StoredApiKey> {
-    Ok(StoredApiKey {
-        id: r.try_get(0)?,
-        project: r.try_get(1)?,
-        name: r.try_get(2)?,
-        hash: r.try_get(3)?,
-        created_ms: r.try_get(4)?,
-        last_used_ms: r.try_get(5)?,
-        revoked_ms: r.try_get(6)?,
-    })
-}
-
-const SIGNING_COLUMNS: &str = "kid, secret, created_ms, unlabelled, signed_until_ms, retires_ms";
-
-fn signing_key_from_row(r: &PgRow) -> StoreResult<StoredSigningKey> {
-    let secret: String = r.try_get(1)?;
-    Ok(StoredSigningKey {
-        kid: r.try_get(0)?,
-        secret: hex::decode(secret).map_err(|e| StoreError::new(e).context("a stored signing key"))?,
-        created_ms: r.try_get(2)?,
-        unlabelled: r.try_get(3)?,
-        signed_until_ms: r.try_get(4)?,
-        retires_ms: r.try_get(5)?,
-    })
-}
 
 /// Raises the access version, taking its row lock until the transaction ends.
 async fn bump_version(tx: &mut Tx) -> StoreResult<()> {
@@ -85,8 +57,7 @@ pub async fn version(pool: &PgPool) -> StoreResult<i64> {
 }
 
 async fn signing_keys(tx: &mut Tx) -> StoreResult<Vec<StoredSigningKey>> {
-    let rows = query(&format!("SELECT {SIGNING_COLUMNS} FROM signing_keys ORDER BY seq")).fetch_all(&mut **tx).await?;
-    rows.iter().map(signing_key_from_row).collect()
+    all(&query(&format!("SELECT {SIGNING_COLUMNS} FROM signing_keys ORDER BY seq")).fetch_all(&mut **tx).await?)
 }
 
 /// The keys, locked until the transaction ends: a token's expiry being recorded at once is waited for and seen.
@@ -94,7 +65,7 @@ async fn signing_keys_locked(tx: &mut Tx) -> StoreResult<Vec<StoredSigningKey>> 
     let rows = query(&format!("SELECT {SIGNING_COLUMNS} FROM signing_keys ORDER BY seq FOR UPDATE"))
         .fetch_all(&mut **tx)
         .await?;
-    rows.iter().map(signing_key_from_row).collect()
+    all(&rows)
 }
 
 /// Read in one REPEATABLE READ transaction, so every part is of the same version.
@@ -116,7 +87,7 @@ pub async fn api_key(pool: &PgPool, column: &str, value: &str) -> StoreResult<Op
         .bind(value)
         .fetch_optional(pool)
         .await?;
-    row.as_ref().map(key_from_row).transpose()
+    optional(row)
 }
 
 pub async fn api_keys(pool: &PgPool, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>> {
@@ -126,7 +97,7 @@ pub async fn api_keys(pool: &PgPool, project: Option<&str>) -> StoreResult<Vec<S
     .bind(project)
     .fetch_all(pool)
     .await?;
-    rows.iter().map(key_from_row).collect()
+    all(&rows)
 }
 
 pub async fn insert_api_key(pool: &PgPool, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool> {
@@ -168,7 +139,7 @@ pub async fn revoke_api_key(pool: &PgPool, id: &str, at_ms: i64, actor: &str) ->
         drop(tx); // nothing changed: the version stays
         return api_key(pool, "id", id).await;
     };
-    let key = key_from_row(&row)?;
+    let key = StoredApiKey::from_row(&row)?;
     write_audit(&mut tx, &audit::key_revoked(&key, at_ms, actor)).await?;
     tx.commit().await?;
     Ok(Some(key))
@@ -210,19 +181,7 @@ pub async fn set_project_disabled(
 }
 
 pub async fn projects(pool: &PgPool) -> StoreResult<Vec<StoredProject>> {
-    let rows = query("SELECT project, created_ms, disabled_ms, last_activity_ms FROM project_access ORDER BY project")
-        .fetch_all(pool)
-        .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(StoredProject {
-                project: r.try_get(0)?,
-                created_ms: r.try_get(1)?,
-                disabled_ms: r.try_get(2)?,
-                last_activity_ms: r.try_get(3)?,
-            })
-        })
-        .collect()
+    all(&query(&format!("SELECT {PROJECT_COLUMNS} FROM project_access ORDER BY project")).fetch_all(pool).await?)
 }
 
 pub async fn record_usage(pool: &PgPool, usage: &Usage) -> StoreResult<()> {
@@ -319,30 +278,16 @@ pub async fn extend_signed_until(pool: &PgPool, kid: &str, until_ms: i64) -> Sto
 }
 
 pub async fn audit_list(pool: &PgPool, q: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
-    let rows = query(
-        "SELECT at_ms, actor, action, project, subject, detail FROM (
-             SELECT seq, at_ms, actor, action, project, subject, detail FROM audit_log
-             WHERE $1::text IS NULL OR project = $1 ORDER BY seq DESC LIMIT $2
-         ) latest ORDER BY seq",
-    )
+    let rows = query(&format!(
+        "SELECT {AUDIT_COLUMNS} FROM (
+             SELECT seq, {AUDIT_COLUMNS} FROM audit_log WHERE $1::text IS NULL OR project = $1 ORDER BY seq DESC LIMIT $2
+         ) latest ORDER BY seq"
+    ))
     .bind(&q.project)
     .bind(q.limit as i64)
     .fetch_all(pool)
     .await?;
-    rows.iter()
-        .map(|r| {
-            let action: String = r.try_get(2)?;
-            Ok(AuditEntry {
-                at_ms: r.try_get(0)?,
-                actor: r.try_get(1)?,
-                action: AuditAction::from_name(&action)
-                    .ok_or_else(|| StoreError::new(anyhow::anyhow!("unknown audit action {action:?}")))?,
-                project: r.try_get(3)?,
-                subject: r.try_get(4)?,
-                detail: r.try_get(5)?,
-            })
-        })
-        .collect()
+    all(&rows)
 }
 
 impl Areas<'_, PgStore> {

@@ -3,12 +3,11 @@
 
 use super::*;
 use crate::infra::store::{
-    from_json, to_json, AddressSearch, Areas, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit,
+    to_json, AddressSearch, Areas, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit,
     StoredRoutingAddress,
 };
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
-use sqlx_core::row::Row;
 
 impl Areas<'_, PgStore> {
     pub(super) async fn reusable_address(
@@ -25,7 +24,7 @@ impl Areas<'_, PgStore> {
         .bind(reuse_key)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.as_ref().map(address_from_row).transpose()?.map(|(_, a)| a))
+        Ok(optional(row)?.map(|(_, a): (i64, _)| a))
     }
 
     pub(super) async fn insert_addresses(&self, addresses: &[StoredAddress], events: &[NewEvent]) -> StoreResult<()> {
@@ -63,7 +62,7 @@ impl Areas<'_, PgStore> {
         .bind(deposit_address)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(row.as_ref().map(address_from_row).transpose()?.map(|(_, a)| a))
+        Ok(optional(row)?.map(|(_, a): (i64, _)| a))
     }
 
     pub(super) async fn search_addresses(
@@ -88,7 +87,7 @@ impl Areas<'_, PgStore> {
         .bind(s.limit as i64)
         .fetch_all(&self.pool)
         .await?;
-        all(&rows, address_from_row)
+        all(&rows)
     }
 
     pub(super) async fn insert_routing_address(
@@ -119,22 +118,14 @@ impl Areas<'_, PgStore> {
         deposit_chain: &str,
         deposit_address: &str,
     ) -> StoreResult<Option<StoredRoutingAddress>> {
-        let row = query(
-            "SELECT project, body, webhook_url, created_ms FROM routing_addresses WHERE deposit_chain = $1 AND deposit_address = $2",
-        )
+        let row = query(&format!(
+            "SELECT {ROUTING_ADDRESS_COLUMNS} FROM routing_addresses WHERE deposit_chain = $1 AND deposit_address = $2"
+        ))
         .bind(deposit_chain)
         .bind(deposit_address)
         .fetch_optional(&self.pool)
         .await?;
-        row.map(|r| {
-            Ok(StoredRoutingAddress {
-                project: r.try_get(0)?,
-                address: from_json(r.try_get(1)?)?,
-                webhook_url: r.try_get(2)?,
-                created_ms: r.try_get(3)?,
-            })
-        })
-        .transpose()
+        optional(row)
     }
 
     pub(super) async fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<bool> {
@@ -178,15 +169,15 @@ impl Areas<'_, PgStore> {
         deposit_address: &str,
         limit: u64,
     ) -> StoreResult<Vec<StoredDeposit>> {
-        let rows = query(
-            "SELECT last_bridge, bridge_id FROM deposits WHERE deposit_chain = $1 AND deposit_address = $2 ORDER BY seq DESC LIMIT $3",
-        )
+        let rows = query(&format!(
+            "SELECT {DEPOSIT_COLUMNS} FROM deposits WHERE deposit_chain = $1 AND deposit_address = $2 ORDER BY seq DESC LIMIT $3"
+        ))
         .bind(deposit_chain)
         .bind(deposit_address)
         .bind(limit as i64)
         .fetch_all(&self.pool)
         .await?;
-        all(&rows, |r| Ok(StoredDeposit { last_bridge: from_json(r.try_get(0)?)?, bridge_id: r.try_get(1)? }))
+        all(&rows)
     }
 
     pub(super) async fn address_counts(&self, project: &str, since_ms: i64) -> StoreResult<(u64, u64)> {

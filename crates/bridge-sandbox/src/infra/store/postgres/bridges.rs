@@ -17,7 +17,7 @@ impl Areas<'_, PgStore> {
             .bind(project)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(bridge_from_row).transpose()
+        optional(row)
     }
 
     pub(super) async fn bridge_record(&self, project: &str, id: &str) -> StoreResult<Option<Encoded<BridgeRecord>>> {
@@ -77,7 +77,7 @@ impl Areas<'_, PgStore> {
         .bind(&*self.instance)
         .fetch_all(&self.pool)
         .await?;
-        let mut due = all(&rows, bridge_from_row)?;
+        let mut due: Vec<StoredBridge> = all(&rows)?;
         due.sort_by(|a, b| (a.next_ms, &a.id).cmp(&(b.next_ms, &b.id)));
         Ok(due)
     }
@@ -101,7 +101,7 @@ impl Areas<'_, PgStore> {
         .bind(q.offset as i64)
         .fetch_all(&self.pool)
         .await?;
-        Ok((total as u64, all(&rows, bridge_from_row)?))
+        Ok((total as u64, all(&rows)?))
     }
 
     pub(super) async fn history_after(&self, project: &str, q: &HistoryCursorQuery) -> StoreResult<Vec<StoredBridge>> {
@@ -123,7 +123,7 @@ impl Areas<'_, PgStore> {
         .bind(q.limit as i64)
         .fetch_all(&self.pool)
         .await?;
-        all(&rows, bridge_from_row)
+        all(&rows)
     }
 
     pub(super) async fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
@@ -136,7 +136,7 @@ impl Areas<'_, PgStore> {
         .bind(tx_hash)
         .fetch_all(&self.pool)
         .await?;
-        all(&rows, bridge_from_row)
+        all(&rows)
     }
 
     pub(super) async fn bridges_by_withdraw_hash(
@@ -152,6 +152,6 @@ impl Areas<'_, PgStore> {
         .bind(tx_hash)
         .fetch_all(&self.pool)
         .await?;
-        all(&rows, bridge_from_row)
+        all(&rows)
     }
 }

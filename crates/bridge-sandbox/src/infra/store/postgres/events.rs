@@ -5,7 +5,6 @@ use super::*;
 use crate::infra::store::{Areas, NewEvent, StoreResult};
 use bridge_contract::{Encoded, WebhookEvent};
 use sqlx_core::query::query;
-use sqlx_core::row::Row;
 
 impl Areas<'_, PgStore> {
     pub(super) async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()> {
@@ -24,18 +23,18 @@ impl Areas<'_, PgStore> {
     ) -> StoreResult<Vec<(i64, Encoded<WebhookEvent>)>> {
         // As on SQLite: the time is a filter, the position is the order; the walk starts at the cursor or at the
         // first position whose watermark reaches the time, whichever is later.
-        let rows = query(
-            "SELECT seq, body FROM events WHERE project = $1 AND created_ms >= $3 AND seq > GREATEST($2, COALESCE(
+        let rows = query(&format!(
+            "SELECT {FEED_COLUMNS} FROM events WHERE project = $1 AND created_ms >= $3 AND seq > GREATEST($2, COALESCE(
                  (SELECT seq FROM events WHERE project = $1 AND latest_ms >= $3 ORDER BY latest_ms, seq LIMIT 1),
                  9223372036854775807) - 1)
-             ORDER BY seq LIMIT $4",
-        )
+             ORDER BY seq LIMIT $4"
+        ))
         .bind(project)
         .bind(after_seq)
         .bind(since_ms)
         .bind(limit as i64)
         .fetch_all(&self.pool)
         .await?;
-        all(&rows, |r| Ok((r.try_get(0)?, Encoded::from_stored(r.try_get(1)?))))
+        all(&rows)
     }
 }

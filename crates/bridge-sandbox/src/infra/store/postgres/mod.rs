@@ -23,9 +23,11 @@ use sqlx_core::query_scalar::query_scalar;
 use sqlx_core::row::Row;
 use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
 
-use super::{
-    from_json, from_text, to_json, NewEvent, StoreError, StoreResult, StoredAddress, StoredBridge, StoredQuote,
+use super::rows::{
+    Column, Columns, FromRow, ADDRESS_COLUMNS, ATTEMPT_COLUMNS, BRIDGE_COLUMNS, DEPOSIT_COLUMNS, FEED_COLUMNS,
+    QUOTE_COLUMNS, ROUTING_ADDRESS_COLUMNS,
 };
+use super::{to_json, NewEvent, StoreError, StoreResult, StoredBridge};
 use crate::domain::records;
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
@@ -197,54 +199,20 @@ async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
     Ok(())
 }
 
-const BRIDGE_COLUMNS: &str =
-    "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan, version";
-
-fn bridge_from_row(row: &PgRow) -> StoreResult<StoredBridge> {
-    Ok(StoredBridge {
-        id: row.try_get(0)?,
-        project: row.try_get(1)?,
-        record: from_json(row.try_get(2)?)?,
-        rejections: from_json(row.try_get(3)?)?,
-        created_ms: row.try_get(4)?,
-        updated_ms: row.try_get(5)?,
-        next_ms: row.try_get(6)?,
-        webhook_url: row.try_get(7)?,
-        plan: row.try_get::<Option<&str>, _>(8)?.map(from_json).transpose()?,
-        version: row.try_get(9)?,
-    })
+impl Columns for PgRow {
+    fn at<T: Column>(&self, index: usize) -> StoreResult<T> {
+        Ok(self.try_get(index)?)
+    }
 }
 
-const ADDRESS_COLUMNS: &str = "seq, project, reuse_key, body, search_item, webhook_url, created_ms";
-
-fn address_from_row(row: &PgRow) -> StoreResult<(i64, StoredAddress)> {
-    Ok((
-        row.try_get(0)?,
-        StoredAddress {
-            project: row.try_get(1)?,
-            reuse_key: row.try_get(2)?,
-            address: from_json(row.try_get(3)?)?,
-            search_item: from_json(row.try_get(4)?)?,
-            webhook_url: row.try_get(5)?,
-            created_ms: row.try_get(6)?,
-        },
-    ))
+/// Rows each read as a `T`.
+fn all<T: FromRow>(rows: &[PgRow]) -> StoreResult<Vec<T>> {
+    rows.iter().map(T::from_row).collect()
 }
 
-fn quote_from_row(row: &PgRow) -> StoreResult<StoredQuote> {
-    Ok(StoredQuote {
-        id: row.try_get(0)?,
-        project: row.try_get(1)?,
-        response: from_json(row.try_get(2)?)?,
-        mode: from_text(row.try_get(3)?)?,
-        created_ms: row.try_get(4)?,
-        expires_ms: row.try_get(5)?,
-        committed: row.try_get(6)?,
-    })
-}
-
-fn all<T>(rows: &[PgRow], decode: impl Fn(&PgRow) -> StoreResult<T>) -> StoreResult<Vec<T>> {
-    rows.iter().map(decode).collect()
+/// A row, if any, read as a `T`.
+fn optional<T: FromRow>(row: Option<PgRow>) -> StoreResult<Option<T>> {
+    row.as_ref().map(T::from_row).transpose()
 }
 
 crate::infra::store::store_by_area!(PgStore);

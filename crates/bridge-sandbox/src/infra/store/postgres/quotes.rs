@@ -21,14 +21,12 @@ impl Areas<'_, PgStore> {
     }
 
     pub(super) async fn quote(&self, project: &str, id: &str) -> StoreResult<Option<StoredQuote>> {
-        let row = query(
-            "SELECT id, project, body, mode, created_ms, expires_ms, committed FROM quotes WHERE id = $1 AND project = $2",
-        )
-        .bind(id)
-        .bind(project)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(quote_from_row).transpose()
+        let row = query(&format!("SELECT {QUOTE_COLUMNS} FROM quotes WHERE id = $1 AND project = $2"))
+            .bind(id)
+            .bind(project)
+            .fetch_optional(&self.pool)
+            .await?;
+        optional(row)
     }
 
     pub(super) async fn commit_quote(

@@ -13,10 +13,8 @@ impl Areas<'_, SqliteStore> {
     pub(super) async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>> {
         let (project, id) = (project.to_owned(), id.to_owned());
         self.read_now(move |c| {
-            let mut stmt =
-                c.prepare_cached(&format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = ?1 AND project = ?2"))?;
-            let rows = stmt.query(params![id, project])?;
-            Ok(collect(rows, bridge_from_row)?.pop())
+            let sql = format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = ?1 AND project = ?2");
+            select_first(c, &sql, params![id, project])
         })
         .await
     }
@@ -64,13 +62,12 @@ impl Areas<'_, SqliteStore> {
         self.run(move |c| {
             // Each project's due bridges at its own time: one probe of (project, next_ms) per project.
             let columns = BRIDGE_COLUMNS.split(", ").map(|c| format!("b.{c}")).collect::<Vec<_>>().join(", ");
-            let mut stmt = c.prepare_cached(&format!(
+            let sql = format!(
                 "SELECT {columns} FROM projects p JOIN bridges b ON b.project = p.id
                  WHERE b.next_ms IS NOT NULL AND b.next_ms <= max(p.clock_value + ?1, p.clock_floor)
                  ORDER BY b.next_ms, b.id LIMIT ?2"
-            ))?;
-            let rows = stmt.query(params![base_ms, limit as i64])?;
-            collect(rows, bridge_from_row)
+            );
+            select(c, &sql, params![base_ms, limit as i64])
         })
         .await
     }
@@ -90,7 +87,7 @@ impl Areas<'_, SqliteStore> {
                 "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 {filter} ORDER BY {column} {direction}, id {direction} LIMIT ?3 OFFSET ?4"
             ))?;
             let rows = stmt.query(params![project, state, q.limit as i64, q.offset as i64])?;
-            Ok((total as u64, collect(rows, bridge_from_row)?))
+            Ok((total as u64, collect(rows)?))
         })
         .await
     }
@@ -110,7 +107,7 @@ impl Areas<'_, SqliteStore> {
                  ORDER BY {column} {direction}, id {direction} LIMIT ?5"
             ))?;
             let rows = stmt.query(params![project, state, after_key, after_id, q.limit as i64])?;
-            collect(rows, bridge_from_row)
+            collect(rows)
         })
         .await
     }
@@ -118,13 +115,12 @@ impl Areas<'_, SqliteStore> {
     pub(super) async fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
         let (project, hash) = (project.to_owned(), tx_hash.to_owned());
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
+            let sql = format!(
                 "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND (json_extract(record, '$.depositTxHash') = ?2
                    OR EXISTS (SELECT 1 FROM json_each(rejections) WHERE json_extract(value, '$.depositTxHash') = ?2))
                  ORDER BY created_ms, id"
-            ))?;
-            let rows = stmt.query(params![project, hash])?;
-            collect(rows, bridge_from_row)
+            );
+            select(c, &sql, params![project, hash])
         })
         .await
     }
@@ -136,12 +132,11 @@ impl Areas<'_, SqliteStore> {
     ) -> StoreResult<Vec<StoredBridge>> {
         let (project, hash) = (project.to_owned(), tx_hash.to_owned());
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
+            let sql = format!(
                 "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND json_extract(record, '$.withdrawTxHash') = ?2
                  ORDER BY created_ms, id"
-            ))?;
-            let rows = stmt.query(params![project, hash])?;
-            collect(rows, bridge_from_row)
+            );
+            select(c, &sql, params![project, hash])
         })
         .await
     }

@@ -27,9 +27,11 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
 
-use super::{
-    from_json, from_text, to_json, NewEvent, StoreError, StoreResult, StoredAddress, StoredBridge, StoredQuote,
+use super::rows::{
+    Column, Columns, FromRow, ADDRESS_COLUMNS, ATTEMPT_COLUMNS, BRIDGE_COLUMNS, DEPOSIT_COLUMNS, FEED_COLUMNS,
+    QUOTE_COLUMNS, ROUTING_ADDRESS_COLUMNS,
 };
+use super::{to_json, NewEvent, StoreError, StoreResult, StoredBridge};
 use crate::domain::records;
 use crate::infra::clock::ProjectClock;
 use checkpoint::Checkpointer;
@@ -224,24 +226,6 @@ fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
     Ok(())
 }
 
-const BRIDGE_COLUMNS: &str =
-    "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan, version";
-
-fn bridge_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredBridge> {
-    Ok(StoredBridge {
-        id: row.get(0)?,
-        project: row.get(1)?,
-        record: from_json(&row.get::<_, String>(2)?)?,
-        rejections: from_json(&row.get::<_, String>(3)?)?,
-        created_ms: row.get(4)?,
-        updated_ms: row.get(5)?,
-        next_ms: row.get(6)?,
-        webhook_url: row.get(7)?,
-        plan: row.get::<_, Option<String>>(8)?.map(|p| from_json(&p)).transpose()?,
-        version: row.get(9)?,
-    })
-}
-
 /// The clock of `project`, if it was seen.
 fn read_project_clock(c: &Connection, project: &str) -> StoreResult<Option<ProjectClock>> {
     Ok(c.prepare_cached("SELECT clock_value, clock_floor, generation FROM projects WHERE id = ?1")?
@@ -249,44 +233,31 @@ fn read_project_clock(c: &Connection, project: &str) -> StoreResult<Option<Proje
         .optional()?)
 }
 
-/// Rows through a decoder that may fail (rusqlite's own row mapping only fails with rusqlite errors).
-fn collect<T>(
-    mut rows: rusqlite::Rows<'_>,
-    decode: impl Fn(&rusqlite::Row<'_>) -> StoreResult<T>,
-) -> StoreResult<Vec<T>> {
+impl Columns for rusqlite::Row<'_> {
+    fn at<T: Column>(&self, index: usize) -> StoreResult<T> {
+        Ok(self.get(index)?)
+    }
+}
+
+/// The rows of a statement, each read as a `T`.
+fn collect<T: FromRow>(mut rows: rusqlite::Rows<'_>) -> StoreResult<Vec<T>> {
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        out.push(decode(row)?);
+        out.push(T::from_row(row)?);
     }
     Ok(out)
 }
 
-const ADDRESS_COLUMNS: &str = "seq, project, reuse_key, body, search_item, webhook_url, created_ms";
-
-fn address_from_row(row: &rusqlite::Row<'_>) -> StoreResult<(i64, StoredAddress)> {
-    Ok((
-        row.get(0)?,
-        StoredAddress {
-            project: row.get(1)?,
-            reuse_key: row.get(2)?,
-            address: from_json(&row.get::<_, String>(3)?)?,
-            search_item: from_json(&row.get::<_, String>(4)?)?,
-            webhook_url: row.get(5)?,
-            created_ms: row.get(6)?,
-        },
-    ))
+/// The rows of a query (its statement cached on the connection), each read as a `T`.
+fn select<T: FromRow>(c: &Connection, sql: &str, params: impl rusqlite::Params) -> StoreResult<Vec<T>> {
+    collect(c.prepare_cached(sql)?.query(params)?)
 }
 
-fn quote_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredQuote> {
-    Ok(StoredQuote {
-        id: row.get(0)?,
-        project: row.get(1)?,
-        response: from_json(&row.get::<_, String>(2)?)?,
-        mode: from_text(&row.get::<_, String>(3)?)?,
-        created_ms: row.get(4)?,
-        expires_ms: row.get(5)?,
-        committed: row.get(6)?,
-    })
+/// The first row of a query (its statement cached on the connection), read as a `T`, if there is one.
+fn select_first<T: FromRow>(c: &Connection, sql: &str, params: impl rusqlite::Params) -> StoreResult<Option<T>> {
+    let mut stmt = c.prepare_cached(sql)?;
+    let mut rows = stmt.query(params)?;
+    rows.next()?.map(T::from_row).transpose()
 }
 
 crate::infra::store::store_by_area!(SqliteStore);
