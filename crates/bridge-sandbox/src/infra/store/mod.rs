@@ -120,6 +120,26 @@ fn history_order(sort_by: HistorySortBy, direction: SortDirection) -> (&'static 
     }
 }
 
+/// What a bridge is written as besides its plain fields, for both backends: its record, rejections and plan as
+/// JSON text, and its state's name (the column the history's state filter reads).
+struct BridgeText {
+    record: String,
+    rejections: String,
+    state: &'static str,
+    plan: Option<String>,
+}
+
+impl BridgeText {
+    fn of(bridge: &StoredBridge) -> StoreResult<Self> {
+        Ok(Self {
+            record: to_json(&bridge.record)?,
+            rejections: to_json(&bridge.rejections)?,
+            state: crate::domain::records::state_name(&bridge.record),
+            plan: bridge.plan.as_ref().map(to_json).transpose()?,
+        })
+    }
+}
+
 /// A quote as the sandbox keeps it until it is committed or expires.
 #[derive(Debug, Clone)]
 pub struct StoredQuote {
@@ -191,6 +211,16 @@ pub struct HistoryCursorQuery {
     pub direction: SortDirection,
     pub after: Option<(i64, String)>,
     pub limit: u64,
+}
+
+impl HistoryCursorQuery {
+    /// The cursor as two nullable query parameters: the sort key and the id of the record to go past.
+    fn after_parts(&self) -> (Option<i64>, Option<&str>) {
+        match &self.after {
+            Some((key, id)) => (Some(*key), Some(id)),
+            None => (None, None),
+        }
+    }
 }
 
 /// Deposit-address search filters; `after` is the position of the last item of the previous page.

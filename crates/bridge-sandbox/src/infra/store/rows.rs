@@ -11,6 +11,7 @@ use sqlx_postgres::Postgres;
 use super::access::{AuditAction, AuditEntry, StoredApiKey, StoredProject, StoredSigningKey};
 use super::StoredRoutingAddress;
 use super::{from_json, from_text, StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote};
+use crate::infra::clock::ProjectClock;
 
 /// A column value both drivers decode.
 pub(super) trait Column:
@@ -50,6 +51,15 @@ impl FromRow for StoredBridge {
             plan: row.at::<Option<String>>(8)?.map(|p| from_json(&p)).transpose()?,
             version: row.at(9)?,
         })
+    }
+}
+
+/// A project's clock (`projects`).
+pub(super) const CLOCK_COLUMNS: &str = "clock_value, clock_floor, generation";
+
+impl FromRow for ProjectClock {
+    fn from_row(row: &impl Columns) -> StoreResult<Self> {
+        Ok(ProjectClock { value: row.at(0)?, floor: row.at(1)?, generation: row.at(2)? })
     }
 }
 

@@ -45,9 +45,7 @@ impl Areas<'_, PgStore> {
             .execute(&mut *tx)
             .await?;
         }
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
-        Ok(())
+        commit_with_events(tx, events).await
     }
 
     pub(super) async fn address(
@@ -108,9 +106,7 @@ impl Areas<'_, PgStore> {
         .bind(a.created_ms)
         .execute(&mut *tx)
         .await?;
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
-        Ok(())
+        commit_with_events(tx, events).await
     }
 
     pub(super) async fn routing_address(
@@ -158,9 +154,7 @@ impl Areas<'_, PgStore> {
         if let Some(b) = bridge {
             upsert_bridge(&mut tx, b).await?;
         }
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
-        Ok(())
+        commit_with_events(tx, events).await
     }
 
     pub(super) async fn deposits(

@@ -2,9 +2,8 @@
 //! [`PgStore`] (the [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::domain::records;
 use crate::infra::store::{
-    history_order, to_json, Areas, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
+    history_order, Areas, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
 };
 use bridge_contract::{BridgeRecord, Encoded};
 use sqlx_core::query::query;
@@ -31,7 +30,7 @@ impl Areas<'_, PgStore> {
 
     pub(super) async fn save_bridge(&self, b: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool> {
         let mut tx = self.pool.begin().await?;
-        let plan = b.plan.as_ref().map(to_json).transpose()?;
+        let text = BridgeText::of(b)?;
         let saved = query(
             "UPDATE bridges SET record = $3, rejections = $4, state = $5, updated_ms = $6, next_ms = $7, plan = $8,
                leased_until = NULL, version = version + 1
@@ -39,20 +38,19 @@ impl Areas<'_, PgStore> {
         )
         .bind(&b.id)
         .bind(b.version)
-        .bind(to_json(&b.record)?)
-        .bind(to_json(&b.rejections)?)
-        .bind(records::state_name(&b.record))
+        .bind(text.record)
+        .bind(text.rejections)
+        .bind(text.state)
         .bind(b.updated_ms)
         .bind(b.next_ms)
-        .bind(plan)
+        .bind(text.plan)
         .execute(&mut *tx)
         .await?
         .rows_affected();
         if saved == 0 {
             return Ok(false); // the transaction rolls back when dropped: nothing written
         }
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
+        commit_with_events(tx, events).await?;
         Ok(true)
     }
 
@@ -107,10 +105,7 @@ impl Areas<'_, PgStore> {
     pub(super) async fn history_after(&self, project: &str, q: &HistoryCursorQuery) -> StoreResult<Vec<StoredBridge>> {
         let state = q.state.map(|s| s.as_str());
         let (column, direction, beyond) = history_order(q.sort_by, q.direction);
-        let (after_key, after_id) = match &q.after {
-            Some((key, id)) => (Some(*key), Some(id.clone())),
-            None => (None, None),
-        };
+        let (after_key, after_id) = q.after_parts();
         let rows = query(&format!(
             "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ($2::text IS NULL OR state = $2)
                AND ($3::bigint IS NULL OR ({column}, id) {beyond} ($3::bigint, $4::text))
@@ -127,16 +122,9 @@ impl Areas<'_, PgStore> {
     }
 
     pub(super) async fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
-        let rows = query(&format!(
-            "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ((record::jsonb) ->> 'depositTxHash' = $2
-               OR EXISTS (SELECT 1 FROM jsonb_array_elements(rejections::jsonb) r WHERE r ->> 'depositTxHash' = $2))
-             ORDER BY created_ms, id"
-        ))
-        .bind(project)
-        .bind(tx_hash)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows)
+        let found = "(record::jsonb) ->> 'depositTxHash' = $2
+            OR EXISTS (SELECT 1 FROM jsonb_array_elements(rejections::jsonb) r WHERE r ->> 'depositTxHash' = $2)";
+        self.bridges_by_hash(project, tx_hash, found).await
     }
 
     pub(super) async fn bridges_by_withdraw_hash(
@@ -144,9 +132,13 @@ impl Areas<'_, PgStore> {
         project: &str,
         tx_hash: &str,
     ) -> StoreResult<Vec<StoredBridge>> {
+        self.bridges_by_hash(project, tx_hash, "(record::jsonb) ->> 'withdrawTxHash' = $2").await
+    }
+
+    /// A project's bridges for which `found` holds of the transaction hash `$2`, oldest first.
+    async fn bridges_by_hash(&self, project: &str, tx_hash: &str, found: &str) -> StoreResult<Vec<StoredBridge>> {
         let rows = query(&format!(
-            "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND (record::jsonb) ->> 'withdrawTxHash' = $2
-             ORDER BY created_ms, id"
+            "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ({found}) ORDER BY created_ms, id"
         ))
         .bind(project)
         .bind(tx_hash)

@@ -8,10 +8,7 @@ use sqlx_core::query::query;
 
 impl Areas<'_, PgStore> {
     pub(super) async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()> {
-        let mut tx = self.pool.begin().await?;
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
-        Ok(())
+        commit_with_events(self.pool.begin().await?, events).await
     }
 
     pub(super) async fn events(

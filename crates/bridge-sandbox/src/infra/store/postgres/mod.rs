@@ -24,11 +24,10 @@ use sqlx_core::row::Row;
 use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
 
 use super::rows::{
-    Column, Columns, FromRow, ADDRESS_COLUMNS, ATTEMPT_COLUMNS, BRIDGE_COLUMNS, DEPOSIT_COLUMNS, FEED_COLUMNS,
-    QUOTE_COLUMNS, ROUTING_ADDRESS_COLUMNS,
+    Column, Columns, FromRow, ADDRESS_COLUMNS, ATTEMPT_COLUMNS, BRIDGE_COLUMNS, CLOCK_COLUMNS, DEPOSIT_COLUMNS,
+    FEED_COLUMNS, QUOTE_COLUMNS, ROUTING_ADDRESS_COLUMNS,
 };
-use super::{to_json, NewEvent, StoreError, StoreResult, StoredBridge};
-use crate::domain::records;
+use super::{to_json, BridgeText, NewEvent, StoreError, StoreResult, StoredBridge};
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
 
@@ -131,12 +130,12 @@ impl PgStore {
     }
 }
 
-/// Appends events (and an outbox row for each that has a `webhookUrl`) as the last step of the caller's
-/// transaction: the positions come from `feed_head`, whose row lock is held until the commit, so positions are
+/// Appends events (and an outbox row for each that has a `webhookUrl`) as the last step of the transaction, and
+/// commits it: the positions come from `feed_head`, whose row lock is held until the commit, so positions are
 /// given out in commit order.
-async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
+async fn commit_with_events(mut tx: Tx, events: &[NewEvent]) -> StoreResult<()> {
     if events.is_empty() {
-        return Ok(());
+        return commit(tx).await;
     }
     let newest = events.iter().map(|e| e.created_ms).max().unwrap_or(i64::MIN);
     let (last, latest): (i64, i64) = sqlx_core::query_as::query_as(
@@ -145,7 +144,7 @@ async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
     )
     .bind(events.len() as i64)
     .bind(newest)
-    .fetch_one(&mut **tx)
+    .fetch_one(&mut *tx)
     .await?;
     let first = last - events.len() as i64 + 1;
     for (i, e) in events.iter().enumerate() {
@@ -160,7 +159,7 @@ async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
         .bind(to_json(&e.event)?)
         .bind(&e.webhook_url)
         .bind(latest)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
         if let Some(url) = &e.webhook_url {
             query("INSERT INTO outbox (event_id, project, url, next_ms) VALUES ($1, $2, $3, $4)")
@@ -168,15 +167,15 @@ async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
                 .bind(&e.project)
                 .bind(url)
                 .bind(e.created_ms)
-                .execute(&mut **tx)
+                .execute(&mut *tx)
                 .await?;
         }
     }
-    Ok(())
+    commit(tx).await
 }
 
 async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
-    let plan = b.plan.as_ref().map(to_json).transpose()?;
+    let text = BridgeText::of(b)?;
     query(
         "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -186,14 +185,14 @@ async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
     )
     .bind(&b.id)
     .bind(&b.project)
-    .bind(to_json(&b.record)?)
-    .bind(to_json(&b.rejections)?)
-    .bind(records::state_name(&b.record))
+    .bind(text.record)
+    .bind(text.rejections)
+    .bind(text.state)
     .bind(b.created_ms)
     .bind(b.updated_ms)
     .bind(b.next_ms)
     .bind(&b.webhook_url)
-    .bind(plan)
+    .bind(text.plan)
     .execute(&mut **tx)
     .await?;
     Ok(())

@@ -45,8 +45,7 @@ impl Areas<'_, PgStore> {
             return Ok(false);
         }
         upsert_bridge(&mut tx, bridge).await?;
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
+        commit_with_events(tx, events).await?;
         Ok(true)
     }
 }

@@ -2,9 +2,8 @@
 //! [`SqliteStore`] (the [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::domain::records;
 use crate::infra::store::{
-    history_order, to_json, Areas, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
+    history_order, Areas, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
 };
 use bridge_contract::{BridgeRecord, Encoded};
 use rusqlite::{params, OptionalExtension};
@@ -32,7 +31,7 @@ impl Areas<'_, SqliteStore> {
     pub(super) async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool> {
         let (b, events) = (bridge.clone(), events.to_vec());
         self.run(move |c| {
-            let plan = b.plan.as_ref().map(to_json).transpose()?;
+            let text = BridgeText::of(&b)?;
             let saved = c
                 .prepare_cached(
                     "UPDATE bridges SET record = ?3, rejections = ?4, state = ?5, updated_ms = ?6, next_ms = ?7,
@@ -42,12 +41,12 @@ impl Areas<'_, SqliteStore> {
                 .execute(params![
                     b.id,
                     b.version,
-                    to_json(&b.record)?,
-                    to_json(&b.rejections)?,
-                    records::state_name(&b.record),
+                    text.record,
+                    text.rejections,
+                    text.state,
                     b.updated_ms,
                     b.next_ms,
-                    plan
+                    text.plan
                 ])?;
             if saved == 0 {
                 return Ok(false); // nothing written
@@ -97,10 +96,7 @@ impl Areas<'_, SqliteStore> {
         self.read(move |c| {
             let state = q.state.map(|s| s.as_str());
             let (column, direction, beyond) = history_order(q.sort_by, q.direction);
-            let (after_key, after_id) = match &q.after {
-                Some((key, id)) => (Some(*key), Some(id.clone())),
-                None => (None, None),
-            };
+            let (after_key, after_id) = q.after_parts();
             let mut stmt = c.prepare(&format!(
                 "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND (?2 IS NULL OR state = ?2)
                    AND (?3 IS NULL OR ({column}, id) {beyond} (?3, ?4))
@@ -113,16 +109,9 @@ impl Areas<'_, SqliteStore> {
     }
 
     pub(super) async fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
-        let (project, hash) = (project.to_owned(), tx_hash.to_owned());
-        self.read(move |c| {
-            let sql = format!(
-                "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND (json_extract(record, '$.depositTxHash') = ?2
-                   OR EXISTS (SELECT 1 FROM json_each(rejections) WHERE json_extract(value, '$.depositTxHash') = ?2))
-                 ORDER BY created_ms, id"
-            );
-            select(c, &sql, params![project, hash])
-        })
-        .await
+        let found = "json_extract(record, '$.depositTxHash') = ?2
+            OR EXISTS (SELECT 1 FROM json_each(rejections) WHERE json_extract(value, '$.depositTxHash') = ?2)";
+        self.bridges_by_hash(project, tx_hash, found).await
     }
 
     pub(super) async fn bridges_by_withdraw_hash(
@@ -130,14 +119,14 @@ impl Areas<'_, SqliteStore> {
         project: &str,
         tx_hash: &str,
     ) -> StoreResult<Vec<StoredBridge>> {
+        self.bridges_by_hash(project, tx_hash, "json_extract(record, '$.withdrawTxHash') = ?2").await
+    }
+
+    /// A project's bridges for which `found` holds of the transaction hash `?2`, oldest first.
+    async fn bridges_by_hash(&self, project: &str, tx_hash: &str, found: &str) -> StoreResult<Vec<StoredBridge>> {
+        let sql =
+            format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND ({found}) ORDER BY created_ms, id");
         let (project, hash) = (project.to_owned(), tx_hash.to_owned());
-        self.read(move |c| {
-            let sql = format!(
-                "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND json_extract(record, '$.withdrawTxHash') = ?2
-                 ORDER BY created_ms, id"
-            );
-            select(c, &sql, params![project, hash])
-        })
-        .await
+        self.read(move |c| select(c, &sql, params![project, hash])).await
     }
 }

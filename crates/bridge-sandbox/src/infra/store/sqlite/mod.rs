@@ -28,11 +28,10 @@ use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
 
 use super::rows::{
-    Column, Columns, FromRow, ADDRESS_COLUMNS, ATTEMPT_COLUMNS, BRIDGE_COLUMNS, DEPOSIT_COLUMNS, FEED_COLUMNS,
-    QUOTE_COLUMNS, ROUTING_ADDRESS_COLUMNS,
+    Column, Columns, FromRow, ADDRESS_COLUMNS, ATTEMPT_COLUMNS, BRIDGE_COLUMNS, CLOCK_COLUMNS, DEPOSIT_COLUMNS,
+    FEED_COLUMNS, QUOTE_COLUMNS, ROUTING_ADDRESS_COLUMNS,
 };
-use super::{to_json, NewEvent, StoreError, StoreResult, StoredBridge};
-use crate::domain::records;
+use super::{to_json, BridgeText, NewEvent, StoreError, StoreResult, StoredBridge};
 use crate::infra::clock::ProjectClock;
 use checkpoint::Checkpointer;
 use group_commit::Writer;
@@ -202,7 +201,7 @@ fn insert_events(c: &Connection, events: &[NewEvent]) -> StoreResult<()> {
 }
 
 fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
-    let plan = b.plan.as_ref().map(to_json).transpose()?;
+    let text = BridgeText::of(b)?;
     c.prepare_cached(
         "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
@@ -213,14 +212,14 @@ fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
     .execute(params![
             b.id,
             b.project,
-            to_json(&b.record)?,
-            to_json(&b.rejections)?,
-            records::state_name(&b.record),
+            text.record,
+            text.rejections,
+            text.state,
             b.created_ms,
             b.updated_ms,
             b.next_ms,
             b.webhook_url,
-            plan
+            text.plan
         ],
     )?;
     Ok(())
@@ -228,9 +227,7 @@ fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
 
 /// The clock of `project`, if it was seen.
 fn read_project_clock(c: &Connection, project: &str) -> StoreResult<Option<ProjectClock>> {
-    Ok(c.prepare_cached("SELECT clock_value, clock_floor, generation FROM projects WHERE id = ?1")?
-        .query_row(params![project], |r| Ok(ProjectClock { value: r.get(0)?, floor: r.get(1)?, generation: r.get(2)? }))
-        .optional()?)
+    select_first(c, &format!("SELECT {CLOCK_COLUMNS} FROM projects WHERE id = ?1"), params![project])
 }
 
 impl Columns for rusqlite::Row<'_> {
