@@ -10,7 +10,9 @@ use sqlx_postgres::Postgres;
 
 use super::access::{AuditAction, AuditEntry, StoredApiKey, StoredProject, StoredSigningKey};
 use super::StoredRoutingAddress;
-use super::{from_json, from_text, StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote};
+use super::{
+    from_json, from_text, Backlog, StoreError, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredQuote,
+};
 use crate::infra::clock::ProjectClock;
 
 /// A column value both drivers decode.
@@ -50,6 +52,18 @@ impl FromRow for StoredBridge {
             webhook_url: row.at(7)?,
             plan: row.at::<Option<String>>(8)?.map(|p| from_json(&p)).transpose()?,
             version: row.at(9)?,
+        })
+    }
+}
+
+/// The backlog: one row of three columns, the outbox rows pending (`COUNT(*)`) and how late the latest due
+/// delivery and the latest due lifecycle step are (`MAX(...)`, `NULL` when none is due).
+impl FromRow for Backlog {
+    fn from_row(row: &impl Columns) -> StoreResult<Self> {
+        Ok(Backlog {
+            outbox_pending: row.at::<i64>(0)? as u64,
+            oldest_due_delivery_late_ms: row.at(1)?,
+            oldest_due_step_late_ms: row.at(2)?,
         })
     }
 }
