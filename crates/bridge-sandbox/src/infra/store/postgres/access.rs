@@ -14,7 +14,7 @@ use crate::infra::store::{
     StoredProject, StoredSigningKey, Usage,
 };
 
-use super::{all, optional, PgStore};
+use super::{all, PgStore};
 use crate::infra::store::rows::{FromRow, AUDIT_COLUMNS, KEY_COLUMNS, PROJECT_COLUMNS, SIGNING_COLUMNS};
 use crate::infra::store::KeyLookup;
 
@@ -101,21 +101,15 @@ impl Areas<'_, PgStore> {
     }
 
     pub(super) async fn api_key(&self, lookup: KeyLookup<'_>) -> StoreResult<Option<StoredApiKey>> {
-        let row = query(&format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE {} = $1", lookup.column()))
-            .bind(lookup.value())
-            .fetch_optional(&self.pool)
-            .await?;
-        optional(row)
+        let sql = format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE {} = $1", lookup.column());
+        self.select_first(query(&sql).bind(lookup.value())).await
     }
 
     pub(super) async fn api_keys(&self, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>> {
-        let rows = query(&format!(
+        let sql = format!(
             "SELECT {KEY_COLUMNS} FROM api_keys WHERE $1::text IS NULL OR project = $1 ORDER BY created_ms, id"
-        ))
-        .bind(project)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows)
+        );
+        self.select(query(&sql).bind(project)).await
     }
 
     pub(super) async fn insert_api_key(&self, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool> {
@@ -201,9 +195,8 @@ impl Areas<'_, PgStore> {
     }
 
     pub(super) async fn projects(&self) -> StoreResult<Vec<StoredProject>> {
-        all(&query(&format!("SELECT {PROJECT_COLUMNS} FROM project_access ORDER BY project"))
-            .fetch_all(&self.pool)
-            .await?)
+        let sql = format!("SELECT {PROJECT_COLUMNS} FROM project_access ORDER BY project");
+        self.select(query(&sql)).await
     }
 
     pub(super) async fn record_usage(&self, usage: &Usage) -> StoreResult<()> {
@@ -284,15 +277,11 @@ impl Areas<'_, PgStore> {
     }
 
     pub(super) async fn audit(&self, q: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
-        let rows = query(&format!(
-        "SELECT {AUDIT_COLUMNS} FROM (
+        let sql = format!(
+            "SELECT {AUDIT_COLUMNS} FROM (
              SELECT seq, {AUDIT_COLUMNS} FROM audit_log WHERE $1::text IS NULL OR project = $1 ORDER BY seq DESC LIMIT $2
          ) latest ORDER BY seq"
-    ))
-    .bind(&q.project)
-    .bind(q.limit as i64)
-    .fetch_all(&self.pool)
-    .await?;
-        all(&rows)
+        );
+        self.select(query(&sql).bind(&q.project).bind(q.limit as i64)).await
     }
 }

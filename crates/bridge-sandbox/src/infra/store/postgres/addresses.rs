@@ -16,15 +16,11 @@ impl Areas<'_, PgStore> {
         deposit_chain: &str,
         reuse_key: &str,
     ) -> StoreResult<Option<StoredAddress>> {
-        let row = query(&format!(
+        let sql = format!(
             "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = $1 AND deposit_chain = $2 AND reuse_key = $3 ORDER BY seq LIMIT 1"
-        ))
-        .bind(project)
-        .bind(deposit_chain)
-        .bind(reuse_key)
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(optional(row)?.map(|(_, a): (i64, _)| a))
+        );
+        let row = self.select_first(query(&sql).bind(project).bind(deposit_chain).bind(reuse_key)).await?;
+        Ok(row.map(|(_, a): (i64, _)| a))
     }
 
     pub(super) async fn insert_addresses(&self, addresses: &[StoredAddress], events: &[NewEvent]) -> StoreResult<()> {
@@ -53,14 +49,9 @@ impl Areas<'_, PgStore> {
         deposit_chain: &str,
         deposit_address: &str,
     ) -> StoreResult<Option<StoredAddress>> {
-        let row = query(&format!(
-            "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE deposit_chain = $1 AND deposit_address = $2"
-        ))
-        .bind(deposit_chain)
-        .bind(deposit_address)
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(optional(row)?.map(|(_, a): (i64, _)| a))
+        let sql = format!("SELECT {ADDRESS_COLUMNS} FROM addresses WHERE deposit_chain = $1 AND deposit_address = $2");
+        let row = self.select_first(query(&sql).bind(deposit_chain).bind(deposit_address)).await?;
+        Ok(row.map(|(_, a): (i64, _)| a))
     }
 
     pub(super) async fn search_addresses(
@@ -68,24 +59,25 @@ impl Areas<'_, PgStore> {
         project: &str,
         s: &AddressSearch,
     ) -> StoreResult<Vec<(i64, StoredAddress)>> {
-        let rows = query(&format!(
+        let sql = format!(
             "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = $1 AND seq > $2
                AND ($3::text IS NULL OR search_item::jsonb ->> 'addressNote' = $3)
                AND ($4::text IS NULL OR deposit_chain = $4)
                AND ($5::text IS NULL OR search_item::jsonb ->> 'destinationChain' = $5)
                AND ($6::text IS NULL OR search_item::jsonb ->> 'destinationAddress' = $6)
              ORDER BY seq LIMIT $7"
-        ))
-        .bind(project)
-        .bind(s.after)
-        .bind(&s.address_note)
-        .bind(&s.deposit_chain)
-        .bind(&s.destination_chain)
-        .bind(&s.destination_address)
-        .bind(s.limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows)
+        );
+        self.select(
+            query(&sql)
+                .bind(project)
+                .bind(s.after)
+                .bind(&s.address_note)
+                .bind(&s.deposit_chain)
+                .bind(&s.destination_chain)
+                .bind(&s.destination_address)
+                .bind(s.limit as i64),
+        )
+        .await
     }
 
     pub(super) async fn insert_routing_address(
@@ -114,14 +106,10 @@ impl Areas<'_, PgStore> {
         deposit_chain: &str,
         deposit_address: &str,
     ) -> StoreResult<Option<StoredRoutingAddress>> {
-        let row = query(&format!(
+        let sql = format!(
             "SELECT {ROUTING_ADDRESS_COLUMNS} FROM routing_addresses WHERE deposit_chain = $1 AND deposit_address = $2"
-        ))
-        .bind(deposit_chain)
-        .bind(deposit_address)
-        .fetch_optional(&self.pool)
-        .await?;
-        optional(row)
+        );
+        self.select_first(query(&sql).bind(deposit_chain).bind(deposit_address)).await
     }
 
     pub(super) async fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<bool> {
@@ -163,15 +151,10 @@ impl Areas<'_, PgStore> {
         deposit_address: &str,
         limit: u64,
     ) -> StoreResult<Vec<StoredDeposit>> {
-        let rows = query(&format!(
+        let sql = format!(
             "SELECT {DEPOSIT_COLUMNS} FROM deposits WHERE deposit_chain = $1 AND deposit_address = $2 ORDER BY seq DESC LIMIT $3"
-        ))
-        .bind(deposit_chain)
-        .bind(deposit_address)
-        .bind(limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows)
+        );
+        self.select(query(&sql).bind(deposit_chain).bind(deposit_address).bind(limit as i64)).await
     }
 
     pub(super) async fn address_counts(&self, project: &str, since_ms: i64) -> StoreResult<(u64, u64)> {

@@ -11,12 +11,8 @@ use sqlx_core::query_scalar::query_scalar;
 
 impl Areas<'_, PgStore> {
     pub(super) async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>> {
-        let row = query(&format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = $1 AND project = $2"))
-            .bind(id)
-            .bind(project)
-            .fetch_optional(&self.pool)
-            .await?;
-        optional(row)
+        let sql = format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = $1 AND project = $2");
+        self.select_first(query(&sql).bind(id).bind(project)).await
     }
 
     pub(super) async fn bridge_record(&self, project: &str, id: &str) -> StoreResult<Option<Encoded<BridgeRecord>>> {
@@ -60,22 +56,16 @@ impl Areas<'_, PgStore> {
     pub(super) async fn due_bridges(&self, base_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>> {
         let wall = crate::infra::clock::wall_ms();
         // Each project's due bridges at its own time: one probe of (project, next_ms) per project, one statement.
-        let rows = query(&format!(
+        let sql = format!(
             "UPDATE bridges SET leased_until = $3, leased_by = $5 WHERE id IN (
                  SELECT b.id FROM projects p JOIN bridges b ON b.project = p.id
                  WHERE b.next_ms IS NOT NULL AND b.next_ms <= GREATEST(p.clock_value + $1, p.clock_floor)
                    AND (b.leased_until IS NULL OR b.leased_until <= $4)
                  ORDER BY b.next_ms, b.id LIMIT $2 FOR UPDATE OF b SKIP LOCKED)
              RETURNING {BRIDGE_COLUMNS}"
-        ))
-        .bind(base_ms)
-        .bind(limit as i64)
-        .bind(wall + BRIDGE_LEASE_MS)
-        .bind(wall)
-        .bind(&*self.instance)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut due: Vec<StoredBridge> = all(&rows)?;
+        );
+        let leased = query(&sql).bind(base_ms).bind(limit as i64).bind(wall + BRIDGE_LEASE_MS).bind(wall);
+        let mut due: Vec<StoredBridge> = self.select(leased.bind(&*self.instance)).await?;
         due.sort_by(|a, b| (a.next_ms, &a.id).cmp(&(b.next_ms, &b.id)));
         Ok(due)
     }
@@ -89,36 +79,25 @@ impl Areas<'_, PgStore> {
                 .fetch_one(&self.pool)
                 .await?;
         let (column, direction, _) = history_order(q.sort_by, q.direction);
-        let rows = query(&format!(
+        let sql = format!(
             "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ($2::text IS NULL OR state = $2)
              ORDER BY {column} {direction}, id {direction} LIMIT $3 OFFSET $4"
-        ))
-        .bind(project)
-        .bind(state)
-        .bind(q.limit as i64)
-        .bind(q.offset as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok((total as u64, all(&rows)?))
+        );
+        let rows =
+            self.select(query(&sql).bind(project).bind(state).bind(q.limit as i64).bind(q.offset as i64)).await?;
+        Ok((total as u64, rows))
     }
 
     pub(super) async fn history_after(&self, project: &str, q: &HistoryCursorQuery) -> StoreResult<Vec<StoredBridge>> {
         let state = q.state.map(|s| s.as_str());
         let (column, direction, beyond) = history_order(q.sort_by, q.direction);
         let (after_key, after_id) = q.after_parts();
-        let rows = query(&format!(
+        let sql = format!(
             "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ($2::text IS NULL OR state = $2)
                AND ($3::bigint IS NULL OR ({column}, id) {beyond} ($3::bigint, $4::text))
              ORDER BY {column} {direction}, id {direction} LIMIT $5"
-        ))
-        .bind(project)
-        .bind(state)
-        .bind(after_key)
-        .bind(after_id)
-        .bind(q.limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows)
+        );
+        self.select(query(&sql).bind(project).bind(state).bind(after_key).bind(after_id).bind(q.limit as i64)).await
     }
 
     pub(super) async fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
@@ -137,13 +116,8 @@ impl Areas<'_, PgStore> {
 
     /// A project's bridges for which `found` holds of the transaction hash `$2`, oldest first.
     async fn bridges_by_hash(&self, project: &str, tx_hash: &str, found: &str) -> StoreResult<Vec<StoredBridge>> {
-        let rows = query(&format!(
-            "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ({found}) ORDER BY created_ms, id"
-        ))
-        .bind(project)
-        .bind(tx_hash)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows)
+        let sql =
+            format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ({found}) ORDER BY created_ms, id");
+        self.select(query(&sql).bind(project).bind(tx_hash)).await
     }
 }

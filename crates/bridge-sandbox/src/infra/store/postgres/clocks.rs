@@ -35,7 +35,7 @@ impl Areas<'_, PgStore> {
     pub(super) async fn project_clock(&self, project: &str, start: &ProjectClock) -> StoreResult<ProjectClock> {
         // One read on every request that needs the project's time: an advance committed by any instance is seen.
         let select = format!("SELECT {CLOCK_COLUMNS} FROM projects WHERE id = $1");
-        if let Some(clock) = optional(query(&select).bind(project).fetch_optional(&self.pool).await?)? {
+        if let Some(clock) = self.select_first(query(&select).bind(project)).await? {
             return Ok(clock);
         }
         query(
@@ -56,16 +56,11 @@ impl Areas<'_, PgStore> {
         ms: i64,
         limit: i64,
     ) -> StoreResult<Option<ProjectClock>> {
-        let row = query(&format!(
+        let sql = format!(
             "UPDATE projects SET clock_value = clock_value + $2 WHERE id = $1 AND clock_value <= $3
              RETURNING {CLOCK_COLUMNS}"
-        ))
-        .bind(project)
-        .bind(ms)
-        .bind(limit)
-        .fetch_optional(&self.pool)
-        .await?;
-        optional(row)
+        );
+        self.select_first(query(&sql).bind(project).bind(ms).bind(limit)).await
     }
 
     pub(super) async fn keep_project_floors(&self, floors: &[(String, i64, i64)]) -> StoreResult<()> {

@@ -105,16 +105,11 @@ impl Areas<'_, PgStore> {
         event_id: Option<&str>,
         limit: u64,
     ) -> StoreResult<Vec<WebhookDeliveryAttempt>> {
-        let rows = query(&format!(
+        let sql = format!(
             "SELECT {ATTEMPT_COLUMNS} FROM delivery_attempts a LEFT JOIN events e ON e.id = a.event_id
              WHERE a.project = $1 AND ($2::text IS NULL OR a.event_id = $2) ORDER BY a.id DESC LIMIT $3"
-        ))
-        .bind(project)
-        .bind(event_id)
-        .bind(limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows)
+        );
+        self.select(query(&sql).bind(project).bind(event_id).bind(limit as i64)).await
     }
 
     pub(super) async fn resend_deliveries(&self, project: &str, event_id: &str, now_ms: i64) -> StoreResult<u64> {

@@ -20,18 +20,12 @@ impl Areas<'_, PgStore> {
     ) -> StoreResult<Vec<(i64, Encoded<WebhookEvent>)>> {
         // As on SQLite: the time is a filter, the position is the order; the walk starts at the cursor or at the
         // first position whose watermark reaches the time, whichever is later.
-        let rows = query(&format!(
+        let sql = format!(
             "SELECT {FEED_COLUMNS} FROM events WHERE project = $1 AND created_ms >= $3 AND seq > GREATEST($2, COALESCE(
                  (SELECT seq FROM events WHERE project = $1 AND latest_ms >= $3 ORDER BY latest_ms, seq LIMIT 1),
                  9223372036854775807) - 1)
              ORDER BY seq LIMIT $4"
-        ))
-        .bind(project)
-        .bind(after_seq)
-        .bind(since_ms)
-        .bind(limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows)
+        );
+        self.select(query(&sql).bind(project).bind(after_seq).bind(since_ms).bind(limit as i64)).await
     }
 }

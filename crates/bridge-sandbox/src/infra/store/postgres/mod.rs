@@ -7,7 +7,7 @@
 
 // One file per area of the store, each an `impl Areas<'_, PgStore>` block with that area's `Store` methods
 // (`store_by_area!` at the end forwards the trait to them); this file holds the connection handling and the
-// helpers the areas share (events, bridges and the row mappings, once per type).
+// helpers the areas share (events, bridges, and reading rows through `rows::FromRow`, the one mapping per type).
 mod access;
 mod addresses;
 mod bridges;
@@ -209,9 +209,18 @@ fn all<T: FromRow>(rows: &[PgRow]) -> StoreResult<Vec<T>> {
     rows.iter().map(T::from_row).collect()
 }
 
-/// A row, if any, read as a `T`.
-fn optional<T: FromRow>(row: Option<PgRow>) -> StoreResult<Option<T>> {
-    row.as_ref().map(T::from_row).transpose()
+type PgQuery<'q> = sqlx_core::query::Query<'q, Postgres, sqlx_postgres::PgArguments>;
+
+impl PgStore {
+    /// The rows of a query, each read as a `T`.
+    async fn select<T: FromRow>(&self, query: PgQuery<'_>) -> StoreResult<Vec<T>> {
+        all(&query.fetch_all(&self.pool).await?)
+    }
+
+    /// The first row of a query, if any, read as a `T`.
+    async fn select_first<T: FromRow>(&self, query: PgQuery<'_>) -> StoreResult<Option<T>> {
+        query.fetch_optional(&self.pool).await?.as_ref().map(T::from_row).transpose()
+    }
 }
 
 crate::infra::store::store_by_area!(PgStore);

@@ -21,12 +21,8 @@ impl Areas<'_, PgStore> {
     }
 
     pub(super) async fn quote(&self, project: &str, id: &str) -> StoreResult<Option<StoredQuote>> {
-        let row = query(&format!("SELECT {QUOTE_COLUMNS} FROM quotes WHERE id = $1 AND project = $2"))
-            .bind(id)
-            .bind(project)
-            .fetch_optional(&self.pool)
-            .await?;
-        optional(row)
+        let sql = format!("SELECT {QUOTE_COLUMNS} FROM quotes WHERE id = $1 AND project = $2");
+        self.select_first(query(&sql).bind(id).bind(project)).await
     }
 
     pub(super) async fn commit_quote(

@@ -9,7 +9,7 @@
 
 // One file per area of the store, each an `impl Areas<'_, SqliteStore>` block with that area's `Store` methods
 // (`store_by_area!` at the end forwards the trait to them); this file holds the connection handling and the
-// helpers the areas share (events, bridges and the row mappings, once per type).
+// helpers the areas share (events, bridges, and reading rows through `rows::FromRow`, the one mapping per type).
 mod access;
 mod addresses;
 mod bridges;
