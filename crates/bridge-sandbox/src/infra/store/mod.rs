@@ -39,6 +39,7 @@
 
 pub mod access;
 mod postgres;
+mod rows;
 mod sqlite;
 
 use std::collections::HashMap;
@@ -119,6 +120,26 @@ fn history_order(sort_by: HistorySortBy, direction: SortDirection) -> (&'static 
     }
 }
 
+/// What a bridge is written as besides its plain fields, for both backends: its record, rejections and plan as
+/// JSON text, and its state's name (the column the history's state filter reads).
+struct BridgeText {
+    record: String,
+    rejections: String,
+    state: &'static str,
+    plan: Option<String>,
+}
+
+impl BridgeText {
+    fn of(bridge: &StoredBridge) -> StoreResult<Self> {
+        Ok(Self {
+            record: to_json(&bridge.record)?,
+            rejections: to_json(&bridge.rejections)?,
+            state: crate::domain::records::state_name(&bridge.record),
+            plan: bridge.plan.as_ref().map(to_json).transpose()?,
+        })
+    }
+}
+
 /// A quote as the sandbox keeps it until it is committed or expires.
 #[derive(Debug, Clone)]
 pub struct StoredQuote {
@@ -190,6 +211,16 @@ pub struct HistoryCursorQuery {
     pub direction: SortDirection,
     pub after: Option<(i64, String)>,
     pub limit: u64,
+}
+
+impl HistoryCursorQuery {
+    /// The cursor as two nullable query parameters: the sort key and the id of the record to go past.
+    fn after_parts(&self) -> (Option<i64>, Option<&str>) {
+        match &self.after {
+            Some((key, id)) => (Some(*key), Some(id)),
+            None => (None, None),
+        }
+    }
 }
 
 /// Deposit-address search filters; `after` is the position of the last item of the previous page.
@@ -471,10 +502,27 @@ pub trait Store: Send + Sync + 'static {
     async fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
 }
 
-/// Implements [`Store`] for a backend by forwarding each method to the backend's inherent method of the same name
-/// and signature, which lives in the backend's file for its area (`store/<backend>/<area>.rs`: quotes, bridges,
-/// addresses, events, deliveries, clocks, health, access): a trait's `impl` block cannot be split across files.
-/// A method added to [`Store`] is added here too (the list is the trait's signatures, in its order).
+/// A backend as its area files implement it: each [`Store`] method is an inherent method of `Areas<'_, Backend>`
+/// of the same name and signature, in the backend's file for its area (`store/<backend>/<area>.rs`: quotes,
+/// bridges, addresses, events, deliveries, clocks, health, access), and [`store_by_area!`] forwards the trait to
+/// them (a trait's `impl` block cannot be split across files). The methods live on this wrapper, not on the
+/// backend itself, so that the forwarding call cannot reach [`Store`]: `Areas` does not implement it, so a
+/// missing area method is a compile error ("no function or associated item named `quote` found for struct
+/// `Areas<'_, SqliteStore>`"), where a call `<SqliteStore>::quote` would have found the trait method and called
+/// itself forever. It dereferences to the backend, so area methods use the backend's fields and helpers as
+/// `self.pool`, `self.read(...)`.
+pub(crate) struct Areas<'a, B>(pub(crate) &'a B);
+
+impl<B> std::ops::Deref for Areas<'_, B> {
+    type Target = B;
+
+    fn deref(&self) -> &B {
+        self.0
+    }
+}
+
+/// Implements [`Store`] for a backend by forwarding each method to its [`Areas`] method of the same name and
+/// signature. A method added to [`Store`] is added here too (the list is the trait's signatures, in its order).
 macro_rules! store_by_area {
     ($backend:ty) => {
         $crate::infra::store::forward_store! { $backend;
@@ -536,8 +584,8 @@ macro_rules! store_by_area {
 }
 pub(crate) use store_by_area;
 
-/// [`store_by_area!`]'s expansion: the `impl Store` whose methods call `<backend>::method` (inherent methods come
-/// first in that lookup, so a missing one would call itself: every method is covered by the store's tests).
+/// [`store_by_area!`]'s expansion: the `impl Store` whose methods call `<Areas<'_, Backend>>::method`, a path that
+/// finds only inherent methods of [`Areas`] (it implements no trait with these names).
 macro_rules! forward_store {
     ($backend:ty; $(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*) => {
         const _: () = {
@@ -548,7 +596,7 @@ macro_rules! forward_store {
             #[async_trait::async_trait]
             impl Store for $backend {
                 $(async fn $name(&self $(, $arg: $ty)*) -> $ret {
-                    <$backend>::$name(self $(, $arg)*).await
+                    <Areas<'_, $backend>>::$name(&Areas(self) $(, $arg)*).await
                 })*
             }
         };

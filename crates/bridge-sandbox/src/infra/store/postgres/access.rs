@@ -6,47 +6,19 @@
 
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
-use sqlx_core::row::Row;
-use sqlx_postgres::{PgPool, PgRow, Postgres};
+use sqlx_postgres::Postgres;
 
 use crate::infra::store::access::{audit, next_signing_key, retirement};
 use crate::infra::store::{
-    AccessSnapshot, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult, StoredApiKey,
+    AccessSnapshot, Areas, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult, StoredApiKey,
     StoredProject, StoredSigningKey, Usage,
 };
 
-use super::PgStore;
+use super::{all, PgStore};
+use crate::infra::store::rows::{FromRow, AUDIT_COLUMNS, KEY_COLUMNS, PROJECT_COLUMNS, SIGNING_COLUMNS};
 use crate::infra::store::KeyLookup;
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
-
-const KEY_COLUMNS: &str = "id, project, name, hash, created_ms, last_used_ms, revoked_ms";
-
-fn key_from_row(r: &PgRow) -> StoreResult<StoredApiKey> {
-    Ok(StoredApiKey {
-        id: r.try_get(0)?,
-        project: r.try_get(1)?,
-        name: r.try_get(2)?,
-        hash: r.try_get(3)?,
-        created_ms: r.try_get(4)?,
-        last_used_ms: r.try_get(5)?,
-        revoked_ms: r.try_get(6)?,
-    })
-}
-
-const SIGNING_COLUMNS: &str = "kid, secret, created_ms, unlabelled, signed_until_ms, retires_ms";
-
-fn signing_key_from_row(r: &PgRow) -> StoreResult<StoredSigningKey> {
-    let secret: String = r.try_get(1)?;
-    Ok(StoredSigningKey {
-        kid: r.try_get(0)?,
-        secret: hex::decode(secret).map_err(|e| StoreError::new(e).context("a stored signing key"))?,
-        created_ms: r.try_get(2)?,
-        unlabelled: r.try_get(3)?,
-        signed_until_ms: r.try_get(4)?,
-        retires_ms: r.try_get(5)?,
-    })
-}
 
 /// Raises the access version, taking its row lock until the transaction ends.
 async fn bump_version(tx: &mut Tx) -> StoreResult<()> {
@@ -80,13 +52,8 @@ async fn ensure_project_in(tx: &mut Tx, project: &str, at_ms: i64, actor: &str, 
     Ok(made == 1)
 }
 
-pub async fn version(pool: &PgPool) -> StoreResult<i64> {
-    Ok(query_scalar("SELECT version FROM access_head").fetch_one(pool).await?)
-}
-
 async fn signing_keys(tx: &mut Tx) -> StoreResult<Vec<StoredSigningKey>> {
-    let rows = query(&format!("SELECT {SIGNING_COLUMNS} FROM signing_keys ORDER BY seq")).fetch_all(&mut **tx).await?;
-    rows.iter().map(signing_key_from_row).collect()
+    all(&query(&format!("SELECT {SIGNING_COLUMNS} FROM signing_keys ORDER BY seq")).fetch_all(&mut **tx).await?)
 }
 
 /// The keys, locked until the transaction ends: a token's expiry being recorded at once is waited for and seen.
@@ -94,156 +61,7 @@ async fn signing_keys_locked(tx: &mut Tx) -> StoreResult<Vec<StoredSigningKey>> 
     let rows = query(&format!("SELECT {SIGNING_COLUMNS} FROM signing_keys ORDER BY seq FOR UPDATE"))
         .fetch_all(&mut **tx)
         .await?;
-    rows.iter().map(signing_key_from_row).collect()
-}
-
-/// Read in one REPEATABLE READ transaction, so every part is of the same version.
-pub async fn snapshot(pool: &PgPool) -> StoreResult<AccessSnapshot> {
-    let mut tx = pool.begin().await?;
-    query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
-    let version: i64 = query_scalar("SELECT version FROM access_head").fetch_one(&mut *tx).await?;
-    let signing_keys = signing_keys(&mut tx).await?;
-    let revoked_keys = query_scalar("SELECT id FROM api_keys WHERE revoked_ms IS NOT NULL").fetch_all(&mut *tx).await?;
-    let disabled_projects =
-        query_scalar("SELECT project FROM project_access WHERE disabled_ms IS NOT NULL").fetch_all(&mut *tx).await?;
-    tx.commit().await?;
-    Ok(AccessSnapshot { version, signing_keys, revoked_keys, disabled_projects })
-}
-
-/// The key whose `column` (`KeyLookup::column`) is `value`.
-pub async fn api_key(pool: &PgPool, column: &str, value: &str) -> StoreResult<Option<StoredApiKey>> {
-    let row = query(&format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE {column} = $1"))
-        .bind(value)
-        .fetch_optional(pool)
-        .await?;
-    row.as_ref().map(key_from_row).transpose()
-}
-
-pub async fn api_keys(pool: &PgPool, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>> {
-    let rows = query(&format!(
-        "SELECT {KEY_COLUMNS} FROM api_keys WHERE $1::text IS NULL OR project = $1 ORDER BY created_ms, id"
-    ))
-    .bind(project)
-    .fetch_all(pool)
-    .await?;
-    rows.iter().map(key_from_row).collect()
-}
-
-pub async fn insert_api_key(pool: &PgPool, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool> {
-    let mut tx = pool.begin().await?;
-    let inserted = query(&format!(
-        "INSERT INTO api_keys ({KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (hash) DO NOTHING"
-    ))
-    .bind(&key.id)
-    .bind(&key.project)
-    .bind(&key.name)
-    .bind(&key.hash)
-    .bind(key.created_ms)
-    .bind(key.last_used_ms)
-    .bind(key.revoked_ms)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    if inserted == 0 {
-        return Ok(false); // rolled back when dropped
-    }
-    let how = audit::with_key(imported);
-    ensure_project_in(&mut tx, &key.project, key.created_ms, actor, how).await?;
-    write_audit(&mut tx, &audit::key_created(key, imported, actor)).await?;
-    tx.commit().await?;
-    Ok(true)
-}
-
-pub async fn revoke_api_key(pool: &PgPool, id: &str, at_ms: i64, actor: &str) -> StoreResult<Option<StoredApiKey>> {
-    let mut tx = pool.begin().await?;
-    bump_version(&mut tx).await?;
-    let revoked = query(&format!(
-        "UPDATE api_keys SET revoked_ms = $2 WHERE id = $1 AND revoked_ms IS NULL RETURNING {KEY_COLUMNS}"
-    ))
-    .bind(id)
-    .bind(at_ms)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some(row) = revoked else {
-        drop(tx); // nothing changed: the version stays
-        return api_key(pool, "id", id).await;
-    };
-    let key = key_from_row(&row)?;
-    write_audit(&mut tx, &audit::key_revoked(&key, at_ms, actor)).await?;
-    tx.commit().await?;
-    Ok(Some(key))
-}
-
-pub async fn ensure_project(pool: &PgPool, project: &str, at_ms: i64, actor: &str, how: &str) -> StoreResult<bool> {
-    let mut tx = pool.begin().await?;
-    let made = ensure_project_in(&mut tx, project, at_ms, actor, how).await?;
-    tx.commit().await?;
-    Ok(made)
-}
-
-pub async fn set_project_disabled(
-    pool: &PgPool,
-    project: &str,
-    disabled: bool,
-    at_ms: i64,
-    actor: &str,
-) -> StoreResult<ProjectChange> {
-    let mut tx = pool.begin().await?;
-    bump_version(&mut tx).await?;
-    let how = audit::with_state(disabled);
-    let created = ensure_project_in(&mut tx, project, at_ms, actor, how).await?;
-    let change = match disabled {
-        true => query("UPDATE project_access SET disabled_ms = $2 WHERE project = $1 AND disabled_ms IS NULL")
-            .bind(project)
-            .bind(at_ms),
-        false => query("UPDATE project_access SET disabled_ms = NULL WHERE project = $1 AND disabled_ms IS NOT NULL")
-            .bind(project),
-    };
-    let changed = change.execute(&mut *tx).await?.rows_affected() == 1;
-    if changed {
-        write_audit(&mut tx, &audit::project_state(project, disabled, at_ms, actor)).await?;
-    }
-    if created || changed {
-        tx.commit().await?; // a record made enabled raises the version too: harmless, instances reload once
-    }
-    Ok(ProjectChange { created, changed })
-}
-
-pub async fn projects(pool: &PgPool) -> StoreResult<Vec<StoredProject>> {
-    let rows = query("SELECT project, created_ms, disabled_ms, last_activity_ms FROM project_access ORDER BY project")
-        .fetch_all(pool)
-        .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(StoredProject {
-                project: r.try_get(0)?,
-                created_ms: r.try_get(1)?,
-                disabled_ms: r.try_get(2)?,
-                last_activity_ms: r.try_get(3)?,
-            })
-        })
-        .collect()
-}
-
-pub async fn record_usage(pool: &PgPool, usage: &Usage) -> StoreResult<()> {
-    let mut tx = pool.begin().await?;
-    for (id, at) in &usage.keys {
-        query("UPDATE api_keys SET last_used_ms = GREATEST(last_used_ms, $2) WHERE id = $1")
-            .bind(id)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
-    }
-    for (project, at) in &usage.projects {
-        ensure_project_in(&mut tx, project, *at, "sandbox", audit::FIRST_REQUEST).await?;
-        query("UPDATE project_access SET last_activity_ms = GREATEST(last_activity_ms, $2) WHERE project = $1")
-            .bind(project)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(())
+    all(&rows)
 }
 
 async fn insert_signing_key(tx: &mut Tx, seq: i64, key: &StoredSigningKey) -> StoreResult<u64> {
@@ -262,116 +80,88 @@ async fn insert_signing_key(tx: &mut Tx, seq: i64, key: &StoredSigningKey) -> St
     .rows_affected())
 }
 
-pub async fn initial_signing_key(pool: &PgPool, candidate: &StoredSigningKey, actor: &str) -> StoreResult<bool> {
-    let mut tx = pool.begin().await?;
-    if insert_signing_key(&mut tx, 1, candidate).await? == 0 {
-        return Ok(false);
-    }
-    write_audit(&mut tx, &audit::signing_key_created(candidate, actor)).await?;
-    bump_version(&mut tx).await?;
-    tx.commit().await?;
-    Ok(true)
-}
-
-pub async fn rotate_signing_key(
-    pool: &PgPool,
-    secret: &[u8],
-    at_ms: i64,
-    how: Retire,
-    actor: &str,
-) -> StoreResult<StoredSigningKey> {
-    let mut tx = pool.begin().await?;
-    bump_version(&mut tx).await?;
-    let before = signing_keys_locked(&mut tx).await?;
-    let seq = before.len() as i64 + 1;
-    let mut retired = Vec::new();
-    for mut old in before {
-        let retires = retirement(&old, at_ms, how);
-        if retires != old.retires_ms {
-            query("UPDATE signing_keys SET retires_ms = $2 WHERE kid = $1")
-                .bind(&old.kid)
-                .bind(retires)
-                .execute(&mut *tx)
-                .await?;
-            old.retires_ms = retires;
-            retired.push(old);
-        }
-    }
-    let new = next_signing_key(seq, secret, at_ms);
-    if insert_signing_key(&mut tx, seq, &new).await? == 0 {
-        return Err(StoreError::new(anyhow::anyhow!("signing key {} exists already", new.kid)));
-    }
-    write_audit(&mut tx, &audit::signing_key_rotated(&new, &retired, how, actor)).await?;
-    tx.commit().await?;
-    Ok(new)
-}
-
-pub async fn extend_signed_until(pool: &PgPool, kid: &str, until_ms: i64) -> StoreResult<bool> {
-    let updated = query(
-        "UPDATE signing_keys SET signed_until_ms = GREATEST(signed_until_ms, $2) WHERE kid = $1 AND retires_ms IS NULL",
-    )
-    .bind(kid)
-    .bind(until_ms)
-    .execute(pool)
-    .await?
-    .rows_affected();
-    Ok(updated == 1)
-}
-
-pub async fn audit_list(pool: &PgPool, q: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
-    let rows = query(
-        "SELECT at_ms, actor, action, project, subject, detail FROM (
-             SELECT seq, at_ms, actor, action, project, subject, detail FROM audit_log
-             WHERE $1::text IS NULL OR project = $1 ORDER BY seq DESC LIMIT $2
-         ) latest ORDER BY seq",
-    )
-    .bind(&q.project)
-    .bind(q.limit as i64)
-    .fetch_all(pool)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            let action: String = r.try_get(2)?;
-            Ok(AuditEntry {
-                at_ms: r.try_get(0)?,
-                actor: r.try_get(1)?,
-                action: AuditAction::from_name(&action)
-                    .ok_or_else(|| StoreError::new(anyhow::anyhow!("unknown audit action {action:?}")))?,
-                project: r.try_get(3)?,
-                subject: r.try_get(4)?,
-                detail: r.try_get(5)?,
-            })
-        })
-        .collect()
-}
-
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn access_version(&self) -> StoreResult<i64> {
-        version(&self.pool).await
+        Ok(query_scalar("SELECT version FROM access_head").fetch_one(&self.pool).await?)
     }
 
+    /// Read in one REPEATABLE READ transaction, so every part is of the same version.
     pub(super) async fn access_snapshot(&self) -> StoreResult<AccessSnapshot> {
-        snapshot(&self.pool).await
+        let mut tx = self.pool.begin().await?;
+        query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
+        let version: i64 = query_scalar("SELECT version FROM access_head").fetch_one(&mut *tx).await?;
+        let signing_keys = signing_keys(&mut tx).await?;
+        let revoked_keys =
+            query_scalar("SELECT id FROM api_keys WHERE revoked_ms IS NOT NULL").fetch_all(&mut *tx).await?;
+        let disabled_projects = query_scalar("SELECT project FROM project_access WHERE disabled_ms IS NOT NULL")
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(AccessSnapshot { version, signing_keys, revoked_keys, disabled_projects })
     }
 
     pub(super) async fn api_key(&self, lookup: KeyLookup<'_>) -> StoreResult<Option<StoredApiKey>> {
-        api_key(&self.pool, lookup.column(), lookup.value()).await
+        let sql = format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE {} = $1", lookup.column());
+        self.select_first(query(&sql).bind(lookup.value())).await
     }
 
     pub(super) async fn api_keys(&self, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>> {
-        api_keys(&self.pool, project).await
+        let sql = format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE $1::text IS NULL OR project = $1 ORDER BY created_ms, id"
+        );
+        self.select(query(&sql).bind(project)).await
     }
 
     pub(super) async fn insert_api_key(&self, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool> {
-        insert_api_key(&self.pool, key, imported, actor).await
+        let mut tx = self.pool.begin().await?;
+        let inserted = query(&format!(
+            "INSERT INTO api_keys ({KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (hash) DO NOTHING"
+        ))
+        .bind(&key.id)
+        .bind(&key.project)
+        .bind(&key.name)
+        .bind(&key.hash)
+        .bind(key.created_ms)
+        .bind(key.last_used_ms)
+        .bind(key.revoked_ms)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if inserted == 0 {
+            return Ok(false); // rolled back when dropped
+        }
+        let how = audit::with_key(imported);
+        ensure_project_in(&mut tx, &key.project, key.created_ms, actor, how).await?;
+        write_audit(&mut tx, &audit::key_created(key, imported, actor)).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     pub(super) async fn revoke_api_key(&self, id: &str, at_ms: i64, actor: &str) -> StoreResult<Option<StoredApiKey>> {
-        revoke_api_key(&self.pool, id, at_ms, actor).await
+        let mut tx = self.pool.begin().await?;
+        bump_version(&mut tx).await?;
+        let revoked = query(&format!(
+            "UPDATE api_keys SET revoked_ms = $2 WHERE id = $1 AND revoked_ms IS NULL RETURNING {KEY_COLUMNS}"
+        ))
+        .bind(id)
+        .bind(at_ms)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = revoked else {
+            drop(tx); // nothing changed: the version stays
+            return self.api_key(KeyLookup::Id(id)).await;
+        };
+        let key = StoredApiKey::from_row(&row)?;
+        write_audit(&mut tx, &audit::key_revoked(&key, at_ms, actor)).await?;
+        tx.commit().await?;
+        Ok(Some(key))
     }
 
     pub(super) async fn ensure_project(&self, project: &str, at_ms: i64, actor: &str, how: &str) -> StoreResult<bool> {
-        ensure_project(&self.pool, project, at_ms, actor, how).await
+        let mut tx = self.pool.begin().await?;
+        let made = ensure_project_in(&mut tx, project, at_ms, actor, how).await?;
+        tx.commit().await?;
+        Ok(made)
     }
 
     pub(super) async fn set_project_disabled(
@@ -381,19 +171,64 @@ impl PgStore {
         at_ms: i64,
         actor: &str,
     ) -> StoreResult<ProjectChange> {
-        set_project_disabled(&self.pool, project, disabled, at_ms, actor).await
+        let mut tx = self.pool.begin().await?;
+        bump_version(&mut tx).await?;
+        let how = audit::with_state(disabled);
+        let created = ensure_project_in(&mut tx, project, at_ms, actor, how).await?;
+        let change = match disabled {
+            true => query("UPDATE project_access SET disabled_ms = $2 WHERE project = $1 AND disabled_ms IS NULL")
+                .bind(project)
+                .bind(at_ms),
+            false => {
+                query("UPDATE project_access SET disabled_ms = NULL WHERE project = $1 AND disabled_ms IS NOT NULL")
+                    .bind(project)
+            }
+        };
+        let changed = change.execute(&mut *tx).await?.rows_affected() == 1;
+        if changed {
+            write_audit(&mut tx, &audit::project_state(project, disabled, at_ms, actor)).await?;
+        }
+        if created || changed {
+            tx.commit().await?; // a record made enabled raises the version too: harmless, instances reload once
+        }
+        Ok(ProjectChange { created, changed })
     }
 
     pub(super) async fn projects(&self) -> StoreResult<Vec<StoredProject>> {
-        projects(&self.pool).await
+        let sql = format!("SELECT {PROJECT_COLUMNS} FROM project_access ORDER BY project");
+        self.select(query(&sql)).await
     }
 
     pub(super) async fn record_usage(&self, usage: &Usage) -> StoreResult<()> {
-        record_usage(&self.pool, usage).await
+        let mut tx = self.pool.begin().await?;
+        for (id, at) in &usage.keys {
+            query("UPDATE api_keys SET last_used_ms = GREATEST(last_used_ms, $2) WHERE id = $1")
+                .bind(id)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for (project, at) in &usage.projects {
+            ensure_project_in(&mut tx, project, *at, "sandbox", audit::FIRST_REQUEST).await?;
+            query("UPDATE project_access SET last_activity_ms = GREATEST(last_activity_ms, $2) WHERE project = $1")
+                .bind(project)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     pub(super) async fn initial_signing_key(&self, candidate: &StoredSigningKey, actor: &str) -> StoreResult<bool> {
-        initial_signing_key(&self.pool, candidate, actor).await
+        let mut tx = self.pool.begin().await?;
+        if insert_signing_key(&mut tx, 1, candidate).await? == 0 {
+            return Ok(false);
+        }
+        write_audit(&mut tx, &audit::signing_key_created(candidate, actor)).await?;
+        bump_version(&mut tx).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     pub(super) async fn rotate_signing_key(
@@ -403,14 +238,50 @@ impl PgStore {
         how: Retire,
         actor: &str,
     ) -> StoreResult<StoredSigningKey> {
-        rotate_signing_key(&self.pool, secret, at_ms, how, actor).await
+        let mut tx = self.pool.begin().await?;
+        bump_version(&mut tx).await?;
+        let before = signing_keys_locked(&mut tx).await?;
+        let seq = before.len() as i64 + 1;
+        let mut retired = Vec::new();
+        for mut old in before {
+            let retires = retirement(&old, at_ms, how);
+            if retires != old.retires_ms {
+                query("UPDATE signing_keys SET retires_ms = $2 WHERE kid = $1")
+                    .bind(&old.kid)
+                    .bind(retires)
+                    .execute(&mut *tx)
+                    .await?;
+                old.retires_ms = retires;
+                retired.push(old);
+            }
+        }
+        let new = next_signing_key(seq, secret, at_ms);
+        if insert_signing_key(&mut tx, seq, &new).await? == 0 {
+            return Err(StoreError::new(anyhow::anyhow!("signing key {} exists already", new.kid)));
+        }
+        write_audit(&mut tx, &audit::signing_key_rotated(&new, &retired, how, actor)).await?;
+        tx.commit().await?;
+        Ok(new)
     }
 
     pub(super) async fn extend_signed_until(&self, kid: &str, until_ms: i64) -> StoreResult<bool> {
-        extend_signed_until(&self.pool, kid, until_ms).await
+        let updated = query(
+        "UPDATE signing_keys SET signed_until_ms = GREATEST(signed_until_ms, $2) WHERE kid = $1 AND retires_ms IS NULL",
+    )
+    .bind(kid)
+    .bind(until_ms)
+    .execute(&self.pool)
+    .await?
+    .rows_affected();
+        Ok(updated == 1)
     }
 
-    pub(super) async fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
-        audit_list(&self.pool, query).await
+    pub(super) async fn audit(&self, q: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
+        let sql = format!(
+            "SELECT {AUDIT_COLUMNS} FROM (
+             SELECT seq, {AUDIT_COLUMNS} FROM audit_log WHERE $1::text IS NULL OR project = $1 ORDER BY seq DESC LIMIT $2
+         ) latest ORDER BY seq"
+        );
+        self.select(query(&sql).bind(&q.project).bind(q.limit as i64)).await
     }
 }

@@ -3,29 +3,24 @@
 
 use super::*;
 use crate::infra::store::{
-    from_json, to_json, AddressSearch, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit,
+    to_json, AddressSearch, Areas, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit,
     StoredRoutingAddress,
 };
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
-use sqlx_core::row::Row;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn reusable_address(
         &self,
         project: &str,
         deposit_chain: &str,
         reuse_key: &str,
     ) -> StoreResult<Option<StoredAddress>> {
-        let row = query(&format!(
+        let sql = format!(
             "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = $1 AND deposit_chain = $2 AND reuse_key = $3 ORDER BY seq LIMIT 1"
-        ))
-        .bind(project)
-        .bind(deposit_chain)
-        .bind(reuse_key)
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row.as_ref().map(address_from_row).transpose()?.map(|(_, a)| a))
+        );
+        let row = self.select_first(query(&sql).bind(project).bind(deposit_chain).bind(reuse_key)).await?;
+        Ok(row.map(|(_, a): (i64, _)| a))
     }
 
     pub(super) async fn insert_addresses(&self, addresses: &[StoredAddress], events: &[NewEvent]) -> StoreResult<()> {
@@ -46,9 +41,7 @@ impl PgStore {
             .execute(&mut *tx)
             .await?;
         }
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
-        Ok(())
+        commit_with_events(tx, events).await
     }
 
     pub(super) async fn address(
@@ -56,14 +49,9 @@ impl PgStore {
         deposit_chain: &str,
         deposit_address: &str,
     ) -> StoreResult<Option<StoredAddress>> {
-        let row = query(&format!(
-            "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE deposit_chain = $1 AND deposit_address = $2"
-        ))
-        .bind(deposit_chain)
-        .bind(deposit_address)
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row.as_ref().map(address_from_row).transpose()?.map(|(_, a)| a))
+        let sql = format!("SELECT {ADDRESS_COLUMNS} FROM addresses WHERE deposit_chain = $1 AND deposit_address = $2");
+        let row = self.select_first(query(&sql).bind(deposit_chain).bind(deposit_address)).await?;
+        Ok(row.map(|(_, a): (i64, _)| a))
     }
 
     pub(super) async fn search_addresses(
@@ -71,24 +59,25 @@ impl PgStore {
         project: &str,
         s: &AddressSearch,
     ) -> StoreResult<Vec<(i64, StoredAddress)>> {
-        let rows = query(&format!(
+        let sql = format!(
             "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = $1 AND seq > $2
                AND ($3::text IS NULL OR search_item::jsonb ->> 'addressNote' = $3)
                AND ($4::text IS NULL OR deposit_chain = $4)
                AND ($5::text IS NULL OR search_item::jsonb ->> 'destinationChain' = $5)
                AND ($6::text IS NULL OR search_item::jsonb ->> 'destinationAddress' = $6)
              ORDER BY seq LIMIT $7"
-        ))
-        .bind(project)
-        .bind(s.after)
-        .bind(&s.address_note)
-        .bind(&s.deposit_chain)
-        .bind(&s.destination_chain)
-        .bind(&s.destination_address)
-        .bind(s.limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows, address_from_row)
+        );
+        self.select(
+            query(&sql)
+                .bind(project)
+                .bind(s.after)
+                .bind(&s.address_note)
+                .bind(&s.deposit_chain)
+                .bind(&s.destination_chain)
+                .bind(&s.destination_address)
+                .bind(s.limit as i64),
+        )
+        .await
     }
 
     pub(super) async fn insert_routing_address(
@@ -109,9 +98,7 @@ impl PgStore {
         .bind(a.created_ms)
         .execute(&mut *tx)
         .await?;
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
-        Ok(())
+        commit_with_events(tx, events).await
     }
 
     pub(super) async fn routing_address(
@@ -119,22 +106,10 @@ impl PgStore {
         deposit_chain: &str,
         deposit_address: &str,
     ) -> StoreResult<Option<StoredRoutingAddress>> {
-        let row = query(
-            "SELECT project, body, webhook_url, created_ms FROM routing_addresses WHERE deposit_chain = $1 AND deposit_address = $2",
-        )
-        .bind(deposit_chain)
-        .bind(deposit_address)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|r| {
-            Ok(StoredRoutingAddress {
-                project: r.try_get(0)?,
-                address: from_json(r.try_get(1)?)?,
-                webhook_url: r.try_get(2)?,
-                created_ms: r.try_get(3)?,
-            })
-        })
-        .transpose()
+        let sql = format!(
+            "SELECT {ROUTING_ADDRESS_COLUMNS} FROM routing_addresses WHERE deposit_chain = $1 AND deposit_address = $2"
+        );
+        self.select_first(query(&sql).bind(deposit_chain).bind(deposit_address)).await
     }
 
     pub(super) async fn address_taken(&self, deposit_chain: &str, deposit_address: &str) -> StoreResult<bool> {
@@ -167,9 +142,7 @@ impl PgStore {
         if let Some(b) = bridge {
             upsert_bridge(&mut tx, b).await?;
         }
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
-        Ok(())
+        commit_with_events(tx, events).await
     }
 
     pub(super) async fn deposits(
@@ -178,15 +151,10 @@ impl PgStore {
         deposit_address: &str,
         limit: u64,
     ) -> StoreResult<Vec<StoredDeposit>> {
-        let rows = query(
-            "SELECT last_bridge, bridge_id FROM deposits WHERE deposit_chain = $1 AND deposit_address = $2 ORDER BY seq DESC LIMIT $3",
-        )
-        .bind(deposit_chain)
-        .bind(deposit_address)
-        .bind(limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows, |r| Ok(StoredDeposit { last_bridge: from_json(r.try_get(0)?)?, bridge_id: r.try_get(1)? }))
+        let sql = format!(
+            "SELECT {DEPOSIT_COLUMNS} FROM deposits WHERE deposit_chain = $1 AND deposit_address = $2 ORDER BY seq DESC LIMIT $3"
+        );
+        self.select(query(&sql).bind(deposit_chain).bind(deposit_address).bind(limit as i64)).await
     }
 
     pub(super) async fn address_counts(&self, project: &str, since_ms: i64) -> StoreResult<(u64, u64)> {

@@ -2,22 +2,17 @@
 //! [`PgStore`] (the [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::domain::records;
 use crate::infra::store::{
-    history_order, to_json, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
+    history_order, Areas, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
 };
 use bridge_contract::{BridgeRecord, Encoded};
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>> {
-        let row = query(&format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = $1 AND project = $2"))
-            .bind(id)
-            .bind(project)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(bridge_from_row).transpose()
+        let sql = format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = $1 AND project = $2");
+        self.select_first(query(&sql).bind(id).bind(project)).await
     }
 
     pub(super) async fn bridge_record(&self, project: &str, id: &str) -> StoreResult<Option<Encoded<BridgeRecord>>> {
@@ -31,7 +26,7 @@ impl PgStore {
 
     pub(super) async fn save_bridge(&self, b: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool> {
         let mut tx = self.pool.begin().await?;
-        let plan = b.plan.as_ref().map(to_json).transpose()?;
+        let text = BridgeText::of(b)?;
         let saved = query(
             "UPDATE bridges SET record = $3, rejections = $4, state = $5, updated_ms = $6, next_ms = $7, plan = $8,
                leased_until = NULL, version = version + 1
@@ -39,20 +34,19 @@ impl PgStore {
         )
         .bind(&b.id)
         .bind(b.version)
-        .bind(to_json(&b.record)?)
-        .bind(to_json(&b.rejections)?)
-        .bind(records::state_name(&b.record))
+        .bind(text.record)
+        .bind(text.rejections)
+        .bind(text.state)
         .bind(b.updated_ms)
         .bind(b.next_ms)
-        .bind(plan)
+        .bind(text.plan)
         .execute(&mut *tx)
         .await?
         .rows_affected();
         if saved == 0 {
             return Ok(false); // the transaction rolls back when dropped: nothing written
         }
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
+        commit_with_events(tx, events).await?;
         Ok(true)
     }
 
@@ -62,22 +56,16 @@ impl PgStore {
     pub(super) async fn due_bridges(&self, base_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>> {
         let wall = crate::infra::clock::wall_ms();
         // Each project's due bridges at its own time: one probe of (project, next_ms) per project, one statement.
-        let rows = query(&format!(
+        let sql = format!(
             "UPDATE bridges SET leased_until = $3, leased_by = $5 WHERE id IN (
                  SELECT b.id FROM projects p JOIN bridges b ON b.project = p.id
                  WHERE b.next_ms IS NOT NULL AND b.next_ms <= GREATEST(p.clock_value + $1, p.clock_floor)
                    AND (b.leased_until IS NULL OR b.leased_until <= $4)
                  ORDER BY b.next_ms, b.id LIMIT $2 FOR UPDATE OF b SKIP LOCKED)
              RETURNING {BRIDGE_COLUMNS}"
-        ))
-        .bind(base_ms)
-        .bind(limit as i64)
-        .bind(wall + BRIDGE_LEASE_MS)
-        .bind(wall)
-        .bind(&*self.instance)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut due = all(&rows, bridge_from_row)?;
+        );
+        let leased = query(&sql).bind(base_ms).bind(limit as i64).bind(wall + BRIDGE_LEASE_MS).bind(wall);
+        let mut due: Vec<StoredBridge> = self.select(leased.bind(&*self.instance)).await?;
         due.sort_by(|a, b| (a.next_ms, &a.id).cmp(&(b.next_ms, &b.id)));
         Ok(due)
     }
@@ -91,52 +79,31 @@ impl PgStore {
                 .fetch_one(&self.pool)
                 .await?;
         let (column, direction, _) = history_order(q.sort_by, q.direction);
-        let rows = query(&format!(
+        let sql = format!(
             "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ($2::text IS NULL OR state = $2)
              ORDER BY {column} {direction}, id {direction} LIMIT $3 OFFSET $4"
-        ))
-        .bind(project)
-        .bind(state)
-        .bind(q.limit as i64)
-        .bind(q.offset as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok((total as u64, all(&rows, bridge_from_row)?))
+        );
+        let rows =
+            self.select(query(&sql).bind(project).bind(state).bind(q.limit as i64).bind(q.offset as i64)).await?;
+        Ok((total as u64, rows))
     }
 
     pub(super) async fn history_after(&self, project: &str, q: &HistoryCursorQuery) -> StoreResult<Vec<StoredBridge>> {
         let state = q.state.map(|s| s.as_str());
         let (column, direction, beyond) = history_order(q.sort_by, q.direction);
-        let (after_key, after_id) = match &q.after {
-            Some((key, id)) => (Some(*key), Some(id.clone())),
-            None => (None, None),
-        };
-        let rows = query(&format!(
+        let (after_key, after_id) = q.after_parts();
+        let sql = format!(
             "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ($2::text IS NULL OR state = $2)
                AND ($3::bigint IS NULL OR ({column}, id) {beyond} ($3::bigint, $4::text))
              ORDER BY {column} {direction}, id {direction} LIMIT $5"
-        ))
-        .bind(project)
-        .bind(state)
-        .bind(after_key)
-        .bind(after_id)
-        .bind(q.limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows, bridge_from_row)
+        );
+        self.select(query(&sql).bind(project).bind(state).bind(after_key).bind(after_id).bind(q.limit as i64)).await
     }
 
     pub(super) async fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
-        let rows = query(&format!(
-            "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ((record::jsonb) ->> 'depositTxHash' = $2
-               OR EXISTS (SELECT 1 FROM jsonb_array_elements(rejections::jsonb) r WHERE r ->> 'depositTxHash' = $2))
-             ORDER BY created_ms, id"
-        ))
-        .bind(project)
-        .bind(tx_hash)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows, bridge_from_row)
+        let found = "(record::jsonb) ->> 'depositTxHash' = $2
+            OR EXISTS (SELECT 1 FROM jsonb_array_elements(rejections::jsonb) r WHERE r ->> 'depositTxHash' = $2)";
+        self.bridges_by_hash(project, tx_hash, found).await
     }
 
     pub(super) async fn bridges_by_withdraw_hash(
@@ -144,14 +111,13 @@ impl PgStore {
         project: &str,
         tx_hash: &str,
     ) -> StoreResult<Vec<StoredBridge>> {
-        let rows = query(&format!(
-            "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND (record::jsonb) ->> 'withdrawTxHash' = $2
-             ORDER BY created_ms, id"
-        ))
-        .bind(project)
-        .bind(tx_hash)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows, bridge_from_row)
+        self.bridges_by_hash(project, tx_hash, "(record::jsonb) ->> 'withdrawTxHash' = $2").await
+    }
+
+    /// A project's bridges for which `found` holds of the transaction hash `$2`, oldest first.
+    async fn bridges_by_hash(&self, project: &str, tx_hash: &str, found: &str) -> StoreResult<Vec<StoredBridge>> {
+        let sql =
+            format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = $1 AND ({found}) ORDER BY created_ms, id");
+        self.select(query(&sql).bind(project).bind(tx_hash)).await
     }
 }

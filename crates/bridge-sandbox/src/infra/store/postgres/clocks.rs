@@ -3,11 +3,11 @@
 
 use super::*;
 use crate::infra::clock::{ClockSync, ProjectClock};
-use crate::infra::store::{from_json, synced, to_json, Counter, ResetCounts, StoreError, StoreResult};
+use crate::infra::store::{from_json, synced, to_json, Areas, Counter, ResetCounts, StoreError, StoreResult};
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)> {
         let mut tx = self.pool.begin().await?;
         // The first sync keeps its own clock; later ones lock the row until the commit, so concurrent syncs take
@@ -34,11 +34,9 @@ impl PgStore {
 
     pub(super) async fn project_clock(&self, project: &str, start: &ProjectClock) -> StoreResult<ProjectClock> {
         // One read on every request that needs the project's time: an advance committed by any instance is seen.
-        let select = "SELECT clock_value, clock_floor, generation FROM projects WHERE id = $1";
-        if let Some((value, floor, generation)) =
-            sqlx_core::query_as::query_as(select).bind(project).fetch_optional(&self.pool).await?
-        {
-            return Ok(ProjectClock { value, floor, generation });
+        let select = format!("SELECT {CLOCK_COLUMNS} FROM projects WHERE id = $1");
+        if let Some(clock) = self.select_first(query(&select).bind(project)).await? {
+            return Ok(clock);
         }
         query(
             "INSERT INTO projects (id, first_seen_ms, clock_value, clock_floor) VALUES ($1, $2, $3, $2)
@@ -49,9 +47,7 @@ impl PgStore {
         .bind(start.value)
         .execute(&self.pool)
         .await?;
-        let (value, floor, generation) =
-            sqlx_core::query_as::query_as(select).bind(project).fetch_one(&self.pool).await?;
-        Ok(ProjectClock { value, floor, generation })
+        ProjectClock::from_row(&query(&select).bind(project).fetch_one(&self.pool).await?)
     }
 
     pub(super) async fn advance_project_clock(
@@ -60,16 +56,11 @@ impl PgStore {
         ms: i64,
         limit: i64,
     ) -> StoreResult<Option<ProjectClock>> {
-        let row: Option<(i64, i64, i64)> = sqlx_core::query_as::query_as(
+        let sql = format!(
             "UPDATE projects SET clock_value = clock_value + $2 WHERE id = $1 AND clock_value <= $3
-             RETURNING clock_value, clock_floor, generation",
-        )
-        .bind(project)
-        .bind(ms)
-        .bind(limit)
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row.map(|(value, floor, generation)| ProjectClock { value, floor, generation }))
+             RETURNING {CLOCK_COLUMNS}"
+        );
+        self.select_first(query(&sql).bind(project).bind(ms).bind(limit)).await
     }
 
     pub(super) async fn keep_project_floors(&self, floors: &[(String, i64, i64)]) -> StoreResult<()> {

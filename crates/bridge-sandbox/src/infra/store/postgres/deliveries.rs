@@ -2,12 +2,12 @@
 //! [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{from_json, AttemptOutcome, DeliveryClaim, DueDelivery, StoreResult};
-use bridge_contract::{DateString, WebhookDeliveryAttempt};
+use crate::infra::store::{from_json, Areas, AttemptOutcome, DeliveryClaim, DueDelivery, StoreResult};
+use bridge_contract::WebhookDeliveryAttempt;
 use sqlx_core::query::query;
 use sqlx_core::row::Row;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>> {
         let mut tx = self.pool.begin().await?;
         // Rows another instance is taking right now are skipped, not waited for; the per-URL share is applied to
@@ -105,32 +105,11 @@ impl PgStore {
         event_id: Option<&str>,
         limit: u64,
     ) -> StoreResult<Vec<WebhookDeliveryAttempt>> {
-        let rows = query(
-            "SELECT a.event_id, a.url, a.attempt, a.at_ms, a.status, a.error, a.delivered, a.next_ms, a.latency_ms,
-                    a.body_start, e.body
-             FROM delivery_attempts a LEFT JOIN events e ON e.id = a.event_id
-             WHERE a.project = $1 AND ($2::text IS NULL OR a.event_id = $2) ORDER BY a.id DESC LIMIT $3",
-        )
-        .bind(project)
-        .bind(event_id)
-        .bind(limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows, |r| {
-            Ok(WebhookDeliveryAttempt {
-                event_id: r.try_get(0)?,
-                url: r.try_get(1)?,
-                attempt: r.try_get::<i32, _>(2)? as u64,
-                at: DateString::from_millis(r.try_get(3)?).unwrap_or(DateString::MIN),
-                status: r.try_get::<Option<i32>, _>(4)?.map(i64::from),
-                error: r.try_get(5)?,
-                delivered: r.try_get(6)?,
-                next_attempt_at: r.try_get::<Option<i64>, _>(7)?.and_then(DateString::from_millis),
-                latency_ms: r.try_get::<Option<i64>, _>(8)?.map(|ms| ms.max(0) as u64),
-                response_body_start: r.try_get(9)?,
-                event: r.try_get::<Option<String>, _>(10)?.map(|body| from_json(&body)).transpose()?,
-            })
-        })
+        let sql = format!(
+            "SELECT {ATTEMPT_COLUMNS} FROM delivery_attempts a LEFT JOIN events e ON e.id = a.event_id
+             WHERE a.project = $1 AND ($2::text IS NULL OR a.event_id = $2) ORDER BY a.id DESC LIMIT $3"
+        );
+        self.select(query(&sql).bind(project).bind(event_id).bind(limit as i64)).await
     }
 
     pub(super) async fn resend_deliveries(&self, project: &str, event_id: &str, now_ms: i64) -> StoreResult<u64> {

@@ -2,17 +2,13 @@
 //! `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{NewEvent, StoreResult};
+use crate::infra::store::{Areas, NewEvent, StoreResult};
 use bridge_contract::{Encoded, WebhookEvent};
 use sqlx_core::query::query;
-use sqlx_core::row::Row;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()> {
-        let mut tx = self.pool.begin().await?;
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
-        Ok(())
+        commit_with_events(self.pool.begin().await?, events).await
     }
 
     pub(super) async fn events(
@@ -24,18 +20,12 @@ impl PgStore {
     ) -> StoreResult<Vec<(i64, Encoded<WebhookEvent>)>> {
         // As on SQLite: the time is a filter, the position is the order; the walk starts at the cursor or at the
         // first position whose watermark reaches the time, whichever is later.
-        let rows = query(
-            "SELECT seq, body FROM events WHERE project = $1 AND created_ms >= $3 AND seq > GREATEST($2, COALESCE(
+        let sql = format!(
+            "SELECT {FEED_COLUMNS} FROM events WHERE project = $1 AND created_ms >= $3 AND seq > GREATEST($2, COALESCE(
                  (SELECT seq FROM events WHERE project = $1 AND latest_ms >= $3 ORDER BY latest_ms, seq LIMIT 1),
                  9223372036854775807) - 1)
-             ORDER BY seq LIMIT $4",
-        )
-        .bind(project)
-        .bind(after_seq)
-        .bind(since_ms)
-        .bind(limit as i64)
-        .fetch_all(&self.pool)
-        .await?;
-        all(&rows, |r| Ok((r.try_get(0)?, Encoded::from_stored(r.try_get(1)?))))
+             ORDER BY seq LIMIT $4"
+        );
+        self.select(query(&sql).bind(project).bind(after_seq).bind(since_ms).bind(limit as i64)).await
     }
 }

@@ -2,11 +2,11 @@
 //! part of [`PgStore`] (the [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{Backlog, SchemaStatus, StoreResult};
+use crate::infra::store::{Areas, Backlog, SchemaStatus, StoreResult};
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn ping(&self) -> StoreResult<()> {
         query("SELECT 1").execute(&self.pool).await?;
         Ok(())
@@ -21,7 +21,7 @@ impl PgStore {
     }
 
     pub(super) async fn backlog(&self, base_ms: i64) -> StoreResult<Backlog> {
-        let (pending, delivery_late, step_late): (i64, Option<i64>, Option<i64>) = sqlx_core::query_as::query_as(
+        let row = query(
             "SELECT (SELECT COUNT(*) FROM outbox WHERE next_ms IS NOT NULL),
                     (SELECT MAX(GREATEST(p.clock_value + $1, p.clock_floor) - o.next_ms)
                      FROM projects p JOIN outbox o ON o.project = p.id
@@ -33,11 +33,7 @@ impl PgStore {
         .bind(base_ms)
         .fetch_one(&self.pool)
         .await?;
-        Ok(Backlog {
-            outbox_pending: pending as u64,
-            oldest_due_delivery_late_ms: delivery_late,
-            oldest_due_step_late_ms: step_late,
-        })
+        Backlog::from_row(&row)
     }
 
     /// Clears the leases taken under this handle's name that are still held; others' stay.

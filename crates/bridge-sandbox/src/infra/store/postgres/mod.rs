@@ -5,9 +5,9 @@
 //! with `FOR UPDATE SKIP LOCKED` and a wall-clock lease, so each is in flight at one instance at a time and a dead
 //! instance's lease runs out and the delivery is retried. JSON is kept as `TEXT`, byte for byte.
 
-// One file per area of the store, each an `impl PgStore` block with that area's `Store` methods
+// One file per area of the store, each an `impl Areas<'_, PgStore>` block with that area's `Store` methods
 // (`store_by_area!` at the end forwards the trait to them); this file holds the connection handling and the
-// helpers the areas share (events, bridges and the row mappings, once per type).
+// helpers the areas share (events, bridges, and reading rows through `rows::FromRow`, the one mapping per type).
 mod access;
 mod addresses;
 mod bridges;
@@ -23,10 +23,11 @@ use sqlx_core::query_scalar::query_scalar;
 use sqlx_core::row::Row;
 use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
 
-use super::{
-    from_json, from_text, to_json, NewEvent, StoreError, StoreResult, StoredAddress, StoredBridge, StoredQuote,
+use super::rows::{
+    Column, Columns, FromRow, ADDRESS_COLUMNS, ATTEMPT_COLUMNS, BRIDGE_COLUMNS, CLOCK_COLUMNS, DEPOSIT_COLUMNS,
+    FEED_COLUMNS, QUOTE_COLUMNS, ROUTING_ADDRESS_COLUMNS,
 };
-use crate::domain::records;
+use super::{to_json, BridgeText, NewEvent, StoreError, StoreResult, StoredBridge};
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
 
@@ -129,12 +130,12 @@ impl PgStore {
     }
 }
 
-/// Appends events (and an outbox row for each that has a `webhookUrl`) as the last step of the caller's
-/// transaction: the positions come from `feed_head`, whose row lock is held until the commit, so positions are
+/// Appends events (and an outbox row for each that has a `webhookUrl`) as the last step of the transaction, and
+/// commits it: the positions come from `feed_head`, whose row lock is held until the commit, so positions are
 /// given out in commit order.
-async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
+async fn commit_with_events(mut tx: Tx, events: &[NewEvent]) -> StoreResult<()> {
     if events.is_empty() {
-        return Ok(());
+        return commit(tx).await;
     }
     let newest = events.iter().map(|e| e.created_ms).max().unwrap_or(i64::MIN);
     let (last, latest): (i64, i64) = sqlx_core::query_as::query_as(
@@ -143,7 +144,7 @@ async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
     )
     .bind(events.len() as i64)
     .bind(newest)
-    .fetch_one(&mut **tx)
+    .fetch_one(&mut *tx)
     .await?;
     let first = last - events.len() as i64 + 1;
     for (i, e) in events.iter().enumerate() {
@@ -158,7 +159,7 @@ async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
         .bind(to_json(&e.event)?)
         .bind(&e.webhook_url)
         .bind(latest)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
         if let Some(url) = &e.webhook_url {
             query("INSERT INTO outbox (event_id, project, url, next_ms) VALUES ($1, $2, $3, $4)")
@@ -166,15 +167,15 @@ async fn insert_events(tx: &mut Tx, events: &[NewEvent]) -> StoreResult<()> {
                 .bind(&e.project)
                 .bind(url)
                 .bind(e.created_ms)
-                .execute(&mut **tx)
+                .execute(&mut *tx)
                 .await?;
         }
     }
-    Ok(())
+    commit(tx).await
 }
 
 async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
-    let plan = b.plan.as_ref().map(to_json).transpose()?;
+    let text = BridgeText::of(b)?;
     query(
         "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -184,67 +185,42 @@ async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
     )
     .bind(&b.id)
     .bind(&b.project)
-    .bind(to_json(&b.record)?)
-    .bind(to_json(&b.rejections)?)
-    .bind(records::state_name(&b.record))
+    .bind(text.record)
+    .bind(text.rejections)
+    .bind(text.state)
     .bind(b.created_ms)
     .bind(b.updated_ms)
     .bind(b.next_ms)
     .bind(&b.webhook_url)
-    .bind(plan)
+    .bind(text.plan)
     .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
-const BRIDGE_COLUMNS: &str =
-    "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan, version";
-
-fn bridge_from_row(row: &PgRow) -> StoreResult<StoredBridge> {
-    Ok(StoredBridge {
-        id: row.try_get(0)?,
-        project: row.try_get(1)?,
-        record: from_json(row.try_get(2)?)?,
-        rejections: from_json(row.try_get(3)?)?,
-        created_ms: row.try_get(4)?,
-        updated_ms: row.try_get(5)?,
-        next_ms: row.try_get(6)?,
-        webhook_url: row.try_get(7)?,
-        plan: row.try_get::<Option<&str>, _>(8)?.map(from_json).transpose()?,
-        version: row.try_get(9)?,
-    })
+impl Columns for PgRow {
+    fn at<T: Column>(&self, index: usize) -> StoreResult<T> {
+        Ok(self.try_get(index)?)
+    }
 }
 
-const ADDRESS_COLUMNS: &str = "seq, project, reuse_key, body, search_item, webhook_url, created_ms";
-
-fn address_from_row(row: &PgRow) -> StoreResult<(i64, StoredAddress)> {
-    Ok((
-        row.try_get(0)?,
-        StoredAddress {
-            project: row.try_get(1)?,
-            reuse_key: row.try_get(2)?,
-            address: from_json(row.try_get(3)?)?,
-            search_item: from_json(row.try_get(4)?)?,
-            webhook_url: row.try_get(5)?,
-            created_ms: row.try_get(6)?,
-        },
-    ))
+/// Rows each read as a `T`.
+fn all<T: FromRow>(rows: &[PgRow]) -> StoreResult<Vec<T>> {
+    rows.iter().map(T::from_row).collect()
 }
 
-fn quote_from_row(row: &PgRow) -> StoreResult<StoredQuote> {
-    Ok(StoredQuote {
-        id: row.try_get(0)?,
-        project: row.try_get(1)?,
-        response: from_json(row.try_get(2)?)?,
-        mode: from_text(row.try_get(3)?)?,
-        created_ms: row.try_get(4)?,
-        expires_ms: row.try_get(5)?,
-        committed: row.try_get(6)?,
-    })
-}
+type PgQuery<'q> = sqlx_core::query::Query<'q, Postgres, sqlx_postgres::PgArguments>;
 
-fn all<T>(rows: &[PgRow], decode: impl Fn(&PgRow) -> StoreResult<T>) -> StoreResult<Vec<T>> {
-    rows.iter().map(decode).collect()
+impl PgStore {
+    /// The rows of a query, each read as a `T`.
+    async fn select<T: FromRow>(&self, query: PgQuery<'_>) -> StoreResult<Vec<T>> {
+        all(&query.fetch_all(&self.pool).await?)
+    }
+
+    /// The first row of a query, if any, read as a `T`.
+    async fn select_first<T: FromRow>(&self, query: PgQuery<'_>) -> StoreResult<Option<T>> {
+        query.fetch_optional(&self.pool).await?.as_ref().map(T::from_row).transpose()
+    }
 }
 
 crate::infra::store::store_by_area!(PgStore);

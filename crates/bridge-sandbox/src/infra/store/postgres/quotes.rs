@@ -1,10 +1,10 @@
 //! Quotes: this area's part of [`PgStore`] (the [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{to_json, NewEvent, StoreResult, StoredBridge, StoredQuote};
+use crate::infra::store::{to_json, Areas, NewEvent, StoreResult, StoredBridge, StoredQuote};
 use sqlx_core::query::query;
 
-impl PgStore {
+impl Areas<'_, PgStore> {
     pub(super) async fn insert_quote(&self, q: &StoredQuote) -> StoreResult<()> {
         query(
             "INSERT INTO quotes (id, project, body, mode, created_ms, expires_ms, committed) VALUES ($1, $2, $3, $4, $5, $6, FALSE)",
@@ -21,14 +21,8 @@ impl PgStore {
     }
 
     pub(super) async fn quote(&self, project: &str, id: &str) -> StoreResult<Option<StoredQuote>> {
-        let row = query(
-            "SELECT id, project, body, mode, created_ms, expires_ms, committed FROM quotes WHERE id = $1 AND project = $2",
-        )
-        .bind(id)
-        .bind(project)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(quote_from_row).transpose()
+        let sql = format!("SELECT {QUOTE_COLUMNS} FROM quotes WHERE id = $1 AND project = $2");
+        self.select_first(query(&sql).bind(id).bind(project)).await
     }
 
     pub(super) async fn commit_quote(
@@ -47,8 +41,7 @@ impl PgStore {
             return Ok(false);
         }
         upsert_bridge(&mut tx, bridge).await?;
-        insert_events(&mut tx, events).await?;
-        commit(tx).await?;
+        commit_with_events(tx, events).await?;
         Ok(true)
     }
 }

@@ -3,44 +3,17 @@
 //! entries) or on a reader connection. Several processes may open one data directory (a serving sandbox and the
 //! `bridge-sandbox` commands that change keys and projects); SQLite's lock makes their writes take turns.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
 use crate::infra::store::access::audit;
 use crate::infra::store::{
-    AccessSnapshot, AuditAction, AuditEntry, AuditQuery, ProjectChange, Retire, StoreError, StoreResult, StoredApiKey,
-    StoredProject, StoredSigningKey, Usage,
+    AccessSnapshot, Areas, AuditEntry, AuditQuery, ProjectChange, Retire, StoreResult, StoredApiKey, StoredProject,
+    StoredSigningKey, Usage,
 };
 
-use super::SqliteStore;
+use super::{select, select_first, SqliteStore};
+use crate::infra::store::rows::{AUDIT_COLUMNS, KEY_COLUMNS, PROJECT_COLUMNS, SIGNING_COLUMNS};
 use crate::infra::store::KeyLookup;
-
-const KEY_COLUMNS: &str = "id, project, name, hash, created_ms, last_used_ms, revoked_ms";
-
-fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredApiKey> {
-    Ok(StoredApiKey {
-        id: r.get(0)?,
-        project: r.get(1)?,
-        name: r.get(2)?,
-        hash: r.get(3)?,
-        created_ms: r.get(4)?,
-        last_used_ms: r.get(5)?,
-        revoked_ms: r.get(6)?,
-    })
-}
-
-const SIGNING_COLUMNS: &str = "kid, secret, created_ms, unlabelled, signed_until_ms, retires_ms";
-
-fn signing_key_from_row(r: &rusqlite::Row<'_>) -> StoreResult<StoredSigningKey> {
-    let secret: String = r.get(1)?;
-    Ok(StoredSigningKey {
-        kid: r.get(0)?,
-        secret: hex::decode(secret).map_err(|e| StoreError::new(e).context("a stored signing key"))?,
-        created_ms: r.get(2)?,
-        unlabelled: r.get(3)?,
-        signed_until_ms: r.get(4)?,
-        retires_ms: r.get(5)?,
-    })
-}
 
 fn bump_version(c: &Connection) -> StoreResult<()> {
     c.prepare_cached("UPDATE access_head SET version = version + 1")?.execute([])?;
@@ -78,13 +51,7 @@ pub fn version(c: &Connection) -> StoreResult<i64> {
 }
 
 fn signing_keys(c: &Connection) -> StoreResult<Vec<StoredSigningKey>> {
-    let mut stmt = c.prepare_cached(&format!("SELECT {SIGNING_COLUMNS} FROM signing_keys ORDER BY seq"))?;
-    let mut rows = stmt.query([])?;
-    let mut keys = Vec::new();
-    while let Some(row) = rows.next()? {
-        keys.push(signing_key_from_row(row)?);
-    }
-    Ok(keys)
+    select(c, &format!("SELECT {SIGNING_COLUMNS} FROM signing_keys ORDER BY seq"), [])
 }
 
 /// Read in one read transaction, so every part is of the same version.
@@ -109,17 +76,12 @@ pub fn snapshot(c: &Connection) -> StoreResult<AccessSnapshot> {
 
 /// The key whose `column` (`KeyLookup::column`) is `value`.
 pub fn api_key(c: &Connection, column: &str, value: &str) -> StoreResult<Option<StoredApiKey>> {
-    Ok(c.prepare_cached(&format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE {column} = ?1"))?
-        .query_row([value], key_from_row)
-        .optional()?)
+    select_first(c, &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE {column} = ?1"), [value])
 }
 
 pub fn api_keys(c: &Connection, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>> {
-    let mut stmt = c.prepare_cached(&format!(
-        "SELECT {KEY_COLUMNS} FROM api_keys WHERE ?1 IS NULL OR project = ?1 ORDER BY created_ms, id"
-    ))?;
-    let rows = stmt.query_map([project], key_from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let sql = format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE ?1 IS NULL OR project = ?1 ORDER BY created_ms, id");
+    select(c, &sql, [project])
 }
 
 pub fn insert_api_key(c: &Connection, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool> {
@@ -172,18 +134,7 @@ pub fn set_project_disabled(
 }
 
 pub fn projects(c: &Connection) -> StoreResult<Vec<StoredProject>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT project, created_ms, disabled_ms, last_activity_ms FROM project_access ORDER BY project",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok(StoredProject {
-            project: r.get(0)?,
-            created_ms: r.get(1)?,
-            disabled_ms: r.get(2)?,
-            last_activity_ms: r.get(3)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    select(c, &format!("SELECT {PROJECT_COLUMNS} FROM project_access ORDER BY project"), [])
 }
 
 pub fn record_usage(c: &Connection, usage: &Usage) -> StoreResult<()> {
@@ -266,30 +217,15 @@ pub fn extend_signed_until(c: &Connection, kid: &str, until_ms: i64) -> StoreRes
 }
 
 pub fn audit_list(c: &Connection, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT at_ms, actor, action, project, subject, detail FROM (
-             SELECT seq, at_ms, actor, action, project, subject, detail FROM audit_log
-             WHERE ?1 IS NULL OR project = ?1 ORDER BY seq DESC LIMIT ?2
-         ) ORDER BY seq",
-    )?;
-    let mut rows = stmt.query(params![query.project, query.limit as i64])?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next()? {
-        let action: String = r.get(2)?;
-        out.push(AuditEntry {
-            at_ms: r.get(0)?,
-            actor: r.get(1)?,
-            action: AuditAction::from_name(&action)
-                .ok_or_else(|| StoreError::new(anyhow::anyhow!("unknown audit action {action:?}")))?,
-            project: r.get(3)?,
-            subject: r.get(4)?,
-            detail: r.get(5)?,
-        });
-    }
-    Ok(out)
+    let sql = format!(
+        "SELECT {AUDIT_COLUMNS} FROM (
+             SELECT seq, {AUDIT_COLUMNS} FROM audit_log WHERE ?1 IS NULL OR project = ?1 ORDER BY seq DESC LIMIT ?2
+         ) ORDER BY seq"
+    );
+    select(c, &sql, params![query.project, query.limit as i64])
 }
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn access_version(&self) -> StoreResult<i64> {
         self.read_now(version).await
     }

@@ -3,12 +3,12 @@
 
 use super::*;
 use crate::infra::store::{
-    from_json, to_json, AddressSearch, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit,
+    to_json, AddressSearch, Areas, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit,
     StoredRoutingAddress,
 };
 use rusqlite::params;
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn reusable_address(
         &self,
         project: &str,
@@ -17,11 +17,10 @@ impl SqliteStore {
     ) -> StoreResult<Option<StoredAddress>> {
         let (project, chain, key) = (project.to_owned(), deposit_chain.to_owned(), reuse_key.to_owned());
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
+            let sql = format!(
                 "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = ?1 AND deposit_chain = ?2 AND reuse_key = ?3 ORDER BY seq LIMIT 1"
-            ))?;
-            let rows = stmt.query(params![project, chain, key])?;
-            Ok(collect(rows, address_from_row)?.pop().map(|(_, a)| a))
+            );
+            Ok(select_first(c, &sql, params![project, chain, key])?.map(|(_, a): (i64, _)| a))
         })
         .await
     }
@@ -58,11 +57,9 @@ impl SqliteStore {
     ) -> StoreResult<Option<StoredAddress>> {
         let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE deposit_chain = ?1 AND deposit_address = ?2"
-            ))?;
-            let rows = stmt.query(params![chain, address])?;
-            Ok(collect(rows, address_from_row)?.pop().map(|(_, a)| a))
+            let sql =
+                format!("SELECT {ADDRESS_COLUMNS} FROM addresses WHERE deposit_chain = ?1 AND deposit_address = ?2");
+            Ok(select_first(c, &sql, params![chain, address])?.map(|(_, a): (i64, _)| a))
         })
         .await
     }
@@ -74,15 +71,15 @@ impl SqliteStore {
     ) -> StoreResult<Vec<(i64, StoredAddress)>> {
         let (project, s) = (project.to_owned(), s.clone());
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
+            let sql = format!(
                 "SELECT {ADDRESS_COLUMNS} FROM addresses WHERE project = ?1 AND seq > ?2
                    AND (?3 IS NULL OR json_extract(search_item, '$.addressNote') = ?3)
                    AND (?4 IS NULL OR deposit_chain = ?4)
                    AND (?5 IS NULL OR json_extract(search_item, '$.destinationChain') = ?5)
                    AND (?6 IS NULL OR json_extract(search_item, '$.destinationAddress') = ?6)
                  ORDER BY seq LIMIT ?7"
-            ))?;
-            let rows = stmt.query(params![
+            );
+            let params = params![
                 project,
                 s.after,
                 s.address_note,
@@ -90,8 +87,8 @@ impl SqliteStore {
                 s.destination_chain,
                 s.destination_address,
                 s.limit as i64
-            ])?;
-            collect(rows, address_from_row)
+            ];
+            select(c, &sql, params)
         })
         .await
     }
@@ -120,19 +117,10 @@ impl SqliteStore {
     ) -> StoreResult<Option<StoredRoutingAddress>> {
         let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT project, body, webhook_url, created_ms FROM routing_addresses WHERE deposit_chain = ?1 AND deposit_address = ?2",
-            )?;
-            let rows = stmt.query(params![chain, address])?;
-            let found = collect(rows, |r| {
-                Ok(StoredRoutingAddress {
-                    project: r.get(0)?,
-                    address: from_json(&r.get::<_, String>(1)?)?,
-                    webhook_url: r.get(2)?,
-                    created_ms: r.get(3)?,
-                })
-            })?;
-            Ok(found.into_iter().next())
+            let sql = format!(
+                "SELECT {ROUTING_ADDRESS_COLUMNS} FROM routing_addresses WHERE deposit_chain = ?1 AND deposit_address = ?2"
+            );
+            select_first(c, &sql, params![chain, address])
         })
         .await
     }
@@ -182,13 +170,10 @@ impl SqliteStore {
     ) -> StoreResult<Vec<StoredDeposit>> {
         let (chain, address) = (deposit_chain.to_owned(), deposit_address.to_owned());
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT last_bridge, bridge_id FROM deposits WHERE deposit_chain = ?1 AND deposit_address = ?2 ORDER BY seq DESC LIMIT ?3",
-            )?;
-            let rows = stmt.query(params![chain, address, limit as i64])?;
-            collect(rows, |r| {
-                Ok(StoredDeposit { last_bridge: from_json(&r.get::<_, String>(0)?)?, bridge_id: r.get(1)? })
-            })
+            let sql = format!(
+                "SELECT {DEPOSIT_COLUMNS} FROM deposits WHERE deposit_chain = ?1 AND deposit_address = ?2 ORDER BY seq DESC LIMIT ?3"
+            );
+            select(c, &sql, params![chain, address, limit as i64])
         })
         .await
     }

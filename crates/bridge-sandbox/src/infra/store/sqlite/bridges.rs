@@ -2,21 +2,18 @@
 //! [`SqliteStore`] (the [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::domain::records;
 use crate::infra::store::{
-    history_order, to_json, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
+    history_order, Areas, HistoryCursorQuery, HistoryQuery, NewEvent, StoreResult, StoredBridge,
 };
 use bridge_contract::{BridgeRecord, Encoded};
 use rusqlite::{params, OptionalExtension};
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn bridge(&self, project: &str, id: &str) -> StoreResult<Option<StoredBridge>> {
         let (project, id) = (project.to_owned(), id.to_owned());
         self.read_now(move |c| {
-            let mut stmt =
-                c.prepare_cached(&format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = ?1 AND project = ?2"))?;
-            let rows = stmt.query(params![id, project])?;
-            Ok(collect(rows, bridge_from_row)?.pop())
+            let sql = format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE id = ?1 AND project = ?2");
+            select_first(c, &sql, params![id, project])
         })
         .await
     }
@@ -34,7 +31,7 @@ impl SqliteStore {
     pub(super) async fn save_bridge(&self, bridge: &StoredBridge, events: &[NewEvent]) -> StoreResult<bool> {
         let (b, events) = (bridge.clone(), events.to_vec());
         self.run(move |c| {
-            let plan = b.plan.as_ref().map(to_json).transpose()?;
+            let text = BridgeText::of(&b)?;
             let saved = c
                 .prepare_cached(
                     "UPDATE bridges SET record = ?3, rejections = ?4, state = ?5, updated_ms = ?6, next_ms = ?7,
@@ -44,12 +41,12 @@ impl SqliteStore {
                 .execute(params![
                     b.id,
                     b.version,
-                    to_json(&b.record)?,
-                    to_json(&b.rejections)?,
-                    records::state_name(&b.record),
+                    text.record,
+                    text.rejections,
+                    text.state,
                     b.updated_ms,
                     b.next_ms,
-                    plan
+                    text.plan
                 ])?;
             if saved == 0 {
                 return Ok(false); // nothing written
@@ -64,13 +61,12 @@ impl SqliteStore {
         self.run(move |c| {
             // Each project's due bridges at its own time: one probe of (project, next_ms) per project.
             let columns = BRIDGE_COLUMNS.split(", ").map(|c| format!("b.{c}")).collect::<Vec<_>>().join(", ");
-            let mut stmt = c.prepare_cached(&format!(
+            let sql = format!(
                 "SELECT {columns} FROM projects p JOIN bridges b ON b.project = p.id
                  WHERE b.next_ms IS NOT NULL AND b.next_ms <= max(p.clock_value + ?1, p.clock_floor)
                  ORDER BY b.next_ms, b.id LIMIT ?2"
-            ))?;
-            let rows = stmt.query(params![base_ms, limit as i64])?;
-            collect(rows, bridge_from_row)
+            );
+            select(c, &sql, params![base_ms, limit as i64])
         })
         .await
     }
@@ -90,7 +86,7 @@ impl SqliteStore {
                 "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 {filter} ORDER BY {column} {direction}, id {direction} LIMIT ?3 OFFSET ?4"
             ))?;
             let rows = stmt.query(params![project, state, q.limit as i64, q.offset as i64])?;
-            Ok((total as u64, collect(rows, bridge_from_row)?))
+            Ok((total as u64, collect(rows)?))
         })
         .await
     }
@@ -100,33 +96,22 @@ impl SqliteStore {
         self.read(move |c| {
             let state = q.state.map(|s| s.as_str());
             let (column, direction, beyond) = history_order(q.sort_by, q.direction);
-            let (after_key, after_id) = match &q.after {
-                Some((key, id)) => (Some(*key), Some(id.clone())),
-                None => (None, None),
-            };
+            let (after_key, after_id) = q.after_parts();
             let mut stmt = c.prepare(&format!(
                 "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND (?2 IS NULL OR state = ?2)
                    AND (?3 IS NULL OR ({column}, id) {beyond} (?3, ?4))
                  ORDER BY {column} {direction}, id {direction} LIMIT ?5"
             ))?;
             let rows = stmt.query(params![project, state, after_key, after_id, q.limit as i64])?;
-            collect(rows, bridge_from_row)
+            collect(rows)
         })
         .await
     }
 
     pub(super) async fn bridges_by_deposit_hash(&self, project: &str, tx_hash: &str) -> StoreResult<Vec<StoredBridge>> {
-        let (project, hash) = (project.to_owned(), tx_hash.to_owned());
-        self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND (json_extract(record, '$.depositTxHash') = ?2
-                   OR EXISTS (SELECT 1 FROM json_each(rejections) WHERE json_extract(value, '$.depositTxHash') = ?2))
-                 ORDER BY created_ms, id"
-            ))?;
-            let rows = stmt.query(params![project, hash])?;
-            collect(rows, bridge_from_row)
-        })
-        .await
+        let found = "json_extract(record, '$.depositTxHash') = ?2
+            OR EXISTS (SELECT 1 FROM json_each(rejections) WHERE json_extract(value, '$.depositTxHash') = ?2)";
+        self.bridges_by_hash(project, tx_hash, found).await
     }
 
     pub(super) async fn bridges_by_withdraw_hash(
@@ -134,15 +119,14 @@ impl SqliteStore {
         project: &str,
         tx_hash: &str,
     ) -> StoreResult<Vec<StoredBridge>> {
+        self.bridges_by_hash(project, tx_hash, "json_extract(record, '$.withdrawTxHash') = ?2").await
+    }
+
+    /// A project's bridges for which `found` holds of the transaction hash `?2`, oldest first.
+    async fn bridges_by_hash(&self, project: &str, tx_hash: &str, found: &str) -> StoreResult<Vec<StoredBridge>> {
+        let sql =
+            format!("SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND ({found}) ORDER BY created_ms, id");
         let (project, hash) = (project.to_owned(), tx_hash.to_owned());
-        self.read(move |c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {BRIDGE_COLUMNS} FROM bridges WHERE project = ?1 AND json_extract(record, '$.withdrawTxHash') = ?2
-                 ORDER BY created_ms, id"
-            ))?;
-            let rows = stmt.query(params![project, hash])?;
-            collect(rows, bridge_from_row)
-        })
-        .await
+        self.read(move |c| select(c, &sql, params![project, hash])).await
     }
 }

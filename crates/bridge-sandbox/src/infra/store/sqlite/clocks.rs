@@ -3,10 +3,10 @@
 
 use super::*;
 use crate::infra::clock::{ClockSync, ProjectClock};
-use crate::infra::store::{from_json, synced, to_json, Counter, ResetCounts, StoreError, StoreResult};
+use crate::infra::store::{from_json, synced, to_json, Areas, Counter, ResetCounts, StoreError, StoreResult};
 use rusqlite::{params, OptionalExtension};
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn sync_clock(&self, sync: ClockSync) -> StoreResult<(i64, i64)> {
         self.run(move |c| {
             let kept: Option<String> =

@@ -2,11 +2,11 @@
 //! [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{from_json, AttemptOutcome, DeliveryClaim, DueDelivery, StoreResult};
-use bridge_contract::{DateString, WebhookDeliveryAttempt};
+use crate::infra::store::{from_json, Areas, AttemptOutcome, DeliveryClaim, DueDelivery, StoreResult};
+use bridge_contract::WebhookDeliveryAttempt;
 use rusqlite::params;
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn take_due_deliveries(&self, claim: &DeliveryClaim) -> StoreResult<Vec<DueDelivery>> {
         let claim = claim.clone();
         self.run(move |c| {
@@ -90,28 +90,11 @@ impl SqliteStore {
     ) -> StoreResult<Vec<WebhookDeliveryAttempt>> {
         let (project, event_id) = (project.to_owned(), event_id.map(str::to_owned));
         self.read(move |c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT a.event_id, a.url, a.attempt, a.at_ms, a.status, a.error, a.delivered, a.next_ms, a.latency_ms,
-                        a.body_start, e.body
-                 FROM delivery_attempts a LEFT JOIN events e ON e.id = a.event_id
-                 WHERE a.project = ?1 AND (?2 IS NULL OR a.event_id = ?2) ORDER BY a.id DESC LIMIT ?3",
-            )?;
-            let rows = stmt.query(params![project, event_id, limit as i64])?;
-            collect(rows, |r| {
-                Ok(WebhookDeliveryAttempt {
-                    event_id: r.get(0)?,
-                    url: r.get(1)?,
-                    attempt: r.get::<_, i64>(2)? as u64,
-                    at: DateString::from_millis(r.get(3)?).unwrap_or(DateString::MIN),
-                    status: r.get(4)?,
-                    error: r.get(5)?,
-                    delivered: r.get(6)?,
-                    next_attempt_at: r.get::<_, Option<i64>>(7)?.and_then(DateString::from_millis),
-                    latency_ms: r.get::<_, Option<i64>>(8)?.map(|ms| ms.max(0) as u64),
-                    response_body_start: r.get(9)?,
-                    event: r.get::<_, Option<String>>(10)?.map(|body| from_json(&body)).transpose()?,
-                })
-            })
+            let sql = format!(
+                "SELECT {ATTEMPT_COLUMNS} FROM delivery_attempts a LEFT JOIN events e ON e.id = a.event_id
+                 WHERE a.project = ?1 AND (?2 IS NULL OR a.event_id = ?2) ORDER BY a.id DESC LIMIT ?3"
+            );
+            select(c, &sql, params![project, event_id, limit as i64])
         })
         .await
     }

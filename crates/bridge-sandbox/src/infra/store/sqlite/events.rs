@@ -2,11 +2,11 @@
 //! `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{NewEvent, StoreResult};
+use crate::infra::store::{Areas, NewEvent, StoreResult};
 use bridge_contract::{Encoded, WebhookEvent};
 use rusqlite::params;
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()> {
         let events = events.to_vec();
         self.run(move |c| {
@@ -31,16 +31,15 @@ impl SqliteStore {
             // watermark (`latest_ms`, never decreasing along the feed) reaches `since_ms`, whichever is later: no
             // event at or after `since_ms` comes before that position, and finding it is one index seek, so a
             // page costs O(page) however many events come before `since_ms`.
-            let mut stmt = c.prepare_cached(
-                "SELECT seq, body FROM events INDEXED BY events_by_project
+            let sql = format!(
+                "SELECT {FEED_COLUMNS} FROM events INDEXED BY events_by_project
                  WHERE project = ?1 AND created_ms >= ?3 AND seq > max(?2, coalesce(
                      (SELECT seq FROM events INDEXED BY events_by_latest
                       WHERE project = ?1 AND latest_ms >= ?3 ORDER BY latest_ms, seq LIMIT 1),
                      9223372036854775807) - 1)
-                 ORDER BY seq LIMIT ?4",
-            )?;
-            let rows = stmt.query(params![project, after_seq, since_ms, limit as i64])?;
-            collect(rows, |r| Ok((r.get(0)?, Encoded::from_stored(r.get(1)?))))
+                 ORDER BY seq LIMIT ?4"
+            );
+            select(c, &sql, params![project, after_seq, since_ms, limit as i64])
         })
         .await
     }

@@ -2,9 +2,9 @@
 //! part of [`SqliteStore`] (the [`crate::infra::store::Store`] methods, forwarded by `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{Backlog, SchemaStatus, StoreError, StoreResult};
+use crate::infra::store::{Areas, Backlog, SchemaStatus, StoreError, StoreResult};
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn ping(&self) -> StoreResult<()> {
         self.read_now(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0)).map(drop)?)).await
     }
@@ -21,22 +21,18 @@ impl SqliteStore {
 
     pub(super) async fn backlog(&self, base_ms: i64) -> StoreResult<Backlog> {
         self.read(move |c| {
-            let (pending, delivery_late, step_late) = c
-                .prepare_cached(
-                    "SELECT (SELECT COUNT(*) FROM outbox WHERE next_ms IS NOT NULL),
+            let backlog = select_first(
+                c,
+                "SELECT (SELECT COUNT(*) FROM outbox WHERE next_ms IS NOT NULL),
                             (SELECT MAX(max(p.clock_value + ?1, p.clock_floor) - o.next_ms)
                              FROM projects p JOIN outbox o ON o.project = p.id
                              WHERE o.next_ms IS NOT NULL AND o.next_ms <= max(p.clock_value + ?1, p.clock_floor)),
                             (SELECT MAX(max(p.clock_value + ?1, p.clock_floor) - b.next_ms)
                              FROM projects p JOIN bridges b ON b.project = p.id
                              WHERE b.next_ms IS NOT NULL AND b.next_ms <= max(p.clock_value + ?1, p.clock_floor))",
-                )?
-                .query_row([base_ms], |r| Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?)))?;
-            Ok(Backlog {
-                outbox_pending: pending as u64,
-                oldest_due_delivery_late_ms: delivery_late,
-                oldest_due_step_late_ms: step_late,
-            })
+                [base_ms],
+            )?;
+            backlog.ok_or_else(|| StoreError::new(anyhow::anyhow!("the backlog query returned no row")))
         })
         .await
     }

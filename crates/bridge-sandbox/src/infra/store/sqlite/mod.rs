@@ -7,9 +7,9 @@
 //! one fsync per batch, each write answered after its batch is durable. Reads run on the blocking thread pool
 //! (`tokio::task::spawn_blocking`), writes on the writer's own thread, never on an async worker.
 
-// One file per area of the store, each an `impl SqliteStore` block with that area's `Store` methods
+// One file per area of the store, each an `impl Areas<'_, SqliteStore>` block with that area's `Store` methods
 // (`store_by_area!` at the end forwards the trait to them); this file holds the connection handling and the
-// helpers the areas share (events, bridges and the row mappings, once per type).
+// helpers the areas share (events, bridges, and reading rows through `rows::FromRow`, the one mapping per type).
 mod access;
 mod addresses;
 mod bridges;
@@ -27,10 +27,11 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{params, Connection, OptionalExtension};
 use rusqlite_migration::{Migrations, M};
 
-use super::{
-    from_json, from_text, to_json, NewEvent, StoreError, StoreResult, StoredAddress, StoredBridge, StoredQuote,
+use super::rows::{
+    Column, Columns, FromRow, ADDRESS_COLUMNS, ATTEMPT_COLUMNS, BRIDGE_COLUMNS, CLOCK_COLUMNS, DEPOSIT_COLUMNS,
+    FEED_COLUMNS, QUOTE_COLUMNS, ROUTING_ADDRESS_COLUMNS,
 };
-use crate::domain::records;
+use super::{to_json, BridgeText, NewEvent, StoreError, StoreResult, StoredBridge};
 use crate::infra::clock::ProjectClock;
 use checkpoint::Checkpointer;
 use group_commit::Writer;
@@ -200,7 +201,7 @@ fn insert_events(c: &Connection, events: &[NewEvent]) -> StoreResult<()> {
 }
 
 fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
-    let plan = b.plan.as_ref().map(to_json).transpose()?;
+    let text = BridgeText::of(b)?;
     c.prepare_cached(
         "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
@@ -211,82 +212,49 @@ fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
     .execute(params![
             b.id,
             b.project,
-            to_json(&b.record)?,
-            to_json(&b.rejections)?,
-            records::state_name(&b.record),
+            text.record,
+            text.rejections,
+            text.state,
             b.created_ms,
             b.updated_ms,
             b.next_ms,
             b.webhook_url,
-            plan
+            text.plan
         ],
     )?;
     Ok(())
 }
 
-const BRIDGE_COLUMNS: &str =
-    "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan, version";
-
-fn bridge_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredBridge> {
-    Ok(StoredBridge {
-        id: row.get(0)?,
-        project: row.get(1)?,
-        record: from_json(&row.get::<_, String>(2)?)?,
-        rejections: from_json(&row.get::<_, String>(3)?)?,
-        created_ms: row.get(4)?,
-        updated_ms: row.get(5)?,
-        next_ms: row.get(6)?,
-        webhook_url: row.get(7)?,
-        plan: row.get::<_, Option<String>>(8)?.map(|p| from_json(&p)).transpose()?,
-        version: row.get(9)?,
-    })
-}
-
 /// The clock of `project`, if it was seen.
 fn read_project_clock(c: &Connection, project: &str) -> StoreResult<Option<ProjectClock>> {
-    Ok(c.prepare_cached("SELECT clock_value, clock_floor, generation FROM projects WHERE id = ?1")?
-        .query_row(params![project], |r| Ok(ProjectClock { value: r.get(0)?, floor: r.get(1)?, generation: r.get(2)? }))
-        .optional()?)
+    select_first(c, &format!("SELECT {CLOCK_COLUMNS} FROM projects WHERE id = ?1"), params![project])
 }
 
-/// Rows through a decoder that may fail (rusqlite's own row mapping only fails with rusqlite errors).
-fn collect<T>(
-    mut rows: rusqlite::Rows<'_>,
-    decode: impl Fn(&rusqlite::Row<'_>) -> StoreResult<T>,
-) -> StoreResult<Vec<T>> {
+impl Columns for rusqlite::Row<'_> {
+    fn at<T: Column>(&self, index: usize) -> StoreResult<T> {
+        Ok(self.get(index)?)
+    }
+}
+
+/// The rows of a statement, each read as a `T`.
+fn collect<T: FromRow>(mut rows: rusqlite::Rows<'_>) -> StoreResult<Vec<T>> {
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        out.push(decode(row)?);
+        out.push(T::from_row(row)?);
     }
     Ok(out)
 }
 
-const ADDRESS_COLUMNS: &str = "seq, project, reuse_key, body, search_item, webhook_url, created_ms";
-
-fn address_from_row(row: &rusqlite::Row<'_>) -> StoreResult<(i64, StoredAddress)> {
-    Ok((
-        row.get(0)?,
-        StoredAddress {
-            project: row.get(1)?,
-            reuse_key: row.get(2)?,
-            address: from_json(&row.get::<_, String>(3)?)?,
-            search_item: from_json(&row.get::<_, String>(4)?)?,
-            webhook_url: row.get(5)?,
-            created_ms: row.get(6)?,
-        },
-    ))
+/// The rows of a query (its statement cached on the connection), each read as a `T`.
+fn select<T: FromRow>(c: &Connection, sql: &str, params: impl rusqlite::Params) -> StoreResult<Vec<T>> {
+    collect(c.prepare_cached(sql)?.query(params)?)
 }
 
-fn quote_from_row(row: &rusqlite::Row<'_>) -> StoreResult<StoredQuote> {
-    Ok(StoredQuote {
-        id: row.get(0)?,
-        project: row.get(1)?,
-        response: from_json(&row.get::<_, String>(2)?)?,
-        mode: from_text(&row.get::<_, String>(3)?)?,
-        created_ms: row.get(4)?,
-        expires_ms: row.get(5)?,
-        committed: row.get(6)?,
-    })
+/// The first row of a query (its statement cached on the connection), read as a `T`, if there is one.
+fn select_first<T: FromRow>(c: &Connection, sql: &str, params: impl rusqlite::Params) -> StoreResult<Option<T>> {
+    let mut stmt = c.prepare_cached(sql)?;
+    let mut rows = stmt.query(params)?;
+    rows.next()?.map(T::from_row).transpose()
 }
 
 crate::infra::store::store_by_area!(SqliteStore);

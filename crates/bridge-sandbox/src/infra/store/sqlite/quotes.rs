@@ -2,10 +2,10 @@
 //! `store_by_area!`).
 
 use super::*;
-use crate::infra::store::{to_json, NewEvent, StoreResult, StoredBridge, StoredQuote};
+use crate::infra::store::{to_json, Areas, NewEvent, StoreResult, StoredBridge, StoredQuote};
 use rusqlite::params;
 
-impl SqliteStore {
+impl Areas<'_, SqliteStore> {
     pub(super) async fn insert_quote(&self, q: &StoredQuote) -> StoreResult<()> {
         let q = q.clone();
         self.run(move |c| {
@@ -22,11 +22,8 @@ impl SqliteStore {
     pub(super) async fn quote(&self, project: &str, id: &str) -> StoreResult<Option<StoredQuote>> {
         let (project, id) = (project.to_owned(), id.to_owned());
         self.read_now(move |c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT id, project, body, mode, created_ms, expires_ms, committed FROM quotes WHERE id = ?1 AND project = ?2",
-            )?;
-            let rows = stmt.query(params![id, project])?;
-            Ok(collect(rows, quote_from_row)?.pop())
+            let sql = format!("SELECT {QUOTE_COLUMNS} FROM quotes WHERE id = ?1 AND project = ?2");
+            select_first(c, &sql, params![id, project])
         })
         .await
     }
