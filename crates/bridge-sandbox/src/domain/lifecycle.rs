@@ -230,20 +230,15 @@ pub fn committed_event(record: &BridgeRecord) -> Option<WebhookEvent> {
 }
 
 /// Moves a bridge whose time has come one step on, at `at_ms`; returns the events it emits. `seed` makes up the
-/// step's transaction (a withdrawal, a refund); `address_note` is the note of a deposit-address bridge's address.
-pub fn step(
-    bridge: &mut StoredBridge,
-    at_ms: i64,
-    seed: u64,
-    address_note: Option<&str>,
-) -> Result<Vec<WebhookEvent>, Stuck> {
+/// step's transaction (a withdrawal, a refund).
+pub fn step(bridge: &mut StoredBridge, at_ms: i64, seed: u64) -> Result<Vec<WebhookEvent>, Stuck> {
     let d = duration_ms(&bridge.record);
     let plan = bridge.plan.take();
     let at = Moment { ms: at_ms, d, seed };
     let next = match &mut bridge.record {
         BridgeRecord::Bridge(r) => bridge_step(r, plan, &at),
         BridgeRecord::BridgeSwap(r) => swap_step(r, plan, &mut bridge.rejections, &at),
-        BridgeRecord::DepositAddressBridge(r) => deposit_address_step(r, plan, &at, address_note),
+        BridgeRecord::DepositAddressBridge(r) => deposit_address_step(r, plan, &at, bridge.address_note.as_deref()),
     };
     match next {
         Ok(next) => {

@@ -216,19 +216,6 @@ pub fn expected_confirmation(record: &BridgeRecord) -> Option<DateString> {
     }
 }
 
-/// The deposit address a `depositAddressBridge` record names.
-pub fn deposit_address(record: &BridgeRecord) -> Option<&str> {
-    let BridgeRecord::DepositAddressBridge(r) = record else { return None };
-    match &r.state {
-        DepositAddressBridgeState::Pending(s) => s.deposit_address.as_deref(),
-        DepositAddressBridgeState::PendingConfirmation(s) => s.deposit_address.as_deref(),
-        DepositAddressBridgeState::DepositAccepted(s) => s.deposit_address.as_deref(),
-        DepositAddressBridgeState::Accepted(s) => s.deposit_address.as_deref(),
-        DepositAddressBridgeState::Executed(s) => Some(&s.deposit_address),
-        DepositAddressBridgeState::Failed(s) => s.deposit_address.as_deref(),
-    }
-}
-
 /// The token a refund of the record's deposit sends back: the deposited one.
 pub fn deposited_token(record: &BridgeRecord) -> &str {
     match record {
@@ -260,6 +247,9 @@ pub struct StoredBridge {
     pub next_ms: Option<i64>,
     pub webhook_url: Option<String>,
     /// A departure from the usual path chosen through a sandbox helper's `outcome`.
+    /// The `addressNote` of the (routing) deposit address that received a deposit-address bridge's deposit, which
+    /// its events carry; kept on the bridge so that the lifecycle does not read the address at each step.
+    pub address_note: Option<String>,
     pub plan: Option<Plan>,
     /// How many times it was saved: `Store::save_bridge` writes only over the version it was read at.
     pub version: i64,
@@ -277,6 +267,7 @@ impl StoredBridge {
             updated_ms: now_ms,
             next_ms: None,
             webhook_url,
+            address_note: None,
             plan: None,
             version: 0,
         }

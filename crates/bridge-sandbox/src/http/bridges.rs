@@ -183,8 +183,7 @@ pub async fn advance(core: &Core) -> StoreResult<usize> {
         for mut bridge in due {
             let at = bridge.next_ms.unwrap_or(bridge.updated_ms);
             let seed = core.next(Counter::Tx).await?;
-            let note = address_note(core, &bridge.record).await?;
-            let events = match lifecycle::step(&mut bridge, at, seed, note.as_deref()) {
+            let events = match lifecycle::step(&mut bridge, at, seed) {
                 Ok(events) => events,
                 Err(stuck) => {
                     tracing::warn!(bridge = %bridge.id, error = %stuck, "lifecycle step failed; parking the bridge");
@@ -204,17 +203,6 @@ pub async fn advance(core: &Core) -> StoreResult<usize> {
             steps += 1;
         }
     }
-}
-
-/// The `addressNote` a deposit-address bridge's events carry: the note of the (routing) deposit address that
-/// received the deposit, when it has one.
-async fn address_note(core: &Core, record: &BridgeRecord) -> StoreResult<Option<String>> {
-    let Some(address) = records::deposit_address(record) else { return Ok(None) };
-    let chain = &record.common().chain_in;
-    Ok(match core.store.address(chain, address).await? {
-        Some(a) => a.address.address_note,
-        None => core.store.routing_address(chain, address).await?.and_then(|a| a.address.address_note),
-    })
 }
 
 // ----------------------------------------------------------------- production endpoints beyond the spec (issue 17)

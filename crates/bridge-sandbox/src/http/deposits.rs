@@ -41,6 +41,14 @@ enum Target {
 }
 
 impl Target {
+    /// The address's `addressNote`, which the events of the bridges its deposits start carry.
+    fn address_note(&self) -> Option<String> {
+        match self {
+            Target::Sda(a) => a.address.address_note.clone(),
+            Target::Routing(a) => a.address.address_note.clone(),
+        }
+    }
+
     fn webhook_url(&self) -> Option<String> {
         match self {
             Target::Sda(a) => a.webhook_url.clone(),
@@ -294,6 +302,7 @@ impl Request<'_> {
         .record();
         let webhook_url = target.webhook_url();
         let mut bridge = StoredBridge::new(project, record, now, webhook_url.clone());
+        bridge.address_note = target.address_note();
         let seen = SeenDeposit { tx_hash: made.deposit.tx_hash.clone(), block: made.block };
         let delayed = body.outcome == Some(SandboxDepositOutcome::Delayed);
         if delayed {

@@ -37,7 +37,7 @@ pub(super) trait FromRow: Sized {
 }
 
 pub(super) const BRIDGE_COLUMNS: &str =
-    "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan, version";
+    "id, project, record, rejections, created_ms, updated_ms, next_ms, webhook_url, plan, version, address_note";
 
 impl FromRow for StoredBridge {
     fn from_row(row: &impl Columns) -> StoreResult<Self> {
@@ -52,6 +52,7 @@ impl FromRow for StoredBridge {
             webhook_url: row.at(7)?,
             plan: row.at::<Option<String>>(8)?.map(|p| from_json(&p)).transpose()?,
             version: row.at(9)?,
+            address_note: row.at(10)?,
         })
     }
 }

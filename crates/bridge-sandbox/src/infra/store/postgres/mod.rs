@@ -61,6 +61,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (7, "access", include_str!("../../../../migrations/postgres/0007_access.sql")),
     (8, "lease holders", include_str!("../../../../migrations/postgres/0008_lease_holders.sql")),
     (9, "delivery details", include_str!("../../../../migrations/postgres/0009_delivery_details.sql")),
+    (10, "bridge address note", include_str!("../../../../migrations/postgres/0010_bridge_address_note.sql")),
 ];
 
 type Resolved =
@@ -177,8 +178,8 @@ async fn commit_with_events(mut tx: Tx, events: &[NewEvent]) -> StoreResult<()> 
 async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
     let text = BridgeText::of(b)?;
     query(
-        "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan, address_note)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
            updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan, leased_until = NULL,
            version = bridges.version + 1",
@@ -193,6 +194,7 @@ async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
     .bind(b.next_ms)
     .bind(&b.webhook_url)
     .bind(text.plan)
+    .bind(&b.address_note)
     .execute(&mut **tx)
     .await?;
     Ok(())

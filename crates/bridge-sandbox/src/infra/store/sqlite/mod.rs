@@ -65,6 +65,8 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../../../migrations/sqlite/0011_access.sql")),
         // What each delivery attempt took and the start of its answer (issue 27; PostgreSQL migration 0009).
         M::up(include_str!("../../../../migrations/sqlite/0012_delivery_details.sql")),
+        // A deposit-address bridge keeps its address's note (issue 28; PostgreSQL migration 0010).
+        M::up(include_str!("../../../../migrations/sqlite/0013_bridge_address_note.sql")),
     ])
 }
 
@@ -203,8 +205,8 @@ fn insert_events(c: &Connection, events: &[NewEvent]) -> StoreResult<()> {
 fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
     let text = BridgeText::of(b)?;
     c.prepare_cached(
-        "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+        "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan, address_note)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
            updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan,
            version = bridges.version + 1",
@@ -219,7 +221,8 @@ fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
             b.updated_ms,
             b.next_ms,
             b.webhook_url,
-            text.plan
+            text.plan,
+            b.address_note
         ],
     )?;
     Ok(())
@@ -271,7 +274,7 @@ mod tests {
         let migrations = super::migrations();
         let mut conn = Connection::open_in_memory().unwrap();
         let mut steps = Vec::new();
-        for version in 1..=12 {
+        for version in 1..=13 {
             migrations.to_version(&mut conn, version).unwrap();
             let mut stmt = conn
                 .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name")
@@ -292,7 +295,37 @@ mod tests {
                 .unwrap();
             steps.push(format!("-- after migration {version}\n{}", schema.join("\n")));
         }
-        assert_eq!(migrations.pending_migrations(&conn).unwrap(), 0, "a migration past the 12th: add a step here");
+        assert_eq!(migrations.pending_migrations(&conn).unwrap(), 0, "a migration past the 13th: add a step here");
         insta::assert_snapshot!(steps.join("\n\n"));
+    }
+
+    /// Migration 13 gives each deposit-address bridge made before it the note of the address that received its
+    /// deposit (a deposit address's or a routing one's, on the record's `chainIn`), and other bridges none.
+    #[test]
+    fn migration_13_gives_deposit_address_bridges_their_address_s_note() {
+        let migrations = super::migrations();
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrations.to_version(&mut conn, 12).unwrap();
+        conn.execute_batch(
+            r#"
+            INSERT INTO addresses (project, deposit_chain, deposit_address, reuse_key, body, search_item, created_ms)
+                VALUES ('p', 'ETHEREUM', '0xsda', 'k', '{"addressNote":"desk"}', '{}', 0);
+            INSERT INTO routing_addresses (project, deposit_chain, deposit_address, body, created_ms)
+                VALUES ('p', 'ETHEREUM', '0xrouting', '{"addressNote":"router"}', 0);
+            INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms) VALUES
+                ('a', 'p', '{"_tag":"depositAddressBridge","chainIn":"ETHEREUM","depositAddress":"0xsda"}', '[]', 'PENDING', 0, 0),
+                ('b', 'p', '{"_tag":"depositAddressBridge","chainIn":"ETHEREUM","depositAddress":"0xrouting"}', '[]', 'PENDING', 0, 0),
+                ('c', 'p', '{"_tag":"depositAddressBridge","chainIn":"BASE","depositAddress":"0xsda"}', '[]', 'PENDING', 0, 0),
+                ('d', 'p', '{"_tag":"bridge","chainIn":"ETHEREUM","depositAddress":"0xsda"}', '[]', 'PENDING', 0, 0);
+            "#,
+        )
+        .unwrap();
+        migrations.to_version(&mut conn, 13).unwrap();
+        let mut stmt = conn.prepare("SELECT id, address_note FROM bridges ORDER BY id").unwrap();
+        let notes: Vec<(String, Option<String>)> =
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap();
+        let expected = [("a", Some("desk")), ("b", Some("router")), ("c", None), ("d", None)]
+            .map(|(id, note)| (id.to_owned(), note.map(str::to_owned)));
+        assert_eq!(notes, expected);
     }
 }
