@@ -38,6 +38,7 @@ mod dashboard;
 mod egress;
 mod feed_store;
 mod fuzz_corpus;
+mod migrations;
 mod operate;
 mod pg;
 mod pricing;

@@ -298,34 +298,4 @@ mod tests {
         assert_eq!(migrations.pending_migrations(&conn).unwrap(), 0, "a migration past the 13th: add a step here");
         insta::assert_snapshot!(steps.join("\n\n"));
     }
-
-    /// Migration 13 gives each deposit-address bridge made before it the note of the address that received its
-    /// deposit (a deposit address's or a routing one's, on the record's `chainIn`), and other bridges none.
-    #[test]
-    fn migration_13_gives_deposit_address_bridges_their_address_s_note() {
-        let migrations = super::migrations();
-        let mut conn = Connection::open_in_memory().unwrap();
-        migrations.to_version(&mut conn, 12).unwrap();
-        conn.execute_batch(
-            r#"
-            INSERT INTO addresses (project, deposit_chain, deposit_address, reuse_key, body, search_item, created_ms)
-                VALUES ('p', 'ETHEREUM', '0xsda', 'k', '{"addressNote":"desk"}', '{}', 0);
-            INSERT INTO routing_addresses (project, deposit_chain, deposit_address, body, created_ms)
-                VALUES ('p', 'ETHEREUM', '0xrouting', '{"addressNote":"router"}', 0);
-            INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms) VALUES
-                ('a', 'p', '{"_tag":"depositAddressBridge","chainIn":"ETHEREUM","depositAddress":"0xsda"}', '[]', 'PENDING', 0, 0),
-                ('b', 'p', '{"_tag":"depositAddressBridge","chainIn":"ETHEREUM","depositAddress":"0xrouting"}', '[]', 'PENDING', 0, 0),
-                ('c', 'p', '{"_tag":"depositAddressBridge","chainIn":"BASE","depositAddress":"0xsda"}', '[]', 'PENDING', 0, 0),
-                ('d', 'p', '{"_tag":"bridge","chainIn":"ETHEREUM","depositAddress":"0xsda"}', '[]', 'PENDING', 0, 0);
-            "#,
-        )
-        .unwrap();
-        migrations.to_version(&mut conn, 13).unwrap();
-        let mut stmt = conn.prepare("SELECT id, address_note FROM bridges ORDER BY id").unwrap();
-        let notes: Vec<(String, Option<String>)> =
-            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap();
-        let expected = [("a", Some("desk")), ("b", Some("router")), ("c", None), ("d", None)]
-            .map(|(id, note)| (id.to_owned(), note.map(str::to_owned)));
-        assert_eq!(notes, expected);
-    }
 }
