@@ -129,6 +129,23 @@ impl Needs {
 pub type CheckFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + 'a>>;
 type CheckFn = Box<dyn for<'a> Fn(&'a Ctx) -> CheckFuture<'a> + Send + Sync>;
 
+/// The body of a check: an `async fn(&Ctx) -> anyhow::Result<()>` whose future is `Send` ([`Check::of`]).
+pub trait CheckBody<'a>: Send + Sync + 'static {
+    type Future: Future<Output = anyhow::Result<()>> + Send + 'a;
+    fn call(&self, ctx: &'a Ctx) -> Self::Future;
+}
+
+impl<'a, F, Fut> CheckBody<'a> for F
+where
+    F: Fn(&'a Ctx) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = anyhow::Result<()>> + Send + 'a,
+{
+    type Future = Fut;
+    fn call(&self, ctx: &'a Ctx) -> Fut {
+        self(ctx)
+    }
+}
+
 /// One named check.
 pub struct Check {
     /// `area::name`.
@@ -144,6 +161,11 @@ impl Check {
         run: impl for<'a> Fn(&'a Ctx) -> CheckFuture<'a> + Send + Sync + 'static,
     ) -> Self {
         Self { name: name.into(), needs, run: Box::new(run) }
+    }
+
+    /// A check that runs `body` (an `async fn(&Ctx) -> anyhow::Result<()>`).
+    pub fn of(name: impl Into<String>, needs: Needs, body: impl for<'a> CheckBody<'a>) -> Self {
+        Self::new(name, needs, move |ctx| Box::pin(body.call(ctx)))
     }
 
     /// Runs the check.

@@ -19,38 +19,8 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::{Check, Ctx, Needs};
+use crate::check::Ctx;
 use crate::http::Api;
-
-pub fn checks() -> Vec<Check> {
-    macro_rules! check {
-        ($name:literal, $f:ident) => {
-            Check::new(concat!("behaviour::", $name), Needs::NOTHING, |ctx| Box::pin($f(ctx)))
-        };
-    }
-    vec![
-        check!("quote-pay-mode-adds-up", quote_pay_mode),
-        check!("quote-receive-mode-adds-up", quote_receive_mode),
-        check!("quote-gas-boost-adds-up", quote_gas_boost),
-        check!("swap-quote-adds-up", swap_quote),
-        check!("swap-quote-variants", swap_quote_variants),
-        check!("commit-makes-the-record", commit_makes_the_record),
-        check!("commit-once", commit_once),
-        check!("cancel-pending-once", cancel_pending_once),
-        check!("unknown-ids", unknown_ids),
-        check!("history-paging", history_paging),
-        check!("history-sort", history_sort),
-        check!("history-filter", history_filter),
-        check!("search-cursor", search_cursor),
-        check!("event-feed-cursor", event_feed_cursor),
-        check!("address-reuse-policy", address_reuse_policy),
-        check!("deprecated-aliases", deprecated_aliases),
-        check!("public-status-of-a-new-address", public_status_of_a_new_address),
-        check!("post-bridge-data-needs-the-feature", post_bridge_data_needs_the_feature),
-        check!("payload-too-large", payload_too_large),
-        check!("unknown-path-and-wrong-method", unknown_path_and_wrong_method),
-    ]
-}
 
 fn requested(amount: &str) -> anyhow::Result<Decimal> {
     let d: bridge_contract::DecimalString = amount.parse().map_err(|e| anyhow!("fixture amount {amount:?}: {e}"))?;
@@ -98,7 +68,7 @@ fn echoes(q: &Value, request: &Value, members: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn quote_pay_mode(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn quote_pay_mode(ctx: &Ctx) -> anyhow::Result<()> {
     let request = quote_request(&ctx.config.fixtures);
     let q = quote(&ctx.main, request.clone()).await?;
     echoes(&q, &request, &["token", "chainIn", "chainOut", "depositor", "recipient"])?;
@@ -111,7 +81,7 @@ async fn quote_pay_mode(ctx: &Ctx) -> anyhow::Result<()> {
     )
 }
 
-async fn quote_receive_mode(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn quote_receive_mode(ctx: &Ctx) -> anyhow::Result<()> {
     let mut request = quote_request(&ctx.config.fixtures);
     request["mode"] = json!("receive");
     let q = quote(&ctx.main, request.clone()).await?;
@@ -125,7 +95,7 @@ async fn quote_receive_mode(ctx: &Ctx) -> anyhow::Result<()> {
     )
 }
 
-async fn quote_gas_boost(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn quote_gas_boost(ctx: &Ctx) -> anyhow::Result<()> {
     let mut request = quote_request(&ctx.config.fixtures);
     request["amountNative"] = json!(ctx.config.fixtures.gas_boost);
     let q = quote(&ctx.main, request).await?;
@@ -149,7 +119,7 @@ fn swap_request(ctx: &Ctx) -> Value {
         "tokenIn": f.swap_token_in, "tokenOut": f.swap_token_out, "depositor": f.depositor, "recipient": f.recipient})
 }
 
-async fn swap_quote(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn swap_quote(ctx: &Ctx) -> anyhow::Result<()> {
     let request = swap_request(ctx);
     let q = ctx.main.call("quoteBridgeSwap", &[], &[], Some(request.clone())).await?.ok()?;
     ensure!(
@@ -172,7 +142,7 @@ async fn swap_quote(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn swap_quote_variants(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn swap_quote_variants(ctx: &Ctx) -> anyhow::Result<()> {
     let f = &ctx.config.fixtures;
     let mut same = swap_request(ctx);
     same["tokenIn"] = json!(f.token);
@@ -193,7 +163,7 @@ async fn swap_quote_variants(ctx: &Ctx) -> anyhow::Result<()> {
     leg_adds_up(&q, "/payAmount", "/receiveAmount")
 }
 
-async fn commit_makes_the_record(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn commit_makes_the_record(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     ensure!(record["_id"] == q["quoteId"], "the record's _id {} is not the quote's id {}", record["_id"], q["quoteId"]);
     ensure!(record["state"] == "PENDING", "a committed bridge is {}, not PENDING", record["state"]);
@@ -217,7 +187,7 @@ async fn commit_makes_the_record(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn commit_once(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn commit_once(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     ctx.main.call("commitQuote", &[("quoteId", id)], &[], None).await?.expect_tag(422, "InvalidRequest")?;
@@ -226,7 +196,7 @@ async fn commit_once(ctx: &Ctx) -> anyhow::Result<()> {
 
 /// Production beyond the spec: a PENDING bridge is cancelled once (the answer and the record say `CANCELLED`); a
 /// second cancel is 422 `CannotCancelBridge`, an unknown id 404 `BridgeNotFound`.
-async fn cancel_pending_once(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn cancel_pending_once(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let body = || Some(json!({ "state": "CANCELLED" }));
@@ -240,7 +210,7 @@ async fn cancel_pending_once(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn unknown_ids(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn unknown_ids(ctx: &Ctx) -> anyhow::Result<()> {
     let unknown = ctx.unique("unknown");
     ctx.main.call("commitQuote", &[("quoteId", &unknown)], &[], None).await?.expect_tag(404, "QuoteNotFound")?;
     // Production documents no 404 for a bridge id: an unknown one is 422 InvalidRequest.
@@ -305,7 +275,7 @@ fn ids(bridges: &[Value]) -> Vec<String> {
     bridges.iter().map(|b| b["_id"].as_str().unwrap_or_default().to_owned()).collect()
 }
 
-async fn history_paging(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn history_paging(ctx: &Ctx) -> anyhow::Result<()> {
     let mut ours = Vec::new();
     for _ in 0..3 {
         let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
@@ -326,7 +296,7 @@ async fn history_paging(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn history_sort(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn history_sort(ctx: &Ctx) -> anyhow::Result<()> {
     for _ in 0..2 {
         committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     }
@@ -354,7 +324,7 @@ async fn history_sort(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn history_filter(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn history_filter(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let (all, _) = history(&ctx.main, 1, 1, "createdAt", "desc", None).await?;
@@ -374,7 +344,7 @@ async fn history_filter(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn search_cursor(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn search_cursor(ctx: &Ctx) -> anyhow::Result<()> {
     let note = ctx.unique("search");
     let mut request = address_request(ctx, &note);
     request["reusePolicy"] = json!("create-new");
@@ -411,7 +381,7 @@ async fn search_cursor(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn event_feed_cursor(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn event_feed_cursor(ctx: &Ctx) -> anyhow::Result<()> {
     let mut ours = Vec::new();
     let mut since = i64::MAX;
     for _ in 0..3 {
@@ -441,7 +411,7 @@ async fn event_feed_cursor(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn address_reuse_policy(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn address_reuse_policy(ctx: &Ctx) -> anyhow::Result<()> {
     let request = address_request(ctx, &ctx.unique("reuse"));
     let first = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
     let again = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
@@ -464,7 +434,7 @@ async fn address_reuse_policy(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn deprecated_aliases(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn deprecated_aliases(ctx: &Ctx) -> anyhow::Result<()> {
     let note = ctx.unique("alias");
     let request = address_request(ctx, &note);
     let current = create_addresses(&ctx.main, "createDepositAddresses", &request).await?;
@@ -480,7 +450,7 @@ async fn deprecated_aliases(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn public_status_of_a_new_address(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn public_status_of_a_new_address(ctx: &Ctx) -> anyhow::Result<()> {
     let created =
         create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("status"))).await?;
     let f = &ctx.config.fixtures;
@@ -514,7 +484,7 @@ async fn public_status_of_a_new_address(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn post_bridge_data_needs_the_feature(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn post_bridge_data_needs_the_feature(ctx: &Ctx) -> anyhow::Result<()> {
     let mut projects = vec![(&ctx.main, ctx.config.token.as_str())];
     if let (Some(api), Some(token)) = (&ctx.other, &ctx.config.other_token) {
         projects.push((api, token.as_str()));
@@ -555,14 +525,14 @@ async fn post_bridge_data_needs_the_feature(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn payload_too_large(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn payload_too_large(ctx: &Ctx) -> anyhow::Result<()> {
     let mut request = quote_request(&ctx.config.fixtures);
     request["webhookUrl"] = json!(format!("https://example.com/{}", "x".repeat(2 * 1024 * 1024)));
     ctx.main.call("quoteBridge", &[], &[], Some(request)).await?.expect_tag(413, "PayloadTooLarge")?;
     Ok(())
 }
 
-async fn unknown_path_and_wrong_method(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn unknown_path_and_wrong_method(ctx: &Ctx) -> anyhow::Result<()> {
     for (method, path) in
         [("GET", "/conformance/no-such-path"), ("DELETE", "/bridge/quote/user"), ("GET", "/bridge/quote/user")]
     {

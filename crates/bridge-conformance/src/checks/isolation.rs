@@ -11,35 +11,8 @@ use anyhow::{bail, ensure};
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::{Check, Ctx, Needs};
+use crate::check::Ctx;
 use crate::http::Reply;
-
-pub fn checks() -> Vec<Check> {
-    macro_rules! check {
-        ($name:literal, $needs:expr, $f:ident) => {
-            Check::new(concat!("isolation::", $name), $needs, |ctx| Box::pin($f(ctx)))
-        };
-    }
-    vec![
-        check!("commit-foreign-quote", Needs::OTHER, commit_foreign_quote),
-        check!("get-foreign-bridge", Needs::OTHER, get_foreign_bridge),
-        check!("history", Needs::OTHER, history),
-        check!("event-feed", Needs::OTHER, event_feed),
-        check!("search", Needs::OTHER, search),
-        check!("public-status", Needs::OTHER, public_status),
-        check!("address-reuse", Needs::OTHER, address_reuse),
-        check!("sandbox-deposit-into-foreign-bridge", Needs::OTHER_AND_HELPERS, deposit_foreign_bridge),
-        check!("sandbox-deposit-into-foreign-address", Needs::OTHER_AND_HELPERS, deposit_foreign_address),
-        // Production endpoints beyond the spec.
-        check!("cancel-foreign-bridge", Needs::OTHER, cancel_foreign_bridge),
-        check!("cursor-history", Needs::OTHER, cursor_history),
-        check!("foreign-address-views", Needs::OTHER, foreign_address_views),
-        check!("foreign-bridge-by-deposit-hash", Needs::OTHER_AND_HELPERS, foreign_bridge_by_deposit_hash),
-        // A clock and a reset per project.
-        check!("sandbox-foreign-clock-advance", Needs::OTHER_AND_HELPERS, foreign_clock_advance),
-        check!("sandbox-foreign-reset", Needs::OTHER_AND_HELPERS, foreign_reset),
-    ]
-}
 
 /// `GET /sandbox/clock` of a project, in ms.
 async fn clock(api: &crate::http::Api) -> anyhow::Result<i64> {
@@ -49,7 +22,7 @@ async fn clock(api: &crate::http::Api) -> anyhow::Result<i64> {
 /// Real time the main project's clock may pass during a check (its clock may be `--clock real`).
 const REAL_TIME_SLACK_MS: i64 = 600_000;
 
-async fn foreign_clock_advance(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn foreign_clock_advance(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let open = quote(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
@@ -74,7 +47,7 @@ async fn foreign_clock_advance(ctx: &Ctx) -> anyhow::Result<()> {
     commit(&ctx.main, str_at(&open, "/quoteId")?).await
 }
 
-async fn foreign_reset(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn foreign_reset(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let since = date_ms(&record, "/createdAt")?;
@@ -127,7 +100,7 @@ fn like_unknown(
     Ok(())
 }
 
-async fn commit_foreign_quote(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn commit_foreign_quote(ctx: &Ctx) -> anyhow::Result<()> {
     let q = quote(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let unknown = ctx.unique("quote");
@@ -139,7 +112,7 @@ async fn commit_foreign_quote(ctx: &Ctx) -> anyhow::Result<()> {
     commit(&ctx.main, id).await
 }
 
-async fn get_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn get_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let unknown = ctx.unique("bridge");
@@ -149,7 +122,7 @@ async fn get_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     like_unknown("reading the main project's bridge", &foreign, id, &missing, &unknown)
 }
 
-async fn history(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn history(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let other = ctx.other()?;
@@ -176,7 +149,7 @@ async fn history(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn event_feed(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn event_feed(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let note = ctx.unique("isolation");
@@ -198,7 +171,7 @@ async fn event_feed(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn search(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn search(ctx: &Ctx) -> anyhow::Result<()> {
     let note = ctx.unique("isolation");
     let created = create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &note)).await?;
     let other = ctx.other()?;
@@ -226,7 +199,7 @@ async fn search(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn public_status(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn public_status(ctx: &Ctx) -> anyhow::Result<()> {
     let created =
         create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
     let (chain, address) = address_keys(&created).remove(0);
@@ -252,7 +225,7 @@ async fn public_status(ctx: &Ctx) -> anyhow::Result<()> {
     like_unknown("the public status of the main project's address", &foreign, &address, &missing, &unknown)
 }
 
-async fn address_reuse(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn address_reuse(ctx: &Ctx) -> anyhow::Result<()> {
     let request = address_request(ctx, &ctx.unique("isolation"));
     let mine = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
     let theirs = address_keys(&create_addresses(ctx.other()?, "createDepositAddresses", &request).await?);
@@ -263,7 +236,7 @@ async fn address_reuse(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn deposit_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn deposit_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let unknown = ctx.unique("bridge");
@@ -276,7 +249,7 @@ async fn deposit_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
     let created =
         create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
     let (chain, address) = address_keys(&created).remove(0);
@@ -318,7 +291,7 @@ async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn cancel_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn cancel_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let unknown = ctx.unique("bridge");
@@ -332,7 +305,7 @@ async fn cancel_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn cursor_history(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn cursor_history(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let other = ctx.other()?;
@@ -356,7 +329,7 @@ async fn cursor_history(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn foreign_address_views(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn foreign_address_views(ctx: &Ctx) -> anyhow::Result<()> {
     let created =
         create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
     let (chain, address) = address_keys(&created).remove(0);
@@ -370,7 +343,7 @@ async fn foreign_address_views(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn foreign_bridge_by_deposit_hash(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn foreign_bridge_by_deposit_hash(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let hash = ctx.unique("deposit-hash");

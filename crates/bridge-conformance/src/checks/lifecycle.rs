@@ -10,28 +10,8 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::{Check, Ctx, Needs};
+use crate::check::Ctx;
 use crate::http::Api;
-
-pub fn checks() -> Vec<Check> {
-    macro_rules! check {
-        ($name:literal, $f:ident) => {
-            Check::new(concat!("lifecycle::", $name), Needs::HELPERS, |ctx| Box::pin($f(ctx)))
-        };
-    }
-    vec![
-        check!("clock-advances", clock_advances),
-        check!("bridge-to-executed", bridge_to_executed),
-        check!("bridge-events", bridge_events),
-        check!("deposit-twice-refused", deposit_twice_refused),
-        check!("expired-quote-cancels-the-bridge", expired_quote_cancels_the_bridge),
-        check!("deposit-address-bridged", deposit_address_bridged),
-        check!("deposit-address-over-max", deposit_address_over_max),
-        check!("deposit-address-under-min", deposit_address_under_min),
-        check!("deposit-address-unsupported-token", deposit_address_unsupported_token),
-        check!("routing-deposit-address", routing_deposit_address),
-    ]
-}
 
 /// States in lifecycle order (the usual path; `CANCELLED` and the failure states end it elsewhere).
 pub const ORDER: [&str; 5] = ["PENDING", "PENDING_CONFIRMATION", "DEPOSIT_ACCEPTED", "ACCEPTED", "EXECUTED"];
@@ -40,7 +20,7 @@ fn rank(state: &str) -> Option<usize> {
     ORDER.iter().position(|s| *s == state)
 }
 
-async fn clock_advances(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn clock_advances(ctx: &Ctx) -> anyhow::Result<()> {
     let t0 = advance(&ctx.main, 0).await?;
     let t1 = advance(&ctx.main, 1500).await?;
     ensure!(t1 - t0 >= 1500, "advancing by 1500 ms moved the clock from {t0} to {t1}");
@@ -91,7 +71,7 @@ async fn paid_bridge(ctx: &Ctx, request: Value) -> anyhow::Result<(Value, Value)
     Ok((q, record))
 }
 
-async fn bridge_to_executed(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn bridge_to_executed(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, paid) = paid_bridge(ctx, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let (_seen, executed) = drive_to_executed(&ctx.main, id, &paid).await?;
@@ -120,7 +100,7 @@ async fn bridge_to_executed(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn bridge_events(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn bridge_events(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, paid) = paid_bridge(ctx, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let (_, executed) = drive_to_executed(&ctx.main, id, &paid).await?;
@@ -145,7 +125,7 @@ async fn bridge_events(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn deposit_twice_refused(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn deposit_twice_refused(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = paid_bridge(ctx, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     ctx.main
@@ -155,7 +135,7 @@ async fn deposit_twice_refused(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn expired_quote_cancels_the_bridge(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn expired_quote_cancels_the_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let late = quote(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
@@ -218,7 +198,7 @@ async fn last_bridges(ctx: &Ctx, chain: &str, address: &str) -> anyhow::Result<V
     Ok(status["lastBridges"].as_array().cloned().unwrap_or_default())
 }
 
-async fn deposit_address_bridged(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn deposit_address_bridged(ctx: &Ctx) -> anyhow::Result<()> {
     let f = &ctx.config.fixtures;
     let (chain, address, supported) = address_for(ctx, &f.deposit_token).await?;
     ensure!(!supported.is_null(), "the address does not list {} in supportedTokens", f.deposit_token);
@@ -302,7 +282,7 @@ async fn rejected(
     Ok(())
 }
 
-async fn deposit_address_over_max(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn deposit_address_over_max(ctx: &Ctx) -> anyhow::Result<()> {
     let token = ctx.config.fixtures.deposit_token.clone();
     let (chain, address, supported) = address_for(ctx, &token).await?;
     let max = supported["maxDepositLimitUsd"]
@@ -313,7 +293,7 @@ async fn deposit_address_over_max(ctx: &Ctx) -> anyhow::Result<()> {
     rejected(ctx, &chain, &address, &token, &amount.normalize().to_string(), "OVER_MAX").await
 }
 
-async fn deposit_address_under_min(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn deposit_address_under_min(ctx: &Ctx) -> anyhow::Result<()> {
     let token = ctx.config.fixtures.deposit_token.clone();
     let (chain, address, supported) = address_for(ctx, &token).await?;
     let min = supported["minDepositLimitUsd"]
@@ -323,7 +303,7 @@ async fn deposit_address_under_min(ctx: &Ctx) -> anyhow::Result<()> {
     rejected(ctx, &chain, &address, &token, "0.000001", "UNDER_MIN").await
 }
 
-async fn deposit_address_unsupported_token(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn deposit_address_unsupported_token(ctx: &Ctx) -> anyhow::Result<()> {
     let (chain, address, _) = address_for(ctx, &ctx.config.fixtures.deposit_token).await?;
     rejected(ctx, &chain, &address, "CONFORMANCE", "1", "UNSUPPORTED_TOKEN").await
 }
@@ -331,7 +311,7 @@ async fn deposit_address_unsupported_token(ctx: &Ctx) -> anyhow::Result<()> {
 /// A routing deposit address: created (ROUTING_DEPOSIT_ADDRESS_CREATED), a deposit its route matches is bridged,
 /// one no route matches is rejected with NO_ROUTE_FOUND (ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED), and a
 /// delayed one is RETRYING (ROUTING_DEPOSIT_ADDRESS_BRIDGE_DELAYED).
-async fn routing_deposit_address(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn routing_deposit_address(ctx: &Ctx) -> anyhow::Result<()> {
     let f = &ctx.config.fixtures;
     let since = advance(&ctx.main, 0).await?;
     let request = routing_request(ctx, &ctx.unique("lifecycle"));

@@ -12,28 +12,13 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context as _};
 use serde_json::json;
 
-use crate::check::{Check, Ctx, Needs};
+use crate::check::Ctx;
 use crate::http::{Api, Reply};
 
 /// Most requests sent to reach the limit before the check gives up (the deployment seems not to limit).
 pub const MAX_REQUESTS: usize = 500;
 /// The longest `retryAfter` the recovery check waits for.
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
-
-pub fn checks() -> Vec<Check> {
-    macro_rules! check {
-        ($name:literal, $needs:expr, $f:ident) => {
-            Check::new(concat!("limits::", $name), $needs, |ctx| Box::pin($f(ctx)))
-        };
-    }
-    let with_other = Needs { other: true, ..Needs::RATE_LIMITED };
-    vec![
-        check!("too-many-requests", Needs::RATE_LIMITED, too_many_requests),
-        check!("refused-before-decoding", Needs::RATE_LIMITED, refused_before_decoding),
-        check!("other-project-unaffected", with_other, other_project_unaffected),
-        check!("served-after-retry-after", Needs::RATE_LIMITED, served_after_retry_after),
-    ]
-}
 
 /// A cheap authenticated read of the main project.
 async fn read(api: &Api) -> anyhow::Result<Reply> {
@@ -72,13 +57,13 @@ fn shape(reply: &Reply) -> anyhow::Result<f64> {
     Ok(wait)
 }
 
-async fn too_many_requests(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn too_many_requests(ctx: &Ctx) -> anyhow::Result<()> {
     let (main, _) = ctx.limited()?;
     exhaust(main).await.map(|_| ())
 }
 
 /// A project over its limit is refused whatever it sends: an undecodable request gets 429, not 400.
-async fn refused_before_decoding(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn refused_before_decoding(ctx: &Ctx) -> anyhow::Result<()> {
     let (main, _) = ctx.limited()?;
     exhaust(main).await?;
     let reply = main.call("quoteBridge", &[], &[], Some(json!({"token": 1}))).await?;
@@ -86,7 +71,7 @@ async fn refused_before_decoding(ctx: &Ctx) -> anyhow::Result<()> {
     shape(&reply).map(|_| ())
 }
 
-async fn other_project_unaffected(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn other_project_unaffected(ctx: &Ctx) -> anyhow::Result<()> {
     let (main, other) = ctx.limited()?;
     let other = other.context("no second project of the rate-limited deployment")?;
     exhaust(main).await?;
@@ -95,7 +80,7 @@ async fn other_project_unaffected(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn served_after_retry_after(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn served_after_retry_after(ctx: &Ctx) -> anyhow::Result<()> {
     let (main, _) = ctx.limited()?;
     let (_, wait) = exhaust(main).await?;
     let wait = Duration::try_from_secs_f64(wait).context("retryAfter is not a duration")?;

@@ -16,25 +16,8 @@ use bridge_client::webhook::WebhookVerifier;
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::{Check, Ctx, Needs};
+use crate::check::Ctx;
 use crate::receiver::{Delivery, Receiver};
-
-pub fn checks() -> Vec<Check> {
-    macro_rules! check {
-        ($name:literal, $needs:expr, $f:ident) => {
-            Check::new(concat!("webhook::", $name), $needs, |ctx| Box::pin($f(ctx)))
-        };
-    }
-    vec![
-        check!("public-key", Needs::NOTHING, public_key),
-        check!("test-event-delivered", Needs::HELPERS, test_event_delivered),
-        check!("bridge-events-delivered", Needs::HELPERS, bridge_events_delivered),
-        check!("deposit-address-events-delivered", Needs::HELPERS, deposit_address_events_delivered),
-        check!("failed-delivery-retried", Needs::HELPERS, failed_delivery_retried),
-        check!("resend-delivers-again", Needs::HELPERS, resend_delivers_again),
-        check!("recover-failed-deliveries", Needs::HELPERS, recover_failed_deliveries),
-    ]
-}
 
 async fn verifier(ctx: &Ctx) -> anyhow::Result<WebhookVerifier> {
     let served = ctx.anonymous.call("getWebhookPublicKey", &[], &[], None).await?.ok()?;
@@ -42,7 +25,7 @@ async fn verifier(ctx: &Ctx) -> anyhow::Result<WebhookVerifier> {
     WebhookVerifier::from_served_key(served).map_err(|e| anyhow!("the served public key cannot verify signatures: {e}"))
 }
 
-async fn public_key(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn public_key(ctx: &Ctx) -> anyhow::Result<()> {
     verifier(ctx).await.map(|_| ())
 }
 
@@ -137,7 +120,7 @@ fn event_id_of(d: &Delivery) -> Option<String> {
     serde_json::from_slice::<Value>(&d.body).ok().and_then(|v| v["eventId"].as_str().map(str::to_owned))
 }
 
-async fn test_event_delivered(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn test_event_delivered(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
     let receiver = Receiver::start(false).await?;
     let message = ctx.unique("webhook-test");
@@ -189,7 +172,7 @@ fn by_event_id(verified: Vec<Verified>) -> anyhow::Result<Vec<Verified>> {
     Ok(out)
 }
 
-async fn bridge_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn bridge_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
     let receiver = Receiver::start(false).await?;
     let mut request = quote_request(&ctx.config.fixtures);
@@ -229,7 +212,7 @@ async fn bridge_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn deposit_address_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn deposit_address_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
     let receiver = Receiver::start(false).await?;
     let mut request = address_request(ctx, &ctx.unique("webhook"));
@@ -260,7 +243,7 @@ async fn deposit_address_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn failed_delivery_retried(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn failed_delivery_retried(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
     let receiver = Receiver::start(true).await?;
     let event_id = test_event_to(ctx, &receiver).await?;
@@ -296,7 +279,7 @@ fn count_of(deliveries: &[Delivery], event_id: &str) -> usize {
     deliveries.iter().filter(|x| event_id_of(x).as_deref() == Some(event_id)).count()
 }
 
-async fn resend_delivers_again(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn resend_delivers_again(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
     let unknown = ctx.main.call("sandboxResendWebhookDelivery", &[("eventId", "no-such-event")], &[], None).await?;
     let unknown = unknown.expect(404)?;
@@ -321,7 +304,7 @@ async fn resend_delivers_again(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn recover_failed_deliveries(ctx: &Ctx) -> anyhow::Result<()> {
+pub(super) async fn recover_failed_deliveries(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
     let receiver = Receiver::start(true).await?;
     let event_id = test_event_to(ctx, &receiver).await?;
