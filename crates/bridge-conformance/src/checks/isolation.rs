@@ -12,10 +12,10 @@ use serde_json::{json, Value};
 
 use super::steps::*;
 use crate::check::Ctx;
-use crate::http::Reply;
+use crate::http::{Api, Reply};
 
 /// `GET /sandbox/clock` of a project, in ms.
-async fn clock(api: &crate::http::Api) -> anyhow::Result<i64> {
+async fn clock(api: &Api) -> anyhow::Result<i64> {
     date_ms(&api.call("sandboxGetClock", &[], &[], None).await?.ok()?, "/now")
 }
 
@@ -23,8 +23,7 @@ async fn clock(api: &crate::http::Api) -> anyhow::Result<i64> {
 const REAL_TIME_SLACK_MS: i64 = 600_000;
 
 pub(super) async fn foreign_clock_advance(ctx: &Ctx) -> anyhow::Result<()> {
-    let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
-    let id = str_at(&q, "/quoteId")?;
+    let id: &str = &main_bridge(ctx).await?;
     let open = quote(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let before = clock(&ctx.main).await?;
     let other = ctx.other()?;
@@ -79,6 +78,56 @@ pub(super) async fn foreign_reset(ctx: &Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A new committed bridge of the main project: its id.
+async fn main_bridge(ctx: &Ctx) -> anyhow::Result<String> {
+    let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
+    Ok(str_at(&q, "/quoteId")?.to_owned())
+}
+
+/// A new deposit address of the main project: its chain and address.
+async fn main_address(ctx: &Ctx) -> anyhow::Result<(String, String)> {
+    let created =
+        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
+    Ok(address_keys(&created).remove(0))
+}
+
+/// The other project's `op` with `body` on a new (PENDING) bridge of the main project (`what` it is, `action`:
+/// which word names it in the failure) is answered like the same on an unknown bridge, and the bridge stays PENDING.
+async fn bridge_stays_pending(ctx: &Ctx, what: &str, action: &str, op: &str, body: Value) -> anyhow::Result<()> {
+    let id = main_bridge(ctx).await?;
+    let unknown = ctx.unique("bridge");
+    let request = Request { op, path: &[("bridgeId", &id)], query: &[], body: Some(body) };
+    answered_like_unknown(ctx.other()?, what, request, &id, &unknown).await?;
+    let record = get_bridge(&ctx.main, &id).await?;
+    ensure!(record["state"] == "PENDING", "the other project's {action} moved the bridge to {}", record["state"]);
+    Ok(())
+}
+
+/// A request of the other project that names something of the main project's by its id in `path`.
+#[derive(Default)]
+struct Request<'a> {
+    op: &'a str,
+    path: &'a [(&'a str, &'a str)],
+    query: &'a [(&'a str, &'a str)],
+    body: Option<Value>,
+}
+
+/// The other project's `request`, naming the main project's `id`, must be answered like the same request naming
+/// the unknown id `unknown` instead ([`like_unknown`]).
+async fn answered_like_unknown(
+    other: &Api,
+    what: &str,
+    request: Request<'_>,
+    id: &str,
+    unknown: &str,
+) -> anyhow::Result<()> {
+    let foreign = other.call(request.op, request.path, request.query, request.body.clone()).await?;
+    let path: Vec<(&str, &str)> =
+        request.path.iter().map(|&(name, value)| (name, if value == id { unknown } else { value })).collect();
+    let missing = other.call(request.op, &path, request.query, request.body).await?;
+    like_unknown(what, &foreign, id, &missing, unknown)
+}
+
 /// The answer to a foreign id must be the answer to an unknown id: same status, same body with the ids
 /// replaced by one placeholder.
 fn like_unknown(
@@ -105,21 +154,18 @@ pub(super) async fn commit_foreign_quote(ctx: &Ctx) -> anyhow::Result<()> {
     let id = str_at(&q, "/quoteId")?;
     let unknown = ctx.unique("quote");
     let other = ctx.other()?;
-    let foreign = other.call("commitQuote", &[("quoteId", id)], &[], None).await?;
-    let missing = other.call("commitQuote", &[("quoteId", &unknown)], &[], None).await?;
-    like_unknown("committing the main project's quote", &foreign, id, &missing, &unknown)?;
+    let request = Request { op: "commitQuote", path: &[("quoteId", id)], ..Request::default() };
+    answered_like_unknown(other, "committing the main project's quote", request, id, &unknown).await?;
     // The quote is still the main project's to commit.
     commit(&ctx.main, id).await
 }
 
 pub(super) async fn get_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
-    let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
-    let id = str_at(&q, "/quoteId")?;
+    let id: &str = &main_bridge(ctx).await?;
     let unknown = ctx.unique("bridge");
     let other = ctx.other()?;
-    let foreign = other.call("getBridge", &[("bridgeId", id)], &[], None).await?;
-    let missing = other.call("getBridge", &[("bridgeId", &unknown)], &[], None).await?;
-    like_unknown("reading the main project's bridge", &foreign, id, &missing, &unknown)
+    let request = Request { op: "getBridge", path: &[("bridgeId", id)], ..Request::default() };
+    answered_like_unknown(other, "reading the main project's bridge", request, id, &unknown).await
 }
 
 pub(super) async fn history(ctx: &Ctx) -> anyhow::Result<()> {
@@ -200,29 +246,17 @@ pub(super) async fn search(ctx: &Ctx) -> anyhow::Result<()> {
 }
 
 pub(super) async fn public_status(ctx: &Ctx) -> anyhow::Result<()> {
-    let created =
-        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
-    let (chain, address) = address_keys(&created).remove(0);
+    let (chain, address) = main_address(ctx).await?;
     let unknown = ctx.unique("address");
     let destination = [("destinationAddress", ctx.config.fixtures.recipient.as_str())];
     let other = ctx.other()?;
-    let foreign = other
-        .call(
-            "getDepositAddressPublicStatus",
-            &[("depositAddress", &address), ("depositChain", &chain)],
-            &destination,
-            None,
-        )
-        .await?;
-    let missing = other
-        .call(
-            "getDepositAddressPublicStatus",
-            &[("depositAddress", &unknown), ("depositChain", &chain)],
-            &destination,
-            None,
-        )
-        .await?;
-    like_unknown("the public status of the main project's address", &foreign, &address, &missing, &unknown)
+    let request = Request {
+        op: "getDepositAddressPublicStatus",
+        path: &[("depositAddress", &address), ("depositChain", &chain)],
+        query: &destination,
+        body: None,
+    };
+    answered_like_unknown(other, "the public status of the main project's address", request, &address, &unknown).await
 }
 
 pub(super) async fn address_reuse(ctx: &Ctx) -> anyhow::Result<()> {
@@ -237,43 +271,23 @@ pub(super) async fn address_reuse(ctx: &Ctx) -> anyhow::Result<()> {
 }
 
 pub(super) async fn deposit_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
-    let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
-    let id = str_at(&q, "/quoteId")?;
-    let unknown = ctx.unique("bridge");
-    let other = ctx.other()?;
-    let foreign = other.call("sandboxDepositBridge", &[("bridgeId", id)], &[], Some(json!({}))).await?;
-    let missing = other.call("sandboxDepositBridge", &[("bridgeId", &unknown)], &[], Some(json!({}))).await?;
-    like_unknown("a deposit into the main project's bridge", &foreign, id, &missing, &unknown)?;
-    let record = get_bridge(&ctx.main, id).await?;
-    ensure!(record["state"] == "PENDING", "the other project's deposit moved the bridge to {}", record["state"]);
-    Ok(())
+    let what = "a deposit into the main project's bridge";
+    bridge_stays_pending(ctx, what, "deposit", "sandboxDepositBridge", json!({})).await
 }
 
 pub(super) async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
-    let created =
-        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
-    let (chain, address) = address_keys(&created).remove(0);
+    let (chain, address) = main_address(ctx).await?;
     let unknown = ctx.unique("address");
     let f = &ctx.config.fixtures;
     let deposit = json!({"token": f.deposit_token, "amount": f.deposit_amount});
     let other = ctx.other()?;
-    let foreign = other
-        .call(
-            "sandboxDepositIntoAddress",
-            &[("depositAddress", &address), ("depositChain", &chain)],
-            &[],
-            Some(deposit.clone()),
-        )
-        .await?;
-    let missing = other
-        .call(
-            "sandboxDepositIntoAddress",
-            &[("depositAddress", &unknown), ("depositChain", &chain)],
-            &[],
-            Some(deposit),
-        )
-        .await?;
-    like_unknown("a deposit into the main project's address", &foreign, &address, &missing, &unknown)?;
+    let request = Request {
+        op: "sandboxDepositIntoAddress",
+        path: &[("depositAddress", &address), ("depositChain", &chain)],
+        query: &[],
+        body: Some(deposit),
+    };
+    answered_like_unknown(other, "a deposit into the main project's address", request, &address, &unknown).await?;
     let status = ctx
         .main
         .call(
@@ -292,17 +306,8 @@ pub(super) async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
 }
 
 pub(super) async fn cancel_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
-    let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
-    let id = str_at(&q, "/quoteId")?;
-    let unknown = ctx.unique("bridge");
-    let other = ctx.other()?;
-    let body = || Some(json!({ "state": "CANCELLED" }));
-    let foreign = other.call("cancelBridge", &[("bridgeId", id)], &[], body()).await?;
-    let missing = other.call("cancelBridge", &[("bridgeId", &unknown)], &[], body()).await?;
-    like_unknown("cancelling the main project's bridge", &foreign, id, &missing, &unknown)?;
-    let record = get_bridge(&ctx.main, id).await?;
-    ensure!(record["state"] == "PENDING", "the other project's cancel moved the bridge to {}", record["state"]);
-    Ok(())
+    let what = "cancelling the main project's bridge";
+    bridge_stays_pending(ctx, what, "cancel", "cancelBridge", json!({ "state": "CANCELLED" })).await
 }
 
 pub(super) async fn cursor_history(ctx: &Ctx) -> anyhow::Result<()> {
@@ -330,22 +335,20 @@ pub(super) async fn cursor_history(ctx: &Ctx) -> anyhow::Result<()> {
 }
 
 pub(super) async fn foreign_address_views(ctx: &Ctx) -> anyhow::Result<()> {
-    let created =
-        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
-    let (chain, address) = address_keys(&created).remove(0);
+    let (chain, address) = main_address(ctx).await?;
     let unknown = ctx.unique("address");
     let other = ctx.other()?;
     for op in ["getDepositAddressStatus", "getDepositAddressHistory", "getDepositAddressCompletedRefunds"] {
-        let foreign = other.call(op, &[("depositAddress", &address), ("depositChain", &chain)], &[], None).await?;
-        let missing = other.call(op, &[("depositAddress", &unknown), ("depositChain", &chain)], &[], None).await?;
-        like_unknown(&format!("{op} of the main project's address"), &foreign, &address, &missing, &unknown)?;
+        let request =
+            Request { op, path: &[("depositAddress", &address), ("depositChain", &chain)], ..Request::default() };
+        answered_like_unknown(other, &format!("{op} of the main project's address"), request, &address, &unknown)
+            .await?;
     }
     Ok(())
 }
 
 pub(super) async fn foreign_bridge_by_deposit_hash(ctx: &Ctx) -> anyhow::Result<()> {
-    let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
-    let id = str_at(&q, "/quoteId")?;
+    let id: &str = &main_bridge(ctx).await?;
     let hash = ctx.unique("deposit-hash");
     ctx.main.call("sandboxDepositBridge", &[("bridgeId", id)], &[], Some(json!({ "txHash": hash }))).await?.ok()?;
     let mine = ctx.main.call("getBridgesByDepositHash", &[("depositTxHash", &hash)], &[], None).await?.ok()?;
@@ -355,7 +358,6 @@ pub(super) async fn foreign_bridge_by_deposit_hash(ctx: &Ctx) -> anyhow::Result<
     );
     let unknown = ctx.unique("deposit-hash");
     let other = ctx.other()?;
-    let foreign = other.call("getBridgesByDepositHash", &[("depositTxHash", &hash)], &[], None).await?;
-    let missing = other.call("getBridgesByDepositHash", &[("depositTxHash", &unknown)], &[], None).await?;
-    like_unknown("the main project's bridge by its deposit hash", &foreign, &hash, &missing, &unknown)
+    let request = Request { op: "getBridgesByDepositHash", path: &[("depositTxHash", &hash)], ..Request::default() };
+    answered_like_unknown(other, "the main project's bridge by its deposit hash", request, &hash, &unknown).await
 }
