@@ -70,28 +70,26 @@ fn echoes(q: &Value, request: &Value, members: &[&str]) -> anyhow::Result<()> {
 
 pub(super) async fn quote_pay_mode(ctx: &Ctx) -> anyhow::Result<()> {
     let request = quote_request(&ctx.config.fixtures);
-    let q = quote(&ctx.main, request.clone()).await?;
-    echoes(&q, &request, &["token", "chainIn", "chainOut", "depositor", "recipient"])?;
-    fees_add_up(&q)?;
-    leg_adds_up(&q, "/payAmount", "/receiveAmount")?;
-    ensure_eq(
-        dec(&q, "/payAmount")?,
-        requested(&ctx.config.fixtures.amount)?,
-        "payAmount = the requested amount (pay mode)",
-    )
+    requested_amount_quoted(ctx, request, &["token", "chainIn", "chainOut", "depositor", "recipient"], "pay").await
 }
 
 pub(super) async fn quote_receive_mode(ctx: &Ctx) -> anyhow::Result<()> {
     let mut request = quote_request(&ctx.config.fixtures);
     request["mode"] = json!("receive");
+    requested_amount_quoted(ctx, request, &["token", "chainIn", "chainOut"], "receive").await
+}
+
+/// The quote of `request` (in `mode`: `pay` or `receive`) echoes its `echoed` members and adds up, and its
+/// `payAmount` (`receiveAmount`) is the requested amount.
+async fn requested_amount_quoted(ctx: &Ctx, request: Value, echoed: &[&str], mode: &str) -> anyhow::Result<()> {
     let q = quote(&ctx.main, request.clone()).await?;
-    echoes(&q, &request, &["token", "chainIn", "chainOut"])?;
+    echoes(&q, &request, echoed)?;
     fees_add_up(&q)?;
     leg_adds_up(&q, "/payAmount", "/receiveAmount")?;
     ensure_eq(
-        dec(&q, "/receiveAmount")?,
+        dec(&q, &format!("/{mode}Amount"))?,
         requested(&ctx.config.fixtures.amount)?,
-        "receiveAmount = the requested amount (receive mode)",
+        &format!("{mode}Amount = the requested amount ({mode} mode)"),
     )
 }
 

@@ -282,12 +282,16 @@ async fn rejected(
     Ok(())
 }
 
+/// A deposit limit in USD (`limit`: `maxDepositLimitUsd`, `minDepositLimitUsd`) of `token`, `supported` on an
+/// address.
+fn usd_limit(token: &str, supported: &Value, limit: &str) -> anyhow::Result<f64> {
+    supported[limit].as_f64().ok_or_else(|| anyhow!("{token} has no {limit}: {supported}"))
+}
+
 pub(super) async fn deposit_address_over_max(ctx: &Ctx) -> anyhow::Result<()> {
     let token = ctx.config.fixtures.deposit_token.clone();
     let (chain, address, supported) = address_for(ctx, &token).await?;
-    let max = supported["maxDepositLimitUsd"]
-        .as_f64()
-        .ok_or_else(|| anyhow!("{token} has no maxDepositLimitUsd: {supported}"))?;
+    let max = usd_limit(&token, &supported, "maxDepositLimitUsd")?;
     // Ten thousand times the USD limit, in tokens: over the limit for any token worth more than $0.0001.
     let amount = Decimal::try_from(max.ceil().max(1.0))? * Decimal::from(10_000);
     rejected(ctx, &chain, &address, &token, &amount.normalize().to_string(), "OVER_MAX").await
@@ -296,9 +300,7 @@ pub(super) async fn deposit_address_over_max(ctx: &Ctx) -> anyhow::Result<()> {
 pub(super) async fn deposit_address_under_min(ctx: &Ctx) -> anyhow::Result<()> {
     let token = ctx.config.fixtures.deposit_token.clone();
     let (chain, address, supported) = address_for(ctx, &token).await?;
-    let min = supported["minDepositLimitUsd"]
-        .as_f64()
-        .ok_or_else(|| anyhow!("{token} has no minDepositLimitUsd: {supported}"))?;
+    let min = usd_limit(&token, &supported, "minDepositLimitUsd")?;
     ensure!(min > 0.0, "{token} has no minimum deposit (minDepositLimitUsd {min}): choose another --deposit-token");
     rejected(ctx, &chain, &address, &token, "0.000001", "UNDER_MIN").await
 }
