@@ -11,7 +11,7 @@ use maud::{html, Markup};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::view::{self, cell, csrf, latest_date, pretty, state_badge, text};
+use super::view::{self, cell, csrf, latest_date, pretty, text};
 use super::{SignInFirst, Signed, State};
 use crate::http::service::Sandbox;
 
@@ -98,7 +98,7 @@ pub async fn bridges(signed: Signed, Extract(state): Extract<State>, Query(q): Q
                             @let id = text(&b, "_id");
                             tr {
                                 td { a.mono href={ "/dashboard/bridges/" (id) } { (id) } br; span.muted { (text(&b, "_tag")) } }
-                                td { (state_badge(text(&b, "state"))) }
+                                td { (view::record_badge(&b)) }
                                 td { (text(&b, "chainIn")) " → " (text(&b, "chainOut")) }
                                 td.num { (cell(&b, "amountIn")) " " (text(&b, "token")) }
                                 td { (text(&b, "createdAt")) }
@@ -193,7 +193,7 @@ fn events_table(caption: &str, events: &[&Value]) -> Markup {
                 tbody {
                     @for e in events {
                         tr {
-                            td { (state_badge(text(e, "_tag"))) }
+                            td { (view::event_badge(e)) }
                             td { (latest_date(e)) }
                             td.mono { (text(e, "_id")) }
                             td { details { summary { "JSON" } pre { (pretty(e)) } } }
@@ -226,7 +226,7 @@ pub async fn bridge(signed: Signed, Extract(state): Extract<State>, Path(id): Pa
     let attempts = attempts(&state.sandbox, &signed.caller).await;
     let live = html! {
         dl.facts {
-            dt { "State" } dd { (state_badge(text(&record, "state"))) }
+            dt { "State" } dd { (view::record_badge(&record)) }
             dt { "Kind" } dd { (text(&record, "_tag")) }
             dt { "Route" } dd { (text(&record, "chainIn")) " → " (text(&record, "chainOut")) }
             dt { "Amount" } dd { (cell(&record, "amountIn")) " in, " (cell(&record, "amountOut")) " out" }
@@ -345,7 +345,7 @@ pub async fn addresses(signed: Signed, Extract(state): Extract<State>) -> Markup
                                         td {
                                             @if bridge.is_object() {
                                                 a.mono href={ "/dashboard/bridges/" (text(&bridge, "_id")) } { (text(&bridge, "_id")) }
-                                                " " (state_badge(text(&bridge, "state")))
+                                                " " (view::record_badge(&bridge))
                                             } @else { "—" }
                                         }
                                         td { (text(&d, "createdAt")) }

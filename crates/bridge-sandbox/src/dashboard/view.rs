@@ -2,7 +2,9 @@
 //! of the last action), the palette (checked for WCAG AA contrast in the tests below), the stylesheet, and small
 //! helpers that render API values. Everything is written with `maud`, which escapes every value it inserts.
 
+use bridge_contract::{BridgeRecord, BridgeState, BridgeSwapState, DepositAddressBridgeState, WebhookEvent};
 use maud::{html, Markup, DOCTYPE};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::session::Notice;
@@ -236,16 +238,96 @@ pub fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
-/// A state as a badge (its colour says how it ended, its text says what it is).
-pub fn state_badge(state: &str) -> Markup {
-    let class = if state.contains("EXECUTED") || state.contains("REFUNDED") {
-        "badge ok"
-    } else if state.contains("FAIL") || state.contains("CANCEL") || state.contains("REJECT") {
-        "badge bad"
-    } else {
-        "badge warn"
-    };
-    html! { span class=(class) { (state) } }
+/// How a badge is coloured: how the record or event it names ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Paid out, or refunded.
+    Ended,
+    /// Failed, cancelled or rejected.
+    Refused,
+    /// Still on its way, or news along the way.
+    Moving,
+}
+
+impl Tone {
+    fn class(self) -> &'static str {
+        match self {
+            Tone::Ended => "badge ok",
+            Tone::Refused => "badge bad",
+            Tone::Moving => "badge warn",
+        }
+    }
+}
+
+/// The tone of a record's state: an exhaustive match over the schema's state unions, so a state added to the
+/// schema is a compile error here until it is given one.
+pub fn record_tone(record: &BridgeRecord) -> Tone {
+    match record {
+        BridgeRecord::Bridge(r) => match r.state {
+            BridgeState::Executed(_) => Tone::Ended,
+            BridgeState::Cancelled(_) | BridgeState::Failed(_) => Tone::Refused,
+            BridgeState::Pending(_)
+            | BridgeState::PendingConfirmation(_)
+            | BridgeState::DepositAccepted(_)
+            | BridgeState::Accepted(_) => Tone::Moving,
+        },
+        BridgeRecord::BridgeSwap(r) => match r.state {
+            BridgeSwapState::Executed(_)
+            | BridgeSwapState::SwapFailedRefunded(_)
+            | BridgeSwapState::DepositReceivedAfterGracePeriodRefunded(_) => Tone::Ended,
+            BridgeSwapState::Cancelled(_) | BridgeSwapState::SwapFailed(_) => Tone::Refused,
+            BridgeSwapState::Pending(_)
+            | BridgeSwapState::PendingConfirmation(_)
+            | BridgeSwapState::DepositAccepted(_)
+            | BridgeSwapState::Accepted(_)
+            | BridgeSwapState::DepositReceivedAfterGracePeriod(_) => Tone::Moving,
+        },
+        BridgeRecord::DepositAddressBridge(r) => match r.state {
+            DepositAddressBridgeState::Executed(_) => Tone::Ended,
+            DepositAddressBridgeState::Failed(_) => Tone::Refused,
+            DepositAddressBridgeState::Pending(_)
+            | DepositAddressBridgeState::PendingConfirmation(_)
+            | DepositAddressBridgeState::DepositAccepted(_)
+            | DepositAddressBridgeState::Accepted(_) => Tone::Moving,
+        },
+    }
+}
+
+/// The tone of an event's kind, exhaustive over the schema's event kinds like [`record_tone`].
+pub fn event_tone(event: &WebhookEvent) -> Tone {
+    match event {
+        WebhookEvent::BridgeExecuted(_) | WebhookEvent::BridgeRefunded(_) => Tone::Ended,
+        WebhookEvent::BridgeCancelled(_)
+        | WebhookEvent::DepositAddressBridgeRejected(_)
+        | WebhookEvent::RoutingDepositAddressBridgeRejected(_) => Tone::Refused,
+        WebhookEvent::BridgePending(_)
+        | WebhookEvent::BridgeAccepted(_)
+        | WebhookEvent::DepositAddressCreated(_)
+        | WebhookEvent::DepositAddressDepositDetected(_)
+        | WebhookEvent::DepositAddressDepositConfirming(_)
+        | WebhookEvent::DepositAddressBridgeDelayed(_)
+        | WebhookEvent::RoutingDepositAddressCreated(_)
+        | WebhookEvent::RoutingDepositAddressBridgeDelayed(_)
+        | WebhookEvent::SdaRefundCompleted(_)
+        | WebhookEvent::WebhookTest(_) => Tone::Moving,
+    }
+}
+
+/// A badge: `label` (escaped) in the colour of `tone`.
+pub fn badge(label: &str, tone: Tone) -> Markup {
+    html! { span class=(tone.class()) { (label) } }
+}
+
+/// A record (as the page shows it, JSON) as a badge of its state; a value that is not a record is shown uncoloured.
+pub fn record_badge(record: &Value) -> Markup {
+    let tone = BridgeRecord::deserialize(record).map(|r| record_tone(&r)).unwrap_or(Tone::Moving);
+    badge(record.get("state").and_then(Value::as_str).unwrap_or_default(), tone)
+}
+
+/// An event (JSON) as a badge of its kind (`_tag`).
+pub fn event_badge(event: &Value) -> Markup {
+    let tone = WebhookEvent::deserialize(event).map(|e| event_tone(&e)).unwrap_or(Tone::Moving);
+    badge(event.get("_tag").and_then(Value::as_str).unwrap_or_default(), tone)
 }
 
 #[cfg(test)]
@@ -304,7 +386,7 @@ mod tests {
 
     #[test]
     fn values_are_escaped() {
-        let markup = state_badge("<script>alert(1)</script>").into_string();
+        let markup = badge("<script>alert(1)</script>", Tone::Moving).into_string();
         assert!(!markup.contains("<script>"), "{markup}");
         assert!(markup.contains("&lt;script&gt;"));
     }

@@ -156,7 +156,16 @@ async fn a_project_is_seen_and_driven_from_the_dashboard_in_a_browser() {
     for _ in 0..3 {
         client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 600_000 }).await.unwrap();
     }
-    wait_for(&browser, "return document.querySelector('dl.facts .badge')?.innerText === 'EXECUTED'", "EXECUTED").await;
+    // Badges are coloured from the decoded record and events (an EXECUTED record and its BRIDGE_EXECUTED event
+    // ended well: `.ok`).
+    wait_for(&browser, "return document.querySelector('dl.facts .badge.ok')?.innerText === 'EXECUTED'", "EXECUTED")
+        .await;
+    wait_for(
+        &browser,
+        "return [...document.querySelectorAll('td .badge.ok')].some(b => b.innerText === 'BRIDGE_EXECUTED')",
+        "the BRIDGE_EXECUTED event coloured as ended",
+    )
+    .await;
     assert_eq!(browser.eval("return window.__notReloaded === true").await.unwrap(), true, "no reload");
     // Its webhook attempts, failing against the receiver.
     wait_for(
