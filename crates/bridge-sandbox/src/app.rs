@@ -119,7 +119,7 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     // answers a time; a new store keeps this one's.
     let (clock, ids) = match config.seed {
         Some(seed) => (clock::Clock::new(config.clock, Some((SEEDED_START_MS, 0))), ids::Ids::seeded(seed)),
-        None => (clock::Clock::new(config.clock, None), ids::Ids::random()),
+        None => (clock::Clock::new(config.clock, None), ids::Ids::from_key(keys.ids)),
     };
     let (value, floor) = store.sync_clock(clock.take_sync()).await?;
     clock.adopt(value, floor);

@@ -11,6 +11,8 @@ use maud::{html, Markup};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::domain::webhook_url;
+
 use super::view::{self, cell, csrf, latest_date, pretty, text};
 use super::{SignInFirst, Signed, State};
 use crate::http::service::Sandbox;
@@ -322,7 +324,7 @@ pub async fn addresses(signed: Signed, Extract(state): Extract<State>) -> Markup
                 dl.facts {
                     dt { "Destination" } dd { (item.destination_chain) " " span.mono { (item.destination_address.clone().unwrap_or_default()) } }
                     @if let Some(note) = &item.address_note { dt { "Note" } dd { (note) } }
-                    @if let Some(url) = &item.webhook_url { dt { "Webhook" } dd.mono { (url) } }
+                    @if let Some(url) = &item.webhook_url { dt { "Webhook" } dd.mono { (webhook_url::redacted(url)) } }
                 }
                 @match &history {
                     Err(e) => (problem(e)),

@@ -7,15 +7,21 @@
 //! The page is put together from the events' stored JSON ([`UserEventsPage::encode_with`]): nothing is decoded
 //! or re-encoded on the way out (the schema marks the operation `x-encoded-answer`).
 //!
-//! A `pageToken` is the position as 24 lower-case hex digits (the schema's pattern). Positions are 1..=`i64::MAX`
-//! (0 is "before the first event"). Every token of the pattern is a position, whether or not a page handed it out
-//! (as the reference framework and production treat it): the page starts after it, and a token above `i64::MAX`
-//! (which no event can have) answers an empty last page. It never restarts the feed.
+//! A `pageToken` is the position put through the sandbox's keyed permutation ([`Ids::page_token`]), as 24
+//! lower-case hex digits (the schema's pattern): positions are global (every project's events share them), so a
+//! plain position would show how many events other projects had between two of this project's pages. The key is
+//! kept with the data, so a token still names its position after a restart and on every instance of one
+//! database. Positions are 1..=`i64::MAX` (0 is "before the first event"). Every token of the pattern is a
+//! position, whether or not a page handed it out (as the reference framework and production treat it): the page
+//! starts after it. Tokens of 8 zero digits are plain positions, as earlier versions handed them out (a traversal
+//! goes on across the upgrade); one that names nothing below `i64::MAX` (which no event can have) answers an empty
+//! last page. It never restarts the feed.
 
 use bridge_contract::operations::ListUserEventsError;
 use bridge_contract::{Encoded, HttpApiDecodeError, Issue, IssueTag, ListUserEventsQuery, PropertyKey, UserEventsPage};
 use bridge_server::{Answer, Caller};
 
+use crate::domain::ids::Ids;
 use crate::infra::core::Core;
 
 /// A position in the feed: the cursor of a page token.
@@ -35,18 +41,13 @@ impl FeedPosition {
         self.0
     }
 
-    /// The position a page token names (`None` unless 24 hex digits); one above the cursor's range is the
-    /// largest position, after which no event can follow.
-    pub fn from_token(token: &str) -> Option<Self> {
-        if token.len() != 24 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        let value = u128::from_str_radix(token, 16).ok()?;
-        Some(Self(i64::try_from(value).unwrap_or(i64::MAX)))
+    /// The position a page token names (`None` unless 24 hex digits; see [`Ids::page_position`]).
+    pub fn from_token(token: &str, ids: &Ids) -> Option<Self> {
+        ids.page_position(token).map(Self)
     }
 
-    pub fn token(self) -> String {
-        format!("{:024x}", self.0)
+    pub fn token(self, ids: &Ids) -> String {
+        ids.page_token(self.0)
     }
 }
 
@@ -68,7 +69,7 @@ pub async fn list_user_events(
     let since = query.since_timestamp.as_f64().floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
     let after = match query.page_token.as_deref() {
         None => FeedPosition::START,
-        Some(token) => FeedPosition::from_token(token).ok_or_else(|| not_a_token(token))?,
+        Some(token) => FeedPosition::from_token(token, &core.ids).ok_or_else(|| not_a_token(token))?,
     };
     let size = query
         .page_size
@@ -78,7 +79,8 @@ pub async fn list_user_events(
     let mut page = core.store.events(&caller.project_id, since, after.get(), size + 1).await?;
     let more = page.len() as u64 > size;
     page.truncate(size as usize);
-    let next_page_token = if more { page.last().map(|(seq, _)| FeedPosition::of_event(*seq).token()) } else { None };
+    let next_page_token =
+        if more { page.last().map(|(seq, _)| FeedPosition::of_event(*seq).token(&core.ids)) } else { None };
     // The events are served as they were stored: copied into the page, never decoded and re-encoded.
     let items = Encoded::from_items(page.iter().map(|(_, e)| e));
     Ok(UserEventsPage::encode_with(&items, &next_page_token).map_err(crate::infra::store::StoreError::new)?.into())
@@ -86,19 +88,21 @@ pub async fn list_user_events(
 
 #[cfg(test)]
 mod tests {
-    use super::FeedPosition;
+    use super::{FeedPosition, Ids};
     use proptest::prelude::*;
 
     proptest! {
         #[test]
         fn every_position_round_trips_through_its_token(p in 0..=i64::MAX) {
-            let position = FeedPosition::of_event(p);
-            prop_assert_eq!(FeedPosition::from_token(&position.token()), Some(position));
+            let (ids, position) = (Ids::seeded(1), FeedPosition::of_event(p));
+            prop_assert_eq!(FeedPosition::from_token(&position.token(&ids), &ids), Some(position));
+            prop_assert_eq!(FeedPosition::from_token(&format!("{p:024x}"), &ids), Some(position), "a plain position");
         }
 
         #[test]
-        fn tokens_above_the_range_are_the_last_position(v in (i64::MAX as u128 + 1)..(1u128 << 96)) {
-            prop_assert_eq!(FeedPosition::from_token(&format!("{v:024x}")), Some(FeedPosition::of_event(i64::MAX)));
+        fn tokens_with_an_unknown_prefix_are_the_last_position(v in (2u128 << 64)..(1u128 << 96)) {
+            let ids = Ids::seeded(1);
+            prop_assert_eq!(FeedPosition::from_token(&format!("{v:024x}"), &ids), Some(FeedPosition::of_event(i64::MAX)));
         }
     }
 }

@@ -60,7 +60,7 @@ impl Sandbox {
 
 impl BridgeApi for Sandbox {
     async fn quote_bridge(&self, caller: Caller, body: BridgeQuoteRequest) -> Result<QuoteResponse, QuoteBridgeError> {
-        self.core().egress.check_webhook_url(body.webhook_url.as_deref()).await?;
+        self.core().check_webhook_url(body.webhook_url.as_deref()).await?;
         quotes::quote_bridge(self.core(), &caller, body).await
     }
 
@@ -69,7 +69,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         body: BridgeSwapQuoteRequest,
     ) -> Result<QuoteResponse, QuoteBridgeSwapError> {
-        self.core().egress.check_webhook_url(body.webhook_url.as_deref()).await?;
+        self.core().check_webhook_url(body.webhook_url.as_deref()).await?;
         quotes::quote_bridge_swap(self.core(), &caller, body).await
     }
 
@@ -94,7 +94,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         body: DepositAddressCreateRequest,
     ) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> {
-        self.core().egress.check_webhook_url(body.webhook_url.as_deref()).await?;
+        self.core().check_webhook_url(body.webhook_url.as_deref()).await?;
         addresses::create(self.core(), &caller, body).await
     }
 
@@ -250,7 +250,7 @@ impl SandboxApi for Sandbox {
         caller: Caller,
         body: SandboxRoutingDepositAddressRequest,
     ) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> {
-        self.core().egress.check_webhook_url(body.webhook_url.as_deref()).await?;
+        self.core().check_webhook_url(body.webhook_url.as_deref()).await?;
         routing::create(self.core(), &caller, body).await
     }
 
@@ -275,7 +275,7 @@ impl SandboxApi for Sandbox {
         caller: Caller,
         body: SandboxWebhookTestRequest,
     ) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
-        self.core().egress.check_webhook_url(Some(&body.webhook_url)).await?;
+        self.core().check_webhook_url(Some(&body.webhook_url)).await?;
         webhooks::send_test(self.core(), &caller, body).await
     }
 

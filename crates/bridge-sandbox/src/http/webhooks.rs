@@ -12,6 +12,7 @@ use bridge_contract::{
 };
 use bridge_server::Caller;
 
+use crate::domain::webhook_url;
 use crate::infra::core::Core;
 
 /// The test event's `message` when the request has none (the schema's description says so).
@@ -37,8 +38,14 @@ pub async fn list_deliveries(
     caller: &Caller,
     query: SandboxListWebhookDeliveriesQuery,
 ) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> {
-    let items =
+    let mut items =
         core.store.delivery_attempts(&caller.project_id, query.event_id.as_deref(), MAX_ATTEMPTS_LISTED).await?;
+    // A URL with a password (kept by an earlier version) is listed, and so shown on the dashboard, without it.
+    for item in &mut items {
+        if let std::borrow::Cow::Owned(shown) = webhook_url::redacted(&item.url) {
+            item.url = shown;
+        }
+    }
     Ok(SandboxWebhookDeliveries { items })
 }
 

@@ -8,6 +8,7 @@ use bridge_contract::WebhookEvent;
 
 use crate::domain::catalogue::Catalogue;
 use crate::domain::ids::Ids;
+use crate::domain::webhook_url;
 use crate::infra::clock::{base_ms, Clock, Floors, ProjectClock};
 use crate::infra::counters::Counters;
 use crate::infra::egress::WebhookEgress;
@@ -25,7 +26,8 @@ pub struct Core {
     /// The latest time answered per project (`--clock real` across wall-clock steps).
     pub(crate) floors: Floors,
     counters: Counters,
-    ids: Ids,
+    /// The key of ids and feed page tokens.
+    pub(crate) ids: Ids,
 }
 
 impl Core {
@@ -75,6 +77,16 @@ impl Core {
     pub async fn object_id(&self, counter: Counter, at_ms: i64) -> StoreResult<String> {
         let n = self.counters.next(counter, &*self.store).await?;
         Ok(self.ids.object_id(counter, n, at_ms))
+    }
+
+    /// The checks of a `webhookUrl` when it is given: no user name or password in it
+    /// ([`webhook_url::refuse_credentials`]), then the webhook egress policy ([`WebhookEgress::check_webhook_url`]).
+    /// 422 `InvalidRequest` naming the rule.
+    pub async fn check_webhook_url(&self, url: Option<&str>) -> Result<(), bridge_contract::InvalidRequest> {
+        if let Some(url) = url {
+            webhook_url::refuse_credentials(url)?;
+        }
+        self.egress.check_webhook_url(url).await
     }
 
     /// An event of `project` at `at_ms`, ready to append, with the next event id.

@@ -39,6 +39,7 @@ use bridge_contract::{DecimalNumber, WebhookEnvelope};
 use rand::Rng;
 use tokio::sync::{watch, Semaphore};
 
+use crate::domain::webhook_url;
 use crate::infra::core::Core;
 use crate::infra::egress;
 use crate::infra::store::{AttemptOutcome, DeliveryClaim, DueDelivery};
@@ -241,15 +242,16 @@ impl Deliverer {
             (_, _, None) => "exhausted",
         };
         metrics::counter!(telemetry::WEBHOOK_ATTEMPTS, "outcome" => outcome).increment(1);
+        let url = webhook_url::redacted(&delivery.url);
         match (&error, next_ms) {
             (None, _) => {
-                tracing::info!(event = %delivery.event_id, url = %delivery.url, attempt = delivery.attempt, "webhook delivered")
+                tracing::info!(event = %delivery.event_id, url = %url, attempt = delivery.attempt, "webhook delivered")
             }
             (Some(e), Some(next)) => {
-                tracing::info!(event = %delivery.event_id, url = %delivery.url, attempt = delivery.attempt, error = %e, retry_in_ms = next - at_ms, "webhook delivery failed; will retry")
+                tracing::info!(event = %delivery.event_id, url = %url, attempt = delivery.attempt, error = %e, retry_in_ms = next - at_ms, "webhook delivery failed; will retry")
             }
             (Some(e), None) => {
-                tracing::warn!(event = %delivery.event_id, url = %delivery.url, attempt = delivery.attempt, error = %e, "webhook delivery failed; giving up")
+                tracing::warn!(event = %delivery.event_id, url = %url, attempt = delivery.attempt, error = %e, "webhook delivery failed; giving up")
             }
         }
         let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms, latency_ms, body_start: body };
@@ -297,7 +299,7 @@ impl Deliverer {
             Err(e) => match egress::refusal_in(&e) {
                 Some(refusal) => Attempt::refused(refusal),
                 None if e.is_timeout() => Attempt::failed(None, format!("no answer within {TIMEOUT:?}")),
-                None => Attempt::failed(None, format!("{e}")),
+                None => Attempt::failed(None, without_url(e)),
             },
         }
     }
@@ -332,6 +334,20 @@ impl Attempt {
         let error = "interrupted: this sandbox instance shut down before the receiver answered".to_string();
         Self { status: None, error: Some(error), refused: false, interrupted: true, body: None }
     }
+}
+
+/// What a failed send recorded: the error and its causes, without the URL (the attempt names it once, in its
+/// `url`; reqwest's own text would repeat it, however long, in every attempt).
+fn without_url(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// How the recorded error of a refused attempt starts.
