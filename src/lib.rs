@@ -71,10 +71,16 @@ pub use scalars::js;
 pub use scalars::{DateString, DecimalNumber, DecimalString};
 pub use types::*;
 
+// The package page (`src/README.md`, the manifest's `readme`) is compiled and run as a doctest too, so its example
+// stays true; the crate's own docs are the text above.
+#[cfg(doctest)]
+#[doc = include_str!("README.md")]
+struct ReadmeDoctests;
+
 /// The OpenAPI 3.0 document as servers publish it (`GET /openapi.json`): `schema/openapi.yaml` bundled as JSON, in
 /// declaration order, with the few constructs that mainstream generators (openapi-python-client,
 /// datamodel-code-generator, openapi-typescript) cannot read stated in ones they can, by `cargo xtask regen`
-/// (`xtask/src/publish.rs`; README.md, "Clients in other languages"). Exactly the same JSON values are valid
+/// (`xtask/src/publish.rs`; docs/integrating.md, "Clients in other languages"). Exactly the same JSON values are valid
 /// against it as against [`OPENAPI_SOURCE_JSON`].
 pub const OPENAPI_JSON: &str = include_str!("generated/openapi.json");
 

@@ -120,7 +120,7 @@ pub fn request(data: &[u8]) {
 }
 
 /// Decodes `data` as `T`; a value that decodes encodes, and its encoding decodes again to the same encoding
-/// (the second pass is the fixed point: numbers are read to within one unit in the last place, README.md).
+/// (the second pass is the fixed point: numbers are read to within one unit in the last place, docs/rust.md).
 fn round_trip<T: DeserializeOwned + Serialize>(data: &[u8]) -> Option<T> {
     let value: T = serde_json::from_slice(data).ok()?;
     let once = serde_json::to_string(&value).expect("a decoded value encodes");

@@ -78,7 +78,7 @@ impl RunConfig {
 }
 
 /// Catalogue entries the checks build their requests from. The defaults are ids the production service and the
-/// sandbox both use (`../shared/spec/real-service-facts.md`, "Chains and tokens").
+/// sandbox both use (`docs/production.md`, "Chains and tokens").
 #[derive(Debug, Clone)]
 pub struct Fixtures {
     /// A token bridgeable from `chain_in` to `chain_out`.

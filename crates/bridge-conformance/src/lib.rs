@@ -23,7 +23,7 @@
 //!   status's schema (OpenAPI `nullable` converted). One check per operation exercises it on its own.
 //! * **decode**: the decode-error catalogue, generated from the server's decoder tables
 //!   (`bridge_server::shapes`); the expected issues are computed by `bridge_server::decode::engine`, the
-//!   workspace's executable model of `../shared/spec/decode-errors.md`.
+//!   workspace's executable model of the reference framework's decoding rules (`docs/decode-errors.md`).
 //! * **auth**: every operation by its `security`, from `bridge_contract::every_operation!`.
 //! * **behaviour**, **isolation** (`--other-token`), **lifecycle** and **webhook** deliveries
 //!   (`--sandbox-helpers`): what a client relies on beyond shapes.

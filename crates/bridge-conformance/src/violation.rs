@@ -1,6 +1,6 @@
 //! What the proxy reports about one exchange: a [`Violation`] names the operation, the JSON location, the
 //! [`Rule`] broken and the offending value (bounded). [`header_value`] lists them in the
-//! `x-contract-violations` answer header (bounded, documented in README.md "The validating proxy").
+//! `x-contract-violations` answer header (bounded, documented in docs/conformance.md, "Checking real traffic").
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -13,7 +13,7 @@ pub const HEADER_LIMIT: usize = 4096;
 pub const VALUE_LIMIT: usize = 200;
 
 /// The rules the proxy checks, each with a stable name (the `rule` of a violation). [`Rule::ALL`] lists them with
-/// what each means; README.md has the same table.
+/// what each means; docs/conformance.md has the same table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Rule {

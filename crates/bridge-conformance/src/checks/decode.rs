@@ -13,8 +13,8 @@
 //! The expected answer of each request is computed by `bridge_server::decode::engine` from the same bytes, after
 //! `bridge_server::decode::parts` turned them into the value the framework sees (path parameters, then body by
 //! content type, then query), exactly in the server's order. That engine is the workspace's executable model of
-//! `../shared/spec/decode-errors.md` (the reference framework's behaviour, issue for issue, with 70 snapshot
-//! tests of its own); the check expects 400 `HttpApiDecodeError` with exactly the engine's `issues` (tags,
+//! the reference framework's behaviour, issue for issue (`docs/decode-errors.md`, pinned by its own snapshot
+//! tests); the check expects 400 `HttpApiDecodeError` with exactly the engine's `issues` (tags,
 //! paths, messages, in order). The top-level `message` is not compared (the spec leaves its wording free). A
 //! generated request that the model decodes successfully is not a decode case and is never sent.
 //!

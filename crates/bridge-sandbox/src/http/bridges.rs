@@ -21,7 +21,7 @@ use crate::infra::clock::base_ms;
 use crate::infra::core::Core;
 use crate::infra::store::{Counter, HistoryCursorQuery, HistoryQuery, StoreError, StoreResult};
 
-/// Largest history page (the spec leaves it open; README.md, "Limits").
+/// Largest history page (the spec leaves it open; docs/integrating.md, "Limits").
 pub const MAX_HISTORY_LIMIT: u64 = 100;
 /// Bridges moved per store read of a lifecycle pass.
 const PASS_BATCH: u64 = 100;

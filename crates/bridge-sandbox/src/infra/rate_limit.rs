@@ -10,7 +10,7 @@
 //! it knows the project from the verified token, and before decoding, so a flood of large bodies costs no
 //! decoding. Operations without authentication are not limited. The budget lives in each instance's memory: with
 //! several instances on one database each has its own, so the limit a project meets is `N` per instance
-//! (README.md says so).
+//! (docs/operations.md, "Rate limits", says so).
 
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,7 +1,7 @@
 //! Per-project rate limits (`serve --rate-limit N --rate-limit-burst B`) over real HTTP on 127.0.0.1: a project
 //! over its budget is answered 429 `TooManyRequests` in production's shape with a `Retry-After` header, while
 //! another project is served as if the first were not there; on one PostgreSQL database each instance keeps its
-//! own budget (README.md says so). The limits are slow (one request every 5 s) so that a loaded machine cannot
+//! own budget (docs/operations.md says so). The limits are slow (one request every 5 s) so that a loaded machine cannot
 //! refill a budget in the middle of a test.
 
 use std::num::NonZeroU32;
@@ -110,7 +110,7 @@ async fn a_flood_of_one_project_does_not_limit_another(store: TestStore) {
 
 both_stores!(a_project_over_its_limit_is_answered_429_and_no_other_is, a_flood_of_one_project_does_not_limit_another);
 
-/// Two instances on one PostgreSQL database: each keeps its own budgets (the limit is per instance, as README.md
+/// Two instances on one PostgreSQL database: each keeps its own budgets (the limit is per instance, as docs/operations.md
 /// says), so a project at its limit on one instance is still served by the other, and another project by both.
 #[tokio::test]
 async fn two_instances_on_one_database_limit_each_project_per_instance() {

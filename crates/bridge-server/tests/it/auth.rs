@@ -1,4 +1,4 @@
-//! Authentication, for each failure the facts file lists: no credential, malformed token, bad signature,
+//! Authentication, for each failure production answers (docs/production.md): no credential, malformed token, bad signature,
 //! `alg: none`, algorithm not configured, expiry, the legacy API key, and the public key needing nothing.
 
 use crate::common;

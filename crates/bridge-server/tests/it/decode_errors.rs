@@ -1,4 +1,4 @@
-//! Decode errors pinned with insta snapshots: every row of `../shared/spec/decode-errors.md`, across the
+//! Decode errors pinned with insta snapshots: every rule of `docs/decode-errors.md`, across the
 //! operations. Each case is one request through the real router; its status and body are the snapshot
 //! (`tests/it/snapshots/it__decode_errors__<case>.snap`). A few cases also assert the doc's exact words in code, so
 //! a wrongly accepted snapshot cannot hide a regression of the core rules.

@@ -2,7 +2,7 @@
 //!
 //! * [`admission`]: the admission step (429 `TooManyRequests` after authentication, before decoding) and the
 //!   `ErrorTag` of every error answer;
-//! * [`auth`]: authentication, for each failure the facts file lists;
+//! * [`auth`]: authentication, for each failure production answers;
 //! * [`decode_errors`]: decode errors pinned with insta snapshots, one request through the real router each;
 //! * [`properties`]: property tests of the decoder (valid requests accepted unchanged, nothing makes it panic).
 //!

@@ -1,4 +1,4 @@
-//! Smart deposit addresses: creation (with the facts file's validations and the reuse policy), search, and the
+//! Smart deposit addresses: creation (with production's validations and the reuse policy), search, and the
 //! public status with the recent deposits (simulated by [`crate::http::deposits`]).
 //!
 //! Reuse: unless `reusePolicy` is `create-new`, a request reuses the project's existing address on a deposit
@@ -31,7 +31,7 @@ use crate::infra::store::{
 
 /// How many of an address's deposits the public status lists.
 const LAST_BRIDGES: u64 = 10;
-/// Default and largest deposit-address search page (the spec leaves them open; README.md, "Limits").
+/// Default and largest deposit-address search page (the spec leaves them open; docs/integrating.md, "Limits").
 pub const DEFAULT_SEARCH_PAGE: u64 = 20;
 pub const MAX_SEARCH_PAGE: u64 = 100;
 
