@@ -7426,6 +7426,27 @@ impl Arbitrary for PayloadTooLarge {
             .boxed()
     }
 }
+impl Arbitrary for RequestTimeoutTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RequestTimeoutTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RequestTimeout {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(RequestTimeoutTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| RequestTimeout { tag, message })
+            .boxed()
+    }
+}
 impl Arbitrary for ServiceUnavailableTag {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;

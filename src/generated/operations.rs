@@ -29,7 +29,7 @@ pub enum QuoteBridgeError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 422: The quote cannot be made.
     QuoteBridgeUnprocessable(QuoteBridgeUnprocessable),
@@ -175,7 +175,7 @@ pub enum QuoteBridgeSwapError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 404: No swap route between the two tokens.
     NoRouteFoundError(NoRouteFoundError),
@@ -670,7 +670,7 @@ pub enum CancelBridgeError {
     Unauthorized(Unauthorized),
     /// 404: No bridge of this project has this id.
     BridgeNotFound(BridgeNotFound),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 422: The bridge is not PENDING, or the request cannot be served.
     CancelBridgeUnprocessable(CancelBridgeUnprocessable),
@@ -1989,17 +1989,20 @@ pub enum ExchangeApiKeyError {
     HttpApiDecodeError(HttpApiDecodeError),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 408: Not in the spec. The body of an operation without authentication (read before any credential is checked)
+    RequestTimeout(RequestTimeout),
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
     ServiceUnavailable(ServiceUnavailable),
 }
 impl ErrorResponse for ExchangeApiKeyError {
-    const STATUSES: &'static [u16] = &[400, 401, 413, 503];
+    const STATUSES: &'static [u16] = &[400, 401, 408, 413, 503];
     fn status(&self) -> u16 {
         match self {
             Self::HttpApiDecodeError(_) => 400,
             Self::Unauthorized(_) => 401,
+            Self::RequestTimeout(_) => 408,
             Self::PayloadTooLarge(_) => 413,
             Self::ServiceUnavailable(_) => 503,
         }
@@ -2011,6 +2014,7 @@ impl ErrorResponse for ExchangeApiKeyError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            408 => Some(serde_json::from_slice(body).map(Self::RequestTimeout)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
             _ => None,
@@ -2022,6 +2026,7 @@ impl Serialize for ExchangeApiKeyError {
         match self {
             Self::HttpApiDecodeError(v) => v.serialize(serializer),
             Self::Unauthorized(v) => v.serialize(serializer),
+            Self::RequestTimeout(v) => v.serialize(serializer),
             Self::PayloadTooLarge(v) => v.serialize(serializer),
             Self::ServiceUnavailable(v) => v.serialize(serializer),
         }
@@ -2035,6 +2040,11 @@ impl From<HttpApiDecodeError> for ExchangeApiKeyError {
 impl From<Unauthorized> for ExchangeApiKeyError {
     fn from(v: Unauthorized) -> Self {
         Self::Unauthorized(v)
+    }
+}
+impl From<RequestTimeout> for ExchangeApiKeyError {
+    fn from(v: RequestTimeout) -> Self {
+        Self::RequestTimeout(v)
     }
 }
 impl From<PayloadTooLarge> for ExchangeApiKeyError {
@@ -2070,7 +2080,7 @@ pub enum CreateDepositAddressesError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 403: `postBridgeData` sent by a project without the post-bridge feature.
     ExtensionNotEnabled(ExtensionNotEnabled),
@@ -2283,7 +2293,7 @@ pub enum CreateDepositAddressesLegacyError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 403: `postBridgeData` sent by a project without the post-bridge feature.
     ExtensionNotEnabled(ExtensionNotEnabled),
@@ -2967,7 +2977,7 @@ pub enum SandboxDepositBridgeError {
     Unauthorized(Unauthorized),
     /// 404: No bridge of this project has this id.
     BridgeNotFound(BridgeNotFound),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
@@ -3086,7 +3096,7 @@ pub enum SandboxDepositIntoAddressError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 422: Unknown deposit address, or a request the sandbox cannot serve.
     PublicStatusUnprocessable(PublicStatusUnprocessable),
@@ -3209,7 +3219,7 @@ pub enum SandboxCreateRoutingDepositAddressError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
@@ -3320,7 +3330,7 @@ pub enum SandboxAdvanceClockError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
@@ -3613,7 +3623,7 @@ pub enum SandboxSendWebhookTestError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 422: A well-formed request the service cannot serve.
     InvalidRequest(InvalidRequest),
@@ -3916,7 +3926,7 @@ pub enum SandboxRecoverWebhookDeliveriesError {
     BadRequest(BadRequest),
     /// 401: Missing or rejected credential.
     Unauthorized(Unauthorized),
-    /// 413: The request body is larger than the server accepts (1 MiB by default).
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
     PayloadTooLarge(PayloadTooLarge),
     /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
     TooManyRequests(TooManyRequests),

@@ -130,24 +130,27 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
 
 /// The contract's routes and the sandbox helpers (a panicking handler answers 503, see [`bridge_server::router`]
 /// and [`bridge_server::sandbox_router`]; with a rate limit, one budget per project for both), `/openapi.json`,
-/// `/docs`, and `/dashboard` (with the API's own authenticator).
-fn api_routes(opened: &Opened, errors: ErrorsMode) -> axum::Router {
+/// `/docs`, and `/dashboard` (with the API's own authenticator); bodies read before any credential is checked
+/// bounded as `options` say.
+fn api_routes(opened: &Opened, errors: ErrorsMode, options: &ServeOptions) -> axum::Router {
     let auth = opened.access.clone();
-    let mut config = ServerConfig { errors, ..ServerConfig::default() };
+    let mut config =
+        ServerConfig { errors, unauthenticated_body: options.unauthenticated_body(), ..ServerConfig::default() };
     if let Some(limit) = opened.rate_limit {
         config = config.with_admission(limit.limiter());
     }
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
         .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth.clone(), config.clone()))
         .merge(docs::routes())
-        .merge(dashboard::routes(opened.sandbox.clone(), auth, config.admission.clone()))
+        .merge(dashboard::routes(opened.sandbox.clone(), auth, config.admission.clone(), options.sign_in_limits()))
 }
 
 /// The whole HTTP application: the contract's routes and the sandbox helpers, `/openapi.json`, `/docs`, inside the
 /// request layers ([`operate::requests`]: request ids, logs, metrics, the default timeouts). `serve` adds the
 /// probes and `/metrics`.
 pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
-    operate::requests::layered(api_routes(opened, errors), &ServeOptions::default())
+    let options = ServeOptions::default();
+    operate::requests::layered(api_routes(opened, errors, &options), &options)
 }
 
 /// Serves until SIGINT/SIGTERM (or `shutdown` resolves), then stops gracefully, with the default
@@ -205,7 +208,7 @@ pub async fn serve_on_with(
     let deliverer = delivery::Deliverer::new(sandbox.shared_core(), opened.keys.webhook.clone()).await?;
     let workers = operate::workers::Workers::start(sandbox.clone(), deliverer, health.clone());
     let probes = operate::health::Probes { sandbox: sandbox.clone(), health: health.clone() };
-    let router = api_routes(&opened, errors)
+    let router = api_routes(&opened, errors, options)
         .merge(operate::health::routes(probes))
         .merge(operate::metrics::routes(sandbox.clone()));
     let app = operate::requests::layered(router, options);

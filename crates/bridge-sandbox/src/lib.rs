@@ -41,6 +41,7 @@ pub use app::{
     admin, app, mint_api_key, mint_api_key_for_database, mint_token, mint_token_for_database, open, open_store, serve,
     serve_on, serve_on_with, serve_with, shutdown_signal, Opened, SandboxConfig, SEEDED_START_MS,
 };
+pub use dashboard::sign_in::Budget as SignInBudget;
 pub use domain::{catalogue, pricing};
 pub use http::service::Sandbox;
 pub use infra::{clock, counters, delivery, egress, rate_limit, store, telemetry};

@@ -10,7 +10,7 @@ use bridge_sandbox::clock::ClockMode;
 use bridge_sandbox::egress::{EgressMode, WebhookEgress};
 use bridge_sandbox::rate_limit::RateLimit;
 use bridge_sandbox::store::access::time;
-use bridge_sandbox::{SandboxConfig, ServeOptions};
+use bridge_sandbox::{SandboxConfig, ServeOptions, SignInBudget};
 use bridge_server::ErrorsMode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ipnet::IpNet;
@@ -244,6 +244,11 @@ struct Operations {
     /// A request body must arrive whole within this, else the request is answered 503 ServiceUnavailable.
     #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
     body_read_timeout: Duration,
+    /// The body of a request read before any credential is checked (POST /authentication/auth/apiKey, the
+    /// dashboard's sign-in; at most 4 KiB) must arrive whole within this, else it is answered 408 and its
+    /// connection closed.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    unauthenticated_body_timeout: Duration,
     /// A kept-alive connection with no request for this long is closed (keep it above your load balancer's idle
     /// timeout).
     #[arg(long, default_value = "75s", value_parser = humantime::parse_duration)]
@@ -252,9 +257,22 @@ struct Operations {
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     request_timeout: Duration,
     /// The most open client connections [default: the open-file limit (raised to its hard limit at start) less
-    /// 256]. At the cap a new connection replaces the oldest one with no request in progress.
+    /// 256]. At the cap a new connection replaces the one with no request in progress that has waited longest (at
+    /// least 500 ms) for a request; a connection that has not had that chance is never closed for another.
     #[arg(long)]
     max_connections: Option<usize>,
+    /// Dashboard sign-ins served per client address and minute (all at once after a quiet minute); beyond, 429
+    /// with Retry-After.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    sign_ins_per_address: u32,
+    /// Dashboard sign-ins served per project and minute (all at once after a quiet minute); beyond, 429 with
+    /// Retry-After.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    sign_ins_per_project: u32,
+    /// A load balancer or proxy (a network like 10.1.0.0/16, or one address; repeat the flag for several) whose
+    /// X-Forwarded-For names the client of the requests it forwards (for the sign-in budget per address).
+    #[arg(long, value_parser = parse_network)]
+    trusted_proxy: Vec<IpNet>,
     /// On SIGTERM or Ctrl-C, how long requests and webhook attempts in flight may take to finish; what is left is
     /// cut (webhook attempts are handed back to other instances).
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
@@ -266,10 +284,16 @@ impl Operations {
         ServeOptions {
             header_read_timeout: self.header_read_timeout,
             body_read_timeout: self.body_read_timeout,
+            unauthenticated_body_timeout: self.unauthenticated_body_timeout,
             idle_timeout: self.idle_timeout,
             request_timeout: self.request_timeout,
             max_connections: self.max_connections,
             shutdown_grace: self.shutdown_grace,
+            sign_ins: SignInBudget {
+                per_address: RateLimit::per_minute(self.sign_ins_per_address),
+                per_project: RateLimit::per_minute(self.sign_ins_per_project),
+            },
+            trusted_proxies: self.trusted_proxy.clone(),
         }
     }
 

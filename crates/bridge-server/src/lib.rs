@@ -119,6 +119,7 @@
 
 pub mod admission;
 pub mod auth;
+pub mod body;
 pub mod decode;
 mod respond;
 // The generated files (`cargo xtask regen`, formatted by prettyplease, not rustfmt) are modules of their own: the
@@ -135,6 +136,7 @@ pub mod serve;
 pub use admission::{Admission, Throttled};
 pub use api::{BridgeApi, SandboxApi};
 pub use auth::{AuthFailure, Authenticator, Caller, Claims, JwtAuthenticator};
+pub use body::UnauthenticatedBody;
 pub use decode::ErrorsMode;
 pub use serve::{Answer, ErrorTag, OperationId, ServerConfig};
 

@@ -152,6 +152,11 @@ is shown once; the sandbox keeps its hash), revokes them with `bridge-sandbox ap
 tokens name the key they were exchanged from (claim `apiKeyId`), so they are refused from the moment the
 key is revoked.
 
+The body is read before any credential is checked, so it is bounded more tightly than an authenticated
+operation's (the sandbox's defaults, not production's, which does not publish its own): at most 4 KiB
+(413 `PayloadTooLarge`), received whole within 2 s of the request head (408 `RequestTimeout`; `serve
+--unauthenticated-body-timeout`). `{"apiKey": "..."}` is a few dozen bytes.
+
 
 Sends a `POST` request to `/authentication/auth/apiKey`
 
@@ -189,6 +194,7 @@ Sends a `POST` request to `/authentication/auth/apiKey`
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            408u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),

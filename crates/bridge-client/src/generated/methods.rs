@@ -401,6 +401,11 @@ impl crate::client::Client {
     /// is shown once; the sandbox keeps its hash), revokes them with `bridge-sandbox api-key revoke`, and its
     /// tokens name the key they were exchanged from (claim `apiKeyId`), so they are refused from the moment the
     /// key is revoked.
+    ///
+    /// The body is read before any credential is checked, so it is bounded more tightly than an authenticated
+    /// operation's (the sandbox's defaults, not production's, which does not publish its own): at most 4 KiB
+    /// (413 `PayloadTooLarge`), received whole within 2 s of the request head (408 `RequestTimeout`; `serve
+    /// --unauthenticated-body-timeout`). `{"apiKey": "..."}` is a few dozen bytes.
     pub async fn exchange_api_key<'a>(
         &'a self,
         body: &'a ::bridge_contract::ApiKeyExchangeRequest,

@@ -2,7 +2,9 @@
 //! [`Action`] (session, cross-site checks, CSRF token). Each answers `303 See Other` back to its page, where a
 //! notice says what the API answered (Post/Redirect/Get: a reload never repeats an action).
 
-use axum::extract::{Path, State as Extract};
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Path, Request, State as Extract};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use bridge_contract::*;
@@ -10,9 +12,11 @@ use bridge_server::SandboxApi;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::guard::{parse_form, same_origin, Action};
+use bridge_server::body::Unread;
+
+use super::guard::{parse_form, same_origin, throttled, Action};
 use super::pages::api_error;
-use super::session::{Credential, Notice};
+use super::session::{self, Credential, Notice};
 use super::{session_cookie, session_id, view, State};
 
 #[derive(Deserialize)]
@@ -34,30 +38,73 @@ pub fn credential_of(pasted: &str) -> Credential {
     }
 }
 
-/// `POST /dashboard/sign-in`.
-pub async fn sign_in(Extract(state): Extract<State>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
-    if let Err(refusal) = same_origin(&headers) {
+/// `POST /dashboard/sign-in`: from this origin; within the budget of the client's address; its form read within
+/// a few KiB and a short deadline; a credential the API accepts; within the budget of its project; a session
+/// of that project (docs/operations.md, "Threats").
+pub async fn sign_in(Extract(state): Extract<State>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    if let Err(refusal) = same_origin(headers) {
         return refusal.into_response();
     }
+    let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+    if let Err(over) = state.sign_in.admit_address(peer, headers) {
+        return throttled(&over, view::sign_in(Some(&format!("{}.", over.message))));
+    }
+    let bounds = state.sign_in.limits.body;
+    let body = match bounds.read(headers, body).await {
+        Ok(body) => body,
+        Err(unread) => return unread_form(unread),
+    };
     let form: SignInForm = match parse_form(&body) {
         Ok(form) => form,
         Err(refusal) => return refusal.into_response(),
     };
     let credential = credential_of(&form.credential);
-    if state.verify(&credential).await.is_none() {
+    let Some(caller) = state.verify(&credential).await else {
         let page = view::sign_in(Some(
             "This token or API key is not accepted (expired, malformed, or made by another sandbox).",
         ));
         return (StatusCode::UNAUTHORIZED, page).into_response();
+    };
+    if let Err(over) = state.sign_in.admit_project(&caller.project_id) {
+        return throttled(&over, view::sign_in(Some(&format!("{}.", over.message))));
     }
     // A session that was signed in before is replaced, not kept beside the new one.
-    if let Some(old) = session_id(&headers) {
+    if let Some(old) = session_id(headers) {
         state.sessions.end(&old);
     }
-    let id = state.sessions.start(credential);
+    let id = match state.sessions.start(&caller.project_id, credential) {
+        Ok(id) => id,
+        Err(full) => {
+            let seconds = full.retry_after.as_secs().max(1);
+            let page = view::sign_in(Some(&format!(
+                "The dashboard keeps as many sessions as it can ({}); try again in {seconds} s, when one ends.",
+                session::MAX_SESSIONS
+            )));
+            return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, seconds.to_string())], page)
+                .into_response();
+        }
+    };
     let mut response = Redirect::to("/dashboard/bridges").into_response();
-    response.headers_mut().insert(header::SET_COOKIE, session_cookie(&headers, Some(&id)));
+    response.headers_mut().insert(header::SET_COOKIE, session_cookie(headers, Some(&id)));
     response
+}
+
+/// A sign-in form that was not read: too large (413) or too slow (408), the connection closed after the answer
+/// (what is left of the form is not read).
+fn unread_form(unread: Unread) -> Response {
+    let (status, text) = match unread {
+        Unread::TooLarge { limit } => {
+            (StatusCode::PAYLOAD_TOO_LARGE, format!("The form is larger than the {limit} bytes a sign-in may send."))
+        }
+        Unread::TooSlow { timeout } => (
+            StatusCode::REQUEST_TIMEOUT,
+            format!("The form did not arrive whole within {} ms; send it again.", timeout.as_millis()),
+        ),
+        Unread::Failed(e) => (StatusCode::BAD_REQUEST, format!("The form could not be read: {e}.")),
+    };
+    (status, [(header::CONNECTION, "close")], view::sign_in(Some(&text))).into_response()
 }
 
 /// `POST /dashboard/sign-out`: the session is deleted here, and the cookie in the browser.

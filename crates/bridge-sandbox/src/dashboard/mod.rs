@@ -10,7 +10,8 @@
 //! * Sign-in ([`session`]): a project token or an API key, verified by the API's own authenticator on every
 //!   request; the session is a server-side record in an `HttpOnly; SameSite=Strict; Path=/dashboard` cookie.
 //!   The sandbox speaks plain HTTP, so the cookie is not `Secure`; behind an HTTPS proxy that sets
-//!   `X-Forwarded-Proto: https` it is.
+//!   `X-Forwarded-Proto: https` it is. Sign-ins are budgeted per client address and per project, their form is
+//!   read within a few KiB and a short deadline ([`sign_in`]), and one project's sessions never end another's.
 //! * Cross-site requests ([`guard`]): every state-changing request is a POST carrying the session's CSRF token
 //!   (a hidden field), and is refused when the browser says it is cross-site (`Sec-Fetch-Site`) or its `Origin`
 //!   is not this host.
@@ -22,6 +23,7 @@ pub mod actions;
 pub mod guard;
 pub mod pages;
 pub mod session;
+pub mod sign_in;
 pub mod view;
 
 use std::future::Future;
@@ -50,6 +52,8 @@ pub struct Dashboard {
     /// The API's admission (the per-project rate limit), asked about every action.
     admission: Option<Arc<dyn Admission>>,
     pub sessions: Sessions,
+    /// The sign-in budgets, and how the sign-in form is read.
+    pub sign_in: sign_in::Gate,
 }
 
 pub type State = Arc<Dashboard>;
@@ -67,12 +71,14 @@ impl Dashboard {
     }
 }
 
-/// The dashboard's routes, all under `/dashboard`: over `sandbox`, signing in with what `auth` accepts, each
-/// action admitted by `admission` (the API's rate limit: an action counts as one request of its project).
+/// The dashboard's routes, all under `/dashboard`: over `sandbox`, signing in with what `auth` accepts within
+/// `sign_in`'s limits, each action admitted by `admission` (the API's rate limit: an action counts as one request
+/// of its project).
 pub fn routes<S: Clone + Send + Sync + 'static>(
     sandbox: Sandbox,
     auth: impl Authenticator + Clone,
     admission: Option<Arc<dyn Admission>>,
+    sign_in: sign_in::Limits,
 ) -> axum::Router<S> {
     let verify: Verify = Arc::new(move |credential| {
         let auth = auth.clone();
@@ -83,7 +89,8 @@ pub fn routes<S: Clone + Send + Sync + 'static>(
             }
         })
     });
-    let state = Arc::new(Dashboard { sandbox, verify, admission, sessions: Sessions::default() });
+    let sign_in = sign_in::Gate::new(sign_in);
+    let state = Arc::new(Dashboard { sandbox, verify, admission, sessions: Sessions::default(), sign_in });
     axum::Router::new()
         .route("/dashboard", get(pages::index))
         .route("/dashboard/", get(|| async { Redirect::to("/dashboard") }))

@@ -12,6 +12,7 @@
 //! several instances on one database each has its own, so the limit a project meets is `N` per instance
 //! (docs/operations.md, "Rate limits", says so).
 
+use std::hash::Hash;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -42,6 +43,12 @@ impl RateLimit {
         Some(Self { per_second, burst: burst.unwrap_or(one_second) })
     }
 
+    /// `count` per minute on average, all `count` at once after a quiet minute (`count` at least 1).
+    pub fn per_minute(count: u32) -> Self {
+        let burst = NonZeroU32::new(count).unwrap_or(NonZeroU32::MIN);
+        Self { per_second: f64::from(burst.get()) / 60.0, burst }
+    }
+
     /// `per_second` whole requests per second, `burst` at once (both at least 1).
     pub const fn fixed(per_second: u32, burst: u32) -> Self {
         let burst = match NonZeroU32::new(burst) {
@@ -62,29 +69,44 @@ impl RateLimit {
 
     /// The limiter of this limit, to plug into the server (`ServerConfig::with_admission`).
     pub fn limiter(self) -> ProjectRateLimiter {
-        let period = Duration::from_secs_f64(1.0 / self.per_second).max(Duration::from_nanos(1));
+        ProjectRateLimiter { limit: self, budget: KeyedBudget::new(self) }
+    }
+}
+
+/// One budget of a [`RateLimit`] per key (a project, a client's address), in this instance's memory: a key's
+/// budget is full again after a quiet spell, and then takes no memory (swept every [`SWEEP_EVERY`] checks).
+pub struct KeyedBudget<K: Hash + Eq + Clone> {
+    limiter: DefaultKeyedRateLimiter<K>,
+    checks: AtomicU64,
+}
+
+impl<K: Hash + Eq + Clone> KeyedBudget<K> {
+    pub fn new(limit: RateLimit) -> Self {
+        let period = Duration::from_secs_f64(1.0 / limit.per_second).max(Duration::from_nanos(1));
         let quota = Quota::with_period(period).unwrap_or_else(|| Quota::per_second(NonZeroU32::MAX));
-        let limiter = RateLimiter::keyed(quota.allow_burst(self.burst));
-        ProjectRateLimiter { limit: self, limiter, checks: AtomicU64::new(0) }
+        Self { limiter: RateLimiter::keyed(quota.allow_burst(limit.burst)), checks: AtomicU64::new(0) }
+    }
+
+    /// Takes one from `key`'s budget, or says how long until `key` has one again (a refusal takes nothing).
+    pub fn take(&self, key: &K) -> Result<(), Duration> {
+        if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
+            self.limiter.retain_recent();
+        }
+        self.limiter.check_key(key).map_err(|not_until| not_until.wait_time_from(self.limiter.clock().now()))
     }
 }
 
 /// The budgets of every project seen, in this instance.
 pub struct ProjectRateLimiter {
     limit: RateLimit,
-    limiter: DefaultKeyedRateLimiter<String>,
-    checks: AtomicU64,
+    budget: KeyedBudget<String>,
 }
 
 impl Admission for ProjectRateLimiter {
     fn admit(&self, caller: &Caller, operation: &'static str) -> Result<(), Throttled> {
-        if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
-            self.limiter.retain_recent();
-        }
-        let Err(not_until) = self.limiter.check_key(&caller.project_id) else {
+        let Err(retry_after) = self.budget.take(&caller.project_id) else {
             return Ok(());
         };
-        let retry_after = not_until.wait_time_from(self.limiter.clock().now());
         tracing::debug!(project = %caller.project_id, operation, retry_after_ms = retry_after.as_millis() as u64, "rate limited");
         let (per_second, burst) = (self.limit.per_second, self.limit.burst);
         let mut throttled = Throttled { message: String::new(), retry_after };

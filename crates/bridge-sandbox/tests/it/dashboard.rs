@@ -536,3 +536,84 @@ async fn a_revoked_api_key_ends_the_dashboard_session_it_signed_in() {
     }
     assert_eq!(http.get(&cookie, "/dashboard/clock").await.0, 303, "the session was deleted");
 }
+
+/// Signs `credential` in `count` times, 16 at a time, from one client; each answer's status and `Retry-After`.
+async fn sign_in_flood(http: &Http, credential: &str, count: usize) -> Vec<(u16, Option<String>)> {
+    use futures_util::StreamExt;
+    futures_util::stream::iter(0..count)
+        .map(|_| async {
+            let response = http
+                .http
+                .post(format!("{}/dashboard/sign-in", http.base))
+                .header("origin", &http.base)
+                .form(&[("credential", credential)])
+                .send()
+                .await
+                .unwrap();
+            let retry = response.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+            (response.status().as_u16(), retry)
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await
+}
+
+/// Issue 32, item 3: 10,050 sign-ins of one project (which, when the sessions were one table of 10,000 that dropped
+/// the oldest, ended every other project's session in 5.5 s) with the default budgets. The flood is refused past
+/// the sign-in budget (429 with `Retry-After`, the sign-in page), and another project's session, signed in before
+/// it from the same address, still works after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_flood_of_one_project_is_refused_past_its_budget_and_ends_no_other_projects_session() {
+    let store = crate::support::TestStore::sqlite();
+    let sandbox = Running::on(&store).await;
+    let http = Http::new(&sandbox.base_url);
+    let bob = http.sign_in(&sandbox.token_of("bob")).await;
+    assert_eq!(http.get(&bob, "/dashboard/clock").await.0, 200);
+
+    let started = Instant::now();
+    let answers = sign_in_flood(&http, &sandbox.token_of("mallory"), 10_050).await;
+    let took = started.elapsed();
+    let signed_in = answers.iter().filter(|(status, _)| *status == 303).count();
+    let refused: Vec<_> = answers.iter().filter(|(status, _)| *status != 303).collect();
+    eprintln!("10,050 sign-ins in {took:?}: {signed_in} signed in, {} refused", refused.len());
+    for (status, retry) in &refused {
+        assert_eq!(*status, 429, "a sign-in over the budget is refused 429");
+        let retry: u64 = retry.as_deref().expect("with Retry-After").parse().expect("whole seconds");
+        assert!(retry >= 1, "Retry-After {retry}");
+    }
+    // The per-project budget: 10 at once, then one every 6 s (per address: 30 at once, one every 2 s).
+    let refilled = (took.as_secs_f64() / 6.0).ceil() as usize;
+    assert!(signed_in >= 1 && signed_in <= 10 + refilled, "{signed_in} sign-ins served in {took:?}");
+    // Bob's session, older than the whole flood, is untouched.
+    assert_eq!(http.get(&bob, "/dashboard/clock").await.0, 200, "another project's session survives the flood");
+    sandbox.stop().await;
+}
+
+/// The session store's own rule, with the sign-in budgets lifted: 10,050 sign-ins of one project end only that
+/// project's least recently used sessions (it keeps its cap of the latest), never another project's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_sign_ins_beyond_its_session_cap_end_only_its_own_sessions() {
+    let store = crate::support::TestStore::sqlite();
+    let lifted = bridge_sandbox::rate_limit::RateLimit::per_minute(1_000_000);
+    let options = bridge_sandbox::ServeOptions {
+        sign_ins: bridge_sandbox::SignInBudget { per_address: lifted, per_project: lifted },
+        ..Default::default()
+    };
+    let sandbox = Running::on_with(&store, options).await;
+    let http = Http::new(&sandbox.base_url);
+    let bob = http.sign_in(&sandbox.token_of("bob")).await;
+    let mallory = sandbox.token_of("mallory");
+    let first = http.sign_in(&mallory).await;
+
+    let started = Instant::now();
+    let answers = sign_in_flood(&http, &mallory, 10_050).await;
+    let signed_in = answers.iter().filter(|(status, _)| *status == 303).count();
+    eprintln!("10,050 sign-ins of one project in {:?}: {signed_in} signed in", started.elapsed());
+    assert_eq!(signed_in, 10_050, "no budget stood in the way: {:?}", &answers[..3]);
+    let last = http.sign_in(&mallory).await;
+
+    assert_eq!(http.get(&bob, "/dashboard/clock").await.0, 200, "another project's session survives the flood");
+    assert_eq!(http.get(&last, "/dashboard/clock").await.0, 200, "the project's latest session works");
+    assert_eq!(http.get(&first, "/dashboard/clock").await.0, 303, "its oldest ended (its cap is 20)");
+    sandbox.stop().await;
+}

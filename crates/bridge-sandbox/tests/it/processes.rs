@@ -515,3 +515,152 @@ async fn a_webhook_password_is_refused_when_given_and_never_logged_or_shown() {
     assert!(log.contains("hook-user:***@"), "the attempts are logged, redacted");
     assert!(!log.contains("kept-s3cret") && !log.contains("given-s3cret"), "no password in the log:\n{log}");
 }
+
+/// Whether the `n`th slow request is a sign-in (one in twelve: 25 of 300, within one address's sign-in budget, so
+/// that they too are read until their deadline) rather than a key exchange.
+fn is_sign_in(n: usize) -> bool {
+    n % 12 == 1
+}
+
+/// One request that reads its body before any credential: to the key exchange or the dashboard's sign-in
+/// ([`is_sign_in`]), announcing 100 bytes of body and sending one.
+fn slow_body_request(n: usize, address: &str) -> String {
+    let (path, content_type) = match is_sign_in(n) {
+        false => ("/authentication/auth/apiKey", "application/json"),
+        true => ("/dashboard/sign-in", "application/x-www-form-urlencoded"),
+    };
+    format!("POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: {content_type}\r\nContent-Length: 100\r\n\r\n{{")
+}
+
+/// Issue 32, item 4: 300 requests to the key exchange and the dashboard's sign-in (the operations that read a
+/// body before any credential; 275 and 25), each announcing 100 bytes of body and sending one, hold a sandbox at
+/// `--max-connections 300`. Then 10 normal requests, one after the other, each on a new connection (half of them
+/// the exchange with a valid key), are all answered (on main, 7 of 10 were reset: the loop that makes room closed
+/// the connection it had just accepted). Then the slow requests are opened again as soon as the sandbox closes
+/// them, and 24 normal requests at once are all answered too. Each normal request is given 14 s, less than the
+/// slow ones' 15 s body-read timeout: the slow ones are answered 408 at the short body deadline of those
+/// operations (2 s), which frees their places.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_unauthenticated_bodies_at_the_connection_cap_keep_no_one_out() {
+    const CAP: usize = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let args = ["--data", data.to_str().unwrap(), "--max-connections", "300"];
+    let mut sandbox = Process::start(&args, &dir.path().join("slow-bodies.log"), None);
+    sandbox.live().await;
+    let key = bridge_sandbox::mint_api_key(&data, "normal").unwrap();
+    let address = sandbox.base_url.trim_start_matches("http://").to_owned();
+
+    // The slow requests: one each at first; once `renew` is set, each is opened again when the sandbox closes it.
+    let (stop, renew) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let answers = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
+    let mut slow = tokio::task::JoinSet::new();
+    for n in 0..CAP {
+        let (address, stop, renew, sent, answers) =
+            (address.clone(), stop.clone(), renew.clone(), sent.clone(), answers.clone());
+        slow.spawn(async move {
+            let mut first = true;
+            while !stop.load(Ordering::SeqCst) {
+                if !std::mem::take(&mut first) && !renew.load(Ordering::SeqCst) {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+                let connected = tokio::time::timeout(Duration::from_secs(10), tokio::net::TcpStream::connect(&address));
+                let Ok(Ok(mut stream)) = connected.await else { continue };
+                if tokio::io::AsyncWriteExt::write_all(&mut stream, slow_body_request(n, &address).as_bytes())
+                    .await
+                    .is_err()
+                {
+                    continue;
+                }
+                sent.fetch_add(1, Ordering::SeqCst);
+                let mut answer = Vec::new();
+                let read = tokio::time::timeout(
+                    Duration::from_secs(30),
+                    tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer),
+                )
+                .await;
+                let path = if is_sign_in(n) { "sign-in" } else { "exchange" };
+                let status = String::from_utf8_lossy(answer.get(..12).unwrap_or(&answer)).into_owned();
+                let outcome = match read {
+                    Ok(Ok(_)) => format!("{path}: {status}"),
+                    Ok(Err(e)) => format!("{path}: {status} then {:?}", e.kind()),
+                    Err(_) => format!("{path}: still open after 30 s"),
+                };
+                *answers.lock().unwrap().entry(outcome).or_default() += 1;
+            }
+        });
+    }
+    let started = Instant::now();
+    while sent.load(Ordering::SeqCst) < CAP {
+        assert!(started.elapsed() < Duration::from_secs(30), "{} slow requests sent", sent.load(Ordering::SeqCst));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // A normal request on a connection of its own: GET /bridge/configs (even `n`), or the exchange of a valid key.
+    let normal = |n: usize| {
+        let (base, key) = (sandbox.base_url.clone(), key.clone());
+        async move {
+            let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+            let request = match n % 2 {
+                0 => http.get(format!("{base}/bridge/configs")),
+                _ => http.post(format!("{base}/authentication/auth/apiKey")).json(&serde_json::json!({"apiKey": key})),
+            };
+            let asked = Instant::now();
+            let answer = request.timeout(Duration::from_secs(14)).send().await;
+            (answer.map(|r| r.status().as_u16()).map_err(|e| format!("{e:?}")), asked.elapsed())
+        }
+    };
+    let report = |phase: &str, outcomes: &[(Result<u16, String>, Duration)]| {
+        let slowest = outcomes.iter().map(|(_, took)| *took).max().unwrap();
+        let failed: Vec<_> = outcomes.iter().filter(|(answer, _)| answer != &Ok(200)).collect();
+        eprintln!(
+            "{phase}: {} normal requests, {} failed, slowest {slowest:?}; {} slow requests sent, answered: {:?}",
+            outcomes.len(),
+            failed.len(),
+            sent.load(Ordering::SeqCst),
+            answers.lock().unwrap()
+        );
+        failed.iter().map(|(answer, took)| format!("{answer:?} after {took:?}")).collect::<Vec<_>>()
+    };
+
+    let mut held = Vec::new();
+    for n in 0..10 {
+        held.push(normal(n).await);
+    }
+    let held_failed = report("slow requests held", &held);
+
+    renew.store(true, Ordering::SeqCst);
+    let mut at_once = tokio::task::JoinSet::new();
+    for n in 0..24 {
+        at_once.spawn(normal(n));
+    }
+    let mut renewed = Vec::new();
+    while let Some(outcome) = at_once.join_next().await {
+        renewed.push(outcome.unwrap());
+    }
+    let renewed_failed = report("slow requests renewed", &renewed);
+    stop.store(true, Ordering::SeqCst);
+    // The slow requests sent last are answered at their deadline.
+    let answered_408 = |answers: &BTreeMap<String, usize>, path: &str| {
+        answers.keys().any(|k| k.starts_with(&format!("{path}: HTTP/1.1 408")))
+    };
+    let waiting = Instant::now();
+    while !["exchange", "sign-in"].iter().all(|path| answered_408(&answers.lock().unwrap(), path))
+        && waiting.elapsed() < Duration::from_secs(20)
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    assert!(held_failed.is_empty(), "every normal request is answered 200: {held_failed:?}");
+    assert!(renewed_failed.is_empty(), "every normal request is answered 200: {renewed_failed:?}");
+    let answers = answers.lock().unwrap().clone();
+    for path in ["exchange", "sign-in"] {
+        assert!(answered_408(&answers, path), "slow bodies of the {path} are answered 408: {answers:?}");
+    }
+    slow.abort_all();
+    sandbox.terminate();
+    assert!(sandbox.exited(Duration::from_secs(30)).await.success());
+}
