@@ -45,6 +45,9 @@ pub async fn sign_in(Extract(state): Extract<State>, headers: HeaderMap, body: a
     };
     let credential = credential_of(&form.credential);
     if state.verify(&credential).await.is_none() {
+        // Written redacted, as every log line (the binary's log writer redacts too): enough to tell which key.
+        let pasted = bridge_server::credential::redact(form.credential.trim());
+        tracing::info!(credential = %pasted, "dashboard sign-in refused");
         let page = view::sign_in(Some(
             "This token or API key is not accepted (expired, malformed, or made by another sandbox).",
         ));
