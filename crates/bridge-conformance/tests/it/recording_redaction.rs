@@ -5,7 +5,8 @@
 //! with it (the session id comes back in `Set-Cookie`, the CSRF token in the pages, and goes out again in a form).
 //! Every credential issued on the way (the key, the JWT of the exchange, the session id, the CSRF token) is then
 //! searched for in the recording file and in the report (JSON and HTML): none is there whole, also once
-//! percent-decoded; each is there redacted, as its first characters and `…[redacted]`.
+//! percent-decoded; each is there redacted, as its first characters and `…[redacted]`. The proxy's own log (the
+//! binary, at `debug`: every exchange's target, every violation) holds none either.
 
 use bridge_conformance::proxy::{Proxy, ProxyConfig};
 use bridge_conformance::spawn::MAIN_PROJECT;
@@ -109,4 +110,48 @@ async fn a_recording_and_the_report_hold_no_credential_whole() {
     let exchanged = lines.iter().find(|l| l.answer.status == Some(200)).expect("the exchange that answered the JWT");
     assert_eq!(exchanged.request.body.as_deref(), Some(format!("apiKey={}…[redacted]", &key[..8]).as_str()));
     assert_eq!(exchanged.answer.body.as_deref(), Some(r#"{"jwt":"[redacted]"}"#), "x-secret members as before");
+}
+
+/// The `bridge-conformance proxy` binary at `debug` in front of a spawned sandbox: the key in a target's path and
+/// query (logged with each exchange) and in a path the contract lacks (a `route` violation, logged `WARN` with its
+/// message) is logged redacted, never whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxys_log_holds_no_credential_whole() {
+    use std::io::BufRead as _;
+    let sandbox = SpawnedSandbox::start().await.unwrap();
+    let admin = bridge_sandbox::admin(sandbox.data_dir(), None).await.unwrap();
+    let key = admin.create_api_key(MAIN_PROJECT, "logged").await.unwrap().text;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bridge-conformance"))
+        .args(["proxy", "--upstream", &sandbox.base_url, "--listen", "127.0.0.1:0", "--requests", "2"])
+        .env("RUST_LOG", "debug")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let log = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("bridge-conformance proxy: ") {
+                let _ = tx.send(rest.split(' ').next().unwrap_or_default().to_owned());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let url = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the proxy prints its address");
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let history = format!("{url}/bridge/history/bridge/{key}?apiKey={key}");
+    send(http.get(history).bearer_auth(&sandbox.token)).await;
+    let (status, _, _) = send(http.get(format!("{url}/dashboard/bridges/{key}"))).await;
+    assert_eq!(status, 303, "the dashboard sends a visitor without a session to sign in: a route violation");
+    let exited = tokio::task::spawn_blocking(move || child.wait().unwrap()).await.unwrap();
+    let log = log.join().unwrap();
+    sandbox.stop().await.unwrap();
+    assert_eq!(exited.code(), Some(0), "{log}");
+    assert!(!log.contains(&key), "the key is in the proxy's log: {log}");
+    assert!(log.contains("contract violation"), "the route violation is logged: {log}");
+    assert!(log.contains(&format!("/dashboard/bridges/{}…[redacted]", &key[..8])), "{log}");
 }
