@@ -56,6 +56,11 @@ pub fn text(text: &str) -> String {
 /// written and as the path's segments and the query's pairs decode.
 pub fn target(target: &str) -> String {
     let raw = credential::redact(target);
+    if !raw.contains('%') {
+        // Nothing is percent-encoded: the segments and pairs decode to what was just searched (`+` is a space,
+        // which no credential holds).
+        return raw.into_owned();
+    }
     let (path, query) = match raw.split_once('?') {
         Some((path, query)) => (path, Some(query)),
         None => (raw.as_ref(), None),
