@@ -7468,6 +7468,27 @@ impl Arbitrary for ServiceUnavailable {
             .boxed()
     }
 }
+impl Arbitrary for ProxyErrorTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(ProxyErrorTag::ALL).boxed()
+    }
+}
+impl Arbitrary for ProxyError {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(ProxyErrorTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| ProxyError { tag, message })
+            .boxed()
+    }
+}
 impl Arbitrary for TooManyRequestsTag {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;

@@ -913,6 +913,15 @@ impl ServiceUnavailable {
         }
     }
 }
+impl ProxyError {
+    /// A `ProxyError` with its tags set and its optional members absent.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            tag: Default::default(),
+            message: message.into(),
+        }
+    }
+}
 impl TooManyRequests {
     /// A `TooManyRequests` with its tags set and its optional members absent.
     pub fn new(

@@ -29,7 +29,8 @@ pub struct Example {
 }
 
 impl Example {
-    /// An example from the parts of an exchange; header values of credentials are redacted.
+    /// An example from the parts of an exchange, credentials redacted ([`crate::redact`]: the request line's
+    /// target, every header, the bodies).
     pub fn new<'a>(
         request_line: &str,
         request_headers: impl IntoIterator<Item = (&'a str, &'a str)>,
@@ -38,18 +39,24 @@ impl Example {
         answer_headers: impl IntoIterator<Item = (&'a str, &'a str)>,
         answer_body: &[u8],
     ) -> Self {
-        let text = |first: String, headers: &mut dyn Iterator<Item = (&'a str, &'a str)>, body: &[u8]| {
+        let text = |first: String, headers: Vec<(&'a str, &'a str)>, body: &[u8]| {
             let mut out = first;
-            for (name, value) in headers {
+            for (name, value) in &headers {
                 out.push_str(&format!("\n{name}: {}", crate::redact::header(name, value)));
             }
             out.push_str("\n\n");
-            out.push_str(&crate::redact::body(body, EXAMPLE_BODY_LIMIT));
+            let value = |wanted: &str| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(wanted)).map(|(_, v)| *v);
+            let (content_type, encoding) = (value("content-type"), value("content-encoding"));
+            out.push_str(&crate::redact::shown_body(content_type, encoding, body, EXAMPLE_BODY_LIMIT));
             out
         };
+        let request_line = match request_line.split_once(' ') {
+            Some((method, target)) => format!("{method} {}", crate::redact::target(target)),
+            None => crate::redact::text(request_line),
+        };
         Self {
-            request: text(request_line.to_owned(), &mut request_headers.into_iter(), request_body),
-            answer: text(status.to_string(), &mut answer_headers.into_iter(), answer_body),
+            request: text(request_line, request_headers.into_iter().collect(), request_body),
+            answer: text(status.to_string(), answer_headers.into_iter().collect(), answer_body),
         }
     }
 }
@@ -117,7 +124,8 @@ pub struct TrafficReport {
     pub generated_at: String,
     pub duration_ms: u64,
     pub requests: u64,
-    /// Requests the upstream did not answer (connection refused, reset, timeout): answered 502 by the proxy.
+    /// Requests the upstream did not answer (connection refused, reset: answered 502 by the proxy; not within
+    /// `--upstream-timeout`: 504).
     pub upstream_errors: u64,
     pub violations: u64,
     pub coverage: CoverageFigure,
@@ -166,7 +174,7 @@ impl Coverage {
     /// `sandbox_helpers`: count the sandbox helpers in the coverage (the upstream is a sandbox).
     pub fn new(upstream: &str, sandbox_helpers: bool) -> Self {
         Self {
-            upstream: upstream.to_owned(),
+            upstream: crate::redact::text(upstream),
             sandbox_helpers,
             started: std::time::Instant::now(),
             state: Mutex::new(State::default()),

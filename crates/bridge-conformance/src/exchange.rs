@@ -54,7 +54,7 @@ impl RequestCheck {
         });
         Self {
             routed,
-            request_line: format!("{} {}", request.method, request.path),
+            request_line: format!("{} {}", request.method, crate::redact::target(request.path)),
             credential: request.credential,
             decoded,
         }
@@ -151,10 +151,14 @@ impl RequestCheck {
     }
 }
 
-/// The `issues` of a 400 `HttpApiDecodeError` body.
+/// The `issues` of a 400 `HttpApiDecodeError` body, with credential-form values redacted as the contract's decoder
+/// writes them (a deployment that quotes one whole, as the reference framework does, differs only there).
 fn decode_error_issues(body: &[u8]) -> Option<Value> {
     let value: Value = serde_json::from_slice(body).ok()?;
-    (value.get("_tag")? == "HttpApiDecodeError").then(|| value.get("issues").cloned().unwrap_or(Value::Null))
+    let mut issues =
+        (value.get("_tag")? == "HttpApiDecodeError").then(|| value.get("issues").cloned().unwrap_or(Value::Null))?;
+    crate::redact::json(&mut issues);
+    Some(issues)
 }
 
 /// The JSON pointer of an issue's path (`["depositChains", 0]` → `/depositChains/0`).
@@ -203,6 +207,34 @@ mod tests {
         // Authentication answers first: no decode verdict.
         let unauthorized = br#"{"_tag":"Unauthorized","message":"no"}"#;
         assert_eq!(check.answer(401, Some("application/json"), unauthorized), vec![]);
+    }
+
+    /// A deployment that quotes a credential whole in a decode error (as the reference framework does) agrees with
+    /// the contract's decoder, which writes it redacted: the issues are compared with credentials redacted.
+    #[test]
+    fn a_credential_quoted_whole_or_redacted_is_the_same_issue() {
+        let key = "sbx_q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq83";
+        let facts = RequestFacts {
+            method: "POST",
+            path: "/authentication/auth/apiKey",
+            content_type: Some("text/plain"),
+            body: Some(key.as_bytes()),
+            ..Default::default()
+        };
+        let check = RequestCheck::new(&facts, ErrorsMode::First);
+        let issue = |actual: &str| {
+            let message = format!("Expected {{ readonly apiKey: NonEmptyString }}, actual \"{actual}\"");
+            serde_json::json!({"_tag": "HttpApiDecodeError", "message": message,
+                "issues": [{"_tag": "Type", "path": [], "message": message}]})
+            .to_string()
+        };
+        for actual in [key.to_owned(), format!("{}…[redacted]", &key[..8])] {
+            let v = check.answer(400, Some("application/json"), issue(&actual).as_bytes());
+            assert_eq!(v, vec![], "{actual}");
+        }
+        let v = check.answer(400, Some("application/json"), issue("something else").as_bytes());
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(!format!("{v:?}").contains(key), "the violation redacts it too: {v:?}");
     }
 
     #[test]

@@ -230,6 +230,9 @@ impl RunArgs {
 ///   cargo run -p bridge-conformance --features https -- proxy --upstream https://api.example.com
 ///
 /// GET /_conformance/report on the proxy answers the report so far (JSON; ?format=html, ?format=junit).
+/// Requests go to --upstream only: the path and query of each request are sent there (the host an absolute-form
+/// request names is ignored); OPTIONS * and CONNECT answer 400 ProxyError. Credentials are redacted, by header
+/// and by form (sbx_ keys, session ids, CSRF tokens, JWTs), in the logs, the reports and --record.
 /// Exit status: 0, or 1 when a gate (--fail-under, --max-violations) fails, 2 when it could not start.
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
@@ -286,6 +289,12 @@ struct ProxyArgs {
     /// checked after they passed (not in the header).
     #[arg(long, default_value_t = 4 << 20, value_name = "BYTES")]
     body_limit: usize,
+
+    /// How long the upstream may take to answer (e.g. 30s, 500ms): the head of its answer, and the whole answer
+    /// when the proxy reads it whole. Beyond it the client gets 504 ProxyError; a streamed answer whose upstream
+    /// sends nothing for this long is cut.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration, value_name = "DURATION")]
+    upstream_timeout: Duration,
 }
 
 /// Sends a recording made by `proxy --record FILE` again, in order, and compares each answer with the recorded
@@ -323,8 +332,10 @@ struct ReplayArgs {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Every log line goes through the credential recogniser: none writes an API key, a JWT, a session id or a
+    // CSRF token whole (`bridge_server::credential`).
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| bridge_server::credential::Redacting(std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "warn,bridge_conformance=info".into()),
@@ -422,6 +433,7 @@ async fn proxy(args: &ProxyArgs) -> anyhow::Result<bool> {
     config.sandbox_helpers = args.sandbox_helpers;
     config.record = args.record.clone();
     config.body_limit = args.body_limit;
+    config.upstream_timeout = args.upstream_timeout;
     let proxy = Proxy::start(config).await?;
     eprintln!(
         "bridge-conformance proxy: {} → {} (report: {}/_conformance/report)",

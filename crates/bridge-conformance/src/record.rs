@@ -1,12 +1,12 @@
 //! `--record FILE`: every exchange through the proxy as one JSON line ([`Recorded`]), credentials redacted
-//! ([`crate::redact`]); `bridge-conformance replay` ([`crate::replay`]) sends them again. Lines are written and
+//! ([`crate::redact`]: by place, and by form in every header, the target and every body); `bridge-conformance replay` ([`crate::replay`]) sends them again. Lines are written and
 //! flushed one at a time by a thread of their own, so a proxy that is killed leaves whole lines behind.
 //!
 //! A line: `{"seq":1,"at":"2026-...Z","operation":"quoteBridge","request":{"method":"POST",
 //! "target":"/bridge/quote/user","headers":[["content-type","application/json"],["authorization","[redacted]"]],
 //! "body":"{...}"},"answer":{"status":200,"headers":[...],"body":"{...}"},"violations":[]}`. Bodies are kept
 //! as their text (`body`), or as base64 (`bodyBase64`) when they are not UTF-8; a body longer than the proxy
-//! keeps is left out (`bodyOmitted: true`).
+//! keeps, or sent with a `Content-Encoding` (which the redaction cannot search), is left out (`bodyOmitted: true`).
 
 use std::io::Write as _;
 use std::path::Path;
@@ -59,34 +59,26 @@ impl Message {
     }
 
     fn new(headers: &HeaderMap, body: Option<&Bytes>) -> Self {
-        let headers = headers
+        let shown = headers
             .iter()
             .map(|(n, v)| {
                 (n.as_str().to_owned(), crate::redact::header(n.as_str(), &String::from_utf8_lossy(v.as_bytes())))
             })
             .collect();
-        let mut message = Self { headers, ..Self::default() };
-        match body {
+        let mut message = Self { headers: shown, ..Self::default() };
+        let value = |name: http::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+        let kept = body.and_then(|bytes| {
+            crate::redact::body(value(http::header::CONTENT_TYPE), value(http::header::CONTENT_ENCODING), bytes)
+        });
+        match kept {
             None => message.body_omitted = true,
             Some(bytes) if bytes.is_empty() => {}
-            Some(bytes) => match std::str::from_utf8(bytes) {
-                Ok(text) => message.body = Some(redact_text(text)),
-                Err(_) => message.body_base64 = Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            Some(bytes) => match std::str::from_utf8(&bytes) {
+                Ok(text) => message.body = Some(text.to_owned()),
+                Err(_) => message.body_base64 = Some(base64::engine::general_purpose::STANDARD.encode(&bytes)),
             },
         }
         message
-    }
-}
-
-/// JSON text with its secret members redacted (re-written only when it has some), other text as it is.
-fn redact_text(text: &str) -> String {
-    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(text) else { return text.to_owned() };
-    let before = value.clone();
-    crate::redact::json(&mut value);
-    if value == before {
-        text.to_owned()
-    } else {
-        value.to_string()
     }
 }
 

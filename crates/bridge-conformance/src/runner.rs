@@ -107,6 +107,8 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
                 Some(f) => format!("{f}; {schema}"),
             });
         }
+        // A failure may quote an answer: its credentials are written redacted (stdout, the log, JUnit).
+        let failure = failure.map(|f| crate::redact::text(&f));
         let result = CheckResult { name: check.name.clone(), failure, duration: start.elapsed() };
         if let Some(reason) = &result.failure {
             tracing::warn!(check = %result.name, "failed: {reason}");

@@ -114,13 +114,26 @@ pub struct Violation {
 }
 
 impl Violation {
+    /// A violation; a credential its operation (`METHOD /path` of a request that is no operation), location or
+    /// message quotes is written redacted ([`bridge_server::credential::redact`]): violations go to logs, headers
+    /// and reports.
     pub fn new(operation: impl Into<String>, rule: Rule, at: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { operation: operation.into(), rule, at: at.into(), message: message.into(), value: None }
+        let redacted = |mut s: String| {
+            bridge_server::credential::redact_in_place(&mut s);
+            s
+        };
+        Self {
+            operation: redacted(operation.into()),
+            rule,
+            at: redacted(at.into()),
+            message: redacted(message.into()),
+            value: None,
+        }
     }
 
-    /// The same violation with its offending value (bounded).
+    /// The same violation with its offending value (credentials redacted, then bounded).
     pub fn with_value(mut self, value: &Value) -> Self {
-        self.value = Some(bounded(&value.to_string(), VALUE_LIMIT));
+        self.value = Some(bounded(&bridge_server::credential::redact(&value.to_string()), VALUE_LIMIT));
         self
     }
 

@@ -300,9 +300,13 @@ impl Operations {
     fn init_logs(&self) {
         let filter =
             || tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into());
+        // Every line goes through the credential recogniser: no log line writes an API key, a JWT, a session id
+        // or a CSRF token whole, whatever logged it (a request path, an error, a dependency's message).
+        let out = || bridge_server::credential::Redacting(std::io::stdout());
         match self.log_format {
-            LogFormat::Human => tracing_subscriber::fmt().with_env_filter(filter()).init(),
+            LogFormat::Human => tracing_subscriber::fmt().with_writer(out).with_env_filter(filter()).init(),
             LogFormat::Json => tracing_subscriber::fmt()
+                .with_writer(out)
                 .json()
                 .flatten_event(true)
                 .with_current_span(true)

@@ -120,6 +120,7 @@
 pub mod admission;
 pub mod auth;
 pub mod body;
+pub mod credential;
 pub mod decode;
 mod respond;
 // The generated files (`cargo xtask regen`, formatted by prettyplease, not rustfmt) are modules of their own: the

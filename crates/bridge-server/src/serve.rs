@@ -305,7 +305,8 @@ fn typed<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Vec<Issue>>
     decode::typed(value)
 }
 
-fn whole_part_issue(message: String) -> Issue {
+fn whole_part_issue(mut message: String) -> Issue {
+    crate::credential::redact_in_place(&mut message);
     Issue { tag: IssueTag::Transformation, path: Vec::new(), message }
 }
 

@@ -62,6 +62,9 @@ pub async fn sign_in(Extract(state): Extract<State>, request: Request) -> Respon
     };
     let credential = credential_of(&form.credential);
     let Some(caller) = state.verify(&credential).await else {
+        // Written redacted, as every log line (the binary's log writer redacts too): enough to tell which key.
+        let pasted = bridge_server::credential::redact(form.credential.trim());
+        tracing::info!(credential = %pasted, "dashboard sign-in refused");
         let page = view::sign_in(Some(
             "This token or API key is not accepted (expired, malformed, or made by another sandbox).",
         ));

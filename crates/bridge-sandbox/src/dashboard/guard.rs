@@ -34,7 +34,9 @@ impl Refusal {
             Self::ForeignOrigin => "The request came from a page of another origin.".into(),
             Self::MissingToken => "The form carried no CSRF token.".into(),
             Self::WrongToken => "The form's CSRF token is not this session's (reload the page).".into(),
-            Self::BadForm(e) => format!("The form could not be read: {e}."),
+            Self::BadForm(e) => {
+                format!("The form could not be read: {}.", bridge_server::credential::redact(e))
+            }
         }
     }
 }

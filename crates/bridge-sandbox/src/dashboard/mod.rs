@@ -158,7 +158,7 @@ pub fn session_cookie(headers: &HeaderMap, id: Option<&str>) -> HeaderValue {
     if id.is_none() {
         c = c.max_age(cookie::time::Duration::ZERO);
     }
-    HeaderValue::from_str(&c.build().to_string()).expect("a cookie of hex digits is a header value")
+    HeaderValue::from_str(&c.build().to_string()).expect("a cookie of base64url characters is a header value")
 }
 
 /// A signed-in request: its session and the caller its credential stands for now.

@@ -25,7 +25,9 @@ const ROWS: usize = 200;
 /// An operation's error as the API answers it: status, `_tag`, message.
 pub fn api_error<E: ErrorResponse>(e: &E) -> String {
     let body = serde_json::to_value(e).unwrap_or_default();
-    format!("{} {}: {}", e.status(), text(&body, "_tag"), text(&body, "message"))
+    let notice = format!("{} {}: {}", e.status(), text(&body, "_tag"), text(&body, "message"));
+    // As the API's error answers: a credential a message quotes is written redacted.
+    bridge_server::credential::redact(&notice).into_owned()
 }
 
 fn json<T: Serialize>(v: &T) -> Value {

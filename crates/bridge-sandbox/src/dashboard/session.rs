@@ -1,5 +1,8 @@
-//! Dashboard sessions: server-side records keyed by a random id (32 bytes from the operating system's RNG, hex)
-//! that the browser holds in an `HttpOnly; SameSite=Strict; Path=/dashboard` cookie.
+//! Dashboard sessions: server-side records keyed by a random id ([`session_id`]: `sbx_session_` and 32 bytes from
+//! the operating system's RNG in base64url) that the browser holds in an `HttpOnly; SameSite=Strict;
+//! Path=/dashboard` cookie. Session ids and CSRF tokens ([`csrf_token`]: `sbx_csrf_…`) have the sandbox's
+//! credential form ([`bridge_server::credential`]), so logs, recordings and reports recognise and redact them
+//! like API keys, wherever they appear.
 //!
 //! A session keeps the credential that signed in (a project token or an API key), never a caller: every request
 //! verifies it again through the API's own authenticator, so a token that expires or a key that is no longer
@@ -89,11 +92,21 @@ pub struct Full {
     pub retry_after: Duration,
 }
 
-/// 32 random bytes from the operating system, as hex.
-pub fn random_id() -> String {
+/// `prefix` and 32 random bytes from the operating system, in base64url (43 characters).
+fn random_secret(prefix: &str) -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.try_fill_bytes(&mut bytes).expect("the operating system's random number generator");
-    hex::encode(bytes)
+    format!("{prefix}{}", data_encoding::BASE64URL_NOPAD.encode(&bytes))
+}
+
+/// A new session id: `sbx_session_` and 43 base64url characters.
+pub fn session_id() -> String {
+    random_secret(bridge_server::credential::SESSION_PREFIX)
+}
+
+/// A new CSRF token: `sbx_csrf_` and 43 base64url characters.
+pub fn csrf_token() -> String {
+    random_secret(bridge_server::credential::CSRF_PREFIX)
 }
 
 /// Whether two secrets are equal, in time that depends on neither where they differ nor their lengths: their
@@ -132,11 +145,11 @@ impl Sessions {
             let first_end = kept.sessions.values().map(|s| ends(s, now)).min().unwrap_or(Duration::ZERO);
             return Err(Full { retry_after: first_end.max(Duration::from_secs(1)) });
         }
-        let id = random_id();
+        let id = session_id();
         let session = Session {
             project: project.to_owned(),
             credential,
-            csrf: random_id(),
+            csrf: csrf_token(),
             notice: None,
             started: now,
             used: now,
@@ -205,11 +218,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_are_random_hex_of_32_bytes_and_sessions_end_when_deleted() {
-        let a = random_id();
-        assert_eq!(a.len(), 64);
-        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
-        assert_ne!(a, random_id());
+    fn ids_and_tokens_are_random_credentials_and_sessions_end_when_deleted() {
+        for (made, prefix) in [(session_id as fn() -> String, "sbx_session_"), (csrf_token, "sbx_csrf_")] {
+            let a = made();
+            let tail = a.strip_prefix(prefix).expect(prefix);
+            assert_eq!(data_encoding::BASE64URL_NOPAD.decode(tail.as_bytes()).map(|b| b.len()), Ok(32), "{a}");
+            assert_ne!(a, made());
+            assert!(bridge_server::credential::is_credential(&a), "recognised by its form: {a}");
+            let cookie = super::super::session_cookie(&axum::http::HeaderMap::new(), Some(&a));
+            assert!(cookie.to_str().unwrap().starts_with(&format!("{COOKIE}={a};")), "a cookie value as it is");
+        }
         let sessions = Sessions::default();
         let id = sessions.start("p", Credential::ApiKey("k".into())).unwrap();
         let s = sessions.get(&id).expect("live");

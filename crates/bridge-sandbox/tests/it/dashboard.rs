@@ -384,7 +384,9 @@ impl Http {
     async fn csrf(&self, cookie: &str) -> String {
         let (_, page) = self.get(cookie, "/dashboard/clock").await;
         let at = page.find(r#"name="csrf" value=""#).expect("a form with a token") + r#"name="csrf" value=""#.len();
-        page[at..at + 64].to_owned()
+        let token = &page[at..at + page[at..].find('"').expect("the end of the token")];
+        assert!(bridge_server::credential::is_credential(token), "a token of the credential form: {token}");
+        token.to_owned()
     }
 
     async fn post(&self, cookie: &str, path: &str, headers: &[(&str, &str)], form: &[(&str, &str)]) -> u16 {

@@ -34,13 +34,18 @@ impl Process {
     /// Starts `serve --listen <a free port> <args>`; with `open_files`, the child's RLIMIT_NOFILE (soft and hard,
     /// so that it cannot raise it) is set to it before it runs.
     fn start(args: &[&str], log: &Path, open_files: Option<u64>) -> Self {
+        Self::start_logging(args, log, open_files, "info")
+    }
+
+    /// As [`Process::start`], logging at `level` (`RUST_LOG`).
+    fn start_logging(args: &[&str], log: &Path, open_files: Option<u64>, level: &str) -> Self {
         let port = free_port();
         let file = std::fs::File::create(log).unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_bridge-sandbox"));
         command
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .args(args)
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", level)
             .stdin(Stdio::null())
             .stdout(file.try_clone().unwrap())
             .stderr(file);
@@ -157,6 +162,112 @@ async fn json_logs_name_each_request_its_operation_project_status_and_latency() 
     assert!(human.exited(Duration::from_secs(30)).await.success());
     let first = human.log_text().lines().next().unwrap_or_default().to_owned();
     assert!(serde_json::from_str::<Value>(&first).is_err() && first.contains("INFO"), "human by default: {first}");
+}
+
+/// No credential the sandbox issued is written whole, in its log (JSON lines, at `debug`) or in an error answer,
+/// wherever a client put it: an API key sent as `text/plain` to the key exchange (refused, the decode error quoting
+/// it redacted), as a path parameter, as the `x-request-id` (replaced, not echoed); a JWT as a path parameter (the
+/// `QuoteNotFound` message redacts it); a key that does not exist pasted into the dashboard's sign-in (refused and
+/// logged redacted); a real sign-in, whose session id and CSRF token then appear in a dashboard path (logged
+/// redacted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_are_never_logged_whole_nor_quoted_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut sandbox = Process::start_logging(
+        &["--data", data.to_str().unwrap(), "--log-format", "json"],
+        &dir.path().join("json.log"),
+        None,
+        "debug",
+    );
+    sandbox.live().await;
+    let base = sandbox.base_url.clone();
+    let key = bridge_sandbox::mint_api_key(&data, "project-secrets").unwrap();
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let exchange = format!("{base}/authentication/auth/apiKey");
+    // The sandbox follows the store within a second: exchange once it knows the key.
+    let started = Instant::now();
+    let jwt = loop {
+        let answer = http.post(&exchange).json(&serde_json::json!({"apiKey": key})).send().await.unwrap();
+        if answer.status() == 200 {
+            break answer.json::<Value>().await.unwrap()["jwt"].as_str().unwrap().to_owned();
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the key is not accepted: {}", answer.status());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let made_up = format!("sbx_{}", "Q".repeat(43));
+    let mut answers = Vec::new();
+
+    let text = http.post(&exchange).header("content-type", "text/plain").body(key.clone()).send().await.unwrap();
+    assert_eq!(text.status(), 400);
+    answers.push(text.text().await.unwrap());
+    let by_path = http
+        .get(format!("{base}/bridge/history/bridge/{key}"))
+        .bearer_auth(&jwt)
+        .header("x-request-id", key.as_str())
+        .send()
+        .await
+        .unwrap();
+    let echoed = by_path.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_eq!(echoed.len(), 36, "a request id holding a credential is replaced by a UUID: {echoed}");
+    answers.push(format!("{echoed} {}", by_path.text().await.unwrap()));
+    let commit = http.post(format!("{base}/bridge/quote/commit/{jwt}")).bearer_auth(&jwt).send().await.unwrap();
+    assert!([400, 404].contains(&commit.status().as_u16()), "{}", commit.status());
+    answers.push(commit.text().await.unwrap());
+
+    let sign_in = |credential: String| {
+        http.post(format!("{base}/dashboard/sign-in"))
+            .header("origin", &base)
+            .form(&[("credential", credential)])
+            .send()
+    };
+    let refused = sign_in(made_up.clone()).await.unwrap();
+    assert_eq!(refused.status(), 401);
+    answers.push(refused.text().await.unwrap());
+    let signed = sign_in(key.clone()).await.unwrap();
+    assert_eq!(signed.status(), 303);
+    let cookie = signed.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let session = cookie.split_once('=').unwrap().1.to_owned();
+    let page = http.get(format!("{base}/dashboard/clock")).header("cookie", &cookie).send().await.unwrap();
+    let page = page.text().await.unwrap();
+    let at = page.find(r#"name="csrf" value=""#).expect("a form with a token") + r#"name="csrf" value=""#.len();
+    let csrf = page[at..at + page[at..].find('"').unwrap()].to_owned();
+    // A page of the session carries its own CSRF token in its forms: only the log matters here.
+    let odd = http.get(format!("{base}/dashboard/bridges/{csrf}")).header("cookie", &cookie).send().await.unwrap();
+    assert!(odd.text().await.unwrap().contains("no bridge"), "the page of a bridge that does not exist");
+    sandbox.terminate();
+    assert!(sandbox.exited(Duration::from_secs(30)).await.success());
+
+    let log = sandbox.log_text();
+    let secrets = [
+        ("the API key", &key),
+        ("the JWT", &jwt),
+        ("the made-up key", &made_up),
+        ("the session id", &session),
+        ("the CSRF token", &csrf),
+    ];
+    for (what, secret) in secrets {
+        assert!(bridge_server::credential::is_credential(secret), "{what} has a credential form: {secret}");
+        assert!(!log.contains(secret.as_str()), "{what} is in the log: {log}");
+        for answer in &answers {
+            assert!(!answer.contains(secret.as_str()), "{what} is quoted back: {answer}");
+        }
+    }
+    assert!(
+        answers[0].contains(&format!("{}…[redacted]", &key[..8])),
+        "the decode error says what it refused: {}",
+        answers[0]
+    );
+    let lines: Vec<Value> = log.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
+    let path_of = |needle: &str| lines.iter().any(|l| l["span"]["path"].as_str().is_some_and(|p| p.contains(needle)));
+    assert!(
+        path_of(&format!("/bridge/history/bridge/{}…[redacted]", &key[..8])),
+        "the request is logged, its path redacted: {log}"
+    );
+    assert!(path_of(&format!("/dashboard/bridges/{}…[redacted]", &csrf[..8])), "{log}");
+    let sign_in_line =
+        lines.iter().find(|l| l["message"] == "dashboard sign-in refused").expect("a refused sign-in is logged");
+    assert_eq!(sign_in_line["credential"], format!("{}…[redacted]", &made_up[..8]), "{sign_in_line}");
 }
 
 /// Two instances on one PostgreSQL database under load on both; one gets SIGTERM while webhook attempts are in

@@ -186,7 +186,11 @@ struct Walker {
 }
 
 impl Walker {
-    fn issue(&mut self, tag: IssueTag, message: String) {
+    /// An issue at the current path. A credential in its message (the value quoted after `actual`) is written
+    /// redacted ([`crate::credential::redact`]): a deliberate difference from the reference framework, which quotes
+    /// the value whole.
+    fn issue(&mut self, tag: IssueTag, mut message: String) {
+        crate::credential::redact_in_place(&mut message);
         let path = self
             .path
             .iter()
