@@ -110,22 +110,6 @@ pub enum KeyLookup<'a> {
     Hash(&'a str),
 }
 
-impl KeyLookup<'_> {
-    /// The column it is found by (both backends name them alike).
-    pub fn column(&self) -> &'static str {
-        match self {
-            KeyLookup::Id(_) => "id",
-            KeyLookup::Hash(_) => "hash",
-        }
-    }
-
-    pub fn value(&self) -> &str {
-        match self {
-            KeyLookup::Id(value) | KeyLookup::Hash(value) => value,
-        }
-    }
-}
-
 /// Use seen by one instance since its last flush (wall clock): keys' last use and projects' last activity. Both
 /// backends keep the later of what they have and what they get, so instances flushing at once agree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

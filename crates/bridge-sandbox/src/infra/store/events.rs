@@ -20,19 +20,16 @@ pub struct NewEvent {
     pub webhook_url: Option<String>,
 }
 
+/// Events of the feed, each with its position, as the JSON they were stored as (not decoded: the feed serves it).
+pub type FeedEvents = Vec<(i64, Encoded<WebhookEvent>)>;
+
 #[async_trait]
 pub trait EventStore: Send + Sync {
     /// Appends events on their own.
     async fn append_events(&self, events: &[NewEvent]) -> StoreResult<()>;
     /// A project's events at or after `since_ms` with a sequence number above `after_seq`, in sequence order, as
     /// the JSON they were stored as (not decoded: the feed serves it as it is).
-    async fn events(
-        &self,
-        project: &str,
-        since_ms: i64,
-        after_seq: i64,
-        limit: u64,
-    ) -> StoreResult<Vec<(i64, Encoded<WebhookEvent>)>>;
+    async fn events(&self, project: &str, since_ms: i64, after_seq: i64, limit: u64) -> StoreResult<FeedEvents>;
 }
 
 /// An event of the feed: its position and its body as stored (not decoded: the feed serves it as it is).

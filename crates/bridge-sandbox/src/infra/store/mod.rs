@@ -1,8 +1,15 @@
-//! Persistence. The sandbox talks to the [`Store`] trait: one atomic domain operation per method, each an
-//! `async` method whose future is `Send`, so a backend may be a blocking embedded database run off the async
-//! workers ([`SqliteStore`], the default) or a server database reached through an async driver and a pool, shared
-//! by several sandbox instances. Every failure is one typed [`StoreError`], which converts into every operation's
+//! Persistence. The sandbox talks to the [`Store`] trait, the sum of one trait per area (quotes, bridges,
+//! addresses, events, deliveries, clocks, access, health): one atomic domain operation per method, each an `async`
+//! method whose future is `Send`, so a backend may be a blocking embedded database run off the async workers
+//! ([`SqliteStore`], the default) or a server database reached through an async driver and a pool, shared by
+//! several sandbox instances. Every failure is one typed [`StoreError`], which converts into every operation's
 //! 503 `ServiceUnavailable` (`bridge_contract::IntoServiceUnavailable`), so the areas propagate it with `?`.
+//!
+//! An area is written once: `store/<area>.rs` declares its trait, its stored types, how each is read from a row
+//! (`rows`) and its SQL for both backends (`sql`: one text per statement, the dialects' few differences rewritten
+//! there); `sqlite/<area>.rs` and `postgres/<area>.rs` implement the trait, each deciding only how the statements
+//! run (the writer thread or a reader; a transaction of the pool) and what differs by logic (feed positions,
+//! leases, locks). The schema follows one migration plan (`migrations`).
 //!
 //! Every state change and the events it emits are written in one transaction, so an event is never lost or
 //! emitted for a change that did not happen; an event with a `webhookUrl` gets its outbox row in the same
@@ -66,7 +73,7 @@ pub use addresses::{AddressSearch, AddressStore, StoredAddress, StoredDeposit, S
 pub use bridges::{BridgeStore, HistoryCursorQuery, HistoryQuery};
 pub use clocks::{ClockStore, ResetCounts};
 pub use deliveries::{AttemptOutcome, DeliveryClaim, DeliveryStore, DueDelivery};
-pub use events::{EventStore, NewEvent};
+pub use events::{EventStore, FeedEvents, NewEvent};
 pub use health::{Backlog, HealthStore, SchemaStatus};
 pub use postgres::PgStore;
 pub use quotes::{QuoteStore, StoredQuote};
