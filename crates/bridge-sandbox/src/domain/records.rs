@@ -251,7 +251,7 @@ pub struct StoredBridge {
     /// its events carry; kept on the bridge so that the lifecycle does not read the address at each step.
     pub address_note: Option<String>,
     pub plan: Option<Plan>,
-    /// How many times it was saved: `Store::save_bridge` writes only over the version it was read at.
+    /// How many times it was saved: `BridgeStore::save_bridge` writes only over the version it was read at.
     pub version: i64,
 }
 

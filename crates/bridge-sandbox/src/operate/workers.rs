@@ -5,7 +5,7 @@
 //! Stopping ([`Workers::stop`], at shutdown): neither starts a new pass; a lifecycle pass under way finishes (its
 //! steps are saved one by one), the webhook attempts in flight finish or are handed back at the deadline
 //! ([`Deliverer::drain`]), then a last pass syncs this instance's clock to the store, and every lease this
-//! instance still holds is released ([`crate::infra::store::Store::release_own_leases`]), so that other instances take
+//! instance still holds is released ([`crate::infra::store::HealthStore::release_own_leases`]), so that other instances take
 //! its bridges and deliveries at once rather than when the leases run out.
 
 use std::sync::Arc;
