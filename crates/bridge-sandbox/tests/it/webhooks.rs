@@ -530,7 +530,45 @@ async fn resend_and_recover_try_deliveries_again_now(store: TestStore) {
     sandbox.stop().await;
 }
 
+/// A resend acknowledged while an attempt of the same delivery is in flight is not lost: the attempt's outcome,
+/// recorded after the resend, must not close the delivery the resend made due again (seen lost under load: the
+/// first attempt's "delivered" overwrote the resend's schedule, so the second delivery never came).
+async fn a_resend_while_an_attempt_is_in_flight_is_not_lost(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
+    // The receiver takes each delivery at once but holds its answer to the first until the test releases it.
+    let received = Arc::new(Mutex::new(Vec::<Vec<u8>>::new()));
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let (r, gate) = (received.clone(), release.clone());
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: Bytes| {
+            let (r, gate) = (r.clone(), gate.clone());
+            async move {
+                let first = {
+                    let mut r = r.lock().unwrap();
+                    r.push(body.to_vec());
+                    r.len() == 1
+                };
+                if first {
+                    gate.acquire().await.unwrap().forget();
+                }
+                StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let url = format!("http://{}/hook", crate::support::serve_locally(app).await);
+    let event = send_test_event(&client, &url, "in flight").await;
+    wait_for("the first attempt reaches the receiver", || received.lock().unwrap().len() == 1).await;
+    let resent = client.sandbox_resend_webhook_delivery(&event).await.unwrap();
+    assert_eq!(resent.deliveries, 1, "the resend is acknowledged");
+    release.add_permits(1);
+    wait_for("the acknowledged resend is delivered", || received.lock().unwrap().len() == 2).await;
+    sandbox.stop().await;
+}
+
 both_stores!(
+    a_resend_while_an_attempt_is_in_flight_is_not_lost,
     resend_and_recover_try_deliveries_again_now,
     real_deliveries_verify_in_rust_and_in_javascript,
     moving_the_clock_during_a_delivery_does_not_deliver_it_twice,

@@ -21,6 +21,9 @@ pub struct DueDelivery {
     pub event: WebhookEvent,
     /// 1 for the first attempt.
     pub attempt: u32,
+    /// The delivery's generation when it was taken: a resend or recovery acknowledged while the attempt is in
+    /// flight raises it, and the attempt's outcome then no longer decides when (or whether) to try again.
+    pub generation: i64,
 }
 
 /// What became of one attempt.
@@ -104,14 +107,19 @@ impl FromRow for WebhookDeliveryAttempt {
 }
 
 /// Schedules a delivery's next attempt (or closes it) and ends its lease: one row changed, or none when the
-/// delivery is gone.
+/// delivery is gone. When a resend or recovery raised the delivery's generation while the attempt was in flight,
+/// the schedule it set stands (due, not delivered): the attempt is logged, but cannot close what was asked again.
 pub(super) fn schedule(d: &DueDelivery, o: &AttemptOutcome) -> Query {
     query!(
-        "UPDATE outbox SET attempts = ?2, next_ms = ?3, delivered = ?4, leased_until = NULL WHERE id = ?1",
+        "UPDATE outbox SET attempts = ?2, leased_until = NULL,
+                next_ms = CASE WHEN generation = ?5 THEN ?3 ELSE next_ms END,
+                delivered = CASE WHEN generation = ?5 THEN ?4 ELSE FALSE END
+         WHERE id = ?1",
         d.outbox_id,
         d.attempt,
         o.next_ms,
         o.delivered,
+        d.generation,
     )
 }
 
@@ -147,7 +155,8 @@ pub(super) fn attempts(project: &str, event_id: Option<&str>, limit: u64) -> Que
 
 pub(super) fn resend(project: &str, event_id: &str, now_ms: i64) -> Query {
     query!(
-        "UPDATE outbox SET next_ms = ?3, delivered = FALSE WHERE project = ?1 AND event_id = ?2",
+        "UPDATE outbox SET next_ms = ?3, delivered = FALSE, generation = generation + 1
+         WHERE project = ?1 AND event_id = ?2",
         project,
         event_id,
         now_ms,
@@ -156,7 +165,7 @@ pub(super) fn resend(project: &str, event_id: &str, now_ms: i64) -> Query {
 
 pub(super) fn recover(project: &str, since_ms: i64, now_ms: i64) -> Query {
     query!(
-        "UPDATE outbox SET next_ms = ?3 WHERE project = ?1 AND NOT delivered AND attempts > 0
+        "UPDATE outbox SET next_ms = ?3, generation = generation + 1 WHERE project = ?1 AND NOT delivered AND attempts > 0
            AND (SELECT max(a.at_ms) FROM delivery_attempts a WHERE a.outbox_id = outbox.id) >= ?2",
         project,
         since_ms,

@@ -72,6 +72,7 @@ pub(crate) const PLAN: &[Step] = &[
     step!(12, "delivery_details", "0012_delivery_details.sql", "0012_delivery_details.sql"),
     step!(13, "bridge_address_note", "0013_bridge_address_note.sql", "0013_bridge_address_note.sql"),
     step!(14, "lease_holders", -, "0014_lease_holders.sql"),
+    step!(15, "outbox_generation", "0015_outbox_generation.sql", "0015_outbox_generation.sql"),
 ];
 
 /// SQLite's migrations: every step, in order (an empty one where SQLite has nothing to do).

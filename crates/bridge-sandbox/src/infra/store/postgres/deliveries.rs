@@ -18,7 +18,7 @@ impl DeliveryStore for PgStore {
         // the oldest due rows of this batch (window functions and `FOR UPDATE` do not mix).
         let batch = (claim.limit.max(1) * claim.per_url.max(1) as u64).min(1_000) as i64;
         let rows = query(
-            "SELECT o.id, o.event_id, o.project, o.url, o.attempts, e.body
+            "SELECT o.id, o.event_id, o.project, o.url, o.attempts, e.body, o.generation
              FROM projects p JOIN outbox o ON o.project = p.id JOIN events e ON e.id = o.event_id
              WHERE o.next_ms IS NOT NULL AND o.next_ms <= GREATEST(p.clock_value + $1, p.clock_floor)
                AND (o.leased_until IS NULL OR o.leased_until <= $2)
@@ -48,6 +48,7 @@ impl DeliveryStore for PgStore {
                 url,
                 event: from_json(r.try_get(5)?)?,
                 attempt: r.try_get::<i32, _>(4)? as u32 + 1,
+                generation: r.try_get(6)?,
             });
         }
         let ids: Vec<i64> = out.iter().map(|d| d.outbox_id).collect();
