@@ -95,8 +95,9 @@ step "2. build deploy/Containerfile (BASE=$BASE_IMAGE, BINARY=$BINARY)"
 
 step "3. the image's configuration"
 "${BUILDAH[@]}" inspect --type image "$IMAGE" >"$WORK/config.json"
-# Checks the configuration and prints shell assignments of what step 5 needs, with the Kubernetes container's.
-eval "$(python3 - "$WORK/config.json" deploy/kubernetes/deployment.yaml <<'EOF'
+# Checks the configuration and prints shell assignments of what step 5 needs, with the Kubernetes container's
+# (assigned first, so that a failed check stops the test: `eval "$(...)"` would go on).
+assignments=$(python3 - "$WORK/config.json" deploy/kubernetes/deployment.yaml <<'EOF'
 import json, shlex, sys
 import yaml
 config = json.load(open(sys.argv[1]))["Docker"]["config"]
@@ -128,7 +129,8 @@ array("IMAGE_ENV", config.get("Env") or [])
 array("K8S_COMMAND", entrypoint + container["args"])
 print(f"K8S_STOP_BOUND={pod['terminationGracePeriodSeconds'] - container['lifecycle']['preStop']['sleep']['seconds']}")
 EOF
-)"
+)
+eval "$assignments"
 echo "user $IMAGE_USER; command ${IMAGE_COMMAND[*]}; health check ${IMAGE_HEALTH[*]}"
 
 container=$("${BUILDAH[@]}" from --quiet "$IMAGE")
