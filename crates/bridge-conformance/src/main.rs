@@ -336,6 +336,8 @@ async fn main() -> ExitCode {
     // CSRF token whole (`bridge_server::credential`).
     tracing_subscriber::fmt()
         .with_writer(|| bridge_server::credential::Redacting(std::io::stderr()))
+        // Colours only on a terminal, and not even there with NO_COLOR set (https://no-color.org), as for --help.
+        .with_ansi(anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "warn,bridge_conformance=info".into()),

@@ -5,6 +5,7 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use bridge_sandbox::admin::{self, Admin};
 use bridge_sandbox::clock::ClockMode;
 use bridge_sandbox::egress::{EgressMode, WebhookEgress};
@@ -165,6 +166,21 @@ enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Ask a sandbox's probe: exit 0 when it answers 2xx, else 1 (the container image's health check: no curl).
+    ///
+    /// Prints the answer; otherwise says on stderr what the probe answered, or why it did not. Straight to the URL:
+    /// no proxy, no redirect.
+    ///   bridge-sandbox probe                               # readiness of the sandbox on port 8080
+    ///   bridge-sandbox probe http://127.0.0.1:8080/livez   # liveness
+    #[command(verbatim_doc_comment)]
+    Probe {
+        /// The probe (`/readyz`: ready to serve, the load balancer's check; `/livez`: the process serves).
+        #[arg(default_value = "http://127.0.0.1:8080/readyz")]
+        url: url::Url,
+        /// Give up after this long (exit 1).
+        #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+        timeout: Duration,
+    },
 }
 
 #[derive(Subcommand)]
@@ -303,16 +319,13 @@ impl Operations {
         // Every line goes through the credential recogniser: no log line writes an API key, a JWT, a session id
         // or a CSRF token whole, whatever logged it (a request path, an error, a dependency's message).
         let out = || bridge_server::credential::Redacting(std::io::stdout());
+        // Colours only on a terminal, and not even there with NO_COLOR set (https://no-color.org), as clap decides
+        // for --help: `serve > file`, a pipe or a container's log collector get plain text.
+        let ansi = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
+        let logs = tracing_subscriber::fmt().with_writer(out).with_ansi(ansi).with_env_filter(filter());
         match self.log_format {
-            LogFormat::Human => tracing_subscriber::fmt().with_writer(out).with_env_filter(filter()).init(),
-            LogFormat::Json => tracing_subscriber::fmt()
-                .with_writer(out)
-                .json()
-                .flatten_event(true)
-                .with_current_span(true)
-                .with_span_list(false)
-                .with_env_filter(filter())
-                .init(),
+            LogFormat::Human => logs.init(),
+            LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
         }
     }
 }
@@ -454,5 +467,18 @@ async fn main() -> anyhow::Result<()> {
             print!("{}", admin::render_audit(&store.admin().await?.audit(project.as_deref(), limit).await?));
             Ok(())
         }
+        Command::Probe { url, timeout } => probe(url, timeout).await,
     }
+}
+
+/// `probe`: one GET of `url` within `timeout`; an answer other than 2xx is an error (exit 1).
+async fn probe(url: url::Url, timeout: Duration) -> anyhow::Result<()> {
+    let client =
+        reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).timeout(timeout).build()?;
+    let answer = client.get(url.clone()).send().await.with_context(|| format!("no answer from {url}"))?;
+    let status = answer.status();
+    let body = answer.text().await.with_context(|| format!("{url} answered {status}, then no whole body"))?;
+    anyhow::ensure!(status.is_success(), "{url} answered {status}: {body}");
+    println!("{status} {body}");
+    Ok(())
 }

@@ -16,6 +16,8 @@
 //! * [`fuzz_corpus`]: the fuzz targets' corpora replayed on the stable toolchain;
 //! * [`operate`] (in process) and [`processes`] (the binary as a child process): probes, metrics, logs, timeouts,
 //!   the connection cap under stalled connections, graceful shutdown of one of two instances;
+//! * [`deployment`]: what a container runtime and a log collector rely on: the `probe` command (the image's
+//!   health check), logs coloured only on a terminal;
 //! * [`sdk`]: the production service's official TypeScript SDK against a fresh sandbox, and the production
 //!   payload fixtures against the pinned SDK's types;
 //! * [`clients`]: Python and TypeScript clients generated from the document the sandbox serves, by the
@@ -35,6 +37,7 @@ mod bridge_versions;
 mod clients;
 mod counters;
 mod dashboard;
+mod deployment;
 mod egress;
 mod feed_store;
 mod fuzz_corpus;
