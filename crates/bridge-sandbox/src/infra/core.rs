@@ -21,7 +21,7 @@ pub struct Core {
     pub clock: Clock,
     /// Where webhooks may be delivered: checked when a `webhookUrl` is given and again at delivery.
     pub egress: WebhookEgress,
-    /// One lifecycle pass at a time (`crate::http::bridges::advance`).
+    /// One lifecycle pass at a time (`crate::pipeline::lifecycle::advance`, and a cancel).
     pub(crate) pass: tokio::sync::Mutex<()>,
     /// The latest time answered per project (`--clock real` across wall-clock steps).
     pub(crate) floors: Floors,

@@ -1,6 +1,6 @@
-//! Bridge records: the history and one record (`GET /bridge/history/...`), the sandbox helpers that move them
-//! (a deposit into a committed bridge, the clock), and the lifecycle pass that moves every bridge whose time has
-//! come ([`advance`], run by the server every 250 ms and after each clock advance).
+//! Bridge records: the history and one record (`GET /bridge/history/...`), lookups by transaction hash, the
+//! owner's cancel, and the sandbox helper that pays a committed bridge's deposit. What moves bridges as time passes
+//! is the lifecycle pass ([`crate::pipeline::lifecycle`]).
 
 use bridge_contract::operations::{
     CancelBridgeError, GetBridgeByWithdrawHashError, GetBridgeError, GetBridgesByDepositHashError,
@@ -17,14 +17,11 @@ use bridge_server::{Answer, Caller};
 use crate::domain::ids;
 use crate::domain::lifecycle;
 use crate::domain::records::{self, Plan, SeenDeposit, StoredBridge};
-use crate::infra::clock::base_ms;
 use crate::infra::core::Core;
 use crate::infra::store::{Counter, HistoryCursorQuery, HistoryQuery, StoreError, StoreResult};
 
 /// Largest history page (the spec leaves it open; docs/integrating.md, "Limits").
 pub const MAX_HISTORY_LIMIT: u64 = 100;
-/// Bridges moved per store read of a lifecycle pass.
-const PASS_BATCH: u64 = 100;
 
 pub async fn list_bridge_history(
     core: &Core,
@@ -162,47 +159,6 @@ async fn try_deposit(
     }
     tracing::info!(project = %caller.project_id, bridge = %path.bridge_id, "deposit seen");
     Ok(Some(bridge.record))
-}
-
-/// The lifecycle pass: moves every bridge whose time has come on its project's clock, one step each, until none
-/// is due; returns how many steps were taken. One pass at a time; the sandbox's clock is synced with the store
-/// first (shared by instances), and the latest times this instance answered per project are stored.
-pub async fn advance(core: &Core) -> StoreResult<usize> {
-    let _pass = core.pass.lock().await;
-    let (value, floor) = core.store.sync_clock(core.clock.take_sync()).await?;
-    core.clock.adopt(value, floor);
-    if core.clock.mode() == crate::infra::clock::ClockMode::Real {
-        core.store.keep_project_floors(&core.floors.take_changed()).await?;
-    }
-    let mut steps = 0;
-    loop {
-        let due = core.store.due_bridges(base_ms(core.clock.mode()), PASS_BATCH).await?;
-        if due.is_empty() {
-            return Ok(steps);
-        }
-        for mut bridge in due {
-            let at = bridge.next_ms.unwrap_or(bridge.updated_ms);
-            let seed = core.next(Counter::Tx).await?;
-            let events = match lifecycle::step(&mut bridge, at, seed) {
-                Ok(events) => events,
-                Err(stuck) => {
-                    tracing::warn!(bridge = %bridge.id, error = %stuck, "lifecycle step failed; parking the bridge");
-                    vec![]
-                }
-            };
-            let mut new_events = Vec::with_capacity(events.len());
-            for event in events {
-                new_events.push(core.event(&bridge.project, at, event, bridge.webhook_url.clone()).await?);
-            }
-            if !core.store.save_bridge(&bridge, &new_events).await? {
-                // A request changed it since it was taken: it is read again (if still due) by the next round.
-                tracing::debug!(bridge = %bridge.id, "changed meanwhile; stepped again from its new state");
-                continue;
-            }
-            tracing::info!(bridge = %bridge.id, state = records::state_name(&bridge.record), "bridge advanced");
-            steps += 1;
-        }
-    }
 }
 
 // ----------------------------------------------------------------- production endpoints beyond the spec (issue 17)

@@ -10,11 +10,12 @@ use bridge_contract::*;
 use bridge_server::{Answer, AuthFailure, BridgeApi, Caller, SandboxApi};
 
 use crate::access::Access;
-use crate::http::addresses::{self, details as address_details};
-use crate::http::{bridge_config, bridges, deposits, feed, projects, quotes, routing, webhooks};
 use crate::infra::clock::Clock;
 use crate::infra::core::Core;
 use crate::infra::store::StoreResult;
+use crate::operations::addresses::{self, details as address_details};
+use crate::operations::{bridge_config, bridges, deposits, feed, projects, quotes, routing, webhooks};
+use crate::pipeline::lifecycle;
 
 struct Inner {
     core: Arc<Core>,
@@ -54,7 +55,7 @@ impl Sandbox {
 
     /// Moves every bridge whose time has come; returns how many steps were taken.
     pub async fn tick(&self) -> StoreResult<usize> {
-        bridges::advance(&self.0.core).await
+        lifecycle::advance(&self.0.core).await
     }
 }
 

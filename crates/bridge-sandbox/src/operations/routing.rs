@@ -1,5 +1,5 @@
 //! Routing deposit addresses (sandbox helper `POST /sandbox/routing-deposit-addresses`): creation, and the
-//! choice of the route a deposit follows. Deposits into them are simulated by [`crate::http::deposits`].
+//! choice of the route a deposit follows. Deposits into them are simulated by [`crate::operations::deposits`].
 //!
 //! The spec knows routing deposit addresses only through their three event kinds; how routes are ordered and
 //! matched is this contract's design, stated on `RoutingRoute` and `RoutingMatcher` in the schema.

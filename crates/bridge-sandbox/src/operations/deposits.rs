@@ -1,6 +1,6 @@
 //! `POST /sandbox/deposit-addresses/{address}/{chain}/deposits`: a simulated deposit into a deposit address or a
 //! routing deposit address. Priced as a deposit quote ([`crate::domain::pricing::quote_deposit`]) to the address's
-//! destination (or the route [`crate::http::routing`] chooses): bridged (a `depositAddressBridge` record, or `bridgeSwap`
+//! destination (or the route [`crate::operations::routing`] chooses): bridged (a `depositAddressBridge` record, or `bridgeSwap`
 //! when it swaps, seen at once or after a delay) or rejected and refunded (to the address's refund address, else
 //! to the sender). Every event about the deposit is built from one [`SdaDeposit`].
 
@@ -22,12 +22,12 @@ use crate::domain::lifecycle::{self, DELAY_MS};
 use crate::domain::pricing::{self, DepositQuote, QuoteContext};
 use crate::domain::records::date;
 use crate::domain::records::{self, NewRecord, Plan, SeenDeposit};
-use crate::http::addresses::not_found;
-use crate::http::routing;
 use crate::infra::core::Core;
 use crate::infra::store::{
     Counter, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredRoutingAddress,
 };
+use crate::operations::addresses::not_found;
+use crate::operations::routing;
 
 /// Confirmations a deposit into a deposit address needs before its bridge is accepted.
 pub const REQUIRED_CONFIRMATIONS: u64 = 12;

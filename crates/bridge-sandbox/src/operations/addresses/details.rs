@@ -21,9 +21,9 @@ use bridge_server::Caller;
 use rust_decimal::Decimal;
 
 use crate::domain::catalogue::usd_number;
-use crate::http::addresses::not_found;
 use crate::infra::core::Core;
 use crate::infra::store::{StoreResult, StoredAddress, StoredDeposit};
+use crate::operations::addresses::not_found;
 
 /// Longest deposit-history window, and the window when `from` is absent (production's).
 pub const MAX_HISTORY_WINDOW_MS: i64 = 31 * DAY_MS;

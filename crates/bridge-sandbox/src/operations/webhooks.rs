@@ -1,5 +1,5 @@
 //! Webhooks as operations: the public key that verifies them (`GET /webhook/public-key`), and the sandbox helpers
-//! that send a test event, list delivery attempts, resend one event's deliveries and recover the failed ones. Deliveries themselves are [`crate::infra::delivery`]'s.
+//! that send a test event, list delivery attempts, resend one event's deliveries and recover the failed ones. Deliveries themselves are [`crate::pipeline::delivery`]'s.
 
 use bridge_contract::operations::{
     SandboxListWebhookDeliveriesError, SandboxRecoverWebhookDeliveriesError, SandboxResendWebhookDeliveryError,

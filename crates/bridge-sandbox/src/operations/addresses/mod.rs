@@ -1,5 +1,5 @@
 //! Smart deposit addresses: creation (with production's validations and the reuse policy), search, and the
-//! public status with the recent deposits (simulated by [`crate::http::deposits`]).
+//! public status with the recent deposits (simulated by [`crate::operations::deposits`]).
 //!
 //! Reuse: unless `reusePolicy` is `create-new`, a request reuses the project's existing address on a deposit
 //! chain when every other member of the request (destination, `tokenOut`, `addressNote`, `webhookUrl`,

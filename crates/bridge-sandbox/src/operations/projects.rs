@@ -7,9 +7,9 @@ use bridge_contract::{InvalidRequest, SandboxAdvanceClockRequest, SandboxClock, 
 use bridge_server::Caller;
 
 use crate::domain::records::date;
-use crate::http::bridges;
 use crate::infra::clock::{base_ms, ProjectClock, LATEST_MS};
 use crate::infra::core::Core;
+use crate::pipeline::lifecycle;
 
 /// `GET /sandbox/clock`: the caller's project time.
 pub async fn get_clock(core: &Core, caller: &Caller) -> Result<SandboxClock, SandboxGetClockError> {
@@ -30,7 +30,7 @@ pub async fn advance_clock(
     let clock = core.store.advance_project_clock(project, ms, limit).await?.ok_or_else(refused)?;
     let now = core.answer(project, &clock);
     tracing::info!(project = %project, ms, now = %date(now), "project clock advanced");
-    bridges::advance(core).await?;
+    lifecycle::advance(core).await?;
     Ok(SandboxClock { now: date(now) })
 }
 
