@@ -1,7 +1,12 @@
-//! The sandbox as the contract's service: [`BridgeApi`] (the production operations) and [`SandboxApi`] (the sandbox
-//! helpers), each method delegating to the area that owns it over the one [`Core`]. A project sees only its own
-//! quotes, bridges, addresses and events; another project's id is answered exactly like an id that does not exist.
-//! A `webhookUrl` is checked against the webhook egress policy ([`crate::infra::egress`]) before its area sees the request.
+//! The sandbox as the contract's service: [`Sandbox`] implements [`BridgeApi`] (the production operations) and
+//! [`SandboxApi`] (the sandbox helpers), the traits `bridge-server` generates, by calling the operation of the same
+//! name on its [`Core`] ([`crate::operations`], one file per area). A project sees only its own quotes, bridges,
+//! addresses and events; another project's id is answered exactly like an id that does not exist.
+//!
+//! Why a method here for every operation, each one line: a generated trait is one trait per API with a method per
+//! operation, and Rust takes all the methods of a trait in one `impl` block, so the operations, which live in
+//! their areas, are reached from here. The adapter adds nothing of its own but what is not the core's: the
+//! webhook public key this instance serves and the API-key exchange, which belongs to [`Access`].
 
 use std::sync::Arc;
 
@@ -13,8 +18,6 @@ use crate::access::Access;
 use crate::infra::clock::Clock;
 use crate::infra::core::Core;
 use crate::infra::store::StoreResult;
-use crate::operations::addresses::{self, details as address_details};
-use crate::operations::{bridge_config, bridges, deposits, feed, projects, quotes, routing, webhooks};
 use crate::pipeline::lifecycle;
 
 struct Inner {
@@ -61,8 +64,7 @@ impl Sandbox {
 
 impl BridgeApi for Sandbox {
     async fn quote_bridge(&self, caller: Caller, body: BridgeQuoteRequest) -> Result<QuoteResponse, QuoteBridgeError> {
-        self.core().check_webhook_url(body.webhook_url.as_deref()).await?;
-        quotes::quote_bridge(self.core(), &caller, body).await
+        self.core().quote_bridge(&caller, body).await
     }
 
     async fn quote_bridge_swap(
@@ -70,12 +72,11 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         body: BridgeSwapQuoteRequest,
     ) -> Result<QuoteResponse, QuoteBridgeSwapError> {
-        self.core().check_webhook_url(body.webhook_url.as_deref()).await?;
-        quotes::quote_bridge_swap(self.core(), &caller, body).await
+        self.core().quote_bridge_swap(&caller, body).await
     }
 
     async fn commit_quote(&self, caller: Caller, path: CommitQuotePath) -> Result<QuoteCommitted, CommitQuoteError> {
-        quotes::commit_quote(self.core(), &caller, path).await
+        self.core().commit_quote(&caller, path).await
     }
 
     async fn list_bridge_history(
@@ -83,11 +84,11 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         query: ListBridgeHistoryQuery,
     ) -> Result<HistoryPage, ListBridgeHistoryError> {
-        bridges::list_bridge_history(self.core(), &caller, query).await
+        self.core().list_bridge_history(&caller, query).await
     }
 
     async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<Answer<BridgeRecord>, GetBridgeError> {
-        bridges::get_bridge(self.core(), &caller, path).await
+        self.core().get_bridge(&caller, path).await
     }
 
     async fn create_deposit_addresses(
@@ -95,8 +96,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         body: DepositAddressCreateRequest,
     ) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> {
-        self.core().check_webhook_url(body.webhook_url.as_deref()).await?;
-        addresses::create(self.core(), &caller, body).await
+        self.core().create_deposit_addresses(&caller, body).await
     }
 
     async fn search_deposit_addresses(
@@ -104,7 +104,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         query: SearchDepositAddressesQuery,
     ) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> {
-        addresses::search(self.core(), &caller, query).await
+        self.core().search_deposit_addresses(&caller, query).await
     }
 
     async fn get_deposit_address_public_status(
@@ -113,7 +113,7 @@ impl BridgeApi for Sandbox {
         path: GetDepositAddressPublicStatusPath,
         query: GetDepositAddressPublicStatusQuery,
     ) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> {
-        addresses::public_status(self.core(), &caller, path, query).await
+        self.core().get_deposit_address_public_status(&caller, path, query).await
     }
 
     async fn get_webhook_public_key(&self) -> Result<WebhookPublicKey, GetWebhookPublicKeyError> {
@@ -125,7 +125,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         query: ListUserEventsQuery,
     ) -> Result<Answer<UserEventsPage>, ListUserEventsError> {
-        feed::list_user_events(self.core(), &caller, query).await
+        self.core().list_user_events(&caller, query).await
     }
 
     async fn cancel_bridge(
@@ -134,7 +134,7 @@ impl BridgeApi for Sandbox {
         path: CancelBridgePath,
         body: CancelBridgeRequest,
     ) -> Result<BridgeRecord, CancelBridgeError> {
-        bridges::cancel(self.core(), &caller, path, body).await
+        self.core().cancel_bridge(&caller, path, body).await
     }
 
     async fn list_bridge_history_cursor(
@@ -142,7 +142,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         query: ListBridgeHistoryCursorQuery,
     ) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> {
-        bridges::list_bridge_history_cursor(self.core(), &caller, query).await
+        self.core().list_bridge_history_cursor(&caller, query).await
     }
 
     async fn get_bridges_by_deposit_hash(
@@ -150,7 +150,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         path: GetBridgesByDepositHashPath,
     ) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> {
-        bridges::by_deposit_hash(self.core(), &caller, path).await
+        self.core().get_bridges_by_deposit_hash(&caller, path).await
     }
 
     async fn get_bridge_by_withdraw_hash(
@@ -158,29 +158,29 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         path: GetBridgeByWithdrawHashPath,
     ) -> Result<BridgeRecord, GetBridgeByWithdrawHashError> {
-        bridges::by_withdraw_hash(self.core(), &caller, path).await
+        self.core().get_bridge_by_withdraw_hash(&caller, path).await
     }
 
     async fn get_bridge_configs(&self) -> Result<BridgeConfigs, GetBridgeConfigsError> {
-        bridge_config::configs(self.core())
+        self.core().get_bridge_configs()
     }
 
     async fn get_bridge_token_config(
         &self,
         path: GetBridgeTokenConfigPath,
     ) -> Result<ExtendedTokenEntry, GetBridgeTokenConfigError> {
-        bridge_config::token_config(self.core(), path)
+        self.core().get_bridge_token_config(path)
     }
 
     async fn get_bridge_swap_token_configs(&self) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> {
-        bridge_config::swap_token_configs(self.core())
+        self.core().get_bridge_swap_token_configs()
     }
 
     async fn get_deposit_address_rate_limit_status(
         &self,
         caller: Caller,
     ) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> {
-        address_details::rate_limit_status(self.core(), &caller).await
+        self.core().get_deposit_address_rate_limit_status(&caller).await
     }
 
     async fn get_deposit_address_status(
@@ -188,7 +188,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         path: GetDepositAddressStatusPath,
     ) -> Result<DepositAddressStatus, GetDepositAddressStatusError> {
-        address_details::status(self.core(), &caller, path).await
+        self.core().get_deposit_address_status(&caller, path).await
     }
 
     async fn get_deposit_address_history(
@@ -197,7 +197,7 @@ impl BridgeApi for Sandbox {
         path: GetDepositAddressHistoryPath,
         query: GetDepositAddressHistoryQuery,
     ) -> Result<DepositAddressHistory, GetDepositAddressHistoryError> {
-        address_details::history(self.core(), &caller, path, query).await
+        self.core().get_deposit_address_history(&caller, path, query).await
     }
 
     async fn get_deposit_address_completed_refunds(
@@ -205,7 +205,7 @@ impl BridgeApi for Sandbox {
         caller: Caller,
         path: GetDepositAddressCompletedRefundsPath,
     ) -> Result<CompletedRefunds, GetDepositAddressCompletedRefundsError> {
-        address_details::completed_refunds(self.core(), &caller, path).await
+        self.core().get_deposit_address_completed_refunds(&caller, path).await
     }
 
     async fn get_deposit_address_supported_tokens(
@@ -213,7 +213,7 @@ impl BridgeApi for Sandbox {
         path: GetDepositAddressSupportedTokensPath,
         query: GetDepositAddressSupportedTokensQuery,
     ) -> Result<SupportedTokens, GetDepositAddressSupportedTokensError> {
-        address_details::supported_tokens(self.core(), path, query)
+        self.core().get_deposit_address_supported_tokens(path, query)
     }
 
     async fn exchange_api_key(&self, body: ApiKeyExchangeRequest) -> Result<ApiKeyExchange, ExchangeApiKeyError> {
@@ -234,7 +234,7 @@ impl SandboxApi for Sandbox {
         path: SandboxDepositBridgePath,
         body: SandboxBridgeDepositRequest,
     ) -> Result<BridgeRecord, SandboxDepositBridgeError> {
-        bridges::deposit(self.core(), &caller, path, body).await
+        self.core().sandbox_deposit_bridge(&caller, path, body).await
     }
 
     async fn sandbox_deposit_into_address(
@@ -243,7 +243,7 @@ impl SandboxApi for Sandbox {
         path: SandboxDepositIntoAddressPath,
         body: SandboxAddressDepositRequest,
     ) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> {
-        deposits::deposit(self.core(), &caller, path, body).await
+        self.core().sandbox_deposit_into_address(&caller, path, body).await
     }
 
     async fn sandbox_create_routing_deposit_address(
@@ -251,8 +251,7 @@ impl SandboxApi for Sandbox {
         caller: Caller,
         body: SandboxRoutingDepositAddressRequest,
     ) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> {
-        self.core().check_webhook_url(body.webhook_url.as_deref()).await?;
-        routing::create(self.core(), &caller, body).await
+        self.core().sandbox_create_routing_deposit_address(&caller, body).await
     }
 
     async fn sandbox_advance_clock(
@@ -260,15 +259,15 @@ impl SandboxApi for Sandbox {
         caller: Caller,
         body: SandboxAdvanceClockRequest,
     ) -> Result<SandboxClock, SandboxAdvanceClockError> {
-        projects::advance_clock(self.core(), &caller, body).await
+        self.core().sandbox_advance_clock(&caller, body).await
     }
 
     async fn sandbox_get_clock(&self, caller: Caller) -> Result<SandboxClock, SandboxGetClockError> {
-        projects::get_clock(self.core(), &caller).await
+        self.core().sandbox_get_clock(&caller).await
     }
 
     async fn sandbox_reset_project(&self, caller: Caller) -> Result<SandboxReset, SandboxResetProjectError> {
-        projects::reset(self.core(), &caller).await
+        self.core().sandbox_reset_project(&caller).await
     }
 
     async fn sandbox_send_webhook_test(
@@ -276,8 +275,7 @@ impl SandboxApi for Sandbox {
         caller: Caller,
         body: SandboxWebhookTestRequest,
     ) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
-        self.core().check_webhook_url(Some(&body.webhook_url)).await?;
-        webhooks::send_test(self.core(), &caller, body).await
+        self.core().sandbox_send_webhook_test(&caller, body).await
     }
 
     async fn sandbox_list_webhook_deliveries(
@@ -285,7 +283,7 @@ impl SandboxApi for Sandbox {
         caller: Caller,
         query: SandboxListWebhookDeliveriesQuery,
     ) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> {
-        webhooks::list_deliveries(self.core(), &caller, query).await
+        self.core().sandbox_list_webhook_deliveries(&caller, query).await
     }
 
     async fn sandbox_resend_webhook_delivery(
@@ -293,7 +291,7 @@ impl SandboxApi for Sandbox {
         caller: Caller,
         path: SandboxResendWebhookDeliveryPath,
     ) -> Result<SandboxWebhookResend, SandboxResendWebhookDeliveryError> {
-        webhooks::resend(self.core(), &caller, path).await
+        self.core().sandbox_resend_webhook_delivery(&caller, path).await
     }
 
     async fn sandbox_recover_webhook_deliveries(
@@ -301,6 +299,6 @@ impl SandboxApi for Sandbox {
         caller: Caller,
         body: SandboxWebhookRecoverRequest,
     ) -> Result<SandboxWebhookRecover, SandboxRecoverWebhookDeliveriesError> {
-        webhooks::recover(self.core(), &caller, body).await
+        self.core().sandbox_recover_webhook_deliveries(&caller, body).await
     }
 }

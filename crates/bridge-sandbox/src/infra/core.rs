@@ -101,6 +101,21 @@ impl Core {
         Ok(NewEvent { id, project: project.to_owned(), created_ms: at_ms, event: event.into(), webhook_url })
     }
 
+    /// The events of `project` at `at_ms`, each with the next event id and the same `webhook_url`.
+    pub async fn new_events(
+        &self,
+        project: &str,
+        at_ms: i64,
+        events: Vec<WebhookEvent>,
+        webhook_url: &Option<String>,
+    ) -> StoreResult<Vec<NewEvent>> {
+        let mut out = Vec::with_capacity(events.len());
+        for event in events {
+            out.push(self.event(project, at_ms, event, webhook_url.clone()).await?);
+        }
+        Ok(out)
+    }
+
     /// The USD price of `token` on `chain` as the JSON number records carry (0 when the catalogue has none).
     pub fn usd_price(&self, chain: &str, token: &str) -> bridge_contract::DecimalNumber {
         let price = self.catalogue.chain(chain).and_then(|c| c.token(token)).map(|t| t.usd_price);

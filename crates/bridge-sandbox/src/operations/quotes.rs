@@ -24,96 +24,106 @@ fn post_bridge_data_not_enabled() -> InvalidRequest {
     ))
 }
 
-/// What a quote of `caller` is made in now (on the project's clock), and that time.
-async fn context<'a>(core: &'a Core, caller: &'a Caller) -> StoreResult<(QuoteContext<'a>, i64)> {
-    let now = core.now_of(&caller.project_id).await?;
-    let quote_id = core.object_id(Counter::Quote, now).await?;
-    Ok((QuoteContext { catalogue: &core.catalogue, project_id: &caller.project_id, now: date(now), quote_id }, now))
-}
+impl Core {
+    /// What a quote of `caller` is made in now (on the project's clock), and that time.
+    async fn quote_context<'a>(&'a self, caller: &'a Caller) -> StoreResult<(QuoteContext<'a>, i64)> {
+        let now = self.now_of(&caller.project_id).await?;
+        let quote_id = self.object_id(Counter::Quote, now).await?;
+        Ok((QuoteContext { catalogue: &self.catalogue, project_id: &caller.project_id, now: date(now), quote_id }, now))
+    }
 
-/// Keeps a quote made at `now` until it expires (or is committed).
-async fn keep(core: &Core, caller: &Caller, response: &QuoteResponse, mode: QuoteMode, now: i64) -> StoreResult<()> {
-    let quote = StoredQuote {
-        id: response.quote_id().to_owned(),
-        project: caller.project_id.clone(),
-        response: response.clone(),
-        mode,
-        created_ms: now,
-        expires_ms: now + pricing::QUOTE_LIFETIME_MS,
-        committed: false,
-    };
-    core.store.insert_quote(&quote).await
-}
+    /// Keeps a quote made at `now` until it expires (or is committed).
+    async fn keep_quote(
+        &self,
+        caller: &Caller,
+        response: &QuoteResponse,
+        mode: QuoteMode,
+        now: i64,
+    ) -> StoreResult<()> {
+        let quote = StoredQuote {
+            id: response.quote_id().to_owned(),
+            project: caller.project_id.clone(),
+            response: response.clone(),
+            mode,
+            created_ms: now,
+            expires_ms: now + pricing::QUOTE_LIFETIME_MS,
+            committed: false,
+        };
+        self.store.insert_quote(&quote).await
+    }
 
-pub async fn quote_bridge(
-    core: &Core,
-    caller: &Caller,
-    body: BridgeQuoteRequest,
-) -> Result<QuoteResponse, QuoteBridgeError> {
-    if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
-        return Err(post_bridge_data_not_enabled().into());
+    pub async fn quote_bridge(
+        &self,
+        caller: &Caller,
+        body: BridgeQuoteRequest,
+    ) -> Result<QuoteResponse, QuoteBridgeError> {
+        self.check_webhook_url(body.webhook_url.as_deref()).await?;
+        if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
+            return Err(post_bridge_data_not_enabled().into());
+        }
+        let (ctx, now) = self.quote_context(caller).await?;
+        let quote = QuoteResponse::Bridge(pricing::quote_bridge(&ctx, &body)?);
+        self.keep_quote(caller, &quote, body.mode, now).await?;
+        Ok(quote)
     }
-    let (ctx, now) = context(core, caller).await?;
-    let quote = QuoteResponse::Bridge(pricing::quote_bridge(&ctx, &body)?);
-    keep(core, caller, &quote, body.mode, now).await?;
-    Ok(quote)
-}
 
-pub async fn quote_bridge_swap(
-    core: &Core,
-    caller: &Caller,
-    body: BridgeSwapQuoteRequest,
-) -> Result<QuoteResponse, QuoteBridgeSwapError> {
-    if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
-        return Err(post_bridge_data_not_enabled().into());
+    pub async fn quote_bridge_swap(
+        &self,
+        caller: &Caller,
+        body: BridgeSwapQuoteRequest,
+    ) -> Result<QuoteResponse, QuoteBridgeSwapError> {
+        self.check_webhook_url(body.webhook_url.as_deref()).await?;
+        if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
+            return Err(post_bridge_data_not_enabled().into());
+        }
+        let (ctx, now) = self.quote_context(caller).await?;
+        let quote = pricing::quote_bridge_swap(&ctx, &body)?;
+        self.keep_quote(caller, &quote, body.mode, now).await?;
+        Ok(quote)
     }
-    let (ctx, now) = context(core, caller).await?;
-    let quote = pricing::quote_bridge_swap(&ctx, &body)?;
-    keep(core, caller, &quote, body.mode, now).await?;
-    Ok(quote)
-}
 
-pub async fn commit_quote(
-    core: &Core,
-    caller: &Caller,
-    path: CommitQuotePath,
-) -> Result<QuoteCommitted, CommitQuoteError> {
-    let not_found = || QuoteNotFound::new(format!("no quote {} (unknown or expired)", path.quote_id));
-    let quote = core.store.quote(&caller.project_id, &path.quote_id).await?.ok_or_else(not_found)?;
-    let now = core.now_of(&caller.project_id).await?;
-    if quote.committed {
-        return Err(InvalidRequest::new(format!("quote {} is already committed", quote.id)).into());
-    }
-    if now > quote.expires_ms {
-        return Err(not_found().into());
-    }
-    let response = &quote.response;
-    let record = NewRecord {
-        quote: response,
-        project: &caller.project_id,
-        mode: quote.mode,
-        quoted_at: date(quote.created_ms),
-        committed_at: date(now),
-        token_usd_price: core.usd_price(response.chain_in(), records::quote_token(response)),
-        deposit_address: None,
-    }
-    .record();
-    // A quote made for a deposit address (`isSda`) is bridged by deposits into the address, not committed: its
-    // record's family has no BRIDGE_PENDING event and no CANCELLED state for the quote's expiry.
-    let Some(event) = lifecycle::committed_event(&record) else {
-        return Err(InvalidRequest::new(format!(
+    pub async fn commit_quote(
+        &self,
+        caller: &Caller,
+        path: CommitQuotePath,
+    ) -> Result<QuoteCommitted, CommitQuoteError> {
+        let not_found = || QuoteNotFound::new(format!("no quote {} (unknown or expired)", path.quote_id));
+        let quote = self.store.quote(&caller.project_id, &path.quote_id).await?.ok_or_else(not_found)?;
+        let now = self.now_of(&caller.project_id).await?;
+        if quote.committed {
+            return Err(InvalidRequest::new(format!("quote {} is already committed", quote.id)).into());
+        }
+        if now > quote.expires_ms {
+            return Err(not_found().into());
+        }
+        let response = &quote.response;
+        let record = NewRecord {
+            quote: response,
+            project: &caller.project_id,
+            mode: quote.mode,
+            quoted_at: date(quote.created_ms),
+            committed_at: date(now),
+            token_usd_price: self.usd_price(response.chain_in(), records::quote_token(response)),
+            deposit_address: None,
+        }
+        .record();
+        // A quote made for a deposit address (`isSda`) is bridged by deposits into the address, not committed: its
+        // record's family has no BRIDGE_PENDING event and no CANCELLED state for the quote's expiry.
+        let Some(event) = lifecycle::committed_event(&record) else {
+            return Err(InvalidRequest::new(format!(
             "quote {} was made for a smart deposit address (isSda); deposits into a deposit address start its bridges",
             quote.id
         ))
-        .into());
-    };
-    let webhook_url = response.webhook_url().map(str::to_owned);
-    let event = core.event(&caller.project_id, now, event, webhook_url.clone()).await?;
-    let mut bridge = StoredBridge::new(&caller.project_id, record, now, webhook_url);
-    bridge.next_ms = Some(quote.expires_ms);
-    if !core.store.commit_quote(&quote.id, &bridge, &[event]).await? {
-        return Err(InvalidRequest::new(format!("quote {} is already committed", quote.id)).into());
+            .into());
+        };
+        let webhook_url = response.webhook_url().map(str::to_owned);
+        let event = self.event(&caller.project_id, now, event, webhook_url.clone()).await?;
+        let mut bridge = StoredBridge::new(&caller.project_id, record, now, webhook_url);
+        bridge.next_ms = Some(quote.expires_ms);
+        if !self.store.commit_quote(&quote.id, &bridge, &[event]).await? {
+            return Err(InvalidRequest::new(format!("quote {} is already committed", quote.id)).into());
+        }
+        tracing::info!(project = %caller.project_id, bridge = %quote.id, "quote committed");
+        Ok(QuoteCommitted { quote_id: quote.id })
     }
-    tracing::info!(project = %caller.project_id, bridge = %quote.id, "quote committed");
-    Ok(QuoteCommitted { quote_id: quote.id })
 }

@@ -20,61 +20,64 @@ pub const DEFAULT_TEST_MESSAGE: &str = "test";
 /// Most delivery attempts listed at once.
 const MAX_ATTEMPTS_LISTED: u64 = 500;
 
-pub async fn send_test(
-    core: &Core,
-    caller: &Caller,
-    body: SandboxWebhookTestRequest,
-) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
-    let event = WebhookTestEvent::new(body.message.unwrap_or_else(|| DEFAULT_TEST_MESSAGE.into()));
-    let now = core.now_of(&caller.project_id).await?;
-    let event = core.event(&caller.project_id, now, event, Some(body.webhook_url)).await?;
-    let event_id = event.id.clone();
-    core.store.append_events(&[event]).await?;
-    Ok(SandboxWebhookTest { event_id })
-}
+impl Core {
+    pub async fn sandbox_send_webhook_test(
+        &self,
+        caller: &Caller,
+        body: SandboxWebhookTestRequest,
+    ) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
+        self.check_webhook_url(Some(&body.webhook_url)).await?;
+        let event = WebhookTestEvent::new(body.message.unwrap_or_else(|| DEFAULT_TEST_MESSAGE.into()));
+        let now = self.now_of(&caller.project_id).await?;
+        let event = self.event(&caller.project_id, now, event, Some(body.webhook_url)).await?;
+        let event_id = event.id.clone();
+        self.store.append_events(&[event]).await?;
+        Ok(SandboxWebhookTest { event_id })
+    }
 
-pub async fn list_deliveries(
-    core: &Core,
-    caller: &Caller,
-    query: SandboxListWebhookDeliveriesQuery,
-) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> {
-    let mut items =
-        core.store.delivery_attempts(&caller.project_id, query.event_id.as_deref(), MAX_ATTEMPTS_LISTED).await?;
-    // A URL with a password (kept by an earlier version) is listed, and so shown on the dashboard, without it.
-    for item in &mut items {
-        if let std::borrow::Cow::Owned(shown) = webhook_url::redacted(&item.url) {
-            item.url = shown;
+    pub async fn sandbox_list_webhook_deliveries(
+        &self,
+        caller: &Caller,
+        query: SandboxListWebhookDeliveriesQuery,
+    ) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> {
+        let mut items =
+            self.store.delivery_attempts(&caller.project_id, query.event_id.as_deref(), MAX_ATTEMPTS_LISTED).await?;
+        // A URL with a password (kept by an earlier version) is listed, and so shown on the dashboard, without it.
+        for item in &mut items {
+            if let std::borrow::Cow::Owned(shown) = webhook_url::redacted(&item.url) {
+                item.url = shown;
+            }
         }
+        Ok(SandboxWebhookDeliveries { items })
     }
-    Ok(SandboxWebhookDeliveries { items })
-}
 
-/// `POST /sandbox/webhook-deliveries/{eventId}/resend`: every delivery of the event due now.
-pub async fn resend(
-    core: &Core,
-    caller: &Caller,
-    path: SandboxResendWebhookDeliveryPath,
-) -> Result<SandboxWebhookResend, SandboxResendWebhookDeliveryError> {
-    let now = core.now_of(&caller.project_id).await?;
-    let deliveries = core.store.resend_deliveries(&caller.project_id, &path.event_id, now).await?;
-    if deliveries == 0 {
-        return Err(WebhookDeliveryNotFound::new(format!("no webhook delivery of event {}", path.event_id)).into());
+    /// `POST /sandbox/webhook-deliveries/{eventId}/resend`: every delivery of the event due now.
+    pub async fn sandbox_resend_webhook_delivery(
+        &self,
+        caller: &Caller,
+        path: SandboxResendWebhookDeliveryPath,
+    ) -> Result<SandboxWebhookResend, SandboxResendWebhookDeliveryError> {
+        let now = self.now_of(&caller.project_id).await?;
+        let deliveries = self.store.resend_deliveries(&caller.project_id, &path.event_id, now).await?;
+        if deliveries == 0 {
+            return Err(WebhookDeliveryNotFound::new(format!("no webhook delivery of event {}", path.event_id)).into());
+        }
+        Ok(SandboxWebhookResend {
+            event_id: path.event_id,
+            deliveries,
+            next_attempt_at: DateString::from_millis(now).unwrap_or(DateString::MIN),
+        })
     }
-    Ok(SandboxWebhookResend {
-        event_id: path.event_id,
-        deliveries,
-        next_attempt_at: DateString::from_millis(now).unwrap_or(DateString::MIN),
-    })
-}
 
-/// `POST /sandbox/webhook-deliveries/recover`: every failed delivery whose latest attempt was at or after `since`
-/// due now.
-pub async fn recover(
-    core: &Core,
-    caller: &Caller,
-    body: SandboxWebhookRecoverRequest,
-) -> Result<SandboxWebhookRecover, SandboxRecoverWebhookDeliveriesError> {
-    let now = core.now_of(&caller.project_id).await?;
-    let deliveries = core.store.recover_deliveries(&caller.project_id, body.since.millis(), now).await?;
-    Ok(SandboxWebhookRecover { deliveries })
+    /// `POST /sandbox/webhook-deliveries/recover`: every failed delivery whose latest attempt was at or after `since`
+    /// due now.
+    pub async fn sandbox_recover_webhook_deliveries(
+        &self,
+        caller: &Caller,
+        body: SandboxWebhookRecoverRequest,
+    ) -> Result<SandboxWebhookRecover, SandboxRecoverWebhookDeliveriesError> {
+        let now = self.now_of(&caller.project_id).await?;
+        let deliveries = self.store.recover_deliveries(&caller.project_id, body.since.millis(), now).await?;
+        Ok(SandboxWebhookRecover { deliveries })
+    }
 }

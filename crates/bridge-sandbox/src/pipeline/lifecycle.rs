@@ -38,10 +38,7 @@ pub async fn advance(core: &Core) -> StoreResult<usize> {
                     vec![]
                 }
             };
-            let mut new_events = Vec::with_capacity(events.len());
-            for event in events {
-                new_events.push(core.event(&bridge.project, at, event, bridge.webhook_url.clone()).await?);
-            }
+            let new_events = core.new_events(&bridge.project, at, events, &bridge.webhook_url).await?;
             if !core.store.save_bridge(&bridge, &new_events).await? {
                 // A request changed it since it was taken: it is read again (if still due) by the next round.
                 tracing::debug!(bridge = %bridge.id, "changed meanwhile; stepped again from its new state");

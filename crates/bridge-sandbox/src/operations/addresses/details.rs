@@ -34,35 +34,227 @@ const HISTORY_READ: u64 = 10_000;
 /// Events read per store call while looking for an address's refunds.
 const EVENT_BATCH: u64 = 500;
 
-/// The caller's address on a chain, or `None` (unknown, or another project's).
-async fn own_address(core: &Core, caller: &Caller, chain: &str, address: &str) -> StoreResult<Option<StoredAddress>> {
-    Ok(core.store.address(chain, address).await?.filter(|a| a.project == caller.project_id))
-}
+impl Core {
+    /// The caller's address on a chain, or `None` (unknown, or another project's).
+    async fn own_address(&self, caller: &Caller, chain: &str, address: &str) -> StoreResult<Option<StoredAddress>> {
+        Ok(self.store.address(chain, address).await?.filter(|a| a.project == caller.project_id))
+    }
 
-/// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}`.
-pub async fn status(
-    core: &Core,
-    caller: &Caller,
-    path: GetDepositAddressStatusPath,
-) -> Result<DepositAddressStatus, GetDepositAddressStatusError> {
-    let Some(stored) = own_address(core, caller, &path.deposit_chain, &path.deposit_address).await? else {
-        return Err(PublicStatusUnprocessable::from(not_found(&path.deposit_address)).into());
-    };
-    let a = stored.address;
-    Ok(DepositAddressStatus {
-        deposit_chain: a.deposit_chain,
-        deposit_address: a.deposit_address,
-        destination_chain: a.destination_chain,
-        destination_address: a.destination_address,
-        address_note: a.address_note,
-        supported_tokens: a.supported_tokens,
-        is_active: a.is_active,
-        post_bridge_data: a.post_bridge_data,
-        token_out: a.token_out,
-        refund_address: a.refund_address,
-        bridge_if_not_swappable: a.bridge_if_not_swappable,
-        chain_metadata: a.chain_metadata,
-    })
+    /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}`.
+    pub async fn get_deposit_address_status(
+        &self,
+        caller: &Caller,
+        path: GetDepositAddressStatusPath,
+    ) -> Result<DepositAddressStatus, GetDepositAddressStatusError> {
+        let Some(stored) = self.own_address(caller, &path.deposit_chain, &path.deposit_address).await? else {
+            return Err(PublicStatusUnprocessable::from(not_found(&path.deposit_address)).into());
+        };
+        let a = stored.address;
+        Ok(DepositAddressStatus {
+            deposit_chain: a.deposit_chain,
+            deposit_address: a.deposit_address,
+            destination_chain: a.destination_chain,
+            destination_address: a.destination_address,
+            address_note: a.address_note,
+            supported_tokens: a.supported_tokens,
+            is_active: a.is_active,
+            post_bridge_data: a.post_bridge_data,
+            token_out: a.token_out,
+            refund_address: a.refund_address,
+            bridge_if_not_swappable: a.bridge_if_not_swappable,
+            chain_metadata: a.chain_metadata,
+        })
+    }
+
+    /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/history?from&to`: the deposits seen in the window,
+    /// oldest first: each rejected one, and each bridged one with its bridge record. (A deposit still waiting for its
+    /// bridge, `RETRYING`, is listed once it is bridged or rejected.)
+    pub async fn get_deposit_address_history(
+        &self,
+        caller: &Caller,
+        path: GetDepositAddressHistoryPath,
+        query: GetDepositAddressHistoryQuery,
+    ) -> Result<DepositAddressHistory, GetDepositAddressHistoryError> {
+        let Some(stored) = self.own_address(caller, &path.deposit_chain, &path.deposit_address).await? else {
+            return Err(DepositAddressHistoryUnprocessable::from(not_found(&path.deposit_address)).into());
+        };
+        let (from, to) = history_window(self.now_of(&caller.project_id).await?, query.from, query.to)
+            .map_err(DepositAddressHistoryUnprocessable::from)?;
+        let mut deposits = self.store.deposits(&path.deposit_chain, &path.deposit_address, HISTORY_READ).await?;
+        deposits.reverse();
+        let mut bridges = Vec::new();
+        for deposit in deposits {
+            let at = deposit.last_bridge.deposit_tx_timestamp.millis();
+            if at < from || at > to {
+                continue;
+            }
+            if let Some(entry) = self.history_entry(caller, &stored, &deposit).await? {
+                bridges.push(entry);
+            }
+        }
+        Ok(DepositAddressHistory { deposit_address: path.deposit_address, deposit_chain: path.deposit_chain, bridges })
+    }
+
+    /// The token amount in its smallest unit (`amountWei`), and its USD value.
+    fn deposit_amounts(
+        &self,
+        chain: &str,
+        symbol: &str,
+        amount: &DecimalString,
+    ) -> (String, bridge_contract::DecimalNumber, String) {
+        let token = self.catalogue.chain(chain).and_then(|c| c.token(symbol));
+        let value = amount.to_decimal().unwrap_or_default();
+        let (address, wei, usd) = match token {
+            Some(t) => {
+                let wei = (value * Decimal::from(10u64.pow(t.decimals.min(18)))).trunc();
+                (t.address.clone(), wei.to_string(), value * t.usd_price)
+            }
+            None => (String::new(), value.trunc().to_string(), Decimal::ZERO),
+        };
+        (address, usd_number(usd), wei)
+    }
+
+    async fn history_entry(
+        &self,
+        caller: &Caller,
+        stored: &StoredAddress,
+        deposit: &StoredDeposit,
+    ) -> StoreResult<Option<DepositAddressHistoryEntry>> {
+        let last = &deposit.last_bridge;
+        let chain = &stored.address.deposit_chain;
+        let (token_address, amount_usd, amount_wei) =
+            self.deposit_amounts(chain, &last.token_symbol, &last.deposit_amount);
+        let id = deposit.bridge_id.clone().unwrap_or_else(|| last.deposit_tx_hash.clone());
+        let bridge = match &deposit.bridge_id {
+            Some(bridge_id) => self.store.bridge(&caller.project_id, bridge_id).await?,
+            None => None,
+        };
+        if let Some(record @ BridgeRecord::DepositAddressBridge(_)) = bridge.map(|b| b.record) {
+            return Ok(Some(
+                DepositAddressHistoryAccepted {
+                    tag: Default::default(),
+                    id,
+                    token_symbol: last.token_symbol.clone(),
+                    token_address,
+                    amount: last.deposit_amount.clone(),
+                    amount_usd,
+                    amount_wei,
+                    sender: last.sender.clone(),
+                    tx_hash: last.deposit_tx_hash.clone(),
+                    history: record,
+                    created_at: last.deposit_tx_timestamp,
+                }
+                .into(),
+            ));
+        }
+        Ok(match &last.status {
+            LastBridgeStatus::Rejected(rejected) => Some(
+                DepositAddressHistoryRejected {
+                    tag: Default::default(),
+                    id,
+                    token_symbol: last.token_symbol.clone(),
+                    token_address,
+                    amount: last.deposit_amount.clone(),
+                    amount_usd,
+                    amount_wei,
+                    sender: last.sender.clone(),
+                    tx_hash: last.deposit_tx_hash.clone(),
+                    reason: rejected.reason,
+                    tx_uid: last.deposit_tx_hash.clone(),
+                    created_at: last.deposit_tx_timestamp,
+                }
+                .into(),
+            ),
+            _ => None,
+        })
+    }
+
+    /// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/completed-refunds`: the refunds of this address's
+    /// deposits that the project's event log holds (its `SDA_REFUND_COMPLETED` events), oldest first.
+    pub async fn get_deposit_address_completed_refunds(
+        &self,
+        caller: &Caller,
+        path: GetDepositAddressCompletedRefundsPath,
+    ) -> Result<CompletedRefunds, GetDepositAddressCompletedRefundsError> {
+        if self.own_address(caller, &path.deposit_chain, &path.deposit_address).await?.is_none() {
+            return Err(PublicStatusUnprocessable::from(not_found(&path.deposit_address)).into());
+        }
+        let mut items = Vec::new();
+        let mut after = 0;
+        loop {
+            let events = self.store.events(&caller.project_id, i64::MIN, after, EVENT_BATCH).await?;
+            let Some((last, _)) = events.last() else { break };
+            after = *last;
+            for (_, event) in events {
+                if let WebhookEvent::SdaRefundCompleted(e) =
+                    event.decode().map_err(crate::infra::store::StoreError::new)?
+                {
+                    if e.deposit_address == path.deposit_address && e.deposit_chain == path.deposit_chain {
+                        items.push(CompletedRefund {
+                            refund_id: e.refund_id,
+                            deposit_address: e.deposit_address,
+                            deposit_chain: e.deposit_chain,
+                            recipient: e.recipient,
+                            trigger: e.trigger,
+                            original_deposit_tx_hash: e.original_deposit_tx_hash,
+                            tx_hash: e.tx_hash,
+                            tx_timestamp: e.tx_timestamp,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(CompletedRefunds { items })
+    }
+
+    /// `GET /sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens?tokenOut`: what
+    /// `POST /sda/deposit-addresses` would answer as `supportedTokens`, with the same refusals.
+    pub fn get_deposit_address_supported_tokens(
+        &self,
+        path: GetDepositAddressSupportedTokensPath,
+        query: GetDepositAddressSupportedTokensQuery,
+    ) -> Result<SupportedTokens, GetDepositAddressSupportedTokensError> {
+        let catalogue = &self.catalogue;
+        let unsupported: Vec<String> = [&path.deposit_chain, &path.destination_chain]
+            .into_iter()
+            .filter(|c| catalogue.chain(c).is_none())
+            .cloned()
+            .collect();
+        if !unsupported.is_empty() {
+            return Err(DepositAddressChainsNotSupported::new(unsupported).into());
+        }
+        if let Some(token_out) = &query.token_out {
+            if !catalogue.chain(&path.destination_chain).is_some_and(|c| c.tokens.contains_key(token_out)) {
+                return Err(DepositAddressTokenOutNotSupported::new(token_out.clone()).into());
+            }
+        }
+        let supported_tokens =
+            catalogue.supported_tokens(&path.deposit_chain, &path.destination_chain, query.token_out.as_deref());
+        if supported_tokens.is_empty() {
+            return Err(DepositAddressNoBridgableTokens::new(path.deposit_chain, path.destination_chain).into());
+        }
+        Ok(SupportedTokens { supported_tokens })
+    }
+
+    /// `GET /sda/deposit-addresses/rate-limit-status`.
+    pub async fn get_deposit_address_rate_limit_status(
+        &self,
+        caller: &Caller,
+    ) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> {
+        let limits = self.catalogue.address_limits(&caller.project_id);
+        let since =
+            self.now_of(&caller.project_id).await?.saturating_sub(i64::try_from(limits.window_ms).unwrap_or(i64::MAX));
+        let (total, in_window) = self.store.address_counts(&caller.project_id, since).await?;
+        let total_limit = match limits.total {
+            Some(value) => TotalLimit::Limited(TotalLimited::new(value)),
+            None => TotalLimit::Unlimited(Unlimited::new()),
+        };
+        let (window_limit, window_created) = match limits.window {
+            Some(value) => (WindowLimit::Limited(WindowLimited::new(value, limits.window_ms)), Some(in_window)),
+            None => (WindowLimit::Unlimited(Unlimited::new()), None),
+        };
+        Ok(DepositAddressRateLimitStatus { total_limit, total_created: total, window_limit, window_created })
+    }
 }
 
 /// The window `[from, to]` of a history request: `to` defaults to now, `from` to 7 days before `to`.
@@ -80,191 +272,4 @@ pub fn history_window(
         return Err(InvalidDateRange::new("the window from..to must not be longer than 31 days"));
     }
     Ok((from, to))
-}
-
-/// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/history?from&to`: the deposits seen in the window,
-/// oldest first: each rejected one, and each bridged one with its bridge record. (A deposit still waiting for its
-/// bridge, `RETRYING`, is listed once it is bridged or rejected.)
-pub async fn history(
-    core: &Core,
-    caller: &Caller,
-    path: GetDepositAddressHistoryPath,
-    query: GetDepositAddressHistoryQuery,
-) -> Result<DepositAddressHistory, GetDepositAddressHistoryError> {
-    let Some(stored) = own_address(core, caller, &path.deposit_chain, &path.deposit_address).await? else {
-        return Err(DepositAddressHistoryUnprocessable::from(not_found(&path.deposit_address)).into());
-    };
-    let (from, to) = history_window(core.now_of(&caller.project_id).await?, query.from, query.to)
-        .map_err(DepositAddressHistoryUnprocessable::from)?;
-    let mut deposits = core.store.deposits(&path.deposit_chain, &path.deposit_address, HISTORY_READ).await?;
-    deposits.reverse();
-    let mut bridges = Vec::new();
-    for deposit in deposits {
-        let at = deposit.last_bridge.deposit_tx_timestamp.millis();
-        if at < from || at > to {
-            continue;
-        }
-        if let Some(entry) = history_entry(core, caller, &stored, &deposit).await? {
-            bridges.push(entry);
-        }
-    }
-    Ok(DepositAddressHistory { deposit_address: path.deposit_address, deposit_chain: path.deposit_chain, bridges })
-}
-
-/// The token amount in its smallest unit (`amountWei`), and its USD value.
-fn amounts(
-    core: &Core,
-    chain: &str,
-    symbol: &str,
-    amount: &DecimalString,
-) -> (String, bridge_contract::DecimalNumber, String) {
-    let token = core.catalogue.chain(chain).and_then(|c| c.token(symbol));
-    let value = amount.to_decimal().unwrap_or_default();
-    let (address, wei, usd) = match token {
-        Some(t) => {
-            let wei = (value * Decimal::from(10u64.pow(t.decimals.min(18)))).trunc();
-            (t.address.clone(), wei.to_string(), value * t.usd_price)
-        }
-        None => (String::new(), value.trunc().to_string(), Decimal::ZERO),
-    };
-    (address, usd_number(usd), wei)
-}
-
-async fn history_entry(
-    core: &Core,
-    caller: &Caller,
-    stored: &StoredAddress,
-    deposit: &StoredDeposit,
-) -> StoreResult<Option<DepositAddressHistoryEntry>> {
-    let last = &deposit.last_bridge;
-    let chain = &stored.address.deposit_chain;
-    let (token_address, amount_usd, amount_wei) = amounts(core, chain, &last.token_symbol, &last.deposit_amount);
-    let id = deposit.bridge_id.clone().unwrap_or_else(|| last.deposit_tx_hash.clone());
-    let bridge = match &deposit.bridge_id {
-        Some(bridge_id) => core.store.bridge(&caller.project_id, bridge_id).await?,
-        None => None,
-    };
-    if let Some(record @ BridgeRecord::DepositAddressBridge(_)) = bridge.map(|b| b.record) {
-        return Ok(Some(
-            DepositAddressHistoryAccepted {
-                tag: Default::default(),
-                id,
-                token_symbol: last.token_symbol.clone(),
-                token_address,
-                amount: last.deposit_amount.clone(),
-                amount_usd,
-                amount_wei,
-                sender: last.sender.clone(),
-                tx_hash: last.deposit_tx_hash.clone(),
-                history: record,
-                created_at: last.deposit_tx_timestamp,
-            }
-            .into(),
-        ));
-    }
-    Ok(match &last.status {
-        LastBridgeStatus::Rejected(rejected) => Some(
-            DepositAddressHistoryRejected {
-                tag: Default::default(),
-                id,
-                token_symbol: last.token_symbol.clone(),
-                token_address,
-                amount: last.deposit_amount.clone(),
-                amount_usd,
-                amount_wei,
-                sender: last.sender.clone(),
-                tx_hash: last.deposit_tx_hash.clone(),
-                reason: rejected.reason,
-                tx_uid: last.deposit_tx_hash.clone(),
-                created_at: last.deposit_tx_timestamp,
-            }
-            .into(),
-        ),
-        _ => None,
-    })
-}
-
-/// `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/completed-refunds`: the refunds of this address's
-/// deposits that the project's event log holds (its `SDA_REFUND_COMPLETED` events), oldest first.
-pub async fn completed_refunds(
-    core: &Core,
-    caller: &Caller,
-    path: GetDepositAddressCompletedRefundsPath,
-) -> Result<CompletedRefunds, GetDepositAddressCompletedRefundsError> {
-    if own_address(core, caller, &path.deposit_chain, &path.deposit_address).await?.is_none() {
-        return Err(PublicStatusUnprocessable::from(not_found(&path.deposit_address)).into());
-    }
-    let mut items = Vec::new();
-    let mut after = 0;
-    loop {
-        let events = core.store.events(&caller.project_id, i64::MIN, after, EVENT_BATCH).await?;
-        let Some((last, _)) = events.last() else { break };
-        after = *last;
-        for (_, event) in events {
-            if let WebhookEvent::SdaRefundCompleted(e) = event.decode().map_err(crate::infra::store::StoreError::new)? {
-                if e.deposit_address == path.deposit_address && e.deposit_chain == path.deposit_chain {
-                    items.push(CompletedRefund {
-                        refund_id: e.refund_id,
-                        deposit_address: e.deposit_address,
-                        deposit_chain: e.deposit_chain,
-                        recipient: e.recipient,
-                        trigger: e.trigger,
-                        original_deposit_tx_hash: e.original_deposit_tx_hash,
-                        tx_hash: e.tx_hash,
-                        tx_timestamp: e.tx_timestamp,
-                    });
-                }
-            }
-        }
-    }
-    Ok(CompletedRefunds { items })
-}
-
-/// `GET /sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens?tokenOut`: what
-/// `POST /sda/deposit-addresses` would answer as `supportedTokens`, with the same refusals.
-pub fn supported_tokens(
-    core: &Core,
-    path: GetDepositAddressSupportedTokensPath,
-    query: GetDepositAddressSupportedTokensQuery,
-) -> Result<SupportedTokens, GetDepositAddressSupportedTokensError> {
-    let catalogue = &core.catalogue;
-    let unsupported: Vec<String> = [&path.deposit_chain, &path.destination_chain]
-        .into_iter()
-        .filter(|c| catalogue.chain(c).is_none())
-        .cloned()
-        .collect();
-    if !unsupported.is_empty() {
-        return Err(DepositAddressChainsNotSupported::new(unsupported).into());
-    }
-    if let Some(token_out) = &query.token_out {
-        if !catalogue.chain(&path.destination_chain).is_some_and(|c| c.tokens.contains_key(token_out)) {
-            return Err(DepositAddressTokenOutNotSupported::new(token_out.clone()).into());
-        }
-    }
-    let supported_tokens =
-        catalogue.supported_tokens(&path.deposit_chain, &path.destination_chain, query.token_out.as_deref());
-    if supported_tokens.is_empty() {
-        return Err(DepositAddressNoBridgableTokens::new(path.deposit_chain, path.destination_chain).into());
-    }
-    Ok(SupportedTokens { supported_tokens })
-}
-
-/// `GET /sda/deposit-addresses/rate-limit-status`.
-pub async fn rate_limit_status(
-    core: &Core,
-    caller: &Caller,
-) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> {
-    let limits = core.catalogue.address_limits(&caller.project_id);
-    let since =
-        core.now_of(&caller.project_id).await?.saturating_sub(i64::try_from(limits.window_ms).unwrap_or(i64::MAX));
-    let (total, in_window) = core.store.address_counts(&caller.project_id, since).await?;
-    let total_limit = match limits.total {
-        Some(value) => TotalLimit::Limited(TotalLimited::new(value)),
-        None => TotalLimit::Unlimited(Unlimited::new()),
-    };
-    let (window_limit, window_created) = match limits.window {
-        Some(value) => (WindowLimit::Limited(WindowLimited::new(value, limits.window_ms)), Some(in_window)),
-        None => (WindowLimit::Unlimited(Unlimited::new()), None),
-    };
-    Ok(DepositAddressRateLimitStatus { total_limit, total_created: total, window_limit, window_created })
 }
