@@ -1,12 +1,13 @@
 //! The sandbox as the contract's service: [`Sandbox`] implements [`BridgeApi`] (the production operations) and
-//! [`SandboxApi`] (the sandbox helpers), the traits `bridge-server` generates, by calling the operation of the same
+//! [`SandboxApi`] (the sandbox helpers), the traits `bridge-server` generates, each method the operation of the same
 //! name on its [`Core`] ([`crate::operations`], one file per area). A project sees only its own quotes, bridges,
 //! addresses and events; another project's id is answered exactly like an id that does not exist.
 //!
-//! Why a method here for every operation, each one line: a generated trait is one trait per API with a method per
-//! operation, and Rust takes all the methods of a trait in one `impl` block, so the operations, which live in
-//! their areas, are reached from here. The adapter adds nothing of its own but what is not the core's: the
-//! webhook public key this instance serves and the API-key exchange, which belongs to [`Access`].
+//! Why a line here for every operation: a generated trait is one trait per API, with a method per operation, and
+//! Rust takes all the methods of a trait in one `impl` block, while the operations live in their areas. So the
+//! trait methods are a table, `on_core!(Operation: method(parts))`, whose types come from the operation (nothing
+//! of a signature is written again); the adapter itself answers only what is not the core's: the webhook public
+//! key this instance serves, and the API-key exchange, which is [`Access`]'s.
 
 use std::sync::Arc;
 
@@ -62,158 +63,72 @@ impl Sandbox {
     }
 }
 
+/// A method of the generated traits that is the operation of the same name on the core.
+/// `on_core!(Operation: method(caller, path, query, body))` names the operation (its unit struct in
+/// `bridge_contract::operations`) and the parts its method takes, in the trait's order; their types and its answer
+/// are the operation's own (`<Operation as bridge_contract::Operation>::Body`, ...), so no signature is written
+/// again here. `answer` marks an operation whose answer is served as it was stored ([`Answer`], `x-encoded-answer`).
+macro_rules! on_core {
+    (answer $op:ident: $method:ident(caller $(, $part:ident)*)) => {
+        async fn $method(&self, caller: Caller $(, $part: part!($op, $part))*) -> StoredReply<$op> {
+            self.core().$method(&caller $(, $part)*).await
+        }
+    };
+    ($op:ident: $method:ident(caller $(, $part:ident)*)) => {
+        async fn $method(&self, caller: Caller $(, $part: part!($op, $part))*) -> Reply<$op> {
+            self.core().$method(&caller $(, $part)*).await
+        }
+    };
+    ($op:ident: $method:ident($($part:ident),*)) => {
+        async fn $method(&self $(, $part: part!($op, $part))*) -> Reply<$op> {
+            self.core().$method($($part),*).await
+        }
+    };
+}
+
+/// The type of one part of an operation's request as its method takes it: `path`, `query` or `body`.
+macro_rules! part {
+    ($op:ident, path) => {
+        <$op as Operation>::Path
+    };
+    ($op:ident, query) => {
+        <$op as Operation>::Query
+    };
+    ($op:ident, body) => {
+        <$op as Operation>::Body
+    };
+}
+
+/// What the method of an operation answers: its success, or its error enum.
+type Reply<O> = Result<<O as Operation>::Response, <O as Operation>::Error>;
+/// What the method of an operation whose answer is served as it was stored answers.
+type StoredReply<O> = Result<Answer<<O as Operation>::Response>, <O as Operation>::Error>;
+
 impl BridgeApi for Sandbox {
-    async fn quote_bridge(&self, caller: Caller, body: BridgeQuoteRequest) -> Result<QuoteResponse, QuoteBridgeError> {
-        self.core().quote_bridge(&caller, body).await
-    }
-
-    async fn quote_bridge_swap(
-        &self,
-        caller: Caller,
-        body: BridgeSwapQuoteRequest,
-    ) -> Result<QuoteResponse, QuoteBridgeSwapError> {
-        self.core().quote_bridge_swap(&caller, body).await
-    }
-
-    async fn commit_quote(&self, caller: Caller, path: CommitQuotePath) -> Result<QuoteCommitted, CommitQuoteError> {
-        self.core().commit_quote(&caller, path).await
-    }
-
-    async fn list_bridge_history(
-        &self,
-        caller: Caller,
-        query: ListBridgeHistoryQuery,
-    ) -> Result<HistoryPage, ListBridgeHistoryError> {
-        self.core().list_bridge_history(&caller, query).await
-    }
-
-    async fn get_bridge(&self, caller: Caller, path: GetBridgePath) -> Result<Answer<BridgeRecord>, GetBridgeError> {
-        self.core().get_bridge(&caller, path).await
-    }
-
-    async fn create_deposit_addresses(
-        &self,
-        caller: Caller,
-        body: DepositAddressCreateRequest,
-    ) -> Result<Vec<DepositAddress>, CreateDepositAddressesError> {
-        self.core().create_deposit_addresses(&caller, body).await
-    }
-
-    async fn search_deposit_addresses(
-        &self,
-        caller: Caller,
-        query: SearchDepositAddressesQuery,
-    ) -> Result<DepositAddressSearchPage, SearchDepositAddressesError> {
-        self.core().search_deposit_addresses(&caller, query).await
-    }
-
-    async fn get_deposit_address_public_status(
-        &self,
-        caller: Caller,
-        path: GetDepositAddressPublicStatusPath,
-        query: GetDepositAddressPublicStatusQuery,
-    ) -> Result<PublicDepositAddressStatus, GetDepositAddressPublicStatusError> {
-        self.core().get_deposit_address_public_status(&caller, path, query).await
-    }
+    on_core!(QuoteBridge: quote_bridge(caller, body));
+    on_core!(QuoteBridgeSwap: quote_bridge_swap(caller, body));
+    on_core!(CommitQuote: commit_quote(caller, path));
+    on_core!(ListBridgeHistory: list_bridge_history(caller, query));
+    on_core!(answer GetBridge: get_bridge(caller, path));
+    on_core!(CreateDepositAddresses: create_deposit_addresses(caller, body));
+    on_core!(SearchDepositAddresses: search_deposit_addresses(caller, query));
+    on_core!(GetDepositAddressPublicStatus: get_deposit_address_public_status(caller, path, query));
+    on_core!(answer ListUserEvents: list_user_events(caller, query));
+    on_core!(CancelBridge: cancel_bridge(caller, path, body));
+    on_core!(ListBridgeHistoryCursor: list_bridge_history_cursor(caller, query));
+    on_core!(GetBridgesByDepositHash: get_bridges_by_deposit_hash(caller, path));
+    on_core!(GetBridgeByWithdrawHash: get_bridge_by_withdraw_hash(caller, path));
+    on_core!(GetBridgeConfigs: get_bridge_configs());
+    on_core!(GetBridgeTokenConfig: get_bridge_token_config(path));
+    on_core!(GetBridgeSwapTokenConfigs: get_bridge_swap_token_configs());
+    on_core!(GetDepositAddressRateLimitStatus: get_deposit_address_rate_limit_status(caller));
+    on_core!(GetDepositAddressStatus: get_deposit_address_status(caller, path));
+    on_core!(GetDepositAddressHistory: get_deposit_address_history(caller, path, query));
+    on_core!(GetDepositAddressCompletedRefunds: get_deposit_address_completed_refunds(caller, path));
+    on_core!(GetDepositAddressSupportedTokens: get_deposit_address_supported_tokens(path, query));
 
     async fn get_webhook_public_key(&self) -> Result<WebhookPublicKey, GetWebhookPublicKeyError> {
         Ok(self.0.served_key.clone())
-    }
-
-    async fn list_user_events(
-        &self,
-        caller: Caller,
-        query: ListUserEventsQuery,
-    ) -> Result<Answer<UserEventsPage>, ListUserEventsError> {
-        self.core().list_user_events(&caller, query).await
-    }
-
-    async fn cancel_bridge(
-        &self,
-        caller: Caller,
-        path: CancelBridgePath,
-        body: CancelBridgeRequest,
-    ) -> Result<BridgeRecord, CancelBridgeError> {
-        self.core().cancel_bridge(&caller, path, body).await
-    }
-
-    async fn list_bridge_history_cursor(
-        &self,
-        caller: Caller,
-        query: ListBridgeHistoryCursorQuery,
-    ) -> Result<HistoryCursorPage, ListBridgeHistoryCursorError> {
-        self.core().list_bridge_history_cursor(&caller, query).await
-    }
-
-    async fn get_bridges_by_deposit_hash(
-        &self,
-        caller: Caller,
-        path: GetBridgesByDepositHashPath,
-    ) -> Result<Vec<BridgeRecord>, GetBridgesByDepositHashError> {
-        self.core().get_bridges_by_deposit_hash(&caller, path).await
-    }
-
-    async fn get_bridge_by_withdraw_hash(
-        &self,
-        caller: Caller,
-        path: GetBridgeByWithdrawHashPath,
-    ) -> Result<BridgeRecord, GetBridgeByWithdrawHashError> {
-        self.core().get_bridge_by_withdraw_hash(&caller, path).await
-    }
-
-    async fn get_bridge_configs(&self) -> Result<BridgeConfigs, GetBridgeConfigsError> {
-        self.core().get_bridge_configs()
-    }
-
-    async fn get_bridge_token_config(
-        &self,
-        path: GetBridgeTokenConfigPath,
-    ) -> Result<ExtendedTokenEntry, GetBridgeTokenConfigError> {
-        self.core().get_bridge_token_config(path)
-    }
-
-    async fn get_bridge_swap_token_configs(&self) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> {
-        self.core().get_bridge_swap_token_configs()
-    }
-
-    async fn get_deposit_address_rate_limit_status(
-        &self,
-        caller: Caller,
-    ) -> Result<DepositAddressRateLimitStatus, GetDepositAddressRateLimitStatusError> {
-        self.core().get_deposit_address_rate_limit_status(&caller).await
-    }
-
-    async fn get_deposit_address_status(
-        &self,
-        caller: Caller,
-        path: GetDepositAddressStatusPath,
-    ) -> Result<DepositAddressStatus, GetDepositAddressStatusError> {
-        self.core().get_deposit_address_status(&caller, path).await
-    }
-
-    async fn get_deposit_address_history(
-        &self,
-        caller: Caller,
-        path: GetDepositAddressHistoryPath,
-        query: GetDepositAddressHistoryQuery,
-    ) -> Result<DepositAddressHistory, GetDepositAddressHistoryError> {
-        self.core().get_deposit_address_history(&caller, path, query).await
-    }
-
-    async fn get_deposit_address_completed_refunds(
-        &self,
-        caller: Caller,
-        path: GetDepositAddressCompletedRefundsPath,
-    ) -> Result<CompletedRefunds, GetDepositAddressCompletedRefundsError> {
-        self.core().get_deposit_address_completed_refunds(&caller, path).await
-    }
-
-    async fn get_deposit_address_supported_tokens(
-        &self,
-        path: GetDepositAddressSupportedTokensPath,
-        query: GetDepositAddressSupportedTokensQuery,
-    ) -> Result<SupportedTokens, GetDepositAddressSupportedTokensError> {
-        self.core().get_deposit_address_supported_tokens(path, query)
     }
 
     async fn exchange_api_key(&self, body: ApiKeyExchangeRequest) -> Result<ApiKeyExchange, ExchangeApiKeyError> {
@@ -228,77 +143,14 @@ impl BridgeApi for Sandbox {
 }
 
 impl SandboxApi for Sandbox {
-    async fn sandbox_deposit_bridge(
-        &self,
-        caller: Caller,
-        path: SandboxDepositBridgePath,
-        body: SandboxBridgeDepositRequest,
-    ) -> Result<BridgeRecord, SandboxDepositBridgeError> {
-        self.core().sandbox_deposit_bridge(&caller, path, body).await
-    }
-
-    async fn sandbox_deposit_into_address(
-        &self,
-        caller: Caller,
-        path: SandboxDepositIntoAddressPath,
-        body: SandboxAddressDepositRequest,
-    ) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> {
-        self.core().sandbox_deposit_into_address(&caller, path, body).await
-    }
-
-    async fn sandbox_create_routing_deposit_address(
-        &self,
-        caller: Caller,
-        body: SandboxRoutingDepositAddressRequest,
-    ) -> Result<RoutingDepositAddress, SandboxCreateRoutingDepositAddressError> {
-        self.core().sandbox_create_routing_deposit_address(&caller, body).await
-    }
-
-    async fn sandbox_advance_clock(
-        &self,
-        caller: Caller,
-        body: SandboxAdvanceClockRequest,
-    ) -> Result<SandboxClock, SandboxAdvanceClockError> {
-        self.core().sandbox_advance_clock(&caller, body).await
-    }
-
-    async fn sandbox_get_clock(&self, caller: Caller) -> Result<SandboxClock, SandboxGetClockError> {
-        self.core().sandbox_get_clock(&caller).await
-    }
-
-    async fn sandbox_reset_project(&self, caller: Caller) -> Result<SandboxReset, SandboxResetProjectError> {
-        self.core().sandbox_reset_project(&caller).await
-    }
-
-    async fn sandbox_send_webhook_test(
-        &self,
-        caller: Caller,
-        body: SandboxWebhookTestRequest,
-    ) -> Result<SandboxWebhookTest, SandboxSendWebhookTestError> {
-        self.core().sandbox_send_webhook_test(&caller, body).await
-    }
-
-    async fn sandbox_list_webhook_deliveries(
-        &self,
-        caller: Caller,
-        query: SandboxListWebhookDeliveriesQuery,
-    ) -> Result<SandboxWebhookDeliveries, SandboxListWebhookDeliveriesError> {
-        self.core().sandbox_list_webhook_deliveries(&caller, query).await
-    }
-
-    async fn sandbox_resend_webhook_delivery(
-        &self,
-        caller: Caller,
-        path: SandboxResendWebhookDeliveryPath,
-    ) -> Result<SandboxWebhookResend, SandboxResendWebhookDeliveryError> {
-        self.core().sandbox_resend_webhook_delivery(&caller, path).await
-    }
-
-    async fn sandbox_recover_webhook_deliveries(
-        &self,
-        caller: Caller,
-        body: SandboxWebhookRecoverRequest,
-    ) -> Result<SandboxWebhookRecover, SandboxRecoverWebhookDeliveriesError> {
-        self.core().sandbox_recover_webhook_deliveries(&caller, body).await
-    }
+    on_core!(SandboxDepositBridge: sandbox_deposit_bridge(caller, path, body));
+    on_core!(SandboxDepositIntoAddress: sandbox_deposit_into_address(caller, path, body));
+    on_core!(SandboxCreateRoutingDepositAddress: sandbox_create_routing_deposit_address(caller, body));
+    on_core!(SandboxAdvanceClock: sandbox_advance_clock(caller, body));
+    on_core!(SandboxGetClock: sandbox_get_clock(caller));
+    on_core!(SandboxResetProject: sandbox_reset_project(caller));
+    on_core!(SandboxSendWebhookTest: sandbox_send_webhook_test(caller, body));
+    on_core!(SandboxListWebhookDeliveries: sandbox_list_webhook_deliveries(caller, query));
+    on_core!(SandboxResendWebhookDelivery: sandbox_resend_webhook_delivery(caller, path));
+    on_core!(SandboxRecoverWebhookDeliveries: sandbox_recover_webhook_deliveries(caller, body));
 }

@@ -68,12 +68,12 @@ fn chain_config(chain: &Chain) -> BridgeChainConfig {
 
 impl Core {
     /// `GET /bridge/configs`.
-    pub fn get_bridge_configs(&self) -> Result<BridgeConfigs, GetBridgeConfigsError> {
+    pub async fn get_bridge_configs(&self) -> Result<BridgeConfigs, GetBridgeConfigsError> {
         Ok(self.catalogue.chains().map(|c| (c.id.clone(), chain_config(c))).collect())
     }
 
     /// `GET /bridge/config/{chain}/{token}`: a bridgeable token of a chain.
-    pub fn get_bridge_token_config(
+    pub async fn get_bridge_token_config(
         &self,
         path: GetBridgeTokenConfigPath,
     ) -> Result<ExtendedTokenEntry, GetBridgeTokenConfigError> {
@@ -99,7 +99,7 @@ impl Core {
     }
 
     /// `GET /bridge/bridge-swap-token-configs`: every token of every chain (bridge-swap quotes take any of them).
-    pub fn get_bridge_swap_token_configs(&self) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> {
+    pub async fn get_bridge_swap_token_configs(&self) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> {
         let aggregator = self.catalogue.fees().aggregator;
         Ok(self
             .catalogue

@@ -4,17 +4,17 @@
 
 use bridge_contract::operations::{CommitQuoteError, QuoteBridgeError, QuoteBridgeSwapError};
 use bridge_contract::{
-    BridgeQuoteRequest, BridgeSwapQuoteRequest, CommitQuotePath, InvalidRequest, QuoteCommitted, QuoteMode,
-    QuoteNotFound, QuoteResponse,
+    BridgeQuoteRequest, BridgeSwapQuoteRequest, CommitQuotePath, InvalidRequest, PostBridgeData, QuoteCommitted,
+    QuoteMode, QuoteNotFound, QuoteResponse,
 };
 use bridge_server::Caller;
 
 use crate::domain::lifecycle;
-use crate::domain::pricing::{self, QuoteContext};
+use crate::domain::pricing::{self, QuoteContext, Refusal};
 use crate::domain::records::date;
 use crate::domain::records::{self, NewRecord};
 use crate::infra::core::Core;
-use crate::infra::store::{Counter, StoreResult, StoredBridge, StoredQuote};
+use crate::infra::store::{Counter, StoreError, StoredBridge, StoredQuote};
 
 /// `postBridgeData` on a quote from a project without the feature: 422 (production documents no 403 on quotes).
 fn post_bridge_data_not_enabled() -> InvalidRequest {
@@ -25,63 +25,58 @@ fn post_bridge_data_not_enabled() -> InvalidRequest {
 }
 
 impl Core {
-    /// What a quote of `caller` is made in now (on the project's clock), and that time.
-    async fn quote_context<'a>(&'a self, caller: &'a Caller) -> StoreResult<(QuoteContext<'a>, i64)> {
-        let now = self.now_of(&caller.project_id).await?;
-        let quote_id = self.object_id(Counter::Quote, now).await?;
-        Ok((QuoteContext { catalogue: &self.catalogue, project_id: &caller.project_id, now: date(now), quote_id }, now))
-    }
-
-    /// Keeps a quote made at `now` until it expires (or is committed).
-    async fn keep_quote(
-        &self,
-        caller: &Caller,
-        response: &QuoteResponse,
-        mode: QuoteMode,
-        now: i64,
-    ) -> StoreResult<()> {
-        let quote = StoredQuote {
-            id: response.quote_id().to_owned(),
-            project: caller.project_id.clone(),
-            response: response.clone(),
-            mode,
-            created_ms: now,
-            expires_ms: now + pricing::QUOTE_LIFETIME_MS,
-            committed: false,
-        };
-        self.store.insert_quote(&quote).await
-    }
-
+    /// `POST /bridge/quote/user`: a quote of one token.
     pub async fn quote_bridge(
         &self,
         caller: &Caller,
         body: BridgeQuoteRequest,
     ) -> Result<QuoteResponse, QuoteBridgeError> {
-        self.check_webhook_url(body.webhook_url.as_deref()).await?;
-        if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
-            return Err(post_bridge_data_not_enabled().into());
-        }
-        let (ctx, now) = self.quote_context(caller).await?;
-        let quote = QuoteResponse::Bridge(pricing::quote_bridge(&ctx, &body)?);
-        self.keep_quote(caller, &quote, body.mode, now).await?;
-        Ok(quote)
+        let price = |ctx: &QuoteContext| pricing::quote_bridge(ctx, &body).map(QuoteResponse::Bridge);
+        self.quote(caller, body.webhook_url.as_deref(), body.post_bridge_data.as_ref(), body.mode, price).await
     }
 
+    /// `POST /bridge/quote/bridge-swap/user`: a quote of a bridge with a swap.
     pub async fn quote_bridge_swap(
         &self,
         caller: &Caller,
         body: BridgeSwapQuoteRequest,
     ) -> Result<QuoteResponse, QuoteBridgeSwapError> {
-        self.check_webhook_url(body.webhook_url.as_deref()).await?;
-        if body.post_bridge_data.is_some() && !caller.has_post_bridge_data() {
+        let price = |ctx: &QuoteContext| pricing::quote_bridge_swap(ctx, &body);
+        self.quote(caller, body.webhook_url.as_deref(), body.post_bridge_data.as_ref(), body.mode, price).await
+    }
+
+    /// A quote as both quote operations make it: the `webhookUrl` and `postBridgeData` checks, then `price` in the
+    /// caller's context (a new quote id, the project's time), and the quote kept until it expires (or is committed).
+    async fn quote<E: From<InvalidRequest> + From<Refusal> + From<StoreError>>(
+        &self,
+        caller: &Caller,
+        webhook_url: Option<&str>,
+        post_bridge_data: Option<&PostBridgeData>,
+        mode: QuoteMode,
+        price: impl FnOnce(&QuoteContext) -> Result<QuoteResponse, Refusal>,
+    ) -> Result<QuoteResponse, E> {
+        self.check_webhook_url(webhook_url).await?;
+        if post_bridge_data.is_some() && !caller.has_post_bridge_data() {
             return Err(post_bridge_data_not_enabled().into());
         }
-        let (ctx, now) = self.quote_context(caller).await?;
-        let quote = pricing::quote_bridge_swap(&ctx, &body)?;
-        self.keep_quote(caller, &quote, body.mode, now).await?;
+        let now = self.now_of(&caller.project_id).await?;
+        let quote_id = self.object_id(Counter::Quote, now).await?;
+        let ctx = QuoteContext { catalogue: &self.catalogue, project_id: &caller.project_id, now: date(now), quote_id };
+        let quote = price(&ctx)?;
+        let kept = StoredQuote {
+            id: quote.quote_id().to_owned(),
+            project: caller.project_id.clone(),
+            response: quote.clone(),
+            mode,
+            created_ms: now,
+            expires_ms: now + pricing::QUOTE_LIFETIME_MS,
+            committed: false,
+        };
+        self.store.insert_quote(&kept).await?;
         Ok(quote)
     }
 
+    /// `POST /bridge/quote/commit/{quoteId}`: the quote's bridge record (PENDING) and its BRIDGE_PENDING event.
     pub async fn commit_quote(
         &self,
         caller: &Caller,

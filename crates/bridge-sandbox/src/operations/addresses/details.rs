@@ -209,7 +209,7 @@ impl Core {
 
     /// `GET /sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens?tokenOut`: what
     /// `POST /sda/deposit-addresses` would answer as `supportedTokens`, with the same refusals.
-    pub fn get_deposit_address_supported_tokens(
+    pub async fn get_deposit_address_supported_tokens(
         &self,
         path: GetDepositAddressSupportedTokensPath,
         query: GetDepositAddressSupportedTokensQuery,
