@@ -1,6 +1,7 @@
 //! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the clocks (the sandbox's
 //! [`Clock`] and each project's, read from the store: [`crate::infra::clock`]), the webhook egress policy, and the counters
-//! and key that ids and made-up chain data come from ([`crate::domain::ids`]).
+//! and key that ids and made-up chain data come from ([`crate::domain::ids`]). The contract's operations are
+//! methods of `Core` too, an `impl Core` block per area in `crate::operations` (a layer above this one).
 
 use std::sync::Arc;
 
