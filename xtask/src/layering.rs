@@ -24,7 +24,15 @@ use syn::{Attribute, Item, UseTree};
 /// The layered crates: each crate root with its top-level modules from the lowest layer up.
 pub const LAYERS: &[(&str, &[&[&str]])] = &[(
     "crates/bridge-sandbox/src/lib.rs",
-    &[&["domain"], &["infra"], &["access"], &["http"], &["dashboard", "operate"], &["app"]],
+    &[
+        &["domain"],
+        &["infra"],
+        &["access", "pipeline"],
+        &["operations"],
+        &["service"],
+        &["dashboard", "docs", "operate"],
+        &["app"],
+    ],
 )];
 
 /// The problems of every crate root of the workspace (`src/`, `crates/*/src/`, `xtask/src/`); none when the

@@ -30,8 +30,9 @@
 //! * Pagers ([`pagers`]): the event feed and the deposit-address search as streams following `nextPageToken`,
 //!   the history page by page.
 //! * [`webhook`]: verifying deliveries ([`webhook::WebhookVerifier::verify`]) and signing them
-//!   ([`webhook::WebhookSigner`], used by the sandbox), one implementation for both sides; an event of a kind
-//!   this build does not know arrives as [`webhook::Event::Unknown`] instead of failing the delivery.
+//!   ([`webhook::WebhookSigner`], used by the sandbox), one implementation for both sides (`bridge_contract`'s,
+//!   feature `webhook-signing`, re-exported); an event of a kind this build does not know arrives as
+//!   [`webhook::Event::Unknown`] instead of failing the delivery.
 //!
 //! ## How the client is generated
 //!
@@ -184,7 +185,10 @@ pub mod retry;
 mod transport;
 pub mod wait;
 mod wait_policy;
-pub mod webhook;
+/// Webhook deliveries: verifying and signing them, one implementation for both sides (`bridge_contract`'s, with
+/// its `webhook-signing` feature; these paths are the ones earlier versions had here).
+#[doc(inline)]
+pub use bridge_contract::webhook;
 
 /// progenitor's generated client (`src/generated/client.rs`), which [`Client`] wraps: the same operations,
 /// returning `progenitor_client::ResponseValue` and leaving error bodies raw. Build it through [`Client`]

@@ -13,11 +13,12 @@ use bridge_server::{ErrorsMode, ServerConfig};
 
 use crate::access::{self, admin, signing};
 use crate::dashboard;
+use crate::docs;
 use crate::domain::{catalogue, ids};
-use crate::http::docs;
-use crate::http::service::Sandbox;
-use crate::infra::{clock, core, delivery, egress, rate_limit, secrets, store, telemetry};
+use crate::infra::{clock, core, egress, rate_limit, secrets, store, telemetry};
 use crate::operate::{self, ServeOptions};
+use crate::pipeline::delivery;
+use crate::service::Sandbox;
 
 /// Everything `serve` needs.
 #[derive(Debug, Clone)]

@@ -37,7 +37,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use bridge_server::{Admission, Authenticator, Caller};
 
-use crate::http::service::Sandbox;
+use crate::service::Sandbox;
 use session::{Credential, Notice, Sessions};
 
 const HTMX_JS: &str = include_str!("../../assets/vendor/htmx/htmx.min.js");

@@ -15,7 +15,7 @@ use crate::domain::webhook_url;
 
 use super::view::{self, cell, csrf, latest_date, pretty, text};
 use super::{SignInFirst, Signed, State};
-use crate::http::service::Sandbox;
+use crate::service::Sandbox;
 
 /// Most events a page reads from the feed (the newest are shown first).
 pub const FEED_LIMIT: usize = 2_000;

@@ -1,6 +1,7 @@
 //! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the clocks (the sandbox's
 //! [`Clock`] and each project's, read from the store: [`crate::infra::clock`]), the webhook egress policy, and the counters
-//! and key that ids and made-up chain data come from ([`crate::domain::ids`]).
+//! and key that ids and made-up chain data come from ([`crate::domain::ids`]). The contract's operations are
+//! methods of `Core` too, an `impl Core` block per area in `crate::operations` (a layer above this one).
 
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ pub struct Core {
     pub clock: Clock,
     /// Where webhooks may be delivered: checked when a `webhookUrl` is given and again at delivery.
     pub egress: WebhookEgress,
-    /// One lifecycle pass at a time (`crate::http::bridges::advance`).
+    /// One lifecycle pass at a time (`crate::pipeline::lifecycle::advance`, and a cancel).
     pub(crate) pass: tokio::sync::Mutex<()>,
     /// The latest time answered per project (`--clock real` across wall-clock steps).
     pub(crate) floors: Floors,
@@ -99,6 +100,21 @@ impl Core {
     ) -> StoreResult<NewEvent> {
         let id = self.object_id(Counter::Event, at_ms).await?;
         Ok(NewEvent { id, project: project.to_owned(), created_ms: at_ms, event: event.into(), webhook_url })
+    }
+
+    /// The events of `project` at `at_ms`, each with the next event id and the same `webhook_url`.
+    pub async fn new_events(
+        &self,
+        project: &str,
+        at_ms: i64,
+        events: Vec<WebhookEvent>,
+        webhook_url: &Option<String>,
+    ) -> StoreResult<Vec<NewEvent>> {
+        let mut out = Vec::with_capacity(events.len());
+        for event in events {
+            out.push(self.event(project, at_ms, event, webhook_url.clone()).await?);
+        }
+        Ok(out)
     }
 
     /// The USD price of `token` on `chain` as the JSON number records carry (0 when the catalogue has none).

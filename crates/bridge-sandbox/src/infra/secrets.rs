@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use bridge_client::webhook::WebhookSigner;
+use bridge_contract::webhook::WebhookSigner;
 
 use crate::domain::ids::Ids;
 use crate::infra::store::PgStore;

@@ -7,8 +7,8 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bridge_server::OperationId;
 
-use crate::http::service::Sandbox;
 use crate::infra::telemetry;
+use crate::service::Sandbox;
 
 /// `/metrics`.
 pub fn routes(sandbox: Sandbox) -> axum::Router {

@@ -15,9 +15,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::health::Health;
-use crate::http::service::Sandbox;
-use crate::infra::delivery::Deliverer;
 use crate::infra::telemetry;
+use crate::pipeline::delivery::Deliverer;
+use crate::service::Sandbox;
 
 /// How often the lifecycle runs.
 pub const TICK: Duration = Duration::from_millis(250);

@@ -37,7 +37,7 @@ pub struct AttemptOutcome {
     pub next_ms: Option<i64>,
     /// Real milliseconds from sending until the answer (or the failure).
     pub latency_ms: Option<i64>,
-    /// The start of the answer's body ([`crate::infra::delivery::BODY_START_BYTES`] at most), when there was an answer.
+    /// The start of the answer's body ([`crate::pipeline::delivery::BODY_START_BYTES`] at most), when there was an answer.
     pub body_start: Option<String>,
 }
 

@@ -1,6 +1,6 @@
 //! `POST /sandbox/deposit-addresses/{address}/{chain}/deposits`: a simulated deposit into a deposit address or a
 //! routing deposit address. Priced as a deposit quote ([`crate::domain::pricing::quote_deposit`]) to the address's
-//! destination (or the route [`crate::http::routing`] chooses): bridged (a `depositAddressBridge` record, or `bridgeSwap`
+//! destination (or the route [`crate::operations::routing`] chooses): bridged (a `depositAddressBridge` record, or `bridgeSwap`
 //! when it swaps, seen at once or after a delay) or rejected and refunded (to the address's refund address, else
 //! to the sender). Every event about the deposit is built from one [`SdaDeposit`].
 
@@ -22,12 +22,12 @@ use crate::domain::lifecycle::{self, DELAY_MS};
 use crate::domain::pricing::{self, DepositQuote, QuoteContext};
 use crate::domain::records::date;
 use crate::domain::records::{self, NewRecord, Plan, SeenDeposit};
-use crate::http::addresses::not_found;
-use crate::http::routing;
 use crate::infra::core::Core;
 use crate::infra::store::{
     Counter, NewEvent, StoreResult, StoredAddress, StoredBridge, StoredDeposit, StoredRoutingAddress,
 };
+use crate::operations::addresses::not_found;
+use crate::operations::routing;
 
 /// Confirmations a deposit into a deposit address needs before its bridge is accepted.
 pub const REQUIRED_CONFIRMATIONS: u64 = 12;
@@ -126,17 +126,6 @@ fn amount_wei(amount: &DecimalString, decimals: u32) -> String {
     }
 }
 
-async fn target(core: &Core, caller: &Caller, chain: &str, address: &str) -> StoreResult<Option<Target>> {
-    Ok(match core.store.address(chain, address).await? {
-        Some(a) if a.project == caller.project_id => Some(Target::Sda(Box::new(a))),
-        Some(_) => None,
-        None => match core.store.routing_address(chain, address).await? {
-            Some(a) if a.project == caller.project_id => Some(Target::Routing(a)),
-            _ => None,
-        },
-    })
-}
-
 /// Where a deposit into `target` goes: a deposit address's destination, or the route a routing deposit address
 /// chooses for it (`NoRouteFound` when none matches).
 fn destination(target: &Target, deposit: &SdaDeposit, deposit_chain: &str) -> Result<Destination, RejectReason> {
@@ -168,40 +157,55 @@ fn destination(target: &Target, deposit: &SdaDeposit, deposit_chain: &str) -> Re
     }
 }
 
-/// `POST /sandbox/deposit-addresses/{address}/{chain}/deposits`: finds the address, makes up the deposit, prices
-/// it to where it goes, and keeps the outcome (a bridge and its events, or a rejection and its refund) with the
-/// deposit in one store write.
-pub async fn deposit(
-    core: &Core,
-    caller: &Caller,
-    path: SandboxDepositIntoAddressPath,
-    body: SandboxAddressDepositRequest,
-) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> {
-    let Some(target) = target(core, caller, &path.deposit_chain, &path.deposit_address).await? else {
-        return Err(PublicStatusUnprocessable::from(not_found(&path.deposit_address)).into());
-    };
-    let seed = core.next(Counter::Tx).await?;
-    let now = core.now_of(&caller.project_id).await?;
-    let request = Request { core, project: &caller.project_id, path: &path, body: &body, target, now };
-    let made = request.made_up_deposit(seed);
-    let outcome = match request.price(&made).await? {
-        Ok(quote) => request.bridged(&made, &quote).await?,
-        Err(reason) => request.rejected(&made, reason, seed).await?,
-    };
-    let Outcome { bridge, events, status } = outcome;
-    let last_bridge = LastBridge {
-        deposit_tx_hash: made.deposit.tx_hash.clone(),
-        deposit_tx_timestamp: date(now),
-        token_symbol: body.token.clone(),
-        deposit_amount: body.amount.clone(),
-        sender: made.deposit.sender.clone(),
-        status,
-    };
-    let bridge_id = bridge.as_ref().map(|b| b.id.clone());
-    let stored = StoredDeposit { last_bridge: last_bridge.clone(), bridge_id: bridge_id.clone() };
-    core.store.add_deposit(&path.deposit_chain, &path.deposit_address, &stored, bridge.as_ref(), &events).await?;
-    tracing::info!(project = %caller.project_id, address = %path.deposit_address, status = ?last_bridge.status, "deposit into address");
-    Ok(SandboxAddressDeposit { deposit: last_bridge, bridge_id })
+impl Core {
+    /// `POST /sandbox/deposit-addresses/{address}/{chain}/deposits`: finds the address, makes up the deposit, prices
+    /// it to where it goes, and keeps the outcome (a bridge and its events, or a rejection and its refund) with the
+    /// deposit in one store write.
+    pub async fn sandbox_deposit_into_address(
+        &self,
+        caller: &Caller,
+        path: SandboxDepositIntoAddressPath,
+        body: SandboxAddressDepositRequest,
+    ) -> Result<SandboxAddressDeposit, SandboxDepositIntoAddressError> {
+        let Some(target) = self.deposit_target(caller, &path.deposit_chain, &path.deposit_address).await? else {
+            return Err(PublicStatusUnprocessable::from(not_found(&path.deposit_address)).into());
+        };
+        let seed = self.next(Counter::Tx).await?;
+        let now = self.now_of(&caller.project_id).await?;
+        let request = Request { core: self, project: &caller.project_id, path: &path, body: &body, target, now };
+        let made = request.made_up_deposit(seed);
+        let outcome = match request.price(&made).await? {
+            Ok(quote) => request.bridged(&made, &quote).await?,
+            Err(reason) => request.rejected(&made, reason, seed).await?,
+        };
+        let Outcome { bridge, events, status } = outcome;
+        let last_bridge = LastBridge {
+            deposit_tx_hash: made.deposit.tx_hash.clone(),
+            deposit_tx_timestamp: date(now),
+            token_symbol: body.token.clone(),
+            deposit_amount: body.amount.clone(),
+            sender: made.deposit.sender.clone(),
+            status,
+        };
+        let bridge_id = bridge.as_ref().map(|b| b.id.clone());
+        let stored = StoredDeposit { last_bridge: last_bridge.clone(), bridge_id: bridge_id.clone() };
+        self.store.add_deposit(&path.deposit_chain, &path.deposit_address, &stored, bridge.as_ref(), &events).await?;
+        tracing::info!(project = %caller.project_id, address = %path.deposit_address, status = ?last_bridge.status, "deposit into address");
+        Ok(SandboxAddressDeposit { deposit: last_bridge, bridge_id })
+    }
+
+    /// The caller's deposit address or routing deposit address `address` on `chain` (another project's is not found
+    /// either).
+    async fn deposit_target(&self, caller: &Caller, chain: &str, address: &str) -> StoreResult<Option<Target>> {
+        Ok(match self.store.address(chain, address).await? {
+            Some(a) if a.project == caller.project_id => Some(Target::Sda(Box::new(a))),
+            Some(_) => None,
+            None => match self.store.routing_address(chain, address).await? {
+                Some(a) if a.project == caller.project_id => Some(Target::Routing(a)),
+                _ => None,
+            },
+        })
+    }
 }
 
 /// A made-up deposit of the request's token and amount: its transaction, block and sender (the request's, or one
@@ -342,7 +346,7 @@ impl Request<'_> {
             };
             emitted.push(confirming.into());
         }
-        let events = new_events(core, project, now, emitted, &webhook_url).await?;
+        let events = core.new_events(project, now, emitted, &webhook_url).await?;
         Ok(Outcome { bridge: Some(bridge), events, status })
     }
 
@@ -352,23 +356,9 @@ impl Request<'_> {
         let target = &self.target;
         let rejected = target.rejected_event(&made.deposit, reason);
         let refund = refund_event(target, &made.deposit, &made.extras, reason, seed, now);
-        let events = new_events(core, project, now, vec![rejected, refund], &target.webhook_url()).await?;
+        let events = core.new_events(project, now, vec![rejected, refund], &target.webhook_url()).await?;
         Ok(Outcome { bridge: None, events, status: LastBridgeStatus::Rejected(LastBridgeRejected::new(reason)) })
     }
-}
-
-async fn new_events(
-    core: &Core,
-    project: &str,
-    now: i64,
-    events: Vec<WebhookEvent>,
-    webhook_url: &Option<String>,
-) -> StoreResult<Vec<NewEvent>> {
-    let mut out = Vec::with_capacity(events.len());
-    for event in events {
-        out.push(core.event(project, now, event, webhook_url.clone()).await?);
-    }
-    Ok(out)
 }
 
 /// A rejected deposit goes back: to the address's refund address, else to its sender.

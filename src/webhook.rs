@@ -1,5 +1,7 @@
-//! Webhook deliveries: verifying them (receivers) and signing them (the sandbox), with one implementation of
-//! the algorithm for both sides.
+//! Webhook deliveries: signing them (the service, and the sandbox) and verifying them (receivers), with one
+//! implementation of the algorithm for both sides. Feature `webhook-signing` (off by default: it brings `rsa`,
+//! `sha2`, `hex` and `base64`); `bridge-client` turns it on and re-exports this module as `bridge_client::webhook`,
+//! beside a receiver that fetches the served key and a client method for it.
 //!
 //! # The delivery
 //!
@@ -18,24 +20,23 @@
 //! 3. an RSA-SHA256 (PKCS#1 v1.5) signature **over that hex string**, hex-encoded, is the header's value.
 //!
 //! The public key is served by `GET /webhook/public-key` as a JSON string holding the base64 encoding of the
-//! PEM (SPKI) text ([`WebhookVerifier::from_served_key`], or [`crate::Client::webhook_verifier`] which fetches
-//! it).
+//! PEM (SPKI) text ([`WebhookVerifier::from_served_key`]; `bridge_client::Client::webhook_verifier` fetches it).
 //!
 //! # Event kinds this build does not know
 //!
 //! The service adds event kinds over time. A delivery whose `event._tag` is not one of the kinds of
-//! [`bridge_contract::WebhookEvent`] still verifies and decodes: its event is [`Event::Unknown`] with the tag
+//! [`crate::WebhookEvent`] still verifies and decodes: its event is [`Event::Unknown`] with the tag
 //! and the raw JSON, so a receiver can acknowledge (or store) it and carry on. A *known* kind whose members do
 //! not match the contract is an error ([`WebhookError::InvalidEnvelope`]), not `Unknown`.
 //!
 //! # A receiver
 //!
-//! ```no_run
-//! use bridge_client::webhook::{Event, WebhookVerifier, SIGNATURE_HEADER};
+//! ```
+//! use bridge_contract::webhook::{Event, WebhookVerifier};
 //! use bridge_contract::WebhookEvent;
 //!
-//! /// Called with the raw request body and the value of the `X-Webhook-Signature` header; returns the HTTP
-//! /// status to answer.
+//! /// Called with the raw request body and the value of the `X-Webhook-Signature` header
+//! /// ([`SIGNATURE_HEADER`](bridge_contract::webhook::SIGNATURE_HEADER)); returns the HTTP status to answer.
 //! fn on_delivery(verifier: &WebhookVerifier, body: &[u8], signature: Option<&str>) -> u16 {
 //!     let Some(signature) = signature else { return 400 };
 //!     let delivery = match verifier.verify(body, signature) {
@@ -54,18 +55,17 @@
 //!     200
 //! }
 //!
-//! # async fn setup() -> Result<(), Box<dyn std::error::Error>> {
-//! // Once at start-up: fetch the key (no credentials needed for it).
-//! let client = bridge_client::Client::new("https://bridge.example.com", bridge_client::Credentials::none())?;
-//! let verifier = client.webhook_verifier().await?;
-//! # let _ = (SIGNATURE_HEADER, on_delivery(&verifier, b"{}", None));
-//! # Ok(()) }
+//! // Once at start-up, from the key `GET /webhook/public-key` serves (or `WebhookVerifier::from_pem`).
+//! # let served = bridge_contract::webhook::WebhookSigner::generate_with_bits(1024)?.served_public_key();
+//! let verifier = WebhookVerifier::from_served_key(&served)?;
+//! assert_eq!(on_delivery(&verifier, b"{}", Some("00")), 400);
+//! # Ok::<(), bridge_contract::webhook::WebhookError>(())
 //! ```
 
 use std::fmt;
 
+use crate::{DecimalNumber, WebhookEnvelope, WebhookEvent};
 use base64::Engine as _;
-use bridge_contract::{DecimalNumber, WebhookEnvelope, WebhookEvent};
 use rsa::pkcs1::{DecodeRsaPrivateKey, DecodeRsaPublicKey};
 use rsa::pkcs1v15::{Signature, SigningKey, VerifyingKey};
 use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, LineEnding};
@@ -76,7 +76,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
 /// The request header that carries the signature of a delivery.
-pub const SIGNATURE_HEADER: &str = bridge_contract::operations::WEBHOOK_SIGNATURE_HEADER;
+pub const SIGNATURE_HEADER: &str = crate::operations::WEBHOOK_SIGNATURE_HEADER;
 
 /// The key size [`WebhookSigner::generate`] uses.
 pub const DEFAULT_KEY_BITS: usize = 2048;
@@ -234,7 +234,7 @@ impl std::error::Error for WebhookError {
 pub fn canonical_json(body: &[u8]) -> Result<String, serde_json::Error> {
     // Numbers read exactly, as JSON.parse reads them: serde_json's default float parsing can be one unit in
     // the last place off, and the text would then differ from the one that was signed.
-    Ok(bridge_contract::js::from_json_slice(body)?.to_string())
+    Ok(crate::js::from_json_slice(body)?.to_string())
 }
 
 /// The SHA-256 digest of `text`, as lower-case hex: the message that is signed.
@@ -319,7 +319,7 @@ pub struct SignedDelivery {
 /// The signing side (what the service, and the sandbox, do): holds the RSA private key.
 ///
 /// ```
-/// use bridge_client::webhook::{Event, WebhookError, WebhookSigner, WebhookVerifier};
+/// use bridge_contract::webhook::{Event, WebhookError, WebhookSigner, WebhookVerifier};
 /// use serde_json::json;
 ///
 /// let signer = WebhookSigner::generate_with_bits(1024)?; // `generate()` makes a 2048-bit key

@@ -10,7 +10,7 @@ use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use maud::{html, DOCTYPE};
 
-const RAPIDOC_JS: &str = include_str!("../../assets/vendor/rapidoc/rapidoc-min.js");
+const RAPIDOC_JS: &str = include_str!("../assets/vendor/rapidoc/rapidoc-min.js");
 
 /// The server the page offers: `http://<Host>` when the `Host` header is a plain host and port, else the
 /// origin the page was loaded from (RapiDoc resolves a relative server against it).

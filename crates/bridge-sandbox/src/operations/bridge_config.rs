@@ -66,63 +66,65 @@ fn chain_config(chain: &Chain) -> BridgeChainConfig {
     }
 }
 
-/// `GET /bridge/configs`.
-pub fn configs(core: &Core) -> Result<BridgeConfigs, GetBridgeConfigsError> {
-    Ok(core.catalogue.chains().map(|c| (c.id.clone(), chain_config(c))).collect())
-}
-
-/// `GET /bridge/config/{chain}/{token}`: a bridgeable token of a chain.
-pub fn token_config(
-    core: &Core,
-    path: GetBridgeTokenConfigPath,
-) -> Result<ExtendedTokenEntry, GetBridgeTokenConfigError> {
-    let known_symbol = core.catalogue.chains().any(|c| c.token(&path.token).is_some_and(|t| t.bridgeable));
-    if !known_symbol {
-        return Err(InvalidToken::new(format!("no chain has a token {}", path.token)).into());
+impl Core {
+    /// `GET /bridge/configs`.
+    pub async fn get_bridge_configs(&self) -> Result<BridgeConfigs, GetBridgeConfigsError> {
+        Ok(self.catalogue.chains().map(|c| (c.id.clone(), chain_config(c))).collect())
     }
-    let token = core.catalogue.chain(&path.chain).and_then(|c| c.token(&path.token)).filter(|t| t.bridgeable);
-    let Some(token) = token else {
-        return Err(InvalidTokenForChain::new(format!("chain {} has no token {}", path.chain, path.token)).into());
-    };
-    let entry = token_entry(token);
-    Ok(ExtendedTokenEntry {
-        decimals: entry.decimals,
-        coingecko_id: entry.coingecko_id,
-        max_deposit_limit: entry.max_deposit_limit,
-        max_withdraw_limit: entry.max_withdraw_limit,
-        min_amount_usd_in_contract: entry.min_amount_usd_in_contract,
-        token: entry.token,
-        address: entry.address,
-        chain: path.chain,
-    })
-}
 
-/// `GET /bridge/bridge-swap-token-configs`: every token of every chain (bridge-swap quotes take any of them).
-pub fn swap_token_configs(core: &Core) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> {
-    let aggregator = core.catalogue.fees().aggregator;
-    Ok(core
-        .catalogue
-        .chains()
-        .map(|c| {
-            let tokens = c
-                .tokens
-                .values()
-                .map(|t| SwapTokenConfig {
-                    chain: c.id.clone(),
-                    token_address: t.address.clone(),
-                    name: t.symbol.clone(),
-                    symbol: t.symbol.clone(),
-                    decimals: u64::from(t.decimals),
-                    icon_url: format!("https://icons.sandbox.invalid/{}.svg", t.symbol.to_lowercase()),
-                    aggregators: vec![aggregator],
-                    status: TokenListingStatus {
-                        state: TokenListingState::Listed,
-                        reason: vec![TokenListingReason::ConfigSync],
-                    },
-                    coingecko_id: Some(coingecko_id(t)),
-                })
-                .collect();
-            (c.id.clone(), tokens)
+    /// `GET /bridge/config/{chain}/{token}`: a bridgeable token of a chain.
+    pub async fn get_bridge_token_config(
+        &self,
+        path: GetBridgeTokenConfigPath,
+    ) -> Result<ExtendedTokenEntry, GetBridgeTokenConfigError> {
+        let known_symbol = self.catalogue.chains().any(|c| c.token(&path.token).is_some_and(|t| t.bridgeable));
+        if !known_symbol {
+            return Err(InvalidToken::new(format!("no chain has a token {}", path.token)).into());
+        }
+        let token = self.catalogue.chain(&path.chain).and_then(|c| c.token(&path.token)).filter(|t| t.bridgeable);
+        let Some(token) = token else {
+            return Err(InvalidTokenForChain::new(format!("chain {} has no token {}", path.chain, path.token)).into());
+        };
+        let entry = token_entry(token);
+        Ok(ExtendedTokenEntry {
+            decimals: entry.decimals,
+            coingecko_id: entry.coingecko_id,
+            max_deposit_limit: entry.max_deposit_limit,
+            max_withdraw_limit: entry.max_withdraw_limit,
+            min_amount_usd_in_contract: entry.min_amount_usd_in_contract,
+            token: entry.token,
+            address: entry.address,
+            chain: path.chain,
         })
-        .collect())
+    }
+
+    /// `GET /bridge/bridge-swap-token-configs`: every token of every chain (bridge-swap quotes take any of them).
+    pub async fn get_bridge_swap_token_configs(&self) -> Result<SwapTokenConfigs, GetBridgeSwapTokenConfigsError> {
+        let aggregator = self.catalogue.fees().aggregator;
+        Ok(self
+            .catalogue
+            .chains()
+            .map(|c| {
+                let tokens = c
+                    .tokens
+                    .values()
+                    .map(|t| SwapTokenConfig {
+                        chain: c.id.clone(),
+                        token_address: t.address.clone(),
+                        name: t.symbol.clone(),
+                        symbol: t.symbol.clone(),
+                        decimals: u64::from(t.decimals),
+                        icon_url: format!("https://icons.sandbox.invalid/{}.svg", t.symbol.to_lowercase()),
+                        aggregators: vec![aggregator],
+                        status: TokenListingStatus {
+                            state: TokenListingState::Listed,
+                            reason: vec![TokenListingReason::ConfigSync],
+                        },
+                        coingecko_id: Some(coingecko_id(t)),
+                    })
+                    .collect();
+                (c.id.clone(), tokens)
+            })
+            .collect())
+    }
 }

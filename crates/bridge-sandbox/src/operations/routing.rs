@@ -1,5 +1,5 @@
 //! Routing deposit addresses (sandbox helper `POST /sandbox/routing-deposit-addresses`): creation, and the
-//! choice of the route a deposit follows. Deposits into them are simulated by [`crate::http::deposits`].
+//! choice of the route a deposit follows. Deposits into them are simulated by [`crate::operations::deposits`].
 //!
 //! The spec knows routing deposit addresses only through their three event kinds; how routes are ordered and
 //! matched is this contract's design, stated on `RoutingRoute` and `RoutingMatcher` in the schema.
@@ -154,52 +154,55 @@ fn route_problem(catalogue: &Catalogue, caller: &Caller, routes: &[RoutingRoute]
     })
 }
 
-pub async fn create(
-    core: &Core,
-    caller: &Caller,
-    body: SandboxRoutingDepositAddressRequest,
-) -> Result<RoutingDepositAddress, CreateError> {
-    let catalogue = &core.catalogue;
-    if catalogue.chain(&body.deposit_chain).is_none() {
-        return Err(InvalidRequest::new(format!("unsupported deposit chain {}", body.deposit_chain)).into());
-    }
-    if let Some(problem) = route_problem(catalogue, caller, &body.routes) {
-        return Err(InvalidRequest::new(problem).into());
-    }
-    let deposit_address = loop {
-        let seed = core.next(Counter::RoutingAddress).await?;
-        let Some((address, _)) = catalogue.deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
+impl Core {
+    pub async fn sandbox_create_routing_deposit_address(
+        &self,
+        caller: &Caller,
+        body: SandboxRoutingDepositAddressRequest,
+    ) -> Result<RoutingDepositAddress, CreateError> {
+        self.check_webhook_url(body.webhook_url.as_deref()).await?;
+        let catalogue = &self.catalogue;
+        if catalogue.chain(&body.deposit_chain).is_none() {
             return Err(InvalidRequest::new(format!("unsupported deposit chain {}", body.deposit_chain)).into());
-        };
-        if !core.store.address_taken(&body.deposit_chain, &address).await? {
-            break address;
         }
-    };
-    let address = RoutingDepositAddress {
-        deposit_chain: body.deposit_chain.clone(),
-        deposit_address,
-        routes: body.routes,
-        address_note: body.address_note,
-    };
-    let created = RoutingDepositAddressCreatedEvent {
-        address_note: address.address_note.clone(),
-        ..RoutingDepositAddressCreatedEvent::new(
-            address.deposit_chain.clone(),
-            address.deposit_address.clone(),
-            address.routes.clone(),
-        )
-    };
-    let now = core.now_of(&caller.project_id).await?;
-    let event = core.event(&caller.project_id, now, created, body.webhook_url.clone()).await?;
-    let stored = StoredRoutingAddress {
-        project: caller.project_id.clone(),
-        address: address.clone(),
-        webhook_url: body.webhook_url,
-        created_ms: now,
-    };
-    core.store.insert_routing_address(&stored, &[event]).await?;
-    tracing::info!(project = %caller.project_id, chain = %address.deposit_chain, address = %address.deposit_address, routes = address.routes.len(), "routing deposit address");
-    Ok(address)
+        if let Some(problem) = route_problem(catalogue, caller, &body.routes) {
+            return Err(InvalidRequest::new(problem).into());
+        }
+        let deposit_address = loop {
+            let seed = self.next(Counter::RoutingAddress).await?;
+            let Some((address, _)) = catalogue.deposit_address(&body.deposit_chain, seed ^ SEED_SPACE) else {
+                return Err(InvalidRequest::new(format!("unsupported deposit chain {}", body.deposit_chain)).into());
+            };
+            if !self.store.address_taken(&body.deposit_chain, &address).await? {
+                break address;
+            }
+        };
+        let address = RoutingDepositAddress {
+            deposit_chain: body.deposit_chain.clone(),
+            deposit_address,
+            routes: body.routes,
+            address_note: body.address_note,
+        };
+        let created = RoutingDepositAddressCreatedEvent {
+            address_note: address.address_note.clone(),
+            ..RoutingDepositAddressCreatedEvent::new(
+                address.deposit_chain.clone(),
+                address.deposit_address.clone(),
+                address.routes.clone(),
+            )
+        };
+        let now = self.now_of(&caller.project_id).await?;
+        let event = self.event(&caller.project_id, now, created, body.webhook_url.clone()).await?;
+        let stored = StoredRoutingAddress {
+            project: caller.project_id.clone(),
+            address: address.clone(),
+            webhook_url: body.webhook_url,
+            created_ms: now,
+        };
+        self.store.insert_routing_address(&stored, &[event]).await?;
+        tracing::info!(project = %caller.project_id, chain = %address.deposit_chain, address = %address.deposit_address, routes = address.routes.len(), "routing deposit address");
+        Ok(address)
+    }
 }
 
 #[cfg(test)]

@@ -60,30 +60,32 @@ fn not_a_token(token: &str) -> HttpApiDecodeError {
     HttpApiDecodeError::new(bridge_server::serve::summary(&issues), issues)
 }
 
-pub async fn list_user_events(
-    core: &Core,
-    caller: &Caller,
-    query: ListUserEventsQuery,
-) -> Result<Answer<UserEventsPage>, ListUserEventsError> {
-    // The feed documents no 422: out-of-range values are brought into range (see the schema).
-    let since = query.since_timestamp.as_f64().floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
-    let after = match query.page_token.as_deref() {
-        None => FeedPosition::START,
-        Some(token) => FeedPosition::from_token(token, &core.ids).ok_or_else(|| not_a_token(token))?,
-    };
-    let size = query
-        .page_size
-        .map_or(ListUserEventsQuery::PAGE_SIZE_DEFAULT, |n| n.as_f64())
-        .floor()
-        .clamp(1.0, ListUserEventsQuery::PAGE_SIZE_MAXIMUM) as u64;
-    let mut page = core.store.events(&caller.project_id, since, after.get(), size + 1).await?;
-    let more = page.len() as u64 > size;
-    page.truncate(size as usize);
-    let next_page_token =
-        if more { page.last().map(|(seq, _)| FeedPosition::of_event(*seq).token(&core.ids)) } else { None };
-    // The events are served as they were stored: copied into the page, never decoded and re-encoded.
-    let items = Encoded::from_items(page.iter().map(|(_, e)| e));
-    Ok(UserEventsPage::encode_with(&items, &next_page_token).map_err(crate::infra::store::StoreError::new)?.into())
+impl Core {
+    pub async fn list_user_events(
+        &self,
+        caller: &Caller,
+        query: ListUserEventsQuery,
+    ) -> Result<Answer<UserEventsPage>, ListUserEventsError> {
+        // The feed documents no 422: out-of-range values are brought into range (see the schema).
+        let since = query.since_timestamp.as_f64().floor().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
+        let after = match query.page_token.as_deref() {
+            None => FeedPosition::START,
+            Some(token) => FeedPosition::from_token(token, &self.ids).ok_or_else(|| not_a_token(token))?,
+        };
+        let size = query
+            .page_size
+            .map_or(ListUserEventsQuery::PAGE_SIZE_DEFAULT, |n| n.as_f64())
+            .floor()
+            .clamp(1.0, ListUserEventsQuery::PAGE_SIZE_MAXIMUM) as u64;
+        let mut page = self.store.events(&caller.project_id, since, after.get(), size + 1).await?;
+        let more = page.len() as u64 > size;
+        page.truncate(size as usize);
+        let next_page_token =
+            if more { page.last().map(|(seq, _)| FeedPosition::of_event(*seq).token(&self.ids)) } else { None };
+        // The events are served as they were stored: copied into the page, never decoded and re-encoded.
+        let items = Encoded::from_items(page.iter().map(|(_, e)| e));
+        Ok(UserEventsPage::encode_with(&items, &next_page_token).map_err(crate::infra::store::StoreError::new)?.into())
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 //! A worker takes due rows, leasing each for [`LEASE_MS`] of real time (so that moving the sandbox clock never
 //! makes an attempt in flight look abandoned, and a delivery cut short by a crash is tried again at the next start),
 //! and POSTs the signed envelope `{event, eventId, ts}` with the `X-Webhook-Signature` header, signed by the
-//! client crate's [`WebhookSigner`] (one implementation for both sides). The body is JavaScript's
+//! contract's [`WebhookSigner`] (one implementation for both sides: receivers verify with the same module,
+//! `bridge_client::webhook`). The body is JavaScript's
 //! `JSON.stringify` text of the envelope, so a receiver that parses it and serialises it again gets the very text
 //! that was signed.
 //!
@@ -34,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use backon::BackoffBuilder as _;
-use bridge_client::webhook::{WebhookSigner, SIGNATURE_HEADER};
+use bridge_contract::webhook::{WebhookSigner, SIGNATURE_HEADER};
 use bridge_contract::{DecimalNumber, WebhookEnvelope};
 use rand::Rng;
 use tokio::sync::{watch, Semaphore};
