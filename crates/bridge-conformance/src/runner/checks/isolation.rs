@@ -11,8 +11,8 @@ use anyhow::{bail, ensure};
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::Ctx;
-use crate::http::{Api, Reply};
+use crate::runner::check::Ctx;
+use crate::runner::http::{Api, Reply};
 
 /// `GET /sandbox/clock` of a project, in ms.
 async fn clock(api: &Api) -> anyhow::Result<i64> {

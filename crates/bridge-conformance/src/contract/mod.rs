@@ -1,12 +1,26 @@
-//! What the runner knows of the contract, all of it read from the workspace's own sources of truth: the
-//! operations (`bridge_contract::every_operation!`, so a new operation of the schema is picked up by the next
-//! build), the bundled OpenAPI document (`bridge_contract::OPENAPI_JSON`: documented statuses and their
-//! response schemas, tags, security schemes) and the server's decoder tables (`bridge_server::shapes`).
+//! The base of both tools: the contract, and the checks of one exchange against it. The runner and the proxy
+//! (`runner/`, `proxy/`) each stand on it; it imports neither.
+//!
+//! * This module, [`Contract`]: the contract as both tools use it, all of it read from the workspace's own sources
+//!   of truth: the operations (`bridge_contract::every_operation!`, so a new operation of the schema is picked up
+//!   by the next build), the bundled OpenAPI document (`bridge_contract::OPENAPI_JSON`: documented statuses and
+//!   their response schemas, tags, security schemes) and the server's decoder tables (`bridge_server::shapes`).
+//! * [`route`]: which operation a method and path are; [`decode`]: what the contract's decoder makes of a
+//!   request; [`exchange`]: the checks of one exchange (route, decode, status and shape, typed); [`violation`]:
+//!   a broken rule and where; [`members`]: what the document says of each location of a JSON value;
+//!   [`redact`]: credentials never written whole.
 //!
 //! Response validation: the schema of the documented status is validated with the `jsonschema` crate
 //! (draft 7, formats on). OpenAPI 3.0's `nullable: true` is not JSON Schema: `bridge_contract::openapi` (the
 //! workspace's one conversion, shared with its own tests) rewrites it as `anyOf: [<schema>, {type: null}]`;
 //! OpenAPI-only keywords (`discriminator`, `x-*`, `example`) are ignored by JSON Schema validators anyway.
+
+pub mod decode;
+pub mod exchange;
+pub mod members;
+pub mod redact;
+pub mod route;
+pub mod violation;
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -16,7 +30,7 @@ use bridge_contract::{ErrorResponse, Operation, Security, OPENAPI_JSON};
 use bridge_server::decode::shape::OperationShapes;
 use serde_json::{json, Value};
 
-use crate::violation::{Rule, Violation};
+use crate::contract::violation::{Rule, Violation};
 
 /// One operation of the document.
 #[derive(Debug, Clone)]
@@ -59,7 +73,7 @@ fn typed<O: Operation>(status: u16, body: &[u8]) -> Result<(), (String, String)>
                     serde_path_to_error::Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
                     serde_path_to_error::Segment::Map { key } => {
                         pointer.push('/');
-                        pointer.push_str(&crate::members::escape(key));
+                        pointer.push_str(&crate::contract::members::escape(key));
                     }
                     serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {}
                 }
@@ -80,7 +94,7 @@ impl OpInfo {
     }
 }
 
-/// The contract as the runner uses it. One per process ([`contract`]).
+/// The contract as the runner and the proxy use it. One per process ([`contract`]).
 pub struct Contract {
     ops: Vec<OpInfo>,
     doc: Value,
@@ -285,25 +299,25 @@ impl Contract {
     fn schema_problem(&self, schema: &Value, value: &Value, error: &jsonschema::ValidationError<'_>) -> AnswerProblem {
         use jsonschema::error::ValidationErrorKind as Kind;
         let pointer = error.instance_path().to_string();
-        let location = crate::members::location(&self.doc, schema, value, &pointer);
+        let location = crate::contract::members::location(&self.doc, schema, value, &pointer);
         let is = |name: &str| location.as_ref().is_some_and(|l| l.is(name));
         // A required member that is the tag of a union here.
         let parent_tag = |member: &str| location.as_ref().is_some_and(|l| l.union_tags().contains(&member));
         let last = pointer.rsplit('/').next().unwrap_or_default().to_owned();
         let parent = pointer.rsplit_once('/').map(|(p, _)| p.to_owned()).unwrap_or_default();
         let parent_is_union_of_last = || {
-            crate::members::location(&self.doc, schema, value, &parent)
+            crate::contract::members::location(&self.doc, schema, value, &parent)
                 .is_some_and(|l| l.union_tags().contains(&last.as_str()))
         };
         let (rule, at) = match error.kind() {
             Kind::AdditionalProperties { unexpected } => {
-                let member = unexpected.first().map(|m| crate::members::escape(m)).unwrap_or_default();
+                let member = unexpected.first().map(|m| crate::contract::members::escape(m)).unwrap_or_default();
                 (Rule::ClosedObject, format!("{pointer}/{member}"))
             }
             Kind::Required { property } => {
                 let member = property.as_str().unwrap_or_default();
                 let rule = if parent_tag(member) { Rule::Union } else { Rule::RequiredMember };
-                (rule, format!("{pointer}/{}", crate::members::escape(member)))
+                (rule, format!("{pointer}/{}", crate::contract::members::escape(member)))
             }
             Kind::OneOfNotValid { .. } | Kind::OneOfMultipleValid { .. } | Kind::AnyOf { .. } => {
                 (Rule::Union, pointer.clone())

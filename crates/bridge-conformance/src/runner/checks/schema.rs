@@ -1,6 +1,6 @@
 //! One check per operation of the document (`schema::<operationId>`): the operation is exercised with a
 //! successful request and with requests that get its documented refusals, and every answer is validated
-//! against the schema of its status (see [`crate::http`]: status documented, `application/json`, body valid).
+//! against the schema of its status (see [`crate::runner::http`]: status documented, `application/json`, body valid).
 //! The answers of every other check are validated the same way; this area makes sure each operation is
 //! covered even when only it runs (`--only schema`).
 //!
@@ -10,8 +10,8 @@ use anyhow::bail;
 use serde_json::json;
 
 use super::steps::*;
-use crate::check::{Check, Ctx, Needs};
 use crate::contract::{contract, OpInfo};
+use crate::runner::check::{Check, Ctx, Needs};
 
 pub fn checks() -> Vec<Check> {
     contract()
@@ -125,7 +125,7 @@ async fn exercise(ctx: &Ctx, op: &'static OpInfo) -> anyhow::Result<()> {
             ctx.other()?.call(op.id, &[], &[], None).await?.ok()?;
         }
         "sandboxSendWebhookTest" => {
-            let receiver = crate::receiver::Receiver::start(false).await?;
+            let receiver = crate::runner::receiver::Receiver::start(false).await?;
             api.call(op.id, &[], &[], Some(json!({"webhookUrl": receiver.url, "message": "conformance"}))).await?.ok()?;
             // Keep the receiver up for the delivery (the webhook area judges deliveries; this only avoids retries
             // to a closed port later).
@@ -136,7 +136,7 @@ async fn exercise(ctx: &Ctx, op: &'static OpInfo) -> anyhow::Result<()> {
             api.call(op.id, &[], &[("eventId", UNKNOWN)], None).await?.ok()?;
         }
         "sandboxResendWebhookDelivery" => {
-            let receiver = crate::receiver::Receiver::start(false).await?;
+            let receiver = crate::runner::receiver::Receiver::start(false).await?;
             let sent = api
                 .call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url})))
                 .await?

@@ -5,9 +5,9 @@
 
 use std::fmt::Write as _;
 
-use crate::coverage::{OperationReport, TrafficReport};
+use crate::contract::violation::Rule;
+use crate::report::coverage::{OperationReport, TrafficReport};
 use crate::report::Report;
-use crate::violation::Rule;
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -298,7 +298,7 @@ fn violations_section(out: &mut String, traffic: &TrafficReport) {
                 escape(&g.rule),
                 escape(&g.at),
                 g.count,
-                escape(&crate::violation::bounded(&g.first.message, 160)),
+                escape(&crate::contract::violation::bounded(&g.first.message, 160)),
                 escape(&g.first.at),
                 escape(&g.first.message),
                 escape(&g.first.example.request),
@@ -312,8 +312,8 @@ fn violations_section(out: &mut String, traffic: &TrafficReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coverage::{Coverage, Example};
-    use crate::violation::Violation;
+    use crate::contract::violation::Violation;
+    use crate::report::coverage::{Coverage, Example};
 
     #[test]
     fn the_page_is_self_contained_and_escaped() {

@@ -8,9 +8,9 @@ use bridge_contract::{DateString, DecimalString};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
-use crate::check::Ctx;
-use crate::config::Fixtures;
-use crate::http::Api;
+use crate::runner::check::Ctx;
+use crate::runner::config::Fixtures;
+use crate::runner::http::Api;
 
 /// Most pages a pager reads before giving up (a deployment with a huge history or feed).
 pub const MAX_PAGES: usize = 200;

@@ -19,8 +19,8 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::Ctx;
-use crate::http::Api;
+use crate::runner::check::Ctx;
+use crate::runner::http::Api;
 
 fn requested(amount: &str) -> anyhow::Result<Decimal> {
     let d: bridge_contract::DecimalString = amount.parse().map_err(|e| anyhow!("fixture amount {amount:?}: {e}"))?;

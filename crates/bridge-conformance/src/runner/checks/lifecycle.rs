@@ -10,8 +10,8 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::Ctx;
-use crate::http::Api;
+use crate::runner::check::Ctx;
+use crate::runner::http::Api;
 
 /// States in lifecycle order (the usual path; `CANCELLED` and the failure states end it elsewhere).
 pub const ORDER: [&str; 5] = ["PENDING", "PENDING_CONFIRMATION", "DEPOSIT_ACCEPTED", "ACCEPTED", "EXECUTED"];

@@ -16,8 +16,8 @@ use bridge_client::webhook::WebhookVerifier;
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::Ctx;
-use crate::receiver::{Delivery, Receiver};
+use crate::runner::check::Ctx;
+use crate::runner::receiver::{Delivery, Receiver};
 
 async fn verifier(ctx: &Ctx) -> anyhow::Result<WebhookVerifier> {
     let served = ctx.anonymous.call("getWebhookPublicKey", &[], &[], None).await?.ok()?;

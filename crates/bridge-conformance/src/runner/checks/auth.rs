@@ -22,9 +22,9 @@ use bridge_contract::Security;
 use bridge_server::Claims;
 use rand::RngCore as _;
 
-use crate::check::{Check, Ctx, Needs};
 use crate::contract::{contract, OpInfo};
-use crate::http::{Body, Credential};
+use crate::runner::check::{Check, Ctx, Needs};
+use crate::runner::http::{Body, Credential};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Case {

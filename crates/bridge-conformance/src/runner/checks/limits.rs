@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context as _};
 use serde_json::json;
 
-use crate::check::Ctx;
-use crate::http::{Api, Reply};
+use crate::runner::check::Ctx;
+use crate::runner::http::{Api, Reply};
 
 /// Most requests sent to reach the limit before the check gives up (the deployment seems not to limit).
 pub const MAX_REQUESTS: usize = 500;
