@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use bridge_contract::operations::*;
-use bridge_contract::{ErrorResponse, Operation, Security, OPENAPI_JSON};
+use bridge_contract::{AnyOperation, ErrorResponse, Operation, Security, OPENAPI_JSON};
 use bridge_server::decode::shape::OperationShapes;
 use serde_json::{json, Value};
 
@@ -35,6 +35,8 @@ use crate::contract::violation::{Rule, Violation};
 /// One operation of the document.
 #[derive(Debug, Clone)]
 pub struct OpInfo {
+    /// The operation.
+    pub operation: AnyOperation,
     /// The `operationId`.
     pub id: &'static str,
     /// Upper-case HTTP method.
@@ -137,6 +139,7 @@ impl Contract {
                 let shapes = bridge_server::shapes::by_operation_id($id)
                     .ok_or_else(|| anyhow::anyhow!("no decoder tables for {}", $id))?;
                 ops.push(OpInfo {
+                    operation: AnyOperation::$ty,
                     id: <$ty as Operation>::ID,
                     method,
                     path,
@@ -149,6 +152,8 @@ impl Contract {
             }};
         }
         bridge_contract::every_operation!(op);
+        let in_order = ops.iter().enumerate().all(|(i, op)| op.operation as usize == i);
+        anyhow::ensure!(in_order && ops.len() == AnyOperation::ALL.len(), "the operations are not AnyOperation's");
         let api_key_header = doc["components"]["securitySchemes"]
             .as_object()
             .into_iter()
@@ -166,9 +171,9 @@ impl Contract {
         &self.ops
     }
 
-    /// The operation with this `operationId`.
-    pub fn op(&self, id: &str) -> &OpInfo {
-        self.ops.iter().find(|o| o.id == id).unwrap_or_else(|| panic!("no operation {id} in the contract"))
+    /// What the contract says of `operation`.
+    pub fn op(&self, operation: AnyOperation) -> &OpInfo {
+        &self.ops[operation as usize]
     }
 
     /// The bundled OpenAPI document.
@@ -406,16 +411,16 @@ mod tests {
     fn every_operation_is_known_with_its_tables() {
         let c = contract();
         assert!(c.operations().len() >= 17);
-        assert!(c.op("sandboxAdvanceClock").sandbox_only);
-        assert!(!c.op("quoteBridge").sandbox_only);
-        assert_eq!(c.op("createDepositAddressesLegacy").alias_of, Some("createDepositAddresses"));
+        assert!(c.op(AnyOperation::SandboxAdvanceClock).sandbox_only);
+        assert!(!c.op(AnyOperation::QuoteBridge).sandbox_only);
+        assert_eq!(c.op(AnyOperation::CreateDepositAddressesLegacy).alias_of, Some("createDepositAddresses"));
         assert_eq!(c.api_key_header, "x-api-key");
     }
 
     #[test]
     fn a_wrong_type_is_reported_with_its_location() {
         let c = contract();
-        let op = c.op("commitQuote");
+        let op = c.op(AnyOperation::CommitQuote);
         assert!(c.check_response(op, 200, Some("application/json"), br#"{"quoteId":"q1"}"#).is_empty());
         let problems = c.check_response(op, 200, Some("application/json"), br#"{"quoteId":1}"#);
         assert!(problems.iter().any(|p| p.contains("/quoteId")), "{problems:?}");

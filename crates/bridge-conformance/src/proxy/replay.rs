@@ -15,6 +15,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use bridge_contract::AnyOperation;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -225,7 +226,7 @@ fn compare(
     match (serde_json::from_slice::<Value>(&recorded_body), serde_json::from_slice::<Value>(body)) {
         (Ok(a), Ok(b)) => {
             let mut volatile = Vec::new();
-            let op = r.operation.as_deref().and_then(|id| contract().operations().iter().find(|o| o.id == id));
+            let op = r.operation.as_deref().and_then(AnyOperation::from_id).map(|op| contract().op(op));
             if let Some(schema) = op.and_then(|op| contract().response_schema(op, recorded_status)) {
                 let doc = contract().document();
                 volatile = crate::contract::members::volatile_pointers(doc, schema, &a);

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::Context as _;
+use bridge_contract::AnyOperation;
 
 use crate::report::{CheckResult, Report};
 use check::{Check, Ctx};
@@ -87,7 +88,7 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
     );
     // Reachability first, so that a wrong URL is one clear error rather than hundreds of failures.
     ctx.anonymous
-        .call("getWebhookPublicKey", &[], &[], None)
+        .call(AnyOperation::GetWebhookPublicKey, &[], &[], None)
         .await
         .with_context(|| format!("cannot reach the deployment at {}", config.base_url))?;
     sink.lock().unwrap().clear();

@@ -506,6 +506,7 @@ fn as_text(v: &JsValue) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bridge_contract::AnyOperation;
 
     fn case<'a>(cases: &'a [DecodeCase], name: &str) -> &'a DecodeCase {
         cases
@@ -516,7 +517,7 @@ mod tests {
 
     #[test]
     fn the_catalogue_covers_the_spec_table() {
-        let quote = cases(contract().op("quoteBridge"), ErrorsMode::First);
+        let quote = cases(contract().op(AnyOperation::QuoteBridge), ErrorsMode::First);
         let c = case(&quote, "decode::quoteBridge::body.mode::not-a-literal");
         assert_eq!(c.expected.len(), 2, "one Type issue per literal: {:?}", c.expected);
         let c = case(&quote, "decode::quoteBridge::body.amount::not-a-decimal");
@@ -534,7 +535,7 @@ mod tests {
         case(&quote, "decode::quoteBridge::body::text-plain");
         case(&quote, "decode::quoteBridge::body::empty");
 
-        let sda = cases(contract().op("createDepositAddresses"), ErrorsMode::First);
+        let sda = cases(contract().op(AnyOperation::CreateDepositAddresses), ErrorsMode::First);
         let c = case(&sda, "decode::createDepositAddresses::body.addressNote::too-long-in-utf16-units");
         assert!(
             c.expected[0].message.starts_with("Expected a string at most 80 character(s) long"),
@@ -544,7 +545,7 @@ mod tests {
         case(&sda, "decode::createDepositAddresses::body.depositChains::too-few-items");
         case(&sda, "decode::createDepositAddresses::body.depositChains[1]::too-short");
 
-        let events = cases(contract().op("listUserEvents"), ErrorsMode::First);
+        let events = cases(contract().op(AnyOperation::ListUserEvents), ErrorsMode::First);
         let c = case(&events, "decode::listUserEvents::query.pageSize::above-maximum");
         assert!(c.expected[0].message.contains("less than or equal to 50"), "{:?}", c.expected);
         case(&events, "decode::listUserEvents::query.pageToken::pattern-mismatch");
@@ -556,12 +557,12 @@ mod tests {
             assert!(!c.expected.is_empty(), "{}", c.name);
         }
         // No decode cases for operations without body or query constraints.
-        assert!(cases(contract().op("getWebhookPublicKey"), ErrorsMode::First).is_empty());
+        assert!(cases(contract().op(AnyOperation::GetWebhookPublicKey), ErrorsMode::First).is_empty());
     }
 
     #[test]
     fn all_mode_reports_every_failure() {
-        let quote = cases(contract().op("quoteBridge"), ErrorsMode::All);
+        let quote = cases(contract().op(AnyOperation::QuoteBridge), ErrorsMode::All);
         let c = case(&quote, "decode::quoteBridge::body::two-failures");
         assert_eq!(c.expected.len(), 2, "{:?}", c.expected);
     }
