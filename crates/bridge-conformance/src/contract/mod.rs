@@ -391,16 +391,10 @@ impl AnswerProblem {
 
 /// At most 300 characters of a body, for messages.
 pub fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let mut out: String = text.chars().take(300).collect();
-    if text.chars().count() > 300 {
-        out.push('…');
+    if body.is_empty() {
+        return "(empty)".into();
     }
-    if out.is_empty() {
-        "(empty)".into()
-    } else {
-        out
-    }
+    violation::bounded(&String::from_utf8_lossy(body), 300)
 }
 
 #[cfg(test)]

@@ -85,17 +85,6 @@ async fn main_bridge(ctx: &Ctx) -> anyhow::Result<String> {
     Ok(str_at(&q, "/quoteId")?.to_owned())
 }
 
-/// A new deposit address of the main project: its chain and address.
-async fn main_address(ctx: &Ctx) -> anyhow::Result<(String, String)> {
-    let created = create_addresses(
-        &ctx.main,
-        AnyOperation::CreateDepositAddresses,
-        &address_request(ctx, &ctx.unique("isolation")),
-    )
-    .await?;
-    Ok(address_keys(&created).remove(0))
-}
-
 /// The other project's `op` with `body` on a new (PENDING) bridge of the main project (`what` it is, `action`:
 /// which word names it in the failure) is answered like the same on an unknown bridge, and the bridge stays PENDING.
 async fn bridge_stays_pending(
@@ -258,7 +247,7 @@ pub(super) async fn search(ctx: &Ctx) -> anyhow::Result<()> {
 }
 
 pub(super) async fn public_status(ctx: &Ctx) -> anyhow::Result<()> {
-    let (chain, address) = main_address(ctx).await?;
+    let (chain, address) = new_address(ctx, &ctx.main, "isolation").await?;
     let unknown = ctx.unique("address");
     let destination = [("destinationAddress", ctx.config.fixtures.recipient.as_str())];
     let other = ctx.other()?;
@@ -288,7 +277,7 @@ pub(super) async fn deposit_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
 }
 
 pub(super) async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
-    let (chain, address) = main_address(ctx).await?;
+    let (chain, address) = new_address(ctx, &ctx.main, "isolation").await?;
     let unknown = ctx.unique("address");
     let f = &ctx.config.fixtures;
     let deposit = json!({"token": f.deposit_token, "amount": f.deposit_amount});
@@ -347,7 +336,7 @@ pub(super) async fn cursor_history(ctx: &Ctx) -> anyhow::Result<()> {
 }
 
 pub(super) async fn foreign_address_views(ctx: &Ctx) -> anyhow::Result<()> {
-    let (chain, address) = main_address(ctx).await?;
+    let (chain, address) = new_address(ctx, &ctx.main, "isolation").await?;
     let unknown = ctx.unique("address");
     let other = ctx.other()?;
     for op in [

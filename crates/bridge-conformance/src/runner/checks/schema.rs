@@ -89,13 +89,7 @@ async fn exercise(ctx: &Ctx, op: AnyOperation) -> anyhow::Result<()> {
             api.call(op, &[], &[("pageSize", "0")], None).await?;
         }
         AnyOperation::GetDepositAddressPublicStatus => {
-            let created = create_addresses(
-                api,
-                AnyOperation::CreateDepositAddresses,
-                &address_request(ctx, &ctx.unique("schema")),
-            )
-            .await?;
-            let (chain, address) = &address_keys(&created)[0];
+            let (chain, address) = &new_address(ctx, api, "schema").await?;
             let path = [("depositAddress", address.as_str()), ("depositChain", chain.as_str())];
             api.call(op, &path, &[("destinationAddress", &f.recipient)], None).await?.ok()?;
             api.call(
@@ -121,13 +115,7 @@ async fn exercise(ctx: &Ctx, op: AnyOperation) -> anyhow::Result<()> {
             api.call(op, &[("bridgeId", UNKNOWN)], &[], Some(json!({}))).await?;
         }
         AnyOperation::SandboxDepositIntoAddress => {
-            let created = create_addresses(
-                api,
-                AnyOperation::CreateDepositAddresses,
-                &address_request(ctx, &ctx.unique("schema")),
-            )
-            .await?;
-            let (chain, address) = &address_keys(&created)[0];
+            let (chain, address) = &new_address(ctx, api, "schema").await?;
             let deposit = json!({"token": f.deposit_token, "amount": f.deposit_amount});
             api.call(op, &[("depositAddress", address), ("depositChain", chain)], &[], Some(deposit.clone()))
                 .await?
@@ -221,13 +209,7 @@ async fn exercise(ctx: &Ctx, op: AnyOperation) -> anyhow::Result<()> {
         AnyOperation::GetDepositAddressStatus
         | AnyOperation::GetDepositAddressCompletedRefunds
         | AnyOperation::GetDepositAddressHistory => {
-            let created = create_addresses(
-                api,
-                AnyOperation::CreateDepositAddresses,
-                &address_request(ctx, &ctx.unique("schema")),
-            )
-            .await?;
-            let (chain, address) = &address_keys(&created)[0];
+            let (chain, address) = &new_address(ctx, api, "schema").await?;
             api.call(op, &[("depositAddress", address), ("depositChain", chain)], &[], None).await?.ok()?;
             api.call(op, &[("depositAddress", UNKNOWN), ("depositChain", chain)], &[], None).await?;
             if op == AnyOperation::GetDepositAddressHistory {

@@ -88,6 +88,13 @@ pub async fn create_addresses(api: &Api, op: AnyOperation, request: &Value) -> a
     Ok(items)
 }
 
+/// A new deposit address of `api`'s project, noted as for `what`: its chain and address.
+pub async fn new_address(ctx: &Ctx, api: &Api, what: &str) -> anyhow::Result<(String, String)> {
+    let request = address_request(ctx, &ctx.unique(what));
+    let created = create_addresses(api, AnyOperation::CreateDepositAddresses, &request).await?;
+    Ok(address_keys(&created).remove(0))
+}
+
 /// The `(depositChain, depositAddress)` of each address.
 pub fn address_keys(items: &[Value]) -> Vec<(String, String)> {
     items
