@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bridge_conformance::coverage::TrafficReport;
+use bridge_conformance::proxy::replay::{replay, ReplayConfig};
 use bridge_conformance::proxy::{Proxy, ProxyConfig};
-use bridge_conformance::replay::{replay, ReplayConfig};
+use bridge_conformance::report::coverage::TrafficReport;
 use bridge_conformance::{run, Fixtures, RateLimited, RunConfig};
 use bridge_server::ErrorsMode;
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
@@ -371,7 +371,7 @@ async fn go(cli: &RunArgs) -> anyhow::Result<bool> {
     let run_one = |config: RunConfig, html: bool| async move {
         let mut stdout = std::io::stdout();
         if html {
-            let (report, traffic) = bridge_conformance::runner::run_through_proxy(&config, &mut stdout).await?;
+            let (report, traffic) = bridge_conformance::run_through_proxy(&config, &mut stdout).await?;
             anyhow::Ok((report, Some(traffic)))
         } else {
             anyhow::Ok((run(&config, &mut stdout).await?, None))
@@ -421,7 +421,7 @@ async fn go(cli: &RunArgs) -> anyhow::Result<bool> {
         write_file(path, &report.junit(&target)?, "JUnit XML")?;
     }
     if let (Some(path), Some(traffic)) = (&cli.html, &traffic) {
-        write_file(path, &bridge_conformance::html::page(traffic, Some(&report)), "HTML report")?;
+        write_file(path, &bridge_conformance::report::html::page(traffic, Some(&report)), "HTML report")?;
     }
     Ok(report.failed() == 0)
 }
@@ -463,7 +463,7 @@ async fn proxy(args: &ProxyArgs) -> anyhow::Result<bool> {
         write_file(path, &report.junit()?, "JUnit XML")?;
     }
     if let Some(path) = &args.html {
-        write_file(path, &bridge_conformance::html::page(&report, None), "HTML report")?;
+        write_file(path, &bridge_conformance::report::html::page(&report, None), "HTML report")?;
     }
     println!("{}", summary(&report));
     let failed = gates(&report, args.fail_under, args.max_violations);
@@ -508,7 +508,7 @@ fn gates(report: &TrafficReport, fail_under: Option<f64>, max_violations: Option
 
 /// Replays a recording; `Ok(true)` when every answer matched.
 async fn replay_command(args: &ReplayArgs) -> anyhow::Result<bool> {
-    let recorded = bridge_conformance::record::read(&args.file)?;
+    let recorded = bridge_conformance::proxy::record::read(&args.file)?;
     let mut config = ReplayConfig::new(&args.base_url);
     config.token = args.token.clone();
     config.api_key = args.api_key.clone();

@@ -1,6 +1,6 @@
 //! `bridge-conformance proxy`: a validating reverse proxy. Every request is forwarded unchanged to the upstream
 //! (streamed, headers kept but the hop-by-hop ones, `Via` added, `Host` the upstream's) and its answer forwarded
-//! back, and each exchange is checked against the contract ([`crate::exchange`]) with the contract's own
+//! back, and each exchange is checked against the contract ([`crate::contract::exchange`]) with the contract's own
 //! decoder, schema and generated types.
 //!
 //! * The upstream request's URI is built from parts ([`upstream::Upstream::uri_for`]): the upstream's scheme,
@@ -13,16 +13,18 @@
 //! * The request is checked beside the forwarding: its body is copied while it streams to the upstream
 //!   ([`tee::Tee`]) and decoded while the upstream works.
 //! * An answer of known length (at most `body_limit` bytes) is read whole, checked, and forwarded with its
-//!   violations listed in the `x-contract-violations` header ([`crate::violation::header_value`]); with
+//!   violations listed in the `x-contract-violations` header ([`crate::contract::violation::header_value`]); with
 //!   `strict`, an answer with violations is replaced by a 502 `ContractViolations` body listing them. Other
 //!   answers (unknown length, or larger) are streamed as they come and checked once they have passed: their
 //!   violations are logged and reported, not put in a header (`strict` reads every answer whole instead, up to
 //!   the limit, and answers 502 beyond it).
 //! * Each violation is logged (`WARN`, with the operation, rule, location and value), counted in the coverage
-//!   ([`crate::coverage`]: `GET /_conformance/report` on the proxy, `?format=html` or `?format=junit`), and
-//!   kept in the recording (`record`, [`crate::record`]).
+//!   ([`crate::report::coverage`]: `GET /_conformance/report` on the proxy, `?format=html` or `?format=junit`), and
+//!   kept in the recording (`record`, [`crate::proxy::record`]).
 
 pub mod idle;
+pub mod record;
+pub mod replay;
 pub mod tee;
 pub mod upstream;
 
@@ -43,10 +45,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::sync::oneshot;
 
-use crate::coverage::{Coverage, Example, TrafficReport};
-use crate::exchange::{RequestCheck, RequestFacts};
-use crate::record::Recorder;
-use crate::violation::{header_value, Violation, HEADER};
+use crate::contract::exchange::{RequestCheck, RequestFacts};
+use crate::contract::violation::{header_value, Violation, HEADER};
+use crate::proxy::record::Recorder;
+use crate::report::coverage::{Coverage, Example, TrafficReport};
 use bridge_server::ErrorsMode;
 use idle::Idle;
 use tee::{Kept, Tee};
@@ -168,7 +170,7 @@ impl Proxy {
         });
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(serve(listener, shared.clone(), stopped));
-        tracing::info!(listen = %addr, upstream = %crate::redact::text(&shared.config.upstream), strict = shared.config.strict,
+        tracing::info!(listen = %addr, upstream = %crate::contract::redact::text(&shared.config.upstream), strict = shared.config.strict,
             upstream_timeout = %humantime::format_duration(shared.config.upstream_timeout), "proxy started");
         Ok(Self { addr, url: format!("http://{addr}"), coverage, stop: Some(stop), task: Some(task), shared })
     }
@@ -260,7 +262,7 @@ fn json_response(status: StatusCode, body: &serde_json::Value) -> Response<Proxy
 
 /// The proxy's own answer, 400, 502 or 504 `ProxyError` (the schema's component); its message redacted.
 fn proxy_error(status: StatusCode, message: impl std::fmt::Display) -> Response<ProxyBody> {
-    let body = bridge_contract::ProxyError::new(crate::redact::text(&message.to_string()));
+    let body = bridge_contract::ProxyError::new(crate::contract::redact::text(&message.to_string()));
     json_response(status, &serde_json::to_value(&body).unwrap_or_default())
 }
 
@@ -269,7 +271,7 @@ fn report_response(shared: &Shared, query: &str) -> Response<ProxyBody> {
     let report = shared.coverage.report();
     let format = form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "format").map(|(_, v)| v.into_owned());
     let (content_type, body) = match format.as_deref() {
-        Some("html") => ("text/html; charset=utf-8", crate::html::page(&report, None)),
+        Some("html") => ("text/html; charset=utf-8", crate::report::html::page(&report, None)),
         Some("junit") => ("application/xml", report.junit().unwrap_or_else(|e| format!("<!-- {e} -->"))),
         _ => ("application/json", serde_json::to_string_pretty(&report).unwrap_or_default()),
     };
@@ -330,14 +332,14 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
     let upstream_uri = match shared.upstream.uri_for(&parts.method, &parts.uri) {
         Ok(uri) => uri,
         Err(refused) => {
-            tracing::warn!(%method, target = %crate::redact::text(&parts.uri.to_string()), "not forwarded: {refused}");
+            tracing::warn!(%method, target = %crate::contract::redact::text(&parts.uri.to_string()), "not forwarded: {refused}");
             return Ok(proxy_error(StatusCode::BAD_REQUEST, refused));
         }
     };
     let path = parts.uri.path().to_owned();
     let query = parts.uri.query().unwrap_or_default().to_owned();
     // The target as logs, reports and recordings show it (credentials redacted).
-    let target = crate::redact::target(parts.uri.path_and_query().map_or(path.as_str(), |p| p.as_str()));
+    let target = crate::contract::redact::target(parts.uri.path_and_query().map_or(path.as_str(), |p| p.as_str()));
     let original_headers = parts.headers.clone();
 
     // A body of known length within the limit is read whole first (for a JSON request it came with the head) and
@@ -394,7 +396,7 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
         Ok(Ok(answer)) => answer,
         Ok(Err(e)) => {
             shared.coverage.upstream_error();
-            let e = crate::redact::text(&format!("{e:#}"));
+            let e = crate::contract::redact::text(&format!("{e:#}"));
             tracing::warn!(%method, %target, "the upstream did not answer: {e}");
             return Ok(proxy_error(StatusCode::BAD_GATEWAY, format!("the upstream did not answer: {e}")));
         }
@@ -531,7 +533,7 @@ fn observe(shared: &Shared, check: &RequestCheck, e: Observed, violations: Vec<V
         )
     });
     if let Some(recorder) = &*shared.recorder.lock().unwrap_or_else(|e| e.into_inner()) {
-        recorder.record(crate::record::Exchange {
+        recorder.record(crate::proxy::record::Exchange {
             operation,
             method: e.method,
             target: e.target,

@@ -9,7 +9,7 @@
 //! binary, at `debug`: every exchange's target, every violation) holds none either.
 
 use bridge_conformance::proxy::{Proxy, ProxyConfig};
-use bridge_conformance::spawn::MAIN_PROJECT;
+use bridge_conformance::runner::spawn::MAIN_PROJECT;
 use bridge_conformance::SpawnedSandbox;
 use serde_json::Value;
 
@@ -89,7 +89,7 @@ async fn a_recording_and_the_report_hold_no_credential_whole() {
     sandbox.stop().await.unwrap();
 
     let recorded = std::fs::read_to_string(&recording).unwrap();
-    let lines = bridge_conformance::record::read(&recording).unwrap();
+    let lines = bridge_conformance::proxy::record::read(&recording).unwrap();
     assert!(lines.len() >= 8, "{} exchanges recorded", lines.len());
     let decoded = |text: &str| percent_encoding::percent_decode_str(text).decode_utf8_lossy().into_owned();
     let secrets = [("the API key", &key), ("the JWT", &jwt), ("the session id", &session), ("the CSRF token", &csrf)];

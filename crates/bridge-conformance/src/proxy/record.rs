@@ -1,5 +1,5 @@
 //! `--record FILE`: every exchange through the proxy as one JSON line ([`Recorded`]), credentials redacted
-//! ([`crate::redact`]: by place, and by form in every header, the target and every body); `bridge-conformance replay` ([`crate::replay`]) sends them again. Lines are written and
+//! ([`crate::contract::redact`]: by place, and by form in every header, the target and every body); `bridge-conformance replay` ([`crate::proxy::replay`]) sends them again. Lines are written and
 //! flushed one at a time by a thread of their own, so a proxy that is killed leaves whole lines behind.
 //!
 //! A line: `{"seq":1,"at":"2026-...Z","operation":"quoteBridge","request":{"method":"POST",
@@ -18,7 +18,7 @@ use bytes::Bytes;
 use http::HeaderMap;
 use serde::{Deserialize, Serialize};
 
-use crate::violation::Violation;
+use crate::contract::violation::Violation;
 
 /// A request or an answer as recorded.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -62,13 +62,20 @@ impl Message {
         let shown = headers
             .iter()
             .map(|(n, v)| {
-                (n.as_str().to_owned(), crate::redact::header(n.as_str(), &String::from_utf8_lossy(v.as_bytes())))
+                (
+                    n.as_str().to_owned(),
+                    crate::contract::redact::header(n.as_str(), &String::from_utf8_lossy(v.as_bytes())),
+                )
             })
             .collect();
         let mut message = Self { headers: shown, ..Self::default() };
         let value = |name: http::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
         let kept = body.and_then(|bytes| {
-            crate::redact::body(value(http::header::CONTENT_TYPE), value(http::header::CONTENT_ENCODING), bytes)
+            crate::contract::redact::body(
+                value(http::header::CONTENT_TYPE),
+                value(http::header::CONTENT_ENCODING),
+                bytes,
+            )
         });
         match kept {
             None => message.body_omitted = true,

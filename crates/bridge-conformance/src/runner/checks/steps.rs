@@ -4,13 +4,13 @@
 use std::collections::HashSet;
 
 use anyhow::{anyhow, bail, Context as _};
-use bridge_contract::{DateString, DecimalString};
+use bridge_contract::{AnyOperation, DateString, DecimalString};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
-use crate::check::Ctx;
-use crate::config::Fixtures;
-use crate::http::Api;
+use crate::runner::check::Ctx;
+use crate::runner::config::Fixtures;
+use crate::runner::http::Api;
 
 /// Most pages a pager reads before giving up (a deployment with a huge history or feed).
 pub const MAX_PAGES: usize = 200;
@@ -25,12 +25,12 @@ pub fn quote_request(f: &Fixtures) -> Value {
 
 /// `POST /bridge/quote/user`, expecting 200.
 pub async fn quote(api: &Api, request: Value) -> anyhow::Result<Value> {
-    api.call("quoteBridge", &[], &[], Some(request)).await?.ok()
+    api.call(AnyOperation::QuoteBridge, &[], &[], Some(request)).await?.ok()
 }
 
 /// `POST /bridge/quote/commit/{quoteId}`, expecting 200 with the quote's id.
 pub async fn commit(api: &Api, quote_id: &str) -> anyhow::Result<()> {
-    let answer = api.call("commitQuote", &[("quoteId", quote_id)], &[], None).await?.ok()?;
+    let answer = api.call(AnyOperation::CommitQuote, &[("quoteId", quote_id)], &[], None).await?.ok()?;
     if answer["quoteId"] != quote_id {
         bail!("committing quote {quote_id} answered quoteId {}", answer["quoteId"]);
     }
@@ -39,7 +39,7 @@ pub async fn commit(api: &Api, quote_id: &str) -> anyhow::Result<()> {
 
 /// `GET /bridge/history/bridge/{bridgeId}`, expecting 200.
 pub async fn get_bridge(api: &Api, id: &str) -> anyhow::Result<Value> {
-    api.call("getBridge", &[("bridgeId", id)], &[], None).await?.ok()
+    api.call(AnyOperation::GetBridge, &[("bridgeId", id)], &[], None).await?.ok()
 }
 
 /// A fresh quote committed: the quote and the bridge record.
@@ -70,7 +70,7 @@ pub fn routing_request(ctx: &Ctx, note: &str) -> Value {
 }
 
 /// `POST /sda/deposit-addresses` (or another create operation), expecting 200 with one address per chain.
-pub async fn create_addresses(api: &Api, op: &str, request: &Value) -> anyhow::Result<Vec<Value>> {
+pub async fn create_addresses(api: &Api, op: AnyOperation, request: &Value) -> anyhow::Result<Vec<Value>> {
     let answer = api.call(op, &[], &[], Some(request.clone())).await?.ok()?;
     let items = answer.as_array().cloned().ok_or_else(|| anyhow!("{op} did not answer an array"))?;
     let chains = request["depositChains"].as_array().map(Vec::len).unwrap_or(0);
@@ -88,6 +88,13 @@ pub async fn create_addresses(api: &Api, op: &str, request: &Value) -> anyhow::R
     Ok(items)
 }
 
+/// A new deposit address of `api`'s project, noted as for `what`: its chain and address.
+pub async fn new_address(ctx: &Ctx, api: &Api, what: &str) -> anyhow::Result<(String, String)> {
+    let request = address_request(ctx, &ctx.unique(what));
+    let created = create_addresses(api, AnyOperation::CreateDepositAddresses, &request).await?;
+    Ok(address_keys(&created).remove(0))
+}
+
 /// The `(depositChain, depositAddress)` of each address.
 pub fn address_keys(items: &[Value]) -> Vec<(String, String)> {
     items
@@ -103,7 +110,12 @@ pub fn address_keys(items: &[Value]) -> Vec<(String, String)> {
 
 /// Reads a cursor-paged operation to the end: `items` of every page, following `nextPageToken`; fails when a
 /// token repeats or the pages never end.
-pub async fn read_pages(api: &Api, op: &str, query: &[(&str, &str)], page_size: u32) -> anyhow::Result<Vec<Value>> {
+pub async fn read_pages(
+    api: &Api,
+    op: AnyOperation,
+    query: &[(&str, &str)],
+    page_size: u32,
+) -> anyhow::Result<Vec<Value>> {
     let size = page_size.to_string();
     let mut items = Vec::new();
     let mut token: Option<String> = None;
@@ -137,12 +149,12 @@ pub async fn read_pages(api: &Api, op: &str, query: &[(&str, &str)], page_size: 
 
 /// The event feed from `since_ms` (inclusive), `page_size` per page.
 pub async fn feed(api: &Api, since_ms: i64, page_size: u32) -> anyhow::Result<Vec<Value>> {
-    read_pages(api, "listUserEvents", &[("sinceTimestamp", &since_ms.to_string())], page_size).await
+    read_pages(api, AnyOperation::ListUserEvents, &[("sinceTimestamp", &since_ms.to_string())], page_size).await
 }
 
 /// `POST /sandbox/clock/advance`: the sandbox time after advancing, in ms.
 pub async fn advance(api: &Api, ms: u64) -> anyhow::Result<i64> {
-    let answer = api.call("sandboxAdvanceClock", &[], &[], Some(json!({ "ms": ms }))).await?.ok()?;
+    let answer = api.call(AnyOperation::SandboxAdvanceClock, &[], &[], Some(json!({ "ms": ms }))).await?.ok()?;
     date_ms(&answer, "/now")
 }
 

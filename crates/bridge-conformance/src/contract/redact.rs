@@ -166,7 +166,7 @@ pub fn body<'a>(content_type: Option<&str>, content_encoding: Option<&str>, byte
 /// A body as reports show it: [`body`] as text, at most `limit` characters.
 pub fn shown_body(content_type: Option<&str>, content_encoding: Option<&str>, bytes: &[u8], limit: usize) -> String {
     match body(content_type, content_encoding, bytes) {
-        Some(kept) => crate::violation::bounded(&String::from_utf8_lossy(&kept), limit),
+        Some(kept) => crate::contract::violation::bounded(&String::from_utf8_lossy(&kept), limit),
         None => "(not kept: encoded with a Content-Encoding)".to_owned(),
     }
 }

@@ -1,8 +1,8 @@
-//! `bridge-conformance replay FILE --base-url URL`: sends a recording ([`crate::record`]) again, in order, and
+//! `bridge-conformance replay FILE --base-url URL`: sends a recording ([`crate::proxy::record`]) again, in order, and
 //! reports how each answer differs from the recorded one: status, content type, and the JSON body member by
 //! member, ignoring what must differ: the members the contract marks `x-volatile: true` (ids, transaction hashes,
 //! cursors, and every `DateString`), found by walking the answer with its documented schema
-//! ([`crate::members::volatile_pointers`]). Where such a member's recorded and replayed values differ, the replayed
+//! ([`crate::contract::members::volatile_pointers`]). Where such a member's recorded and replayed values differ, the replayed
 //! value replaces the recorded one in every later request (path, query and body): a quote id made by the replay
 //! is the one its commit then uses.
 //!
@@ -15,12 +15,13 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use bridge_contract::AnyOperation;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::contract::contract;
-use crate::record::Recorded;
-use crate::redact::REDACTED;
+use crate::contract::redact::REDACTED;
+use crate::proxy::record::Recorded;
 
 /// How a replay runs.
 #[derive(Debug, Clone)]
@@ -71,7 +72,12 @@ impl Replayed {
             .iter()
             .map(|d| format!("{} recorded {} replayed {}", d.at, d.recorded, d.replayed))
             .collect();
-        format!("FAIL #{} {op} {}: {}", self.seq, self.request, crate::violation::bounded(&diffs.join("; "), 2000))
+        format!(
+            "FAIL #{} {op} {}: {}",
+            self.seq,
+            self.request,
+            crate::contract::violation::bounded(&diffs.join("; "), 2000)
+        )
     }
 }
 
@@ -220,11 +226,11 @@ fn compare(
     match (serde_json::from_slice::<Value>(&recorded_body), serde_json::from_slice::<Value>(body)) {
         (Ok(a), Ok(b)) => {
             let mut volatile = Vec::new();
-            let op = r.operation.as_deref().and_then(|id| contract().operations().iter().find(|o| o.id == id));
+            let op = r.operation.as_deref().and_then(AnyOperation::from_id).map(|op| contract().op(op));
             if let Some(schema) = op.and_then(|op| contract().response_schema(op, recorded_status)) {
                 let doc = contract().document();
-                volatile = crate::members::volatile_pointers(doc, schema, &a);
-                volatile.extend(crate::members::volatile_pointers(doc, schema, &b));
+                volatile = crate::contract::members::volatile_pointers(doc, schema, &a);
+                volatile.extend(crate::contract::members::volatile_pointers(doc, schema, &b));
             }
             diff(&a, &b, String::new(), &volatile, map, &mut out);
         }
@@ -257,7 +263,7 @@ fn diff(
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for (k, va) in x {
-                let p = format!("{pointer}/{}", crate::members::escape(k));
+                let p = format!("{pointer}/{}", crate::contract::members::escape(k));
                 match y.get(k) {
                     Some(vb) => diff(va, vb, p, volatile, map, out),
                     None if volatile.contains(&p) => {}
@@ -267,7 +273,7 @@ fn diff(
                 }
             }
             for (k, vb) in y {
-                let p = format!("{pointer}/{}", crate::members::escape(k));
+                let p = format!("{pointer}/{}", crate::contract::members::escape(k));
                 if !x.contains_key(k) && !volatile.contains(&p) {
                     out.push(Difference {
                         at: format!("answer{p} (new member)"),

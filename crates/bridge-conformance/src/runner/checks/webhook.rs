@@ -13,14 +13,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{anyhow, bail, ensure};
 use bridge_client::webhook::WebhookVerifier;
+use bridge_contract::AnyOperation;
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::Ctx;
-use crate::receiver::{Delivery, Receiver};
+use crate::runner::check::Ctx;
+use crate::runner::receiver::{Delivery, Receiver};
 
 async fn verifier(ctx: &Ctx) -> anyhow::Result<WebhookVerifier> {
-    let served = ctx.anonymous.call("getWebhookPublicKey", &[], &[], None).await?.ok()?;
+    let served = ctx.anonymous.call(AnyOperation::GetWebhookPublicKey, &[], &[], None).await?.ok()?;
     let served = served.as_str().ok_or_else(|| anyhow!("the public key is not a JSON string: {served}"))?;
     WebhookVerifier::from_served_key(served).map_err(|e| anyhow!("the served public key cannot verify signatures: {e}"))
 }
@@ -88,7 +89,7 @@ async fn wait(
         .await;
     let deliveries = receiver.deliveries();
     if !arrived {
-        let attempts = api.call("sandboxListWebhookDeliveries", &[], &[], None).await?.ok()?;
+        let attempts = api.call(AnyOperation::SandboxListWebhookDeliveries, &[], &[], None).await?.ok()?;
         let listed = attempts["items"].as_array().map(Vec::len).unwrap_or(0);
         bail!(
             "{what}: not delivered to {} within {:?} of real time (sandbox clock advanced {} ms); the receiver got {} POST(s), GET /sandbox/webhook-deliveries lists {listed} attempt(s){}",
@@ -107,7 +108,11 @@ async fn wait(
 async fn attempts(ctx: &Ctx, event_id: &str, done: impl Fn(&[Value]) -> bool) -> anyhow::Result<Vec<Value>> {
     let deadline = std::time::Instant::now() + ctx.config.webhook_wait;
     loop {
-        let answer = ctx.main.call("sandboxListWebhookDeliveries", &[], &[("eventId", event_id)], None).await?.ok()?;
+        let answer = ctx
+            .main
+            .call(AnyOperation::SandboxListWebhookDeliveries, &[], &[("eventId", event_id)], None)
+            .await?
+            .ok()?;
         let items = answer["items"].as_array().cloned().unwrap_or_default();
         if done(&items) || std::time::Instant::now() >= deadline {
             return Ok(items);
@@ -126,7 +131,12 @@ pub(super) async fn test_event_delivered(ctx: &Ctx) -> anyhow::Result<()> {
     let message = ctx.unique("webhook-test");
     let sent = ctx
         .main
-        .call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url, "message": message})))
+        .call(
+            AnyOperation::SandboxSendWebhookTest,
+            &[],
+            &[],
+            Some(json!({"webhookUrl": receiver.url, "message": message})),
+        )
         .await?
         .ok()?;
     let event_id = str_at(&sent, "/eventId")?.to_owned();
@@ -179,7 +189,8 @@ pub(super) async fn bridge_events_delivered(ctx: &Ctx) -> anyhow::Result<()> {
     request["webhookUrl"] = json!(receiver.url);
     let (q, _) = committed_bridge(&ctx.main, request).await?;
     let id = str_at(&q, "/quoteId")?.to_owned();
-    let paid = ctx.main.call("sandboxDepositBridge", &[("bridgeId", &id)], &[], Some(json!({}))).await?.ok()?;
+    let paid =
+        ctx.main.call(AnyOperation::SandboxDepositBridge, &[("bridgeId", &id)], &[], Some(json!({}))).await?.ok()?;
     let (_, executed) = super::lifecycle::drive_to_executed(&ctx.main, &id, &paid).await?;
     let expected = ["BRIDGE_PENDING", "BRIDGE_ACCEPTED", "BRIDGE_EXECUTED"];
     let of_bridge = |d: &Delivery| {
@@ -217,12 +228,12 @@ pub(super) async fn deposit_address_events_delivered(ctx: &Ctx) -> anyhow::Resul
     let receiver = Receiver::start(false).await?;
     let mut request = address_request(ctx, &ctx.unique("webhook"));
     request["webhookUrl"] = json!(receiver.url);
-    let created = create_addresses(&ctx.main, "createDepositAddresses", &request).await?;
+    let created = create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &request).await?;
     let (chain, address) = address_keys(&created).remove(0);
     let f = &ctx.config.fixtures;
     ctx.main
         .call(
-            "sandboxDepositIntoAddress",
+            AnyOperation::SandboxDepositIntoAddress,
             &[("depositAddress", &address), ("depositChain", &chain)],
             &[],
             Some(json!({"token": f.deposit_token, "amount": f.deposit_amount})),
@@ -269,8 +280,11 @@ pub(super) async fn failed_delivery_retried(ctx: &Ctx) -> anyhow::Result<()> {
 
 /// `POST /sandbox/webhook-test` to `receiver`: the event's id.
 async fn test_event_to(ctx: &Ctx, receiver: &Receiver) -> anyhow::Result<String> {
-    let sent =
-        ctx.main.call("sandboxSendWebhookTest", &[], &[], Some(json!({"webhookUrl": receiver.url}))).await?.ok()?;
+    let sent = ctx
+        .main
+        .call(AnyOperation::SandboxSendWebhookTest, &[], &[], Some(json!({"webhookUrl": receiver.url})))
+        .await?
+        .ok()?;
     Ok(str_at(&sent, "/eventId")?.to_owned())
 }
 
@@ -281,14 +295,16 @@ fn count_of(deliveries: &[Delivery], event_id: &str) -> usize {
 
 pub(super) async fn resend_delivers_again(ctx: &Ctx) -> anyhow::Result<()> {
     let verifier = verifier(ctx).await?;
-    let unknown = ctx.main.call("sandboxResendWebhookDelivery", &[("eventId", "no-such-event")], &[], None).await?;
+    let unknown =
+        ctx.main.call(AnyOperation::SandboxResendWebhookDelivery, &[("eventId", "no-such-event")], &[], None).await?;
     let unknown = unknown.expect(404)?;
     ensure!(unknown["_tag"] == "WebhookDeliveryNotFound", "an unknown event's resend answered {unknown}");
     let receiver = Receiver::start(false).await?;
     let event_id = test_event_to(ctx, &receiver).await?;
     wait(ctx, &receiver, &format!("the WEBHOOK_TEST event {event_id}"), |d| count_of(d, &event_id) >= 1).await?;
     attempts(ctx, &event_id, |items| items.iter().any(|a| a["delivered"] == true)).await?;
-    let resent = ctx.main.call("sandboxResendWebhookDelivery", &[("eventId", &event_id)], &[], None).await?.ok()?;
+    let resent =
+        ctx.main.call(AnyOperation::SandboxResendWebhookDelivery, &[("eventId", &event_id)], &[], None).await?.ok()?;
     ensure!(
         resent["eventId"] == event_id.as_str() && resent["deliveries"].as_u64() >= Some(1),
         "the resend of {event_id} answered {resent}"
@@ -314,8 +330,11 @@ pub(super) async fn recover_failed_deliveries(ctx: &Ctx) -> anyhow::Result<()> {
         "GET /sandbox/webhook-deliveries lists no failed attempt of {event_id} (the receiver answered 503): {failed:?}"
     );
     let at = str_at(&failed[0], "/at")?.to_owned();
-    let recovered =
-        ctx.main.call("sandboxRecoverWebhookDeliveries", &[], &[], Some(json!({"since": at}))).await?.ok()?;
+    let recovered = ctx
+        .main
+        .call(AnyOperation::SandboxRecoverWebhookDeliveries, &[], &[], Some(json!({"since": at})))
+        .await?
+        .ok()?;
     ensure!(recovered["deliveries"].as_u64().is_some(), "the recovery answered {recovered}");
     // Made due now: delivered without the clock moving (a deployment whose clock moves may retry it anyway).
     let arrived = receiver.wait_until(ctx.config.webhook_wait, |d| count_of(d, &event_id) >= 2, || async {}).await;

@@ -8,15 +8,16 @@
 //! sees.
 
 use anyhow::{bail, ensure};
+use bridge_contract::AnyOperation;
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::Ctx;
-use crate::http::{Api, Reply};
+use crate::runner::check::Ctx;
+use crate::runner::http::{Api, Reply};
 
 /// `GET /sandbox/clock` of a project, in ms.
 async fn clock(api: &Api) -> anyhow::Result<i64> {
-    date_ms(&api.call("sandboxGetClock", &[], &[], None).await?.ok()?, "/now")
+    date_ms(&api.call(AnyOperation::SandboxGetClock, &[], &[], None).await?.ok()?, "/now")
 }
 
 /// Real time the main project's clock may pass during a check (its clock may be `--clock real`).
@@ -54,12 +55,12 @@ pub(super) async fn foreign_reset(ctx: &Ctx) -> anyhow::Result<()> {
     let before = clock(&ctx.main).await?;
     let other = ctx.other()?;
     let (theirs, _) = committed_bridge(other, quote_request(&ctx.config.fixtures)).await?;
-    let reset = other.call("sandboxResetProject", &[], &[], None).await?.ok()?;
+    let reset = other.call(AnyOperation::SandboxResetProject, &[], &[], None).await?.ok()?;
     ensure!(
         reset.pointer("/deleted/bridges").and_then(Value::as_u64).unwrap_or(0) >= 1,
         "the other project's reset deleted no bridge: {reset}"
     );
-    let gone = other.call("getBridge", &[("bridgeId", str_at(&theirs, "/quoteId")?)], &[], None).await?;
+    let gone = other.call(AnyOperation::GetBridge, &[("bridgeId", str_at(&theirs, "/quoteId")?)], &[], None).await?;
     ensure!(gone.status >= 400, "the other project's bridge is still there after its reset: {}", gone.describe());
     let record = get_bridge(&ctx.main, id).await?;
     ensure!(record["state"] == "PENDING", "the other project's reset changed the main project's bridge");
@@ -84,16 +85,15 @@ async fn main_bridge(ctx: &Ctx) -> anyhow::Result<String> {
     Ok(str_at(&q, "/quoteId")?.to_owned())
 }
 
-/// A new deposit address of the main project: its chain and address.
-async fn main_address(ctx: &Ctx) -> anyhow::Result<(String, String)> {
-    let created =
-        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("isolation"))).await?;
-    Ok(address_keys(&created).remove(0))
-}
-
 /// The other project's `op` with `body` on a new (PENDING) bridge of the main project (`what` it is, `action`:
 /// which word names it in the failure) is answered like the same on an unknown bridge, and the bridge stays PENDING.
-async fn bridge_stays_pending(ctx: &Ctx, what: &str, action: &str, op: &str, body: Value) -> anyhow::Result<()> {
+async fn bridge_stays_pending(
+    ctx: &Ctx,
+    what: &str,
+    action: &str,
+    op: AnyOperation,
+    body: Value,
+) -> anyhow::Result<()> {
     let id = main_bridge(ctx).await?;
     let unknown = ctx.unique("bridge");
     let request = Request { op, path: &[("bridgeId", &id)], query: &[], body: Some(body) };
@@ -104,9 +104,8 @@ async fn bridge_stays_pending(ctx: &Ctx, what: &str, action: &str, op: &str, bod
 }
 
 /// A request of the other project that names something of the main project's by its id in `path`.
-#[derive(Default)]
 struct Request<'a> {
-    op: &'a str,
+    op: AnyOperation,
     path: &'a [(&'a str, &'a str)],
     query: &'a [(&'a str, &'a str)],
     body: Option<Value>,
@@ -154,7 +153,7 @@ pub(super) async fn commit_foreign_quote(ctx: &Ctx) -> anyhow::Result<()> {
     let id = str_at(&q, "/quoteId")?;
     let unknown = ctx.unique("quote");
     let other = ctx.other()?;
-    let request = Request { op: "commitQuote", path: &[("quoteId", id)], ..Request::default() };
+    let request = Request { op: AnyOperation::CommitQuote, path: &[("quoteId", id)], query: &[], body: None };
     answered_like_unknown(other, "committing the main project's quote", request, id, &unknown).await?;
     // The quote is still the main project's to commit.
     commit(&ctx.main, id).await
@@ -164,7 +163,7 @@ pub(super) async fn get_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     let id: &str = &main_bridge(ctx).await?;
     let unknown = ctx.unique("bridge");
     let other = ctx.other()?;
-    let request = Request { op: "getBridge", path: &[("bridgeId", id)], ..Request::default() };
+    let request = Request { op: AnyOperation::GetBridge, path: &[("bridgeId", id)], query: &[], body: None };
     answered_like_unknown(other, "reading the main project's bridge", request, id, &unknown).await
 }
 
@@ -179,7 +178,7 @@ pub(super) async fn history(ctx: &Ctx) -> anyhow::Result<()> {
             let mut query =
                 vec![("page", p.as_str()), ("limit", "100"), ("sortBy", "createdAt"), ("sortDirection", "desc")];
             query.extend(state.map(|s| ("state", s)));
-            let answer = other.call("listBridgeHistory", &[], &query, None).await?.ok()?;
+            let answer = other.call(AnyOperation::ListBridgeHistory, &[], &query, None).await?.ok()?;
             let items = answer["items"].as_array().cloned().unwrap_or_default();
             if let Some(item) =
                 items.iter().find(|i| i["bridge"]["_id"] == id || i["bridge"]["userId"] == record["userId"])
@@ -199,7 +198,8 @@ pub(super) async fn event_feed(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, record) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let note = ctx.unique("isolation");
-    let created = create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &note)).await?;
+    let created =
+        create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &address_request(ctx, &note)).await?;
     let since = date_ms(&record, "/createdAt")?;
     let mine = feed(&ctx.main, since, 50).await?;
     ensure!(!events_of_bridge(&mine, id).is_empty(), "the main project's feed has no event of its bridge {id}");
@@ -219,9 +219,10 @@ pub(super) async fn event_feed(ctx: &Ctx) -> anyhow::Result<()> {
 
 pub(super) async fn search(ctx: &Ctx) -> anyhow::Result<()> {
     let note = ctx.unique("isolation");
-    let created = create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &note)).await?;
+    let created =
+        create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &address_request(ctx, &note)).await?;
     let other = ctx.other()?;
-    for op in ["searchDepositAddresses", "searchDepositAddressesLegacy"] {
+    for op in [AnyOperation::SearchDepositAddresses, AnyOperation::SearchDepositAddressesLegacy] {
         let found = read_pages(other, op, &[("addressNote", &note)], 50).await?;
         ensure!(
             found.is_empty(),
@@ -246,12 +247,12 @@ pub(super) async fn search(ctx: &Ctx) -> anyhow::Result<()> {
 }
 
 pub(super) async fn public_status(ctx: &Ctx) -> anyhow::Result<()> {
-    let (chain, address) = main_address(ctx).await?;
+    let (chain, address) = new_address(ctx, &ctx.main, "isolation").await?;
     let unknown = ctx.unique("address");
     let destination = [("destinationAddress", ctx.config.fixtures.recipient.as_str())];
     let other = ctx.other()?;
     let request = Request {
-        op: "getDepositAddressPublicStatus",
+        op: AnyOperation::GetDepositAddressPublicStatus,
         path: &[("depositAddress", &address), ("depositChain", &chain)],
         query: &destination,
         body: None,
@@ -261,8 +262,8 @@ pub(super) async fn public_status(ctx: &Ctx) -> anyhow::Result<()> {
 
 pub(super) async fn address_reuse(ctx: &Ctx) -> anyhow::Result<()> {
     let request = address_request(ctx, &ctx.unique("isolation"));
-    let mine = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
-    let theirs = address_keys(&create_addresses(ctx.other()?, "createDepositAddresses", &request).await?);
+    let mine = address_keys(&create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &request).await?);
+    let theirs = address_keys(&create_addresses(ctx.other()?, AnyOperation::CreateDepositAddresses, &request).await?);
     ensure!(
         theirs.iter().all(|k| !mine.contains(k)),
         "the other project's identical request reused the main project's addresses {theirs:?}"
@@ -272,17 +273,17 @@ pub(super) async fn address_reuse(ctx: &Ctx) -> anyhow::Result<()> {
 
 pub(super) async fn deposit_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     let what = "a deposit into the main project's bridge";
-    bridge_stays_pending(ctx, what, "deposit", "sandboxDepositBridge", json!({})).await
+    bridge_stays_pending(ctx, what, "deposit", AnyOperation::SandboxDepositBridge, json!({})).await
 }
 
 pub(super) async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
-    let (chain, address) = main_address(ctx).await?;
+    let (chain, address) = new_address(ctx, &ctx.main, "isolation").await?;
     let unknown = ctx.unique("address");
     let f = &ctx.config.fixtures;
     let deposit = json!({"token": f.deposit_token, "amount": f.deposit_amount});
     let other = ctx.other()?;
     let request = Request {
-        op: "sandboxDepositIntoAddress",
+        op: AnyOperation::SandboxDepositIntoAddress,
         path: &[("depositAddress", &address), ("depositChain", &chain)],
         query: &[],
         body: Some(deposit),
@@ -291,7 +292,7 @@ pub(super) async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
     let status = ctx
         .main
         .call(
-            "getDepositAddressPublicStatus",
+            AnyOperation::GetDepositAddressPublicStatus,
             &[("depositAddress", &address), ("depositChain", &chain)],
             &[("destinationAddress", &f.recipient)],
             None,
@@ -307,7 +308,7 @@ pub(super) async fn deposit_foreign_address(ctx: &Ctx) -> anyhow::Result<()> {
 
 pub(super) async fn cancel_foreign_bridge(ctx: &Ctx) -> anyhow::Result<()> {
     let what = "cancelling the main project's bridge";
-    bridge_stays_pending(ctx, what, "cancel", "cancelBridge", json!({ "state": "CANCELLED" })).await
+    bridge_stays_pending(ctx, what, "cancel", AnyOperation::CancelBridge, json!({ "state": "CANCELLED" })).await
 }
 
 pub(super) async fn cursor_history(ctx: &Ctx) -> anyhow::Result<()> {
@@ -320,7 +321,7 @@ pub(super) async fn cursor_history(ctx: &Ctx) -> anyhow::Result<()> {
         if let Some(t) = &token {
             query.push(("pageToken", t.as_str()));
         }
-        let answer = other.call("listBridgeHistoryCursor", &[], &query, None).await?.ok()?;
+        let answer = other.call(AnyOperation::ListBridgeHistoryCursor, &[], &query, None).await?.ok()?;
         let items = answer["items"].as_array().cloned().unwrap_or_default();
         if let Some(item) = items.iter().find(|i| i["bridge"]["_id"] == id || i["bridge"]["userId"] == record["userId"])
         {
@@ -335,12 +336,16 @@ pub(super) async fn cursor_history(ctx: &Ctx) -> anyhow::Result<()> {
 }
 
 pub(super) async fn foreign_address_views(ctx: &Ctx) -> anyhow::Result<()> {
-    let (chain, address) = main_address(ctx).await?;
+    let (chain, address) = new_address(ctx, &ctx.main, "isolation").await?;
     let unknown = ctx.unique("address");
     let other = ctx.other()?;
-    for op in ["getDepositAddressStatus", "getDepositAddressHistory", "getDepositAddressCompletedRefunds"] {
+    for op in [
+        AnyOperation::GetDepositAddressStatus,
+        AnyOperation::GetDepositAddressHistory,
+        AnyOperation::GetDepositAddressCompletedRefunds,
+    ] {
         let request =
-            Request { op, path: &[("depositAddress", &address), ("depositChain", &chain)], ..Request::default() };
+            Request { op, path: &[("depositAddress", &address), ("depositChain", &chain)], query: &[], body: None };
         answered_like_unknown(other, &format!("{op} of the main project's address"), request, &address, &unknown)
             .await?;
     }
@@ -350,14 +355,23 @@ pub(super) async fn foreign_address_views(ctx: &Ctx) -> anyhow::Result<()> {
 pub(super) async fn foreign_bridge_by_deposit_hash(ctx: &Ctx) -> anyhow::Result<()> {
     let id: &str = &main_bridge(ctx).await?;
     let hash = ctx.unique("deposit-hash");
-    ctx.main.call("sandboxDepositBridge", &[("bridgeId", id)], &[], Some(json!({ "txHash": hash }))).await?.ok()?;
-    let mine = ctx.main.call("getBridgesByDepositHash", &[("depositTxHash", &hash)], &[], None).await?.ok()?;
+    ctx.main
+        .call(AnyOperation::SandboxDepositBridge, &[("bridgeId", id)], &[], Some(json!({ "txHash": hash })))
+        .await?
+        .ok()?;
+    let mine =
+        ctx.main.call(AnyOperation::GetBridgesByDepositHash, &[("depositTxHash", &hash)], &[], None).await?.ok()?;
     ensure!(
         mine.as_array().is_some_and(|items| items.iter().any(|r| r["_id"] == id)),
         "the main project's bridge is not found by its deposit hash: {mine}"
     );
     let unknown = ctx.unique("deposit-hash");
     let other = ctx.other()?;
-    let request = Request { op: "getBridgesByDepositHash", path: &[("depositTxHash", &hash)], ..Request::default() };
+    let request = Request {
+        op: AnyOperation::GetBridgesByDepositHash,
+        path: &[("depositTxHash", &hash)],
+        query: &[],
+        body: None,
+    };
     answered_like_unknown(other, "the main project's bridge by its deposit hash", request, &hash, &unknown).await
 }

@@ -1,6 +1,6 @@
 //! What a check is: a named async function of the run's context ([`Ctx`]: the clients of the deployment,
 //! the configuration, names unique to the run), with what it needs beyond `--base-url` and `--token`
-//! ([`Needs`]). The areas in [`crate::checks`] make them; [`crate::runner`] selects and runs them.
+//! ([`Needs`]). The areas in [`crate::runner::checks`] make them; [`crate::runner`] selects and runs them.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::Context as _;
 use rand::Rng as _;
 
-use crate::config::RunConfig;
-use crate::http::{Api, Credential, Sink};
+use crate::runner::config::RunConfig;
+use crate::runner::http::{Api, Credential, Sink};
 
 /// What a running check can use.
 pub struct Ctx {

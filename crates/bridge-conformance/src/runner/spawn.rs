@@ -14,7 +14,7 @@ use bridge_sandbox::{Opened, SandboxConfig};
 use bridge_server::ErrorsMode;
 use tokio::sync::oneshot;
 
-use crate::config::{RateLimited, RunConfig};
+use crate::runner::config::{RateLimited, RunConfig};
 
 /// The limit of [`SpawnedSandbox::start_rate_limited`]: one request per second per project, three at once.
 pub const RATE_LIMIT: RateLimit = RateLimit::fixed(1, 3);

@@ -15,12 +15,13 @@
 use std::collections::{BTreeSet, HashSet};
 
 use anyhow::{anyhow, bail, ensure};
+use bridge_contract::AnyOperation;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::Ctx;
-use crate::http::Api;
+use crate::runner::check::Ctx;
+use crate::runner::http::Api;
 
 fn requested(amount: &str) -> anyhow::Result<Decimal> {
     let d: bridge_contract::DecimalString = amount.parse().map_err(|e| anyhow!("fixture amount {amount:?}: {e}"))?;
@@ -119,7 +120,7 @@ fn swap_request(ctx: &Ctx) -> Value {
 
 pub(super) async fn swap_quote(ctx: &Ctx) -> anyhow::Result<()> {
     let request = swap_request(ctx);
-    let q = ctx.main.call("quoteBridgeSwap", &[], &[], Some(request.clone())).await?.ok()?;
+    let q = ctx.main.call(AnyOperation::QuoteBridgeSwap, &[], &[], Some(request.clone())).await?.ok()?;
     ensure!(
         q["_tag"] == "bridgeSwap",
         "a swap of {} into {} answered the {} variant",
@@ -146,12 +147,12 @@ pub(super) async fn swap_quote_variants(ctx: &Ctx) -> anyhow::Result<()> {
     same["tokenIn"] = json!(f.token);
     same["tokenOut"] = json!(f.token);
     same["amount"] = json!(f.amount);
-    let q = ctx.main.call("quoteBridgeSwap", &[], &[], Some(same.clone())).await?.ok()?;
+    let q = ctx.main.call(AnyOperation::QuoteBridgeSwap, &[], &[], Some(same.clone())).await?.ok()?;
     ensure!(q["_tag"] == "bridge", "the same token on both sides answered the {} variant, not bridge", q["_tag"]);
     fees_add_up(&q)?;
     leg_adds_up(&q, "/payAmount", "/receiveAmount")?;
     same["isSda"] = json!("true");
-    let q = ctx.main.call("quoteBridgeSwap", &[], &[], Some(same)).await?.ok()?;
+    let q = ctx.main.call(AnyOperation::QuoteBridgeSwap, &[], &[], Some(same)).await?.ok()?;
     ensure!(
         q["_tag"] == "depositAddressBridge",
         "isSda \"true\" answered the {} variant, not depositAddressBridge",
@@ -188,7 +189,7 @@ pub(super) async fn commit_makes_the_record(ctx: &Ctx) -> anyhow::Result<()> {
 pub(super) async fn commit_once(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
-    ctx.main.call("commitQuote", &[("quoteId", id)], &[], None).await?.expect_tag(422, "InvalidRequest")?;
+    ctx.main.call(AnyOperation::CommitQuote, &[("quoteId", id)], &[], None).await?.expect_tag(422, "InvalidRequest")?;
     Ok(())
 }
 
@@ -198,25 +199,37 @@ pub(super) async fn cancel_pending_once(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = committed_bridge(&ctx.main, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     let body = || Some(json!({ "state": "CANCELLED" }));
-    let cancelled = ctx.main.call("cancelBridge", &[("bridgeId", id)], &[], body()).await?.ok()?;
+    let cancelled = ctx.main.call(AnyOperation::CancelBridge, &[("bridgeId", id)], &[], body()).await?.ok()?;
     ensure!(cancelled["_id"] == id && cancelled["state"] == "CANCELLED", "the cancel answered {cancelled}");
     let record = get_bridge(&ctx.main, id).await?;
     ensure!(record["state"] == "CANCELLED", "after the cancel the bridge is {}", record["state"]);
-    ctx.main.call("cancelBridge", &[("bridgeId", id)], &[], body()).await?.expect_tag(422, "CannotCancelBridge")?;
+    ctx.main
+        .call(AnyOperation::CancelBridge, &[("bridgeId", id)], &[], body())
+        .await?
+        .expect_tag(422, "CannotCancelBridge")?;
     let unknown = ctx.unique("unknown");
-    ctx.main.call("cancelBridge", &[("bridgeId", &unknown)], &[], body()).await?.expect_tag(404, "BridgeNotFound")?;
+    ctx.main
+        .call(AnyOperation::CancelBridge, &[("bridgeId", &unknown)], &[], body())
+        .await?
+        .expect_tag(404, "BridgeNotFound")?;
     Ok(())
 }
 
 pub(super) async fn unknown_ids(ctx: &Ctx) -> anyhow::Result<()> {
     let unknown = ctx.unique("unknown");
-    ctx.main.call("commitQuote", &[("quoteId", &unknown)], &[], None).await?.expect_tag(404, "QuoteNotFound")?;
+    ctx.main
+        .call(AnyOperation::CommitQuote, &[("quoteId", &unknown)], &[], None)
+        .await?
+        .expect_tag(404, "QuoteNotFound")?;
     // Production documents no 404 for a bridge id: an unknown one is 422 InvalidRequest.
-    ctx.main.call("getBridge", &[("bridgeId", &unknown)], &[], None).await?.expect_tag(422, "InvalidRequest")?;
+    ctx.main
+        .call(AnyOperation::GetBridge, &[("bridgeId", &unknown)], &[], None)
+        .await?
+        .expect_tag(422, "InvalidRequest")?;
     let f = &ctx.config.fixtures;
     let path = [("depositAddress", unknown.as_str()), ("depositChain", f.deposit_chains[0].as_str())];
     ctx.main
-        .call("getDepositAddressPublicStatus", &path, &[("destinationAddress", &f.recipient)], None)
+        .call(AnyOperation::GetDepositAddressPublicStatus, &path, &[("destinationAddress", &f.recipient)], None)
         .await?
         .expect_tag(422, "DepositAddressNotFound")?;
     Ok(())
@@ -236,7 +249,7 @@ async fn history(
     if let Some(state) = state {
         query.push(("state", state));
     }
-    let answer = api.call("listBridgeHistory", &[], &query, None).await?.ok()?;
+    let answer = api.call(AnyOperation::ListBridgeHistory, &[], &query, None).await?.ok()?;
     let total = answer["totalItems"]
         .as_u64()
         .ok_or_else(|| anyhow!("totalItems is not a whole number: {}", answer["totalItems"]))?;
@@ -348,16 +361,17 @@ pub(super) async fn search_cursor(ctx: &Ctx) -> anyhow::Result<()> {
     request["reusePolicy"] = json!("create-new");
     let mut created: Vec<(String, String)> = Vec::new();
     for _ in 0..2 {
-        created.extend(address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?));
+        created
+            .extend(address_keys(&create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &request).await?));
     }
     let expected: BTreeSet<(String, String)> = created.iter().cloned().collect();
     ensure!(expected.len() == created.len(), "create-new answered an address twice: {created:?}");
     let mut first: Option<Vec<Value>> = None;
     for (op, size) in [
-        ("searchDepositAddresses", 1),
-        ("searchDepositAddresses", 3),
-        ("searchDepositAddresses", 50),
-        ("searchDepositAddressesLegacy", 2),
+        (AnyOperation::SearchDepositAddresses, 1),
+        (AnyOperation::SearchDepositAddresses, 3),
+        (AnyOperation::SearchDepositAddresses, 50),
+        (AnyOperation::SearchDepositAddressesLegacy, 2),
     ] {
         let items = read_pages(&ctx.main, op, &[("addressNote", &note)], size).await?;
         let keys = address_keys(&items);
@@ -387,7 +401,8 @@ pub(super) async fn event_feed_cursor(ctx: &Ctx) -> anyhow::Result<()> {
         since = since.min(date_ms(&record, "/createdAt")?);
         ours.push(str_at(&q, "/quoteId")?.to_owned());
     }
-    create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("feed"))).await?;
+    create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &address_request(ctx, &ctx.unique("feed")))
+        .await?;
     let reference = feed(&ctx.main, since, 50).await?;
     for id in &ours {
         let pending: Vec<&Value> =
@@ -411,23 +426,23 @@ pub(super) async fn event_feed_cursor(ctx: &Ctx) -> anyhow::Result<()> {
 
 pub(super) async fn address_reuse_policy(ctx: &Ctx) -> anyhow::Result<()> {
     let request = address_request(ctx, &ctx.unique("reuse"));
-    let first = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
-    let again = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &request).await?);
+    let first = address_keys(&create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &request).await?);
+    let again = address_keys(&create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &request).await?);
     ensure!(again == first, "the same request again (no reusePolicy) gave {again:?}, not the existing {first:?}");
     let mut explicit = request.clone();
     explicit["reusePolicy"] = json!("reuse-existing");
-    let reused = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &explicit).await?);
+    let reused = address_keys(&create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &explicit).await?);
     ensure!(reused == first, "reusePolicy reuse-existing gave {reused:?}, not the existing {first:?}");
     let mut fresh = request.clone();
     fresh["reusePolicy"] = json!("create-new");
-    let new = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &fresh).await?);
+    let new = address_keys(&create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &fresh).await?);
     ensure!(
         new.iter().all(|k| !first.contains(k)),
         "reusePolicy create-new gave an existing address: {new:?} (existing {first:?})"
     );
     let mut other_options = request;
     other_options["addressNote"] = json!(ctx.unique("reuse"));
-    let other = address_keys(&create_addresses(&ctx.main, "createDepositAddresses", &other_options).await?);
+    let other = address_keys(&create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &other_options).await?);
     ensure!(other.iter().all(|k| !first.contains(k)), "a request with another addressNote reused {other:?}");
     Ok(())
 }
@@ -435,29 +450,30 @@ pub(super) async fn address_reuse_policy(ctx: &Ctx) -> anyhow::Result<()> {
 pub(super) async fn deprecated_aliases(ctx: &Ctx) -> anyhow::Result<()> {
     let note = ctx.unique("alias");
     let request = address_request(ctx, &note);
-    let current = create_addresses(&ctx.main, "createDepositAddresses", &request).await?;
-    let legacy = create_addresses(&ctx.main, "createDepositAddressesLegacy", &request).await?;
+    let current = create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &request).await?;
+    let legacy = create_addresses(&ctx.main, AnyOperation::CreateDepositAddressesLegacy, &request).await?;
     ensure!(
         address_keys(&legacy) == address_keys(&current),
         "the deprecated path did not reuse the addresses of the /sda path"
     );
     ensure!(legacy.iter().all(|a| a.get("chainMetadata").is_none()), "the deprecated path answered chainMetadata");
-    let a = read_pages(&ctx.main, "searchDepositAddresses", &[("addressNote", &note)], 10).await?;
-    let b = read_pages(&ctx.main, "searchDepositAddressesLegacy", &[("addressNote", &note)], 10).await?;
+    let a = read_pages(&ctx.main, AnyOperation::SearchDepositAddresses, &[("addressNote", &note)], 10).await?;
+    let b = read_pages(&ctx.main, AnyOperation::SearchDepositAddressesLegacy, &[("addressNote", &note)], 10).await?;
     ensure!(a == b, "the deprecated search lists other items than /sda/deposit-addresses/search");
     Ok(())
 }
 
 pub(super) async fn public_status_of_a_new_address(ctx: &Ctx) -> anyhow::Result<()> {
     let created =
-        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("status"))).await?;
+        create_addresses(&ctx.main, AnyOperation::CreateDepositAddresses, &address_request(ctx, &ctx.unique("status")))
+            .await?;
     let f = &ctx.config.fixtures;
     for address in &created {
         let (chain, addr) = (str_at(address, "/depositChain")?, str_at(address, "/depositAddress")?);
         let path = [("depositAddress", addr), ("depositChain", chain)];
         let status = ctx
             .main
-            .call("getDepositAddressPublicStatus", &path, &[("destinationAddress", &f.recipient)], None)
+            .call(AnyOperation::GetDepositAddressPublicStatus, &path, &[("destinationAddress", &f.recipient)], None)
             .await?
             .ok()?;
         for (m, expected) in [
@@ -475,7 +491,7 @@ pub(super) async fn public_status_of_a_new_address(ctx: &Ctx) -> anyhow::Result<
         );
         let wrong = ctx.unique("destination");
         ctx.main
-            .call("getDepositAddressPublicStatus", &path, &[("destinationAddress", &wrong)], None)
+            .call(AnyOperation::GetDepositAddressPublicStatus, &path, &[("destinationAddress", &wrong)], None)
             .await?
             .expect_tag(422, "DepositAddressNotFound")?;
     }
@@ -495,10 +511,10 @@ pub(super) async fn post_bridge_data_needs_the_feature(ctx: &Ctx) -> anyhow::Res
         let post_bridge = json!({"_tag": "partnerbtcfiv2", "spans": ["a", "b"]});
         let mut request = quote_request(&ctx.config.fixtures);
         request["postBridgeData"] = post_bridge.clone();
-        let reply = api.call("quoteBridge", &[], &[], Some(request)).await?;
+        let reply = api.call(AnyOperation::QuoteBridge, &[], &[], Some(request)).await?;
         let mut address = address_request(ctx, &ctx.unique("post-bridge"));
         address["postBridgeData"] = post_bridge.clone();
-        let created = api.call("createDepositAddresses", &[], &[], Some(address)).await?;
+        let created = api.call(AnyOperation::CreateDepositAddresses, &[], &[], Some(address)).await?;
         if enabled {
             let q = reply.ok()?;
             ensure!(
@@ -526,7 +542,7 @@ pub(super) async fn post_bridge_data_needs_the_feature(ctx: &Ctx) -> anyhow::Res
 pub(super) async fn payload_too_large(ctx: &Ctx) -> anyhow::Result<()> {
     let mut request = quote_request(&ctx.config.fixtures);
     request["webhookUrl"] = json!(format!("https://example.com/{}", "x".repeat(2 * 1024 * 1024)));
-    ctx.main.call("quoteBridge", &[], &[], Some(request)).await?.expect_tag(413, "PayloadTooLarge")?;
+    ctx.main.call(AnyOperation::QuoteBridge, &[], &[], Some(request)).await?.expect_tag(413, "PayloadTooLarge")?;
     Ok(())
 }
 

@@ -1,19 +1,31 @@
-//! The run loop: selects checks from the registry ([`crate::checks::all`]) and runs them. Checks run one after another (several of them move the sandbox clock,
-//! which every project shares); each check makes the quotes, bridges and addresses it needs, so any subset
-//! (`--only`) runs on its own. A check fails when it returns an error, times out, or when any answer it
-//! received does not match the document (see [`crate::http`]).
+//! The runner: checks a deployment with requests of its own. Its parts: [`check`] (what a check is), [`checks`]
+//! (the registry, one module per area), [`config`], [`http`] (raw requests, every answer checked against the
+//! document), [`receiver`] (webhook deliveries), `spawn` (`--spawn-sandbox`); here, the run loop.
+//!
+//! The run loop selects checks from the registry ([`checks::all`]) and runs them. Checks run one after another
+//! (several of them move the sandbox clock, which every project shares); each check makes the quotes, bridges and
+//! addresses it needs, so any subset (`--only`) runs on its own. A check fails when it returns an error, times out,
+//! or when any answer it received does not match the document (see [`http`]).
+
+pub mod check;
+pub mod checks;
+pub mod config;
+pub mod http;
+pub mod receiver;
+#[cfg(feature = "spawn-sandbox")]
+pub mod spawn;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::Context as _;
+use bridge_contract::AnyOperation;
 
-use crate::check::{Check, Ctx};
-use crate::checks;
-use crate::config::RunConfig;
-use crate::http::Sink;
 use crate::report::{CheckResult, Report};
+use check::{Check, Ctx};
+use config::RunConfig;
+use http::Sink;
 
 /// Whether a check name matches an `--only` pattern: with `*` a glob over the whole name (`decode::quote*`),
 /// otherwise whole `::`-separated segments of the name, in a row (`isolation`, `quoteBridge`,
@@ -76,7 +88,7 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
     );
     // Reachability first, so that a wrong URL is one clear error rather than hundreds of failures.
     ctx.anonymous
-        .call("getWebhookPublicKey", &[], &[], None)
+        .call(AnyOperation::GetWebhookPublicKey, &[], &[], None)
         .await
         .with_context(|| format!("cannot reach the deployment at {}", config.base_url))?;
     sink.lock().unwrap().clear();
@@ -108,7 +120,7 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
             });
         }
         // A failure may quote an answer: its credentials are written redacted (stdout, the log, JUnit).
-        let failure = failure.map(|f| crate::redact::text(&f));
+        let failure = failure.map(|f| crate::contract::redact::text(&f));
         let result = CheckResult { name: check.name.clone(), failure, duration: start.elapsed() };
         if let Some(reason) = &result.failure {
             tracing::warn!(check = %result.name, "failed: {reason}");
@@ -124,25 +136,6 @@ pub async fn run(config: &RunConfig, out: &mut (dyn Write + Send)) -> anyhow::Re
     writeln!(out, "{}", report.summary())?;
     out.flush()?;
     Ok(report)
-}
-
-/// [`run`] with every request going through a validating proxy ([`crate::proxy`]) in front of the deployment:
-/// the run's report and what the proxy saw (coverage per operation, violations), for the HTML page
-/// (`--html FILE`).
-pub async fn run_through_proxy(
-    config: &RunConfig,
-    out: &mut (dyn Write + Send),
-) -> anyhow::Result<(Report, crate::coverage::TrafficReport)> {
-    let mut proxy_config = crate::proxy::ProxyConfig::new(&config.base_url);
-    proxy_config.sandbox_helpers = config.sandbox_helpers;
-    proxy_config.errors = config.errors;
-    let proxy = crate::proxy::Proxy::start(proxy_config).await?;
-    let mut through = config.clone();
-    through.base_url = proxy.url.clone();
-    let report = run(&through, out).await;
-    let mut traffic = proxy.stop().await?;
-    traffic.upstream = config.base_url.clone();
-    Ok((report?, traffic))
 }
 
 #[cfg(test)]

@@ -10,10 +10,11 @@
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context as _};
+use bridge_contract::AnyOperation;
 use serde_json::json;
 
-use crate::check::Ctx;
-use crate::http::{Api, Reply};
+use crate::runner::check::Ctx;
+use crate::runner::http::{Api, Reply};
 
 /// Most requests sent to reach the limit before the check gives up (the deployment seems not to limit).
 pub const MAX_REQUESTS: usize = 500;
@@ -22,7 +23,7 @@ pub const MAX_WAIT: Duration = Duration::from_secs(60);
 
 /// A cheap authenticated read of the main project.
 async fn read(api: &Api) -> anyhow::Result<Reply> {
-    api.call("listUserEvents", &[], &[("sinceTimestamp", "0"), ("pageSize", "1")], None).await
+    api.call(AnyOperation::ListUserEvents, &[], &[("sinceTimestamp", "0"), ("pageSize", "1")], None).await
 }
 
 /// Reads until the first 429 (its answer), checking its shape on the way.
@@ -66,7 +67,7 @@ pub(super) async fn too_many_requests(ctx: &Ctx) -> anyhow::Result<()> {
 pub(super) async fn refused_before_decoding(ctx: &Ctx) -> anyhow::Result<()> {
     let (main, _) = ctx.limited()?;
     exhaust(main).await?;
-    let reply = main.call("quoteBridge", &[], &[], Some(json!({"token": 1}))).await?;
+    let reply = main.call(AnyOperation::QuoteBridge, &[], &[], Some(json!({"token": 1}))).await?;
     ensure!(reply.status == 429, "an undecodable request of a project over its limit answered {}", reply.describe());
     shape(&reply).map(|_| ())
 }

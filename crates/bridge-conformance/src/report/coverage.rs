@@ -2,7 +2,7 @@
 //! violations grouped by rule and location with one example each (request and answer excerpts, credentials
 //! redacted); the operations never exercised; the paths served by the upstream that the contract lacks.
 //! [`Coverage`] collects while the proxy runs; [`Coverage::report`] is a [`TrafficReport`], written as JSON
-//! (serde), JUnit XML ([`TrafficReport::junit`]) and HTML ([`crate::html`]).
+//! (serde), JUnit XML ([`TrafficReport::junit`]) and HTML ([`crate::report::html`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -12,7 +12,7 @@ use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatu
 use serde::{Deserialize, Serialize};
 
 use crate::contract::contract;
-use crate::violation::Violation;
+use crate::contract::violation::Violation;
 
 /// At most this many violation groups per operation, and paths the contract lacks, are kept.
 const GROUP_LIMIT: usize = 100;
@@ -29,7 +29,7 @@ pub struct Example {
 }
 
 impl Example {
-    /// An example from the parts of an exchange, credentials redacted ([`crate::redact`]: the request line's
+    /// An example from the parts of an exchange, credentials redacted ([`crate::contract::redact`]: the request line's
     /// target, every header, the bodies).
     pub fn new<'a>(
         request_line: &str,
@@ -42,17 +42,17 @@ impl Example {
         let text = |first: String, headers: Vec<(&'a str, &'a str)>, body: &[u8]| {
             let mut out = first;
             for (name, value) in &headers {
-                out.push_str(&format!("\n{name}: {}", crate::redact::header(name, value)));
+                out.push_str(&format!("\n{name}: {}", crate::contract::redact::header(name, value)));
             }
             out.push_str("\n\n");
             let value = |wanted: &str| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(wanted)).map(|(_, v)| *v);
             let (content_type, encoding) = (value("content-type"), value("content-encoding"));
-            out.push_str(&crate::redact::shown_body(content_type, encoding, body, EXAMPLE_BODY_LIMIT));
+            out.push_str(&crate::contract::redact::shown_body(content_type, encoding, body, EXAMPLE_BODY_LIMIT));
             out
         };
         let request_line = match request_line.split_once(' ') {
-            Some((method, target)) => format!("{method} {}", crate::redact::target(target)),
-            None => crate::redact::text(request_line),
+            Some((method, target)) => format!("{method} {}", crate::contract::redact::target(target)),
+            None => crate::contract::redact::text(request_line),
         };
         Self {
             request: text(request_line, request_headers.into_iter().collect(), request_body),
@@ -174,7 +174,7 @@ impl Coverage {
     /// `sandbox_helpers`: count the sandbox helpers in the coverage (the upstream is a sandbox).
     pub fn new(upstream: &str, sandbox_helpers: bool) -> Self {
         Self {
-            upstream: crate::redact::text(upstream),
+            upstream: crate::contract::redact::text(upstream),
             sandbox_helpers,
             started: std::time::Instant::now(),
             state: Mutex::new(State::default()),
@@ -364,7 +364,7 @@ impl TrafficReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::violation::Rule;
+    use crate::contract::violation::Rule;
 
     #[test]
     fn exchanges_are_grouped_per_operation_and_rule() {

@@ -11,10 +11,10 @@ use bridge_contract::{Issue, Security};
 use bridge_server::ErrorsMode;
 use serde_json::Value;
 
-use crate::checks::decode::{simulate_parts, Part};
 use crate::contract::contract;
-use crate::route::{route, Routed};
-use crate::violation::{Rule, Violation};
+use crate::contract::decode::{simulate_parts, Part};
+use crate::contract::route::{route, Routed};
+use crate::contract::violation::{Rule, Violation};
 
 /// What the proxy saw of a request.
 #[derive(Debug, Clone, Default)]
@@ -54,7 +54,7 @@ impl RequestCheck {
         });
         Self {
             routed,
-            request_line: format!("{} {}", request.method, crate::redact::target(request.path)),
+            request_line: format!("{} {}", request.method, crate::contract::redact::target(request.path)),
             credential: request.credential,
             decoded,
         }
@@ -157,7 +157,7 @@ fn decode_error_issues(body: &[u8]) -> Option<Value> {
     let value: Value = serde_json::from_slice(body).ok()?;
     let mut issues =
         (value.get("_tag")? == "HttpApiDecodeError").then(|| value.get("issues").cloned().unwrap_or(Value::Null))?;
-    crate::redact::json(&mut issues);
+    crate::contract::redact::json(&mut issues);
     Some(issues)
 }
 
@@ -168,7 +168,7 @@ fn issue_pointer(issue: &Issue) -> String {
     for key in path.as_array().into_iter().flatten() {
         out.push('/');
         match key {
-            Value::String(s) => out.push_str(&crate::members::escape(s)),
+            Value::String(s) => out.push_str(&crate::contract::members::escape(s)),
             other => out.push_str(&other.to_string()),
         }
     }

@@ -18,13 +18,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::bail;
 use base64::Engine as _;
-use bridge_contract::Security;
+use bridge_contract::{AnyOperation, Security};
 use bridge_server::Claims;
 use rand::RngCore as _;
 
-use crate::check::{Check, Ctx, Needs};
 use crate::contract::{contract, OpInfo};
-use crate::http::{Body, Credential};
+use crate::runner::check::{Check, Ctx, Needs};
+use crate::runner::http::{Body, Credential};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Case {
@@ -92,7 +92,7 @@ pub fn checks() -> Vec<Check> {
                 .chain([Case::RevokedKeyToken, Case::UnknownApiKey, Case::RevokedApiKey])
                 .collect(),
         };
-        if op.id == "exchangeApiKey" {
+        if op.operation == AnyOperation::ExchangeApiKey {
             let needs = Needs { revoked_key: true, ..Needs::NOTHING };
             checks.push(Check::new(format!("auth::{}::revoked-api-key", op.id), needs, move |ctx| {
                 Box::pin(exchange_revoked(ctx, op))
@@ -184,7 +184,7 @@ async fn run(ctx: &Ctx, op: &'static OpInfo, case: Case) -> anyhow::Result<()> {
 /// The exchange refuses a revoked key: 401 `Unauthorized` (the body is valid, so only the key can be refused).
 async fn exchange_revoked(ctx: &Ctx, op: &'static OpInfo) -> anyhow::Result<()> {
     let key = ctx.config.revoked_api_key.clone().unwrap_or_default();
-    let reply = ctx.anonymous.call(op.id, &[], &[], Some(serde_json::json!({ "apiKey": key }))).await?;
+    let reply = ctx.anonymous.call(op.operation, &[], &[], Some(serde_json::json!({ "apiKey": key }))).await?;
     if reply.status != 401 || reply.tag() != Some("Unauthorized") {
         bail!("a revoked API key was exchanged: expected 401 Unauthorized, got {}", reply.describe());
     }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
+use bridge_contract::AnyOperation;
 use serde_json::Value;
 
 use crate::contract::{contract, excerpt, OpInfo};
@@ -116,7 +117,7 @@ impl Api {
     /// Calls operation `op` with path parameters, query pairs and an optional JSON body.
     pub async fn call(
         &self,
-        op: &str,
+        op: AnyOperation,
         path: &[(&str, &str)],
         query: &[(&str, &str)],
         body: Option<Value>,

@@ -27,11 +27,12 @@ use anyhow::bail;
 use bridge_contract::js::JsValue;
 use bridge_contract::Issue;
 use bridge_server::decode::shape::{BodyShape, Shape, StructShape};
-use bridge_server::decode::{engine, parts, ErrorsMode};
+use bridge_server::decode::{engine, ErrorsMode};
 
-use crate::check::{Check, Ctx, Needs};
+use crate::contract::decode::simulate;
 use crate::contract::{contract, OpInfo};
-use crate::http::Body;
+use crate::runner::check::{Check, Ctx, Needs};
+use crate::runner::http::Body;
 
 /// The members of an object, in order.
 type Members = Vec<(String, JsValue)>;
@@ -145,66 +146,6 @@ pub fn cases(op: &'static OpInfo, mode: ErrorsMode) -> Vec<DecodeCase> {
         out.push(DecodeCase { name, op, path, query, body, expected });
     }
     out
-}
-
-/// What the server's decoder answers for this request: path parameters, then the body by content type (an
-/// empty optional body is `{}`), then the query; the first part that fails gives the issues.
-pub fn simulate(
-    op: &OpInfo,
-    path: &[(String, String)],
-    body: Option<&(Option<String>, Vec<u8>)>,
-    query: &str,
-    mode: ErrorsMode,
-) -> Result<(), Vec<Issue>> {
-    let body = body.map(|(c, b)| (c.as_deref(), b.as_slice()));
-    simulate_parts(op, path, body, query, mode).map_err(|(_, issues)| issues)
-}
-
-/// The part of a request that the decoder refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
-    Path,
-    Body,
-    Query,
-}
-
-impl Part {
-    /// `path`, `body`, `query`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Part::Path => "path",
-            Part::Body => "body",
-            Part::Query => "query",
-        }
-    }
-}
-
-/// [`simulate`], saying which part failed; the body is its content type and bytes.
-pub fn simulate_parts(
-    op: &OpInfo,
-    path: &[(String, String)],
-    body: Option<(Option<&str>, &[u8])>,
-    query: &str,
-    mode: ErrorsMode,
-) -> Result<(), (Part, Vec<Issue>)> {
-    let shapes = op.shapes;
-    if let Some(s) = shapes.path {
-        engine::decode_struct(s, &parts::path_params(path.iter().map(|(k, v)| (k.as_str(), v.as_str()))), mode)
-            .map_err(|issues| (Part::Path, issues))?;
-    }
-    if let Some(b) = &shapes.body {
-        let (content_type, bytes) = body.unwrap_or((None, &[]));
-        let value = if bytes.is_empty() && !b.required {
-            JsValue::Object(Vec::new())
-        } else {
-            parts::body(content_type.map(str::as_bytes), bytes).map_err(|issue| (Part::Body, vec![issue]))?
-        };
-        engine::decode(&b.shape, &value, mode).map_err(|issues| (Part::Body, issues))?;
-    }
-    if let Some(s) = shapes.query {
-        engine::decode_struct(s, &parts::form(query.as_bytes()), mode).map_err(|issues| (Part::Query, issues))?;
-    }
-    Ok(())
 }
 
 fn s(v: &str) -> JsValue {
@@ -443,7 +384,7 @@ fn body_variants(b: &BodyShape) -> Vec<(String, Option<String>, Vec<u8>)> {
     out.push((
         "body::form-urlencoded".into(),
         Some("application/x-www-form-urlencoded".into()),
-        crate::http::encode_query(form).into_bytes(),
+        crate::runner::http::encode_query(form).into_bytes(),
     ));
     let mut extra = lacking.clone();
     extra.push(("conformanceUnknownMember".into(), JsValue::Number(1.0)));
@@ -552,7 +493,7 @@ fn encode_query(entries: &[(String, JsValue)]) -> String {
             other => pairs.push((k.as_str(), as_text(other))),
         }
     }
-    crate::http::encode_query(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+    crate::runner::http::encode_query(pairs.iter().map(|(k, v)| (*k, v.as_str())))
 }
 
 fn as_text(v: &JsValue) -> String {
@@ -565,6 +506,7 @@ fn as_text(v: &JsValue) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bridge_contract::AnyOperation;
 
     fn case<'a>(cases: &'a [DecodeCase], name: &str) -> &'a DecodeCase {
         cases
@@ -575,7 +517,7 @@ mod tests {
 
     #[test]
     fn the_catalogue_covers_the_spec_table() {
-        let quote = cases(contract().op("quoteBridge"), ErrorsMode::First);
+        let quote = cases(contract().op(AnyOperation::QuoteBridge), ErrorsMode::First);
         let c = case(&quote, "decode::quoteBridge::body.mode::not-a-literal");
         assert_eq!(c.expected.len(), 2, "one Type issue per literal: {:?}", c.expected);
         let c = case(&quote, "decode::quoteBridge::body.amount::not-a-decimal");
@@ -593,7 +535,7 @@ mod tests {
         case(&quote, "decode::quoteBridge::body::text-plain");
         case(&quote, "decode::quoteBridge::body::empty");
 
-        let sda = cases(contract().op("createDepositAddresses"), ErrorsMode::First);
+        let sda = cases(contract().op(AnyOperation::CreateDepositAddresses), ErrorsMode::First);
         let c = case(&sda, "decode::createDepositAddresses::body.addressNote::too-long-in-utf16-units");
         assert!(
             c.expected[0].message.starts_with("Expected a string at most 80 character(s) long"),
@@ -603,7 +545,7 @@ mod tests {
         case(&sda, "decode::createDepositAddresses::body.depositChains::too-few-items");
         case(&sda, "decode::createDepositAddresses::body.depositChains[1]::too-short");
 
-        let events = cases(contract().op("listUserEvents"), ErrorsMode::First);
+        let events = cases(contract().op(AnyOperation::ListUserEvents), ErrorsMode::First);
         let c = case(&events, "decode::listUserEvents::query.pageSize::above-maximum");
         assert!(c.expected[0].message.contains("less than or equal to 50"), "{:?}", c.expected);
         case(&events, "decode::listUserEvents::query.pageToken::pattern-mismatch");
@@ -615,12 +557,12 @@ mod tests {
             assert!(!c.expected.is_empty(), "{}", c.name);
         }
         // No decode cases for operations without body or query constraints.
-        assert!(cases(contract().op("getWebhookPublicKey"), ErrorsMode::First).is_empty());
+        assert!(cases(contract().op(AnyOperation::GetWebhookPublicKey), ErrorsMode::First).is_empty());
     }
 
     #[test]
     fn all_mode_reports_every_failure() {
-        let quote = cases(contract().op("quoteBridge"), ErrorsMode::All);
+        let quote = cases(contract().op(AnyOperation::QuoteBridge), ErrorsMode::All);
         let c = case(&quote, "decode::quoteBridge::body::two-failures");
         assert_eq!(c.expected.len(), 2, "{:?}", c.expected);
     }

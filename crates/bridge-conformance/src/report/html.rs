@@ -5,9 +5,9 @@
 
 use std::fmt::Write as _;
 
-use crate::coverage::{OperationReport, TrafficReport};
+use crate::contract::violation::Rule;
+use crate::report::coverage::{OperationReport, TrafficReport};
 use crate::report::Report;
-use crate::violation::Rule;
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -118,56 +118,76 @@ pub fn page(traffic: &TrafficReport, checks: Option<&Report>) -> String {
         r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>{}</title><link rel="icon" href="data:,"><style>{STYLE}</style></head><body>"#,
         escape(&title)
     );
+    header(&mut out, traffic, checks);
+    if let Some(report) = checks {
+        checks_section(&mut out, report);
+    }
+    operations_section(&mut out, traffic);
+    violations_section(&mut out, traffic);
+    never_exercised_section(&mut out, traffic);
+    not_in_contract_section(&mut out, traffic);
+    rules_section(&mut out);
+    out.push_str("</main>");
     let _ = write!(
         out,
-        r#"<header><h1>Contract conformance report</h1><p class="meta">Upstream <code>{}</code> · {} · {} request(s) in {:.1} s</p>"#,
-        escape(&traffic.upstream),
-        escape(&traffic.generated_at),
+        "<footer>bridge-conformance {} · contract <code>schema/openapi.yaml</code></footer></body></html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    out
+}
+
+/// The heading, when and what was seen, and the summary cards.
+fn header(out: &mut String, traffic: &TrafficReport, checks: Option<&Report>) {
+    let seen = format!(
+        "{} · {} request(s) in {:.1} s",
+        traffic.generated_at,
         traffic.requests,
         traffic.duration_ms as f64 / 1000.0
+    );
+    let _ = write!(
+        out,
+        r#"<header><h1>Contract conformance report</h1><p class="meta">Upstream <code>{}</code> · {}</p>"#,
+        escape(&traffic.upstream),
+        escape(&seen)
     );
     out.push_str(r#"<ul class="cards" aria-label="Summary">"#);
     let c = &traffic.coverage;
     let full = c.exercised == c.operations;
     card(
-        &mut out,
+        out,
         if full { "ok" } else { "bad" },
         &format!("{}%", c.percent),
         &format!("operations exercised ({} of {})", c.exercised, c.operations),
     );
     card(
-        &mut out,
+        out,
         if traffic.violations == 0 { "ok" } else { "bad" },
         &traffic.violations.to_string(),
         "contract violations",
     );
     let (seen, documented) = traffic.statuses_covered();
-    card(&mut out, "neutral", &format!("{seen} / {documented}"), "documented statuses seen (exercised operations)");
+    card(out, "neutral", &format!("{seen} / {documented}"), "documented statuses seen (exercised operations)");
     card(
-        &mut out,
+        out,
         if traffic.not_in_contract.is_empty() { "ok" } else { "bad" },
         &traffic.not_in_contract.len().to_string(),
         "paths served that the contract lacks",
     );
     if traffic.upstream_errors > 0 {
-        card(&mut out, "bad", &traffic.upstream_errors.to_string(), "requests the upstream did not answer");
+        card(out, "bad", &traffic.upstream_errors.to_string(), "requests the upstream did not answer");
     }
     if let Some(report) = checks {
         card(
-            &mut out,
+            out,
             if report.failed() == 0 { "ok" } else { "bad" },
             &format!("{} / {}", report.passed(), report.results.len()),
             "runner checks passed",
         );
     }
     out.push_str("</ul></header><main>");
+}
 
-    if let Some(report) = checks {
-        checks_section(&mut out, report);
-    }
-    operations_section(&mut out, traffic);
-    violations_section(&mut out, traffic);
-
+fn never_exercised_section(out: &mut String, traffic: &TrafficReport) {
     out.push_str(r#"<section aria-labelledby="never"><h2 id="never">Operations never exercised</h2>"#);
     if traffic.never_exercised.is_empty() {
         out.push_str("<p>None: every counted operation was called at least once.</p>");
@@ -181,7 +201,9 @@ pub fn page(traffic: &TrafficReport, checks: Option<&Report>) -> String {
         out.push_str("</ul>");
     }
     out.push_str("</section>");
+}
 
+fn not_in_contract_section(out: &mut String, traffic: &TrafficReport) {
     out.push_str(r#"<section aria-labelledby="lacks"><h2 id="lacks">Paths served that the contract lacks</h2>"#);
     if traffic.not_in_contract.is_empty() {
         out.push_str(
@@ -203,18 +225,14 @@ pub fn page(traffic: &TrafficReport, checks: Option<&Report>) -> String {
         out.push_str("</tbody></table>");
     }
     out.push_str("</section>");
+}
 
+fn rules_section(out: &mut String) {
     out.push_str(r#"<section aria-labelledby="rules"><h2 id="rules">Rules checked</h2><table><caption>Every exchange is checked against these rules of the contract</caption><thead><tr><th scope="col">Rule</th><th scope="col">What it checks</th></tr></thead><tbody>"#);
     for (rule, what) in Rule::ALL {
         let _ = write!(out, "<tr><td><code>{}</code></td><td>{}</td></tr>", rule.name(), escape(what));
     }
-    out.push_str("</tbody></table></section></main>");
-    let _ = write!(
-        out,
-        "<footer>bridge-conformance {} · contract <code>schema/openapi.yaml</code></footer></body></html>",
-        env!("CARGO_PKG_VERSION")
-    );
-    out
+    out.push_str("</tbody></table></section>");
 }
 
 fn checks_section(out: &mut String, report: &Report) {
@@ -298,7 +316,7 @@ fn violations_section(out: &mut String, traffic: &TrafficReport) {
                 escape(&g.rule),
                 escape(&g.at),
                 g.count,
-                escape(&crate::violation::bounded(&g.first.message, 160)),
+                escape(&crate::contract::violation::bounded(&g.first.message, 160)),
                 escape(&g.first.at),
                 escape(&g.first.message),
                 escape(&g.first.example.request),
@@ -312,8 +330,8 @@ fn violations_section(out: &mut String, traffic: &TrafficReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coverage::{Coverage, Example};
-    use crate::violation::Violation;
+    use crate::contract::violation::Violation;
+    use crate::report::coverage::{Coverage, Example};
 
     #[test]
     fn the_page_is_self_contained_and_escaped() {

@@ -6,12 +6,13 @@
 //! `UNSUPPORTED_TOKEN`) as the address's limits say, with their events and public status.
 
 use anyhow::{anyhow, bail, ensure};
+use bridge_contract::AnyOperation;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use super::steps::*;
-use crate::check::Ctx;
-use crate::http::Api;
+use crate::runner::check::Ctx;
+use crate::runner::http::Api;
 
 /// States in lifecycle order (the usual path; `CANCELLED` and the failure states end it elsewhere).
 pub const ORDER: [&str; 5] = ["PENDING", "PENDING_CONFIRMATION", "DEPOSIT_ACCEPTED", "ACCEPTED", "EXECUTED"];
@@ -61,7 +62,8 @@ pub async fn drive_to_executed(api: &Api, id: &str, first: &Value) -> anyhow::Re
 async fn paid_bridge(ctx: &Ctx, request: Value) -> anyhow::Result<(Value, Value)> {
     let (q, _) = committed_bridge(&ctx.main, request).await?;
     let id = str_at(&q, "/quoteId")?;
-    let record = ctx.main.call("sandboxDepositBridge", &[("bridgeId", id)], &[], Some(json!({}))).await?.ok()?;
+    let record =
+        ctx.main.call(AnyOperation::SandboxDepositBridge, &[("bridgeId", id)], &[], Some(json!({}))).await?.ok()?;
     ensure!(record["_id"] == id, "the deposit answered the record of {}, not {id}", record["_id"]);
     ensure!(
         record["state"] == "PENDING_CONFIRMATION",
@@ -89,7 +91,7 @@ pub(super) async fn bridge_to_executed(ctx: &Ctx) -> anyhow::Result<()> {
     for (state, listed) in [("EXECUTED", true), ("PENDING", false)] {
         let query =
             [("page", "1"), ("limit", "100"), ("sortBy", "updatedAt"), ("sortDirection", "desc"), ("state", state)];
-        let page = ctx.main.call("listBridgeHistory", &[], &query, None).await?.ok()?;
+        let page = ctx.main.call(AnyOperation::ListBridgeHistory, &[], &query, None).await?.ok()?;
         let found = page["items"].as_array().into_iter().flatten().any(|i| i["bridge"]["_id"] == id);
         ensure!(
             found == listed,
@@ -129,7 +131,7 @@ pub(super) async fn deposit_twice_refused(ctx: &Ctx) -> anyhow::Result<()> {
     let (q, _) = paid_bridge(ctx, quote_request(&ctx.config.fixtures)).await?;
     let id = str_at(&q, "/quoteId")?;
     ctx.main
-        .call("sandboxDepositBridge", &[("bridgeId", id)], &[], Some(json!({})))
+        .call(AnyOperation::SandboxDepositBridge, &[("bridgeId", id)], &[], Some(json!({})))
         .await?
         .expect_tag(422, "InvalidRequest")?;
     Ok(())
@@ -149,7 +151,7 @@ pub(super) async fn expired_quote_cancels_the_bridge(ctx: &Ctx) -> anyhow::Resul
         cancelled["state"]
     );
     ctx.main
-        .call("commitQuote", &[("quoteId", str_at(&late, "/quoteId")?)], &[], None)
+        .call(AnyOperation::CommitQuote, &[("quoteId", str_at(&late, "/quoteId")?)], &[], None)
         .await?
         .expect_tag(404, "QuoteNotFound")?;
     let events = feed(&ctx.main, date_ms(&record, "/createdAt")?, 50).await?;
@@ -163,8 +165,12 @@ pub(super) async fn expired_quote_cancels_the_bridge(ctx: &Ctx) -> anyhow::Resul
 
 /// A new deposit address of the fixtures (first deposit chain) and its supported-token entry for `token`.
 async fn address_for(ctx: &Ctx, token: &str) -> anyhow::Result<(String, String, Value)> {
-    let created =
-        create_addresses(&ctx.main, "createDepositAddresses", &address_request(ctx, &ctx.unique("lifecycle"))).await?;
+    let created = create_addresses(
+        &ctx.main,
+        AnyOperation::CreateDepositAddresses,
+        &address_request(ctx, &ctx.unique("lifecycle")),
+    )
+    .await?;
     let address = &created[0];
     let supported = address["supportedTokens"]
         .as_array()
@@ -179,7 +185,7 @@ async fn address_for(ctx: &Ctx, token: &str) -> anyhow::Result<(String, String, 
 async fn deposit(ctx: &Ctx, chain: &str, address: &str, token: &str, amount: &str) -> anyhow::Result<Value> {
     ctx.main
         .call(
-            "sandboxDepositIntoAddress",
+            AnyOperation::SandboxDepositIntoAddress,
             &[("depositAddress", address), ("depositChain", chain)],
             &[],
             Some(json!({"token": token, "amount": amount})),
@@ -192,7 +198,12 @@ async fn last_bridges(ctx: &Ctx, chain: &str, address: &str) -> anyhow::Result<V
     let path = [("depositAddress", address), ("depositChain", chain)];
     let status = ctx
         .main
-        .call("getDepositAddressPublicStatus", &path, &[("destinationAddress", &ctx.config.fixtures.recipient)], None)
+        .call(
+            AnyOperation::GetDepositAddressPublicStatus,
+            &path,
+            &[("destinationAddress", &ctx.config.fixtures.recipient)],
+            None,
+        )
         .await?
         .ok()?;
     Ok(status["lastBridges"].as_array().cloned().unwrap_or_default())
@@ -317,7 +328,8 @@ pub(super) async fn routing_deposit_address(ctx: &Ctx) -> anyhow::Result<()> {
     let f = &ctx.config.fixtures;
     let since = advance(&ctx.main, 0).await?;
     let request = routing_request(ctx, &ctx.unique("lifecycle"));
-    let created = ctx.main.call("sandboxCreateRoutingDepositAddress", &[], &[], Some(request.clone())).await?.ok()?;
+    let created =
+        ctx.main.call(AnyOperation::SandboxCreateRoutingDepositAddress, &[], &[], Some(request.clone())).await?.ok()?;
     ensure!(
         created["routes"] == request["routes"],
         "the routing address's routes are {}, not the {} asked for",
@@ -327,7 +339,7 @@ pub(super) async fn routing_deposit_address(ctx: &Ctx) -> anyhow::Result<()> {
     let (chain, address) =
         (str_at(&created, "/depositChain")?.to_owned(), str_at(&created, "/depositAddress")?.to_owned());
     let into = [("depositAddress", address.as_str()), ("depositChain", chain.as_str())];
-    let call = |body: Value| ctx.main.call("sandboxDepositIntoAddress", &into, &[], Some(body));
+    let call = |body: Value| ctx.main.call(AnyOperation::SandboxDepositIntoAddress, &into, &[], Some(body));
 
     let routed = call(json!({"token": f.deposit_token, "amount": f.deposit_amount})).await?.ok()?;
     let id = routed["bridgeId"]

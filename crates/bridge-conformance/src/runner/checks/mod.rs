@@ -24,8 +24,8 @@ pub mod schema;
 pub mod steps;
 pub mod webhook;
 
-use crate::check::{Check, Needs};
-use crate::config::RunConfig;
+use crate::runner::check::{Check, Needs};
+use crate::runner::config::RunConfig;
 
 /// Every check the runner knows, in run order (areas: auth, schema, decode, behaviour, isolation, lifecycle,
 /// webhook, limits), before filtering.
@@ -144,8 +144,11 @@ mod tests {
         config.sandbox_helpers = true;
         config.other_token = Some("o".into());
         config.expired_token = Some("e".into());
-        let limited =
-            crate::config::RateLimited { base_url: "http://127.0.0.1:2".into(), token: "l".into(), other_token: None };
+        let limited = crate::runner::config::RateLimited {
+            base_url: "http://127.0.0.1:2".into(),
+            token: "l".into(),
+            other_token: None,
+        };
         config.rate_limited = Some(limited);
         config.revoked_api_key = Some("k".into());
         config.revoked_key_token = Some("t".into());

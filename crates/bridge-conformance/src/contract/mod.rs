@@ -1,26 +1,42 @@
-//! What the runner knows of the contract, all of it read from the workspace's own sources of truth: the
-//! operations (`bridge_contract::every_operation!`, so a new operation of the schema is picked up by the next
-//! build), the bundled OpenAPI document (`bridge_contract::OPENAPI_JSON`: documented statuses and their
-//! response schemas, tags, security schemes) and the server's decoder tables (`bridge_server::shapes`).
+//! The base of both tools: the contract, and the checks of one exchange against it. The runner and the proxy
+//! (`runner/`, `proxy/`) each stand on it; it imports neither.
+//!
+//! * This module, [`Contract`]: the contract as both tools use it, all of it read from the workspace's own sources
+//!   of truth: the operations (`bridge_contract::every_operation!`, so a new operation of the schema is picked up
+//!   by the next build), the bundled OpenAPI document (`bridge_contract::OPENAPI_JSON`: documented statuses and
+//!   their response schemas, tags, security schemes) and the server's decoder tables (`bridge_server::shapes`).
+//! * [`route`]: which operation a method and path are; [`decode`]: what the contract's decoder makes of a
+//!   request; [`exchange`]: the checks of one exchange (route, decode, status and shape, typed); [`violation`]:
+//!   a broken rule and where; [`members`]: what the document says of each location of a JSON value;
+//!   [`redact`]: credentials never written whole.
 //!
 //! Response validation: the schema of the documented status is validated with the `jsonschema` crate
 //! (draft 7, formats on). OpenAPI 3.0's `nullable: true` is not JSON Schema: `bridge_contract::openapi` (the
 //! workspace's one conversion, shared with its own tests) rewrites it as `anyOf: [<schema>, {type: null}]`;
 //! OpenAPI-only keywords (`discriminator`, `x-*`, `example`) are ignored by JSON Schema validators anyway.
 
+pub mod decode;
+pub mod exchange;
+pub mod members;
+pub mod redact;
+pub mod route;
+pub mod violation;
+
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use bridge_contract::operations::*;
-use bridge_contract::{ErrorResponse, Operation, Security, OPENAPI_JSON};
+use bridge_contract::{AnyOperation, ErrorResponse, Operation, Security, OPENAPI_JSON};
 use bridge_server::decode::shape::OperationShapes;
 use serde_json::{json, Value};
 
-use crate::violation::{Rule, Violation};
+use crate::contract::violation::{Rule, Violation};
 
 /// One operation of the document.
 #[derive(Debug, Clone)]
 pub struct OpInfo {
+    /// The operation.
+    pub operation: AnyOperation,
     /// The `operationId`.
     pub id: &'static str,
     /// Upper-case HTTP method.
@@ -59,7 +75,7 @@ fn typed<O: Operation>(status: u16, body: &[u8]) -> Result<(), (String, String)>
                     serde_path_to_error::Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
                     serde_path_to_error::Segment::Map { key } => {
                         pointer.push('/');
-                        pointer.push_str(&crate::members::escape(key));
+                        pointer.push_str(&crate::contract::members::escape(key));
                     }
                     serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {}
                 }
@@ -80,7 +96,7 @@ impl OpInfo {
     }
 }
 
-/// The contract as the runner uses it. One per process ([`contract`]).
+/// The contract as the runner and the proxy use it. One per process ([`contract`]).
 pub struct Contract {
     ops: Vec<OpInfo>,
     doc: Value,
@@ -123,6 +139,7 @@ impl Contract {
                 let shapes = bridge_server::shapes::by_operation_id($id)
                     .ok_or_else(|| anyhow::anyhow!("no decoder tables for {}", $id))?;
                 ops.push(OpInfo {
+                    operation: AnyOperation::$ty,
                     id: <$ty as Operation>::ID,
                     method,
                     path,
@@ -135,6 +152,8 @@ impl Contract {
             }};
         }
         bridge_contract::every_operation!(op);
+        let in_order = ops.iter().enumerate().all(|(i, op)| op.operation as usize == i);
+        anyhow::ensure!(in_order && ops.len() == AnyOperation::ALL.len(), "the operations are not AnyOperation's");
         let api_key_header = doc["components"]["securitySchemes"]
             .as_object()
             .into_iter()
@@ -152,9 +171,9 @@ impl Contract {
         &self.ops
     }
 
-    /// The operation with this `operationId`.
-    pub fn op(&self, id: &str) -> &OpInfo {
-        self.ops.iter().find(|o| o.id == id).unwrap_or_else(|| panic!("no operation {id} in the contract"))
+    /// What the contract says of `operation`.
+    pub fn op(&self, operation: AnyOperation) -> &OpInfo {
+        &self.ops[operation as usize]
     }
 
     /// The bundled OpenAPI document.
@@ -285,25 +304,25 @@ impl Contract {
     fn schema_problem(&self, schema: &Value, value: &Value, error: &jsonschema::ValidationError<'_>) -> AnswerProblem {
         use jsonschema::error::ValidationErrorKind as Kind;
         let pointer = error.instance_path().to_string();
-        let location = crate::members::location(&self.doc, schema, value, &pointer);
+        let location = crate::contract::members::location(&self.doc, schema, value, &pointer);
         let is = |name: &str| location.as_ref().is_some_and(|l| l.is(name));
         // A required member that is the tag of a union here.
         let parent_tag = |member: &str| location.as_ref().is_some_and(|l| l.union_tags().contains(&member));
         let last = pointer.rsplit('/').next().unwrap_or_default().to_owned();
         let parent = pointer.rsplit_once('/').map(|(p, _)| p.to_owned()).unwrap_or_default();
         let parent_is_union_of_last = || {
-            crate::members::location(&self.doc, schema, value, &parent)
+            crate::contract::members::location(&self.doc, schema, value, &parent)
                 .is_some_and(|l| l.union_tags().contains(&last.as_str()))
         };
         let (rule, at) = match error.kind() {
             Kind::AdditionalProperties { unexpected } => {
-                let member = unexpected.first().map(|m| crate::members::escape(m)).unwrap_or_default();
+                let member = unexpected.first().map(|m| crate::contract::members::escape(m)).unwrap_or_default();
                 (Rule::ClosedObject, format!("{pointer}/{member}"))
             }
             Kind::Required { property } => {
                 let member = property.as_str().unwrap_or_default();
                 let rule = if parent_tag(member) { Rule::Union } else { Rule::RequiredMember };
-                (rule, format!("{pointer}/{}", crate::members::escape(member)))
+                (rule, format!("{pointer}/{}", crate::contract::members::escape(member)))
             }
             Kind::OneOfNotValid { .. } | Kind::OneOfMultipleValid { .. } | Kind::AnyOf { .. } => {
                 (Rule::Union, pointer.clone())
@@ -372,16 +391,10 @@ impl AnswerProblem {
 
 /// At most 300 characters of a body, for messages.
 pub fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let mut out: String = text.chars().take(300).collect();
-    if text.chars().count() > 300 {
-        out.push('…');
+    if body.is_empty() {
+        return "(empty)".into();
     }
-    if out.is_empty() {
-        "(empty)".into()
-    } else {
-        out
-    }
+    violation::bounded(&String::from_utf8_lossy(body), 300)
 }
 
 #[cfg(test)]
@@ -392,16 +405,16 @@ mod tests {
     fn every_operation_is_known_with_its_tables() {
         let c = contract();
         assert!(c.operations().len() >= 17);
-        assert!(c.op("sandboxAdvanceClock").sandbox_only);
-        assert!(!c.op("quoteBridge").sandbox_only);
-        assert_eq!(c.op("createDepositAddressesLegacy").alias_of, Some("createDepositAddresses"));
+        assert!(c.op(AnyOperation::SandboxAdvanceClock).sandbox_only);
+        assert!(!c.op(AnyOperation::QuoteBridge).sandbox_only);
+        assert_eq!(c.op(AnyOperation::CreateDepositAddressesLegacy).alias_of, Some("createDepositAddresses"));
         assert_eq!(c.api_key_header, "x-api-key");
     }
 
     #[test]
     fn a_wrong_type_is_reported_with_its_location() {
         let c = contract();
-        let op = c.op("commitQuote");
+        let op = c.op(AnyOperation::CommitQuote);
         assert!(c.check_response(op, 200, Some("application/json"), br#"{"quoteId":"q1"}"#).is_empty());
         let problems = c.check_response(op, 200, Some("application/json"), br#"{"quoteId":1}"#);
         assert!(problems.iter().any(|p| p.contains("/quoteId")), "{problems:?}");
