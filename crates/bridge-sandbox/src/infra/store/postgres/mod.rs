@@ -16,6 +16,7 @@ mod deliveries;
 mod events;
 mod health;
 mod quotes;
+mod sessions;
 
 use sqlx_core::arguments::Arguments;
 use sqlx_core::migrate::{Migration, MigrationSource, Migrator};
