@@ -76,7 +76,7 @@ pub use clocks::{ClockStore, ResetCounts};
 pub use deliveries::{AttemptOutcome, DeliveryClaim, DeliveryStore, DueDelivery};
 pub use events::{EventStore, FeedEvents, NewEvent};
 pub use health::{Backlog, HealthStore, SchemaStatus};
-pub use postgres::PgStore;
+pub use postgres::{Lease, LeaseAsk, PgStore, MICROS};
 pub use quotes::{QuoteStore, StoredQuote};
 pub use sessions::{NewSession, SessionCaps, SessionStore, StoredSession};
 pub use sqlite::SqliteStore;
