@@ -53,6 +53,8 @@ pub struct Opened {
     pub rate_limit: Option<rate_limit::RateLimit>,
     /// Who may call (the authenticator of [`app`]); also `sandbox.access()`.
     pub access: access::Access,
+    /// The PostgreSQL database, when the store is one: the rate limit's budgets are shared through it.
+    database: Option<store::PgStore>,
 }
 
 /// The store of a data directory or a PostgreSQL database and, on PostgreSQL, the database itself (where the
@@ -126,7 +128,7 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     clock.adopt(value, floor);
     let core = core::Core::new(store, catalogue, clock, ids).with_webhook_egress(config.webhook_egress.clone());
     let sandbox = Sandbox::new(core, keys.webhook.served_public_key(), access.clone());
-    Ok(Opened { sandbox, keys, rate_limit: config.rate_limit, access })
+    Ok(Opened { sandbox, keys, rate_limit: config.rate_limit, access, database })
 }
 
 /// The contract's routes and the sandbox helpers (a panicking handler answers 503, see [`bridge_server::router`]
@@ -134,11 +136,19 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
 /// `/docs`, and `/dashboard` (with the API's own authenticator); bodies read before any credential is checked
 /// bounded as `options` say.
 fn api_routes(opened: &Opened, errors: ErrorsMode, options: &ServeOptions) -> axum::Router {
-    let auth = opened.access.clone();
+    // With a rate limit: one budget per project, in memory (SQLite) or shared by the instances of the database
+    // (PostgreSQL), readied as part of authentication ([`rate_limit::ReadyBudget`]) and decided at admission.
+    let limiter = opened.rate_limit.map(|limit| {
+        Arc::new(match &opened.database {
+            Some(database) => limit.shared_limiter(database.clone()),
+            None => limit.limiter(),
+        })
+    });
+    let auth = rate_limit::ReadyBudget { inner: opened.access.clone(), limiter: limiter.clone() };
     let mut config =
         ServerConfig { errors, unauthenticated_body: options.unauthenticated_body(), ..ServerConfig::default() };
-    if let Some(limit) = opened.rate_limit {
-        config = config.with_admission(limit.limiter());
+    if let Some(limiter) = limiter {
+        config.admission = Some(limiter);
     }
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
         .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth.clone(), config.clone()))

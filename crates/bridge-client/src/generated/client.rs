@@ -1136,7 +1136,10 @@ Sends a `GET` request to `/sandbox/clock`
 Advances the caller's project clock by `ms` milliseconds and runs everything that falls due: bridges
 advance, quotes expire and pending bridges are cancelled, webhook retries fall due. Each project has a clock
 of its own (see `GET /sandbox/clock`): an advance moves only the caller's project, on every instance at once.
-An advance past 9999-01-01T00:00:00.000Z is refused with 422 `InvalidRequest`, the clock left as it was.
+The advance is done when it answers: every bridge of the project that it made due has taken its steps by
+then, so the next read, on this instance or any other sharing its database, shows each in its state at the
+new time (not an earlier one). Webhook deliveries it made due are sent after the answer, within about a
+second. An advance past 9999-01-01T00:00:00.000Z is refused with 422 `InvalidRequest`, the clock left as it was.
 
 
 Sends a `POST` request to `/sandbox/clock/advance`

@@ -17,7 +17,7 @@ use bridge_server::body::Unread;
 use super::guard::{parse_form, same_origin, throttled, Action};
 use super::pages::api_error;
 use super::session::{self, Credential, Notice};
-use super::{session_cookie, session_id, view, State};
+use super::{session_cookie, session_id, store_failed, view, State};
 
 #[derive(Deserialize)]
 pub struct Empty {}
@@ -75,11 +75,14 @@ pub async fn sign_in(Extract(state): Extract<State>, request: Request) -> Respon
     }
     // A session that was signed in before is replaced, not kept beside the new one.
     if let Some(old) = session_id(headers) {
-        state.sessions.end(&old);
+        if let Err(e) = state.sessions.end(&old).await {
+            return store_failed(e);
+        }
     }
-    let id = match state.sessions.start(&caller.project_id, credential) {
-        Ok(id) => id,
-        Err(full) => {
+    let id = match state.sessions.start(&caller.project_id, &credential).await {
+        Err(e) => return store_failed(e),
+        Ok(Ok(id)) => id,
+        Ok(Err(full)) => {
             let seconds = full.retry_after.as_secs().max(1);
             let page = view::sign_in(Some(&format!(
                 "The dashboard keeps as many sessions as it can ({}); try again in {seconds} s, when one ends.",
@@ -112,19 +115,24 @@ fn unread_form(unread: Unread) -> Response {
 
 /// `POST /dashboard/sign-out`: the session is deleted here, and the cookie in the browser.
 pub async fn sign_out(Extract(state): Extract<State>, headers: HeaderMap, action: Action<Empty>) -> Response {
-    state.sessions.end(&action.signed.id);
+    if let Err(e) = state.sessions.end(&action.signed.id).await {
+        return store_failed(e);
+    }
     let mut response = Redirect::to("/dashboard").into_response();
     response.headers_mut().insert(header::SET_COOKIE, session_cookie(&headers, None));
     response
 }
 
-/// Leaves the notice for the session's next page and goes there.
-fn back(state: &State, id: &str, to: &str, notice: Result<String, String>) -> Response {
+/// Leaves the notice for the session's next page and goes there (the action is done: a notice the store could
+/// not keep is logged, and the page shows none).
+async fn back(state: &State, id: &str, to: &str, notice: Result<String, String>) -> Response {
     let notice = match notice {
         Ok(text) => Notice { ok: true, text },
         Err(text) => Notice { ok: false, text },
     };
-    state.sessions.notify(id, notice);
+    if let Err(e) = state.sessions.notify(id, notice).await {
+        tracing::warn!(error = %e, "dashboard: the action's notice could not be kept");
+    }
     Redirect::to(to).into_response()
 }
 
@@ -147,7 +155,7 @@ pub async fn deposit_bridge(
     let to = format!("/dashboard/bridges/{}", encode(&id));
     let outcome = match enum_value::<SandboxBridgeOutcome>(&action.form.outcome) {
         Ok(o) => o,
-        Err(e) => return back(&state, &action.signed.id, &to, Err(e)),
+        Err(e) => return back(&state, &action.signed.id, &to, Err(e)).await,
     };
     let body = SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(outcome) };
     let path = SandboxDepositBridgePath { bridge_id: id };
@@ -158,7 +166,7 @@ pub async fn deposit_bridge(
             format!("Deposit seen ({outcome}): the bridge is {}.", view::text(&r, "state"))
         })
         .map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, &to, notice)
+    back(&state, &action.signed.id, &to, notice).await
 }
 
 #[derive(Deserialize)]
@@ -182,14 +190,14 @@ pub async fn deposit_address(Extract(state): Extract<State>, action: Action<Addr
     })();
     let (chain, address, outcome, amount) = match parsed {
         Ok(p) => p,
-        Err(e) => return back(&state, &action.signed.id, to, Err(e)),
+        Err(e) => return back(&state, &action.signed.id, to, Err(e)).await,
     };
     let path = SandboxDepositIntoAddressPath { deposit_address: address, deposit_chain: chain };
     let body =
         SandboxAddressDepositRequest { token: f.token.trim().to_owned(), amount, sender: None, outcome: Some(outcome) };
     let done = state.sandbox.sandbox_deposit_into_address(action.signed.caller.clone(), path, body).await;
     let notice = done.map(|_| format!("Deposit into the address simulated ({outcome}).")).map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, to, notice)
+    back(&state, &action.signed.id, to, notice).await
 }
 
 /// `POST /dashboard/deliveries/{event}/resend`: `POST /sandbox/webhook-deliveries/{eventId}/resend`.
@@ -201,7 +209,7 @@ pub async fn resend(Extract(state): Extract<State>, Path(event): Path<String>, a
             format!("Event {event}: {} delivery made due now; the next attempt follows within seconds.", r.deliveries)
         })
         .map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, "/dashboard/deliveries", notice)
+    back(&state, &action.signed.id, "/dashboard/deliveries", notice).await
 }
 
 #[derive(Deserialize)]
@@ -214,14 +222,16 @@ pub async fn recover(Extract(state): Extract<State>, action: Action<RecoverForm>
     let to = "/dashboard/deliveries";
     let since = match action.form.since.trim().parse::<DateString>() {
         Ok(since) => since,
-        Err(_) => return back(&state, &action.signed.id, to, Err(format!("{:?} is not a date", action.form.since))),
+        Err(_) => {
+            return back(&state, &action.signed.id, to, Err(format!("{:?} is not a date", action.form.since))).await
+        }
     };
     let done = state
         .sandbox
         .sandbox_recover_webhook_deliveries(action.signed.caller.clone(), SandboxWebhookRecoverRequest { since })
         .await;
     let notice = done.map(|r| format!("{} failed deliveries made due now.", r.deliveries)).map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, to, notice)
+    back(&state, &action.signed.id, to, notice).await
 }
 
 #[derive(Deserialize)]
@@ -241,7 +251,7 @@ pub async fn webhook_test(Extract(state): Extract<State>, action: Action<Webhook
     let notice = done
         .map(|r| format!("Test event {} emitted; its delivery is listed below.", r.event_id))
         .map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, "/dashboard/deliveries", notice)
+    back(&state, &action.signed.id, "/dashboard/deliveries", notice).await
 }
 
 #[derive(Deserialize)]
@@ -261,12 +271,13 @@ pub async fn advance_clock(Extract(state): Extract<State>, action: Action<Advanc
                 to,
                 Err(format!("{:?} is not a number of seconds", action.form.seconds)),
             )
+            .await
         }
     };
     let done =
         state.sandbox.sandbox_advance_clock(action.signed.caller.clone(), SandboxAdvanceClockRequest { ms }).await;
     let notice = done.map(|c| format!("The project's clock is now {}.", c.now)).map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, to, notice)
+    back(&state, &action.signed.id, to, notice).await
 }
 
 #[derive(Deserialize)]
@@ -278,7 +289,7 @@ pub struct ResetForm {
 pub async fn reset(Extract(state): Extract<State>, action: Action<ResetForm>) -> Response {
     let to = "/dashboard/clock";
     if action.form.confirm.as_deref() != Some("yes") {
-        return back(&state, &action.signed.id, to, Err("Tick the box to confirm the reset.".into()));
+        return back(&state, &action.signed.id, to, Err("Tick the box to confirm the reset.".into())).await;
     }
     let done = state.sandbox.sandbox_reset_project(action.signed.caller.clone()).await;
     let notice = done
@@ -286,7 +297,7 @@ pub async fn reset(Extract(state): Extract<State>, action: Action<ResetForm>) ->
             format!("The project was reset: {} bridges and {} events deleted.", r.deleted.bridges, r.deleted.events)
         })
         .map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, to, notice)
+    back(&state, &action.signed.id, to, notice).await
 }
 
 /// A path segment, percent-encoded (an id goes back into a `Location`).

@@ -8,7 +8,8 @@
 //! and there is nothing the dashboard can do that the API cannot.
 //!
 //! * Sign-in ([`session`]): a project token or an API key, verified by the API's own authenticator on every
-//!   request; the session is a server-side record in an `HttpOnly; SameSite=Strict; Path=/dashboard` cookie.
+//!   request; the session is a record in the store (served by every instance of a database, nothing usable in
+//!   it without the cookie), its id in an `HttpOnly; SameSite=Strict; Path=/dashboard` cookie.
 //!   The sandbox speaks plain HTTP, so the cookie is not `Secure`; behind an HTTPS proxy that sets
 //!   `X-Forwarded-Proto: https` it is. Sign-ins are budgeted per client address and per project, their form is
 //!   read within a few KiB and a short deadline ([`sign_in`]), and one project's sessions never end another's.
@@ -37,6 +38,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use bridge_server::{Admission, Authenticator, Caller};
 
+use crate::infra::store::StoreError;
 use crate::service::Sandbox;
 use session::{Credential, Notice, Sessions};
 
@@ -90,7 +92,8 @@ pub fn routes<S: Clone + Send + Sync + 'static>(
         })
     });
     let sign_in = sign_in::Gate::new(sign_in);
-    let state = Arc::new(Dashboard { sandbox, verify, admission, sessions: Sessions::default(), sign_in });
+    let sessions = Sessions::new(sandbox.core().store.clone());
+    let state = Arc::new(Dashboard { sandbox, verify, admission, sessions, sign_in });
     axum::Router::new()
         .route("/dashboard", get(pages::index))
         .route("/dashboard/", get(|| async { Redirect::to("/dashboard") }))
@@ -175,20 +178,35 @@ impl Signed {
     }
 }
 
-/// Where a request without a live session goes: the sign-in page (htmx polls are told to load it whole).
-pub struct SignInFirst {
-    htmx: bool,
-    forget: bool,
+/// A request without a live session: sent to the sign-in page (htmx polls are told to load it whole), or, when
+/// the store could not say, answered 503.
+pub enum SignInFirst {
+    Page { htmx: bool, forget: bool },
+    StoreFailed,
+}
+
+/// A dashboard request the store failed: 503 and a page saying so (the failure is logged).
+pub fn store_failed(error: StoreError) -> Response {
+    tracing::error!(error = %error, "dashboard: the store failed");
+    let page = view::refused("The sandbox store did not answer; try again in a moment.");
+    (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], page).into_response()
 }
 
 impl IntoResponse for SignInFirst {
     fn into_response(self) -> Response {
-        let mut response = if self.htmx {
+        let (htmx, forget) = match self {
+            Self::Page { htmx, forget } => (htmx, forget),
+            Self::StoreFailed => {
+                let page = view::refused("The sandbox store did not answer; try again in a moment.");
+                return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], page).into_response();
+            }
+        };
+        let mut response = if htmx {
             (StatusCode::OK, [("hx-redirect", "/dashboard")]).into_response()
         } else {
             Redirect::to("/dashboard").into_response()
         };
-        if self.forget {
+        if forget {
             response.headers_mut().insert(header::SET_COOKIE, session_cookie(&HeaderMap::new(), None));
         }
         response
@@ -200,15 +218,20 @@ impl FromRequestParts<State> for Signed {
 
     async fn from_request_parts(parts: &mut Parts, state: &State) -> Result<Self, Self::Rejection> {
         let htmx = parts.headers.contains_key("hx-request");
-        let id = session_id(&parts.headers).ok_or(SignInFirst { htmx, forget: false })?;
-        let session = state.sessions.get(&id).ok_or(SignInFirst { htmx, forget: true })?;
-        let Some(caller) = state.verify(&session.credential).await else {
-            // Expired or no longer accepted: the session ends with it.
-            state.sessions.end(&id);
-            return Err(SignInFirst { htmx, forget: true });
+        let failed = |error: StoreError| {
+            tracing::error!(error = %error, "dashboard: the session store failed");
+            SignInFirst::StoreFailed
+        };
+        let id = session_id(&parts.headers).ok_or(SignInFirst::Page { htmx, forget: false })?;
+        let session = state.sessions.get(&id).await.map_err(failed)?.ok_or(SignInFirst::Page { htmx, forget: true })?;
+        let verified = state.verify(&session.credential).await;
+        let Some(caller) = verified.filter(|caller| caller.project_id == session.project) else {
+            // Expired or no longer accepted: the session ends with it, on every instance.
+            state.sessions.end(&id).await.map_err(failed)?;
+            return Err(SignInFirst::Page { htmx, forget: true });
         };
         // A poll does not use up the notice of the last action.
-        let notice = if htmx { None } else { state.sessions.take_notice(&id) };
+        let notice = if htmx { None } else { state.sessions.take_notice(&id).await.map_err(failed)? };
         Ok(Signed { id, caller, csrf: session.csrf, notice })
     }
 }

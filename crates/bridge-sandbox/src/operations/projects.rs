@@ -17,7 +17,8 @@ impl Core {
         Ok(SandboxClock { now: date(self.now_of(&caller.project_id).await?) })
     }
 
-    /// `POST /sandbox/clock/advance`: moves the caller's project clock, then every bridge whose time has come.
+    /// `POST /sandbox/clock/advance`: moves the caller's project clock, then every bridge of the project whose time
+    /// has come, and answers once none is due.
     pub async fn sandbox_advance_clock(
         &self,
         caller: &Caller,
@@ -31,7 +32,9 @@ impl Core {
         let clock = self.store.advance_project_clock(project, ms, limit).await?.ok_or_else(refused)?;
         let now = self.answer(project, &clock);
         tracing::info!(project = %project, ms, now = %date(now), "project clock advanced");
-        lifecycle::advance(self).await?;
+        // Done when it answers: every bridge of the project the advance made due is in its new state, on every
+        // instance (another instance's pass holding one is waited for or taken over).
+        lifecycle::settle_project(self, project).await?;
         Ok(SandboxClock { now: date(now) })
     }
 

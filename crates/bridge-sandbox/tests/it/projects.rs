@@ -306,3 +306,64 @@ async fn ids_and_page_tokens_reveal_nothing_of_other_projects(store: TestStore) 
 }
 
 both_stores!(ids_and_page_tokens_reveal_nothing_of_other_projects);
+
+/// An advance is done when it answers, on every instance (issue 36): after `POST /sandbox/clock/advance` answers
+/// on instance A, instance B reads every bridge the advance made due in its new state, while another instance's
+/// lifecycle pass runs without pause (taking, with its lease, whatever is due the moment it looks) and both
+/// served instances are under quote load. Each round commits bridges on A, advances A's project a day (past their
+/// cancellation) on A, and reads them on B at once: every one must be `CANCELLED`.
+#[tokio::test]
+async fn an_advance_is_done_on_every_instance_when_it_answers() {
+    let Some(store) = TestStore::postgres() else { return };
+    let (a, b) = (Running::on(&store).await, Running::on(&store).await);
+    // A third instance that only runs lifecycle passes, one after the other: "another instance's pass in the way".
+    let passer = bridge_sandbox::open(&store.config()).await.expect("the third instance opens");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut background = Vec::new();
+    {
+        let (sandbox, stop) = (passer.sandbox.clone(), stop.clone());
+        background.push(tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                sandbox.tick().await.expect("a pass");
+            }
+        }));
+    }
+    // Load on both served instances: quotes and commits of other projects (whose bridges the passes move too).
+    for (i, instance) in [&a, &b, &a, &b].into_iter().enumerate() {
+        let (client, stop) = (instance.client_of(&format!("load-{i}")), stop.clone());
+        background.push(tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                committed(&client).await;
+                client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 60_000 }).await.unwrap();
+            }
+        }));
+    }
+    let (on_a, on_b) = (a.client_of("advanced"), b.client_of("advanced"));
+    let (rounds, per_round) = (40, 3);
+    let mut late = Vec::new();
+    for round in 0..rounds {
+        let mut ids = Vec::new();
+        for _ in 0..per_round {
+            ids.push(committed(&on_a).await);
+        }
+        on_a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: DAY_MS }).await.unwrap();
+        for id in &ids {
+            let seen = state(&on_b, id).await;
+            if seen != "CANCELLED" {
+                late.push(format!("round {round}: {id} {seen}"));
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for task in background {
+        task.await.unwrap();
+    }
+    a.stop().await;
+    b.stop().await;
+    assert!(
+        late.is_empty(),
+        "{} of {} bridges read on B in their past state: {late:#?}",
+        late.len(),
+        rounds * per_round
+    );
+}

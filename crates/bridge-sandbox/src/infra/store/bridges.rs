@@ -43,6 +43,13 @@ pub trait BridgeStore: Send + Sync {
     /// steps each (saving the bridge ends the lease). One query over every project (a join of `projects` and the
     /// due index of `bridges`), not one per project.
     async fn due_bridges(&self, base_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>>;
+    /// The bridges of one project due on its clock at `base_ms`, oldest first, taken for the clock advance's own
+    /// pass **whether or not another instance's pass holds them**: a store shared by instances waits for a bridge
+    /// another instance is saving at that moment (its row lock) rather than skipping it, then leases it to the
+    /// caller. Two passes that step one bridge at once cannot both save it (saves are versioned), so taking a
+    /// bridge from another instance's lease costs at most a step computed twice; after an advance, a read of
+    /// this that finds nothing means every bridge of the project is in its state at the new time.
+    async fn take_due_bridges_of(&self, project: &str, base_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>>;
     /// A page of a project's bridges and the number of all that match the filter.
     async fn history(&self, project: &str, query: &HistoryQuery) -> StoreResult<(u64, Vec<StoredBridge>)>;
     /// A page of a project's bridges after a cursor, in the query's order (sort key, then id).

@@ -73,13 +73,21 @@ pub(crate) const PLAN: &[Step] = &[
     step!(13, "bridge_address_note", "0013_bridge_address_note.sql", "0013_bridge_address_note.sql"),
     step!(14, "lease_holders", -, "0014_lease_holders.sql"),
     step!(15, "outbox_generation", "0015_outbox_generation.sql", "0015_outbox_generation.sql"),
+    step!(17, "rate_budgets", -, "0017_rate_budgets.sql"),
+    step!(18, "dashboard_sessions", "0018_dashboard_sessions.sql", "0018_dashboard_sessions.sql"),
 ];
 
-/// SQLite's migrations: every step, in order (an empty one where SQLite has nothing to do).
+/// The number of the plan's last step.
+pub(crate) fn last_version() -> i64 {
+    PLAN.last().map_or(0, |s| s.version)
+}
+
+/// SQLite's migrations: every step number up to the last, in order (an empty one where SQLite has nothing to do,
+/// and for a number the plan does not have yet: steps are numbered as teammates reserve them, so the plan may have
+/// a gap until the step that fills it lands), so that `user_version` is the number of the last step applied.
 pub(crate) fn sqlite() -> rusqlite_migration::Migrations<'static> {
-    rusqlite_migration::Migrations::new(
-        PLAN.iter().map(|s| rusqlite_migration::M::up(s.sqlite.unwrap_or(""))).collect(),
-    )
+    let text = |version: i64| PLAN.iter().find(|s| s.version == version).and_then(|s| s.sqlite).unwrap_or("");
+    rusqlite_migration::Migrations::new((1..=last_version()).map(|v| rusqlite_migration::M::up(text(v))).collect())
 }
 
 /// PostgreSQL's migrations, as sqlx's migrator takes them: the steps PostgreSQL has, by their plan numbers.

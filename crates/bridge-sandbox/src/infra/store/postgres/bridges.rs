@@ -64,6 +64,28 @@ impl BridgeStore for PgStore {
         Ok(due)
     }
 
+    /// One project's due bridges, leased to this instance even when another instance leased them (a lease spares
+    /// instances work; versioned saves keep them correct): `FOR UPDATE` without `SKIP LOCKED`, so a bridge being
+    /// saved right now is waited for and then judged again on its saved state (PostgreSQL re-checks a locked row).
+    async fn take_due_bridges_of(&self, project: &str, base_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>> {
+        let wall = crate::infra::clock::wall_ms();
+        let taken = query!(
+            "UPDATE bridges SET leased_until = ?4, leased_by = ?5 WHERE id IN (
+                 SELECT b.id FROM projects p JOIN bridges b ON b.project = p.id
+                 WHERE p.id = ?1 AND b.next_ms IS NOT NULL AND b.next_ms <= greatest(p.clock_value + ?2, p.clock_floor)
+                 ORDER BY b.next_ms, b.id LIMIT ?3 FOR UPDATE OF b)
+             RETURNING {COLUMNS}",
+            project,
+            base_ms,
+            limit as i64,
+            wall + BRIDGE_LEASE_MS,
+            &*self.instance,
+        );
+        let mut due: Vec<StoredBridge> = select(&self.pool, taken).await?;
+        due.sort_by(|a, b| (a.next_ms, &a.id).cmp(&(b.next_ms, &b.id)));
+        Ok(due)
+    }
+
     async fn history(&self, project: &str, q: &HistoryQuery) -> StoreResult<(u64, Vec<StoredBridge>)> {
         let One(total) = select_one::<One<i64>>(&self.pool, bridges::history_count(project, q)).await?;
         let page = select(&self.pool, bridges::history_page(project, q)).await?;

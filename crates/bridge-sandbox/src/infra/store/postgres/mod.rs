@@ -16,6 +16,8 @@ mod deliveries;
 mod events;
 mod health;
 mod quotes;
+mod rate_budgets;
+mod sessions;
 
 use sqlx_core::arguments::Arguments;
 use sqlx_core::migrate::{Migration, MigrationSource, Migrator};
@@ -23,6 +25,8 @@ use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
 use sqlx_core::row::Row;
 use sqlx_postgres::{PgArguments, PgExecutor, PgPool, PgPoolOptions, PgRow, Postgres};
+
+pub use rate_budgets::{Lease, LeaseAsk, MICROS};
 
 use super::rows::{Column, Columns, FromRow};
 use super::sql::{Arg, Query};

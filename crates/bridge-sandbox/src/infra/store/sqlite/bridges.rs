@@ -58,6 +58,20 @@ impl BridgeStore for SqliteStore {
         self.run(move |c| select(c, &due)).await
     }
 
+    async fn take_due_bridges_of(&self, project: &str, base_ms: i64, limit: u64) -> StoreResult<Vec<StoredBridge>> {
+        // One instance per data directory: nothing to lease; the writer thread orders saves.
+        let due = Query {
+            text: Text::Made(format!(
+                "SELECT {} FROM projects p JOIN bridges b ON b.project = p.id
+                 WHERE p.id = ?1 AND b.next_ms IS NOT NULL AND b.next_ms <= max(p.clock_value + ?2, p.clock_floor)
+                 ORDER BY b.next_ms, b.id LIMIT ?3",
+                COLUMNS.split(", ").map(|c| format!("b.{c}")).collect::<Vec<_>>().join(", ")
+            )),
+            args: vec![project.into(), base_ms.into(), (limit as i64).into()],
+        };
+        self.run(move |c| select(c, &due)).await
+    }
+
     async fn history(&self, project: &str, q: &HistoryQuery) -> StoreResult<(u64, Vec<StoredBridge>)> {
         let (count, page) = (bridges::history_count(project, q), bridges::history_page(project, q));
         self.read(move |c| {

@@ -20,6 +20,7 @@ mod events;
 mod group_commit;
 mod health;
 mod quotes;
+mod sessions;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -234,7 +235,7 @@ mod tests {
         let migrations = crate::infra::store::migrations::sqlite();
         let mut conn = Connection::open_in_memory().unwrap();
         let mut steps = Vec::new();
-        for version in 1..=crate::infra::store::migrations::PLAN.len() {
+        for version in 1..=crate::infra::store::migrations::last_version() as usize {
             migrations.to_version(&mut conn, version).unwrap();
             let mut stmt = conn
                 .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name")
