@@ -5,7 +5,8 @@
 //! data directory).
 //!
 //! * **SQLite** counts the steps applied in `PRAGMA user_version`, so it runs every step in order, a step it does
-//!   not need as an empty one: `user_version` is always the number of the last step applied.
+//!   not need (or a number the plan does not hold yet) as an empty one: `user_version` is always the number of the
+//!   last step applied.
 //! * **PostgreSQL** runs through sqlx's migrator, which keeps each applied step's number and a checksum of its
 //!   text in `_sqlx_migrations` and refuses a database whose applied steps were changed; a step's text is never
 //!   edited once released.
@@ -73,12 +74,22 @@ pub(crate) const PLAN: &[Step] = &[
     step!(13, "bridge_address_note", "0013_bridge_address_note.sql", "0013_bridge_address_note.sql"),
     step!(14, "lease_holders", -, "0014_lease_holders.sql"),
     step!(15, "outbox_generation", "0015_outbox_generation.sql", "0015_outbox_generation.sql"),
+    step!(19, "retention", "0019_retention.sql", "0019_retention.sql"),
 ];
 
-/// SQLite's migrations: every step, in order (an empty one where SQLite has nothing to do).
+/// The number of the plan's last step.
+pub(crate) fn last_version() -> i64 {
+    PLAN.last().map_or(0, |s| s.version)
+}
+
+/// SQLite's migrations: every step number up to the last, in order (an empty one where SQLite has nothing to do,
+/// and for a number the plan does not hold), so that `user_version` is the number of the last step applied.
 pub(crate) fn sqlite() -> rusqlite_migration::Migrations<'static> {
     rusqlite_migration::Migrations::new(
-        PLAN.iter().map(|s| rusqlite_migration::M::up(s.sqlite.unwrap_or(""))).collect(),
+        (1..=last_version())
+            .map(|v| PLAN.iter().find(|s| s.version == v).and_then(|s| s.sqlite).unwrap_or(""))
+            .map(rusqlite_migration::M::up)
+            .collect(),
     )
 }
 
