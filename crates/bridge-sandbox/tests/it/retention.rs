@@ -14,20 +14,30 @@
 #![allow(deprecated)] // `POST /bridge/quote/user`: the spec's single-token quote.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use bridge_contract::{BridgeRecord, LastBridge, QuoteMode, QuoteResponse, WebhookEvent, WebhookTestEvent};
+use bridge_client::Client;
+use bridge_contract::operations::{CommitQuoteError, GetBridgeError};
+use bridge_contract::{
+    BridgeQuoteRequest, BridgeRecord, CancelBridgeRequest, CancelBridgeRequestState, LastBridge, QuoteMode,
+    QuoteResponse, SandboxListWebhookDeliveriesQuery, WebhookEvent, WebhookTestEvent,
+};
 use bridge_sandbox::clock::ProjectClock;
 use bridge_sandbox::store::{
     AttemptOutcome, DeliveryClaim, NewEvent, PurgeBatch, PurgeCounts, PurgeTable, Store, StoredBridge, StoredDeposit,
     StoredQuote,
 };
+use bridge_sandbox::{Retention, ServeOptions};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 
-use crate::support::{both_stores, TestStore};
+use crate::support::{
+    advance, both_stores, commit, feed_query, pay, quote_request, send_test_event, state_of, wait_for, Running,
+    TestStore,
+};
 
 const PROJECT: &str = "retention";
 const CHAIN: &str = "ETHEREUM";
@@ -395,3 +405,161 @@ async fn a_purge_deletes_exactly_what_is_older_than_its_horizon_and_ended(store:
 }
 
 both_stores!(a_purge_deletes_exactly_what_is_older_than_its_horizon_and_ended);
+
+/// A webhook receiver on 127.0.0.1 that answers 200: how many deliveries it took, and its URL.
+async fn receiver() -> (Arc<AtomicUsize>, String) {
+    let received = Arc::new(AtomicUsize::new(0));
+    let counted = received.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { axum::http::StatusCode::OK }
+        }),
+    );
+    (received, format!("http://{}/hook", crate::support::serve_locally(app).await))
+}
+
+/// A quote of [`crate::support::quote_request`] with `url` as its `webhookUrl`.
+async fn quote(client: &Client, url: &str) -> QuoteResponse {
+    client.quote_bridge(&BridgeQuoteRequest { webhook_url: Some(url.to_owned()), ..quote_request() }).await.unwrap()
+}
+
+/// A committed bridge (its `webhookUrl` `url`) paid and moved on until EXECUTED; its id.
+async fn executed(client: &Client, url: &str) -> String {
+    let id = commit(client, quote(client, url).await).await;
+    pay(client, &id, None).await;
+    for _ in 0..4 {
+        advance(client, 60_000).await;
+    }
+    assert_eq!(state_of(&client.get_bridge(&id).await.unwrap()), "EXECUTED");
+    id
+}
+
+/// The client's whole feed, in order, each event as it reads (its `Debug` text: events carry no id of their own).
+async fn feed_events(client: &Client) -> Vec<String> {
+    let (mut token, mut events) = (None, Vec::new());
+    loop {
+        let page = client.list_user_events(&feed_query(token, 50)).await.unwrap();
+        events.extend(page.items.iter().map(|e| format!("{e:?}")));
+        match page.next_page_token {
+            Some(next) => token = Some(next),
+            None => return events,
+        }
+    }
+}
+
+/// The event ids of the client's delivery attempts.
+async fn attempted(client: &Client) -> BTreeSet<String> {
+    let query = SandboxListWebhookDeliveriesQuery { event_id: None };
+    client.sandbox_list_webhook_deliveries(&query).await.unwrap().items.into_iter().map(|a| a.event_id).collect()
+}
+
+/// Whether the client's bridge `id` is still there.
+async fn has_bridge(client: &Client, id: &str) -> bool {
+    match client.get_bridge(id).await {
+        Ok(_) => true,
+        Err(bridge_client::Error::Api(GetBridgeError::InvalidRequest(_))) => false,
+        Err(e) => panic!("reading bridge {id}: {e:?}"),
+    }
+}
+
+/// Whether the client's quote `id` can still be committed (it is not once purged: unknown, like an expired one).
+async fn commits(client: &Client, id: &str) -> bool {
+    match client.commit_quote(id).await {
+        Ok(_) => true,
+        Err(bridge_client::Error::Api(CommitQuoteError::QuoteNotFound(_))) => false,
+        Err(e) => panic!("committing quote {id}: {e:?}"),
+    }
+}
+
+const RETAIN: Duration = Duration::from_secs(2);
+
+async fn a_sandbox_keeping_two_seconds_purges_what_is_older_and_keeps_the_rest(store: TestStore) {
+    let options = ServeOptions { retention: Retention::For(RETAIN), ..ServeOptions::default() };
+    let sandbox = Running::on_with(&store, options).await;
+    let base = sandbox.base_url.clone();
+    let client = sandbox.client_of("kept-for-two-seconds");
+    let (received, url) = receiver().await;
+    let metrics_before = crate::operate::scrape(&base).await;
+
+    // Old: an EXECUTED bridge, a CANCELLED one, one left PENDING (under way: never purged), a quote never committed,
+    // two test events; every event delivered.
+    let done = executed(&client, &url).await;
+    let pending = commit(&client, quote(&client, &url).await).await;
+    let cancelled = commit(&client, quote(&client, &url).await).await;
+    let cancel = CancelBridgeRequest { state: CancelBridgeRequestState::Cancelled };
+    client.cancel_bridge(&cancelled, &cancel).await.unwrap();
+    let old_quote = quote(&client, &url).await;
+    for message in ["old-1", "old-2"] {
+        send_test_event(&client, &url, message).await;
+    }
+    let old_events = feed_events(&client).await;
+    assert_eq!(old_events.len(), 8, "3 of the EXECUTED bridge, 1 of the PENDING one, 2 of the CANCELLED one, 2 tests");
+    let stale_token = client.list_user_events(&feed_query(None, 1)).await.unwrap().next_page_token.unwrap();
+    wait_for("the old events are delivered", || received.load(Ordering::SeqCst) == old_events.len()).await;
+    let old_attempts = attempted(&client).await;
+    assert_eq!(old_attempts.len(), old_events.len());
+
+    // Older than the retention, they go (each within a pass, 100 ms, once 2 s old).
+    crate::support::eventually("the old rows are purged", || async {
+        feed_events(&client).await.is_empty()
+            && attempted(&client).await.is_empty()
+            && !has_bridge(&client, &done).await
+            && !has_bridge(&client, &cancelled).await
+    })
+    .await;
+    assert!(!commits(&client, old_quote.quote_id()).await, "an old quote is gone: unknown, like an expired one");
+    assert!(has_bridge(&client, &pending).await, "a bridge under way is kept, however old");
+
+    // Young: written now, and read at once. A row is sure to be kept while it is younger than the retention on the
+    // store's clock (this host's): those written after `written` are, as long as the reads end within 2 s of it.
+    let written = SystemTime::now();
+    let young = executed(&client, &url).await;
+    let young_quote = quote(&client, &url).await;
+    send_test_event(&client, &url, "young").await;
+    let quote_kept = commits(&client, young_quote.quote_id()).await;
+    let feed = feed_events(&client).await;
+    let bridge_kept = has_bridge(&client, &young).await;
+    let stale = client.list_user_events(&feed_query(Some(stale_token), 50)).await.unwrap();
+    // The project's clock moved 400 days ahead changes nothing: age is wall-clock time.
+    advance(&client, 400 * 86_400_000).await;
+    let young_after_advance = has_bridge(&client, &young).await && feed_events(&client).await.starts_with(&feed);
+    let read_within = written.elapsed().unwrap();
+    if read_within < RETAIN {
+        assert!(quote_kept, "the young quote is kept (and commits)");
+        assert_eq!(
+            feed.len(),
+            5,
+            "the young events are all kept (3 of the EXECUTED bridge, a test, a commit): {feed:?}"
+        );
+        assert!(feed.iter().any(|e| e.contains("\"young\"")), "{feed:?}");
+        assert!(bridge_kept, "the young EXECUTED bridge is kept");
+        // A page token naming a purged position answers the first page still kept.
+        let page: Vec<String> = stale.items.iter().map(|e| format!("{e:?}")).collect();
+        assert_eq!(page, feed, "the stale token's page is the first page still kept");
+        assert!(young_after_advance, "a project clock 400 days ahead purges nothing young");
+    } else {
+        eprintln!("the young rows were read {read_within:?} after they were written: their presence is not checked");
+    }
+    assert!(old_events.iter().all(|e| !feed.contains(e)), "no old event is back");
+
+    // /metrics counts what was purged (the recorder is the process's: at least this sandbox's deletions) and how
+    // far behind the purge is.
+    let metrics = crate::operate::scrape(&base).await;
+    let purged = |kind: &str| {
+        let name = "bridge_sandbox_retention_purged_total";
+        crate::operate::value(&metrics, name, &[("kind", kind)])
+            - crate::operate::value(&metrics_before, name, &[("kind", kind)])
+    };
+    assert!(purged("events") >= old_events.len() as f64, "events purged: {}", purged("events"));
+    assert!(purged("webhook_deliveries") >= old_events.len() as f64);
+    assert!(purged("webhook_attempts") >= old_attempts.len() as f64);
+    assert!(purged("bridges") >= 2.0, "the EXECUTED and CANCELLED bridges");
+    assert!(purged("quotes") >= 4.0, "the four old quotes");
+    let lag = metrics.samples.iter().find(|s| s.metric == "bridge_sandbox_retention_lag_seconds");
+    assert!(lag.is_some(), "the lag is reported");
+    sandbox.stop().await;
+}
+
+both_stores!(a_sandbox_keeping_two_seconds_purges_what_is_older_and_keeps_the_rest);
