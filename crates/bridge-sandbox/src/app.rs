@@ -213,15 +213,16 @@ pub async fn serve_on_with(
     metrics::gauge!(telemetry::OPEN_FILES_LIMIT).set(operate::open_files_limit() as f64);
     tracing::info!(%address, clock = ?sandbox.clock().mode(), max_connections = limits.max_connections,
         "bridge sandbox serving; API reference at http://{address}/docs");
-    tracing::info!(egress = ?sandbox.core().egress, rate_limit = ?opened.rate_limit, "webhook egress and rate limit");
+    tracing::info!(egress = ?sandbox.core().egress, rate_limit = ?opened.rate_limit, retention = %options.retention,
+        "webhook egress, rate limit and retention");
     let health = std::sync::Arc::new(operate::health::Health::new());
     // The lifecycle and the webhook deliveries run on their own, beside the server.
     let deliverer = delivery::Deliverer::new(sandbox.shared_core(), opened.keys.webhook.clone()).await?;
-    let workers = operate::workers::Workers::start(sandbox.clone(), deliverer, health.clone());
+    let workers = operate::workers::Workers::start(sandbox.clone(), deliverer, health.clone(), options.retention);
     let probes = operate::health::Probes { sandbox: sandbox.clone(), health: health.clone() };
     let router = api_routes(&opened, errors, options)
         .merge(operate::health::routes(probes))
-        .merge(operate::metrics::routes(sandbox.clone()));
+        .merge(operate::metrics::routes(sandbox.clone(), options.retention));
     let app = operate::requests::layered(router, options);
     let (stopping, stopped) = tokio::sync::oneshot::channel::<tokio::time::Instant>();
     let grace = options.shutdown_grace;

@@ -53,4 +53,5 @@ pub use domain::{catalogue, pricing};
 pub use infra::{clock, counters, egress, rate_limit, store, telemetry};
 pub use operate::ServeOptions;
 pub use pipeline::delivery;
+pub use pipeline::retention::{self, Retention};
 pub use service::Sandbox;

@@ -11,7 +11,7 @@ use bridge_sandbox::clock::ClockMode;
 use bridge_sandbox::egress::{EgressMode, WebhookEgress};
 use bridge_sandbox::rate_limit::RateLimit;
 use bridge_sandbox::store::access::time;
-use bridge_sandbox::{SandboxConfig, ServeOptions, SignInBudget};
+use bridge_sandbox::{Retention, SandboxConfig, ServeOptions, SignInBudget};
 use bridge_server::ErrorsMode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ipnet::IpNet;
@@ -245,7 +245,7 @@ enum SigningKeyCommand {
     },
 }
 
-/// Running the sandbox as a service for others (docs/operations.md). Durations like `10s`, `500ms`, `2m`.
+/// Running the sandbox as a service for others (docs/operations.md). Durations like `10s`, `500ms`, `2m`, `30d`.
 #[derive(clap::Args)]
 #[command(next_help_heading = "Running as a service")]
 struct Operations {
@@ -293,6 +293,14 @@ struct Operations {
     /// cut (webhook attempts are handed back to other instances).
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     shutdown_grace: Duration,
+    /// How long to keep what the sandbox stores: `forever` (nothing is deleted), or a duration (`30d`, `12h`, `90m`,
+    /// `2s`; at least a second). Quotes, ended bridges (EXECUTED, CANCELLED, FAILED, refunded) and their deposits,
+    /// events and webhook delivery attempts older than it are deleted in the background, in small batches; age is
+    /// wall-clock time since the row was last written (the database's clock), not a project's clock. Bridges under
+    /// way, events whose webhook delivery is still pending, deposit addresses, projects and keys are kept. For a
+    /// shared sandbox, e.g. `--retain 30d` (docs/operations.md, "Retention").
+    #[arg(long, value_name = "DURATION", default_value = "forever", value_parser = Retention::parse)]
+    retain: Retention,
 }
 
 impl Operations {
@@ -310,6 +318,7 @@ impl Operations {
                 per_project: RateLimit::per_minute(self.sign_ins_per_project),
             },
             trusted_proxies: self.trusted_proxy.clone(),
+            retention: self.retain,
         }
     }
 

@@ -8,8 +8,8 @@
 //!   timeouts;
 //! * [`health`]: `GET /livez` and `GET /readyz` (per-check JSON, Kubernetes' conventions);
 //! * [`metrics`]: `GET /metrics` (Prometheus text, from [`crate::infra::telemetry`]'s recorder);
-//! * [`workers`]: the lifecycle ticker and the webhook courier, their heartbeats, and how they stop (leases handed
-//!   back).
+//! * [`workers`]: the lifecycle ticker, the webhook courier and the retention purge, their heartbeats, and how they
+//!   stop (leases handed back).
 
 pub mod connections;
 pub mod health;
@@ -47,6 +47,8 @@ pub struct ServeOptions {
     pub sign_ins: crate::dashboard::sign_in::Budget,
     /// The proxies (load balancers) whose `X-Forwarded-For` names the client of a request they forward.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How long quotes, ended bridges, events and delivery attempts are kept (`--retain`).
+    pub retention: crate::pipeline::retention::Retention,
 }
 
 impl Default for ServeOptions {
@@ -61,6 +63,7 @@ impl Default for ServeOptions {
             shutdown_grace: Duration::from_secs(10),
             sign_ins: Default::default(),
             trusted_proxies: Vec::new(),
+            retention: Default::default(),
         }
     }
 }

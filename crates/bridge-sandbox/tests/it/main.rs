@@ -23,7 +23,8 @@
 //! * [`clients`]: Python and TypeScript clients generated from the document the sandbox serves, by the
 //!   mainstream generators, driven through a scenario against it.
 //! * [`rate_limits`] and [`egress`]: a sandbox shared by many projects: per-project rate limits (429
-//!   `TooManyRequests`), and the webhook egress policy (refusals when a `webhookUrl` is given and at delivery).
+//!   `TooManyRequests`), and the webhook egress policy (refusals when a `webhookUrl` is given and at delivery);
+//!   [`retention`]: what `serve --retain` deletes, and never deletes, in the store and over HTTP.
 //!
 //! [`support`] starts a sandbox on a free loopback port, over SQLite or over a database of the throw-away
 //! PostgreSQL server of [`pg`]; `support::both_stores!` runs a store-behaviour test on each (`name::sqlite`,
@@ -48,6 +49,7 @@ mod pricing;
 mod processes;
 mod projects;
 mod rate_limits;
+mod retention;
 mod scenarios;
 mod sdk;
 mod support;

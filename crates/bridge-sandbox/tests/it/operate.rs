@@ -100,7 +100,7 @@ async fn readiness_follows_a_postgresql_server_that_stops_and_starts() {
 
 /// A metric's value in a scrape: the sum over the samples of `name` whose labels include `labels` (a histogram
 /// counts its observations).
-fn value(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]) -> f64 {
+pub(crate) fn value(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]) -> f64 {
     scrape
         .samples
         .iter()
@@ -115,7 +115,7 @@ fn value(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)])
         .sum()
 }
 
-async fn scrape(base: &str) -> prometheus_parse::Scrape {
+pub(crate) async fn scrape(base: &str) -> prometheus_parse::Scrape {
     let response = reqwest::get(format!("{base}/metrics")).await.unwrap();
     assert_eq!(response.status(), 200);
     let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();

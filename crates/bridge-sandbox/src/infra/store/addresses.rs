@@ -207,7 +207,8 @@ pub(super) fn taken(deposit_chain: &str, deposit_address: &str) -> Query {
 
 pub(super) fn insert_deposit(deposit_chain: &str, deposit_address: &str, d: &StoredDeposit) -> StoreResult<Query> {
     Ok(query!(
-        "INSERT INTO deposits (deposit_chain, deposit_address, last_bridge, bridge_id) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO deposits (deposit_chain, deposit_address, last_bridge, bridge_id, stored_ms)
+         VALUES (?1, ?2, ?3, ?4, wall_ms())",
         deposit_chain,
         deposit_address,
         to_json(&d.last_bridge)?,

@@ -82,9 +82,11 @@ impl FromRow for StoredBridge {
     }
 }
 
-/// The values a bridge is written with: `(id, version, record, rejections, state, updated_ms, next_ms, plan,
-/// project, created_ms, webhook_url, address_note)` as `?1` to `?12`. A backend's insert (`upsert_bridge`) and save
-/// (`?1` to `?8`: the first eight) name them so (`sqlite/`, `postgres/`: PostgreSQL's also end a lease).
+/// The values a bridge is written with: `(id, version, record, rejections, state, updated_ms, next_ms, plan, ended,
+/// project, created_ms, webhook_url, address_note)` as `?1` to `?13`. A backend's insert (`upsert_bridge`) and save
+/// (`?1` to `?9`: the first nine, [`SAVED_VALUES`]) name them so (`sqlite/`, `postgres/`: PostgreSQL's also end a
+/// lease); both also set `stored_ms` to the store's wall clock (`wall_ms()`), the time retention measures an
+/// ended bridge's age from.
 pub(super) fn saved_values(b: &StoredBridge) -> StoreResult<Vec<Arg>> {
     Ok(vec![
         Arg::from(&b.id),
@@ -95,12 +97,16 @@ pub(super) fn saved_values(b: &StoredBridge) -> StoreResult<Vec<Arg>> {
         Arg::from(b.updated_ms),
         Arg::from(b.next_ms),
         Arg::from(b.plan.as_ref().map(to_json).transpose()?),
+        Arg::from(b.has_ended()),
         Arg::from(&b.project),
         Arg::from(b.created_ms),
         Arg::from(&b.webhook_url),
         Arg::from(&b.address_note),
     ])
 }
+
+/// How many of [`saved_values`] a save (of a bridge already stored) names.
+pub(super) const SAVED_VALUES: usize = 9;
 
 pub(super) fn by_id(project: &str, id: &str) -> Query {
     query!("SELECT {COLUMNS} FROM bridges WHERE id = ?1 AND project = ?2", id, project)

@@ -126,8 +126,8 @@ pub(super) fn schedule(d: &DueDelivery, o: &AttemptOutcome) -> Query {
 /// The attempt's entry in the delivery log.
 pub(super) fn log_attempt(d: &DueDelivery, o: &AttemptOutcome) -> Query {
     query!(
-        "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms, latency_ms, body_start)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms, latency_ms, body_start, stored_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, wall_ms())",
         d.outbox_id,
         &d.event_id,
         &d.project,

@@ -5,7 +5,8 @@
 //! data directory).
 //!
 //! * **SQLite** counts the steps applied in `PRAGMA user_version`, so it runs every step in order, a step it does
-//!   not need as an empty one: `user_version` is always the number of the last step applied.
+//!   not need (or a number the plan does not hold yet) as an empty one: `user_version` is always the number of the
+//!   last step applied.
 //! * **PostgreSQL** runs through sqlx's migrator, which keeps each applied step's number and a checksum of its
 //!   text in `_sqlx_migrations` and refuses a database whose applied steps were changed; a step's text is never
 //!   edited once released.
@@ -75,6 +76,7 @@ pub(crate) const PLAN: &[Step] = &[
     step!(15, "outbox_generation", "0015_outbox_generation.sql", "0015_outbox_generation.sql"),
     step!(17, "rate_budgets", -, "0017_rate_budgets.sql"),
     step!(18, "dashboard_sessions", "0018_dashboard_sessions.sql", "0018_dashboard_sessions.sql"),
+    step!(19, "retention", "0019_retention.sql", "0019_retention.sql"),
 ];
 
 /// The number of the plan's last step.

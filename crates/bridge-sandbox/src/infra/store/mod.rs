@@ -1,9 +1,10 @@
 //! Persistence. The sandbox talks to the [`Store`] trait, the sum of one trait per area (quotes, bridges,
-//! addresses, events, deliveries, clocks, access, health, dashboard sessions): one atomic domain operation per method, each an `async`
-//! method whose future is `Send`, so a backend may be a blocking embedded database run off the async workers
-//! ([`SqliteStore`], the default) or a server database reached through an async driver and a pool, shared by
-//! several sandbox instances. Every failure is one typed [`StoreError`], which converts into every operation's
-//! 503 `ServiceUnavailable` (`bridge_contract::IntoServiceUnavailable`), so the areas propagate it with `?`.
+//! addresses, events, deliveries, clocks, access, health, dashboard sessions, retention): one atomic domain
+//! operation per method, each an `async` method whose future is `Send`, so a backend may be a blocking embedded
+//! database run off the async workers ([`SqliteStore`], the default) or a server database reached through an
+//! async driver and a pool, shared by several sandbox instances. Every failure is one typed [`StoreError`], which
+//! converts into every operation's 503 `ServiceUnavailable` (`bridge_contract::IntoServiceUnavailable`), so the
+//! areas propagate it with `?`.
 //!
 //! An area is written once: `store/<area>.rs` declares its trait, its stored types, how each is read from a row
 //! (`rows`) and its SQL for both backends (`sql`: one text per statement, the dialects' few differences rewritten
@@ -43,6 +44,13 @@
 //! seek in the `(project, latest_ms, seq)` index) is a safe start; the walk then filters by time as before.
 //!
 //! A page token names a position; one outside `1..=i64::MAX` was never given out (see `crate::http::feed`).
+//!
+//! Retention (`retention`) deletes events, oldest positions first (an event whose delivery is pending stays, so
+//! the kept positions may have holes): positions never move and are never given out again (SQLite's
+//! `AUTOINCREMENT` and `feed_head` only grow), so the feed keeps its order, and a token naming a purged position
+//! answers the first events still kept after it, as the page query reads positions above the token. The
+//! watermarks of the events kept still do their job: each is at least the time of every kept event at or before
+//! it, and they never decrease along the kept events, so the first page's seek stays safe.
 
 pub mod access;
 mod addresses;
@@ -54,6 +62,7 @@ mod health;
 mod migrations;
 mod postgres;
 mod quotes;
+mod retention;
 mod rows;
 mod sessions;
 mod sql;
@@ -79,11 +88,12 @@ pub use health::{Backlog, HealthStore, SchemaStatus};
 pub use postgres::{Lease, LeaseAsk, PgStore, MICROS};
 pub use quotes::{QuoteStore, StoredQuote};
 pub use sessions::{NewSession, SessionCaps, SessionStore, StoredSession};
+pub use retention::{PurgeBatch, PurgeCounts, PurgeTable, Purged, RetentionBacklog, RetentionStore};
 pub use sqlite::SqliteStore;
 
 /// The sandbox's persistence: every area of it, one atomic domain operation per method. Each area is a trait of
 /// its own ([`ClockStore`], [`QuoteStore`], [`BridgeStore`], [`AddressStore`], [`EventStore`], [`DeliveryStore`],
-/// [`HealthStore`], [`AccessStore`], [`SessionStore`]), declared with its types and SQL in `store/<area>.rs` and implemented by each
+/// [`HealthStore`], [`AccessStore`], [`SessionStore`], [`RetentionStore`]), declared with its types and SQL in `store/<area>.rs` and implemented by each
 /// backend in `store/<backend>/<area>.rs`; a type that implements them all is a `Store`, and the sandbox holds an
 /// `Arc<dyn Store>` (the areas' methods are callable on it without importing their traits).
 pub trait Store:
@@ -96,6 +106,7 @@ pub trait Store:
     + HealthStore
     + AccessStore
     + SessionStore
+    + RetentionStore
     + 'static
 {
 }
@@ -110,6 +121,7 @@ impl<T> Store for T where
         + HealthStore
         + AccessStore
         + SessionStore
+        + RetentionStore
         + 'static
 {
 }

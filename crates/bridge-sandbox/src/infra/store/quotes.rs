@@ -47,7 +47,7 @@ impl FromRow for StoredQuote {
 
 pub(super) fn insert(q: &StoredQuote) -> StoreResult<Query> {
     Ok(query!(
-        "INSERT INTO quotes ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, FALSE)",
+        "INSERT INTO quotes ({COLUMNS}, stored_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, FALSE, wall_ms())",
         &q.id,
         &q.project,
         to_json(&q.response)?,

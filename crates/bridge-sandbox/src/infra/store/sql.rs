@@ -10,7 +10,10 @@
 //! | `col::jsonb ->> 'name'` | `json_extract(col, '$.name')` | the same          |
 //! | other `col::jsonb`      | `col` (JSON text)     | the same              |
 //! | `jsonb_array_elements(` | `json_each(`          | `jsonb_array_elements(` |
+//! | `jsonb_array_elements_text(` | `json_each(`     | `jsonb_array_elements_text(` |
 //! | `t INDEXED BY index`    | the same              | `t` (the planner picks) |
+//! | ` FOR UPDATE SKIP LOCKED` | (nothing: one writer) | the same            |
+//! | `wall_ms()`             | [`SQLITE_WALL_MS`]    | [`POSTGRES_WALL_MS`]  |
 //!
 //! Both read `TRUE` / `FALSE`, `RETURNING`, `ON CONFLICT`, row values and `CAST(?1 AS TEXT)` (which gives a
 //! parameter that may be `NULL` its type on PostgreSQL). A statement whose logic differs between the backends
@@ -60,11 +63,26 @@ macro_rules! sql {
 }
 pub(crate) use sql;
 
+/// The wall-clock time, in milliseconds since the Unix epoch, on the host's clock, as SQLite computes it: what
+/// `wall_ms()` is on SQLite (rows keep it as `stored_ms`, the time retention measures ages on).
+pub(crate) const SQLITE_WALL_MS: &str = "CAST(round(unixepoch('subsec') * 1000) AS INTEGER)";
+
+/// The wall-clock time, in milliseconds since the Unix epoch, on the database server's clock (the one clock every
+/// instance on the database shares; `clock_timestamp()`, not the transaction's start): `wall_ms()` on PostgreSQL.
+pub(crate) const POSTGRES_WALL_MS: &str = "CAST(round(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)";
+
 /// A statement's text as SQLite reads it: `greatest(` is `max(`, a JSON member `column::jsonb ->> 'name'` is
 /// `json_extract(column, '$.name')` (the spelling SQLite's expression indexes on JSON members are made with), any
-/// other `::jsonb` goes (SQLite reads JSON text as it is), and `jsonb_array_elements(` is `json_each(`.
+/// other `::jsonb` goes (SQLite reads JSON text as it is), `jsonb_array_elements(` and
+/// `jsonb_array_elements_text(` are `json_each(`, row locks (` FOR UPDATE SKIP LOCKED`) go (one writer at a time
+/// takes no row locks), and `wall_ms()` is [`SQLITE_WALL_MS`].
 pub(crate) fn sqlite(text: &str) -> String {
-    let text = text.replace("greatest(", "max(").replace("jsonb_array_elements(", "json_each(");
+    let text = text
+        .replace("greatest(", "max(")
+        .replace("jsonb_array_elements(", "json_each(")
+        .replace("jsonb_array_elements_text(", "json_each(")
+        .replace(" FOR UPDATE SKIP LOCKED", "")
+        .replace("wall_ms()", SQLITE_WALL_MS);
     let mut out = String::with_capacity(text.len() + 16);
     let mut rest = text.as_str();
     while let Some(at) = rest.find("::jsonb") {
@@ -88,9 +106,11 @@ pub(crate) fn sqlite(text: &str) -> String {
     out
 }
 
-/// A statement's text as PostgreSQL reads it: `?N` is `$N`, and SQLite's index hints (`INDEXED BY name`) go
-/// (PostgreSQL's planner picks its indexes itself).
+/// A statement's text as PostgreSQL reads it: `?N` is `$N`, SQLite's index hints (`INDEXED BY name`) go
+/// (PostgreSQL's planner picks its indexes itself), and `wall_ms()` is [`POSTGRES_WALL_MS`].
 pub(crate) fn postgres(text: &str) -> String {
+    let text = text.replace("wall_ms()", POSTGRES_WALL_MS);
+    let text = text.as_str();
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find(" INDEXED BY ") {
@@ -285,6 +305,22 @@ mod tests {
             postgres(text),
             "SELECT greatest(a, $1) FROM t WHERE body::jsonb ->> 'x' = $12 AND EXISTS \
              (SELECT 1 FROM jsonb_array_elements(r::jsonb) e WHERE e.value::jsonb ->> 'y' = $2) AND q = '?'"
+        );
+        let purge = "DELETE FROM t WHERE stored_ms < wall_ms() AND id IN (SELECT value FROM \
+                     jsonb_array_elements_text(?1::jsonb)) AND k IN (SELECT k FROM t LIMIT 5 FOR UPDATE SKIP LOCKED)";
+        assert_eq!(
+            sqlite(purge),
+            format!(
+                "DELETE FROM t WHERE stored_ms < {SQLITE_WALL_MS} AND id IN (SELECT value FROM json_each(?1)) \
+                 AND k IN (SELECT k FROM t LIMIT 5)"
+            )
+        );
+        assert_eq!(
+            postgres(purge),
+            format!(
+                "DELETE FROM t WHERE stored_ms < {POSTGRES_WALL_MS} AND id IN (SELECT value FROM \
+                 jsonb_array_elements_text($1::jsonb)) AND k IN (SELECT k FROM t LIMIT 5 FOR UPDATE SKIP LOCKED)"
+            )
         );
     }
 }

@@ -18,6 +18,7 @@ mod health;
 mod quotes;
 mod rate_budgets;
 mod sessions;
+mod retention;
 
 use sqlx_core::arguments::Arguments;
 use sqlx_core::migrate::{Migration, MigrationSource, Migrator};
@@ -29,7 +30,7 @@ use sqlx_postgres::{PgArguments, PgExecutor, PgPool, PgPoolOptions, PgRow, Postg
 pub use rate_budgets::{Lease, LeaseAsk, MICROS};
 
 use super::rows::{Column, Columns, FromRow};
-use super::sql::{Arg, Query};
+use super::sql::{sql, Arg, Query, Sql};
 use super::{to_json, NewEvent, StoreError, StoreResult, StoredBridge};
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
@@ -136,19 +137,20 @@ async fn commit_with_events(mut tx: Tx, events: &[NewEvent]) -> StoreResult<()> 
     .await?;
     let first = last - events.len() as i64 + 1;
     for (i, e) in events.iter().enumerate() {
-        query(
-            "INSERT INTO events (seq, id, project, created_ms, body, webhook_url, latest_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(first + i as i64)
-        .bind(&e.id)
-        .bind(&e.project)
-        .bind(e.created_ms)
-        .bind(to_json(&e.event)?)
-        .bind(&e.webhook_url)
-        .bind(latest)
-        .execute(&mut *tx)
-        .await?;
+        static INSERT: Sql = sql!(
+            "INSERT INTO events (seq, id, project, created_ms, body, webhook_url, latest_ms, stored_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, wall_ms())"
+        );
+        query(INSERT.postgres())
+            .bind(first + i as i64)
+            .bind(&e.id)
+            .bind(&e.project)
+            .bind(e.created_ms)
+            .bind(to_json(&e.event)?)
+            .bind(&e.webhook_url)
+            .bind(latest)
+            .execute(&mut *tx)
+            .await?;
         if let Some(outbox) = super::events::outbox_row(e) {
             execute(&mut *tx, outbox).await?;
         }
@@ -158,12 +160,15 @@ async fn commit_with_events(mut tx: Tx, events: &[NewEvent]) -> StoreResult<()> 
 
 /// Inserts a bridge, or saves it over the stored one and ends its lease ([`super::bridges::saved_values`]).
 async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
-    let text = "INSERT INTO bridges (id, record, rejections, state, updated_ms, next_ms, plan, project, created_ms, webhook_url, address_note)
-         VALUES ($1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+    static UPSERT: Sql = sql!(
+        "INSERT INTO bridges (id, record, rejections, state, updated_ms, next_ms, plan, ended, project, created_ms,
+           webhook_url, address_note, stored_ms)
+         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, wall_ms())
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
-           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan, leased_until = NULL,
-           version = bridges.version + 1";
-    with_args(text, super::bridges::saved_values(b)?)?.execute(&mut **tx).await?;
+           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan, ended = excluded.ended,
+           stored_ms = excluded.stored_ms, leased_until = NULL, version = bridges.version + 1"
+    );
+    with_args(UPSERT.postgres(), super::bridges::saved_values(b)?)?.execute(&mut **tx).await?;
     Ok(())
 }
 

@@ -13,10 +13,10 @@ use crate::infra::store::{NewEvent, StoreResult, StoredBridge};
 fn save(b: &StoredBridge) -> StoreResult<Query> {
     let saved = query!(
         "UPDATE bridges SET record = ?3, rejections = ?4, state = ?5, updated_ms = ?6, next_ms = ?7, plan = ?8,
-           version = version + 1
+           ended = ?9, stored_ms = wall_ms(), version = version + 1
          WHERE id = ?1 AND version = ?2"
     );
-    Ok(Query { args: bridges::saved_values(b)?.into_iter().take(8).collect(), ..saved })
+    Ok(Query { args: bridges::saved_values(b)?.into_iter().take(bridges::SAVED_VALUES).collect(), ..saved })
 }
 
 #[async_trait]

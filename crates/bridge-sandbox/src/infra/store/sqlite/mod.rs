@@ -21,6 +21,7 @@ mod group_commit;
 mod health;
 mod quotes;
 mod sessions;
+mod retention;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -28,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::rows::{Columns, FromRow};
-use super::sql::Query;
+use super::sql::{sql, Query, Sql};
 use super::{to_json, NewEvent, StoreError, StoreResult, StoredBridge};
 use checkpoint::Checkpointer;
 use group_commit::Writer;
@@ -164,9 +165,11 @@ fn insert_events(c: &Connection, events: &[NewEvent]) -> StoreResult<()> {
         .flatten();
     let newest = events.iter().map(|e| e.created_ms).max().unwrap_or(i64::MIN);
     let latest = before.map_or(newest, |b| b.max(newest));
-    let mut stmt = c.prepare_cached(
-        "INSERT INTO events (id, project, created_ms, body, webhook_url, latest_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
+    static INSERT: Sql = sql!(
+        "INSERT INTO events (id, project, created_ms, body, webhook_url, latest_ms, stored_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, wall_ms())"
+    );
+    let mut stmt = c.prepare_cached(INSERT.sqlite())?;
     for e in events {
         stmt.execute(params![e.id, e.project, e.created_ms, to_json(&e.event)?, e.webhook_url, latest])?;
         if let Some(outbox) = super::events::outbox_row(e) {
@@ -178,14 +181,15 @@ fn insert_events(c: &Connection, events: &[NewEvent]) -> StoreResult<()> {
 
 /// Inserts a bridge, or saves it over the stored one ([`super::bridges::saved_values`]).
 fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
-    c.prepare_cached(
-        "INSERT INTO bridges (id, record, rejections, state, updated_ms, next_ms, plan, project, created_ms, webhook_url, address_note)
-         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+    static UPSERT: Sql = sql!(
+        "INSERT INTO bridges (id, record, rejections, state, updated_ms, next_ms, plan, ended, project, created_ms,
+           webhook_url, address_note, stored_ms)
+         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, wall_ms())
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
-           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan,
-           version = bridges.version + 1",
-    )?
-    .execute(rusqlite::params_from_iter(super::bridges::saved_values(b)?))?;
+           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan, ended = excluded.ended,
+           stored_ms = excluded.stored_ms, version = bridges.version + 1"
+    );
+    c.prepare_cached(UPSERT.sqlite())?.execute(rusqlite::params_from_iter(super::bridges::saved_values(b)?))?;
     Ok(())
 }
 
