@@ -14,8 +14,9 @@
 #      during: the sandbox restarted with `--retain $RETAIN` (a pass every twentieth of it), once its purge has
 #              deleted its first rows (the script says if the purge ended before the run did);
 #      after:  the same sandbox, once every row is purged;
-#   4. prints each run's requests/s, p50 and p99 and their ratios to `before`, and the purge's rate (rows/s: the
-#      rows of the pass over its duration, from the sandbox's log line `retention purge: deleted ...`).
+#   4. prints each run's requests/s, p50 and p99 and their ratios to `before`, the purge's rate (rows/s: the
+#      rows of the pass over its duration, from the sandbox's log line `retention purge: deleted ...`), and how
+#      many lock waits over 20 ms PostgreSQL logged (log_lock_waits) during the whole run.
 #
 #   scripts/bench-retention.sh                         # ROWS_PER_KIND=200000 DURATION=20 CONNECTIONS=8 RETAIN=60s
 #   ROWS_PER_KIND=20000 DURATION=5 scripts/bench-retention.sh   # a quick run
@@ -53,7 +54,10 @@ if [ "$BACKEND" = postgres ]; then
     if [ "$(id -u)" = 0 ]; then AS=(runuser -u postgres --); chmod 755 "$WORK"; mkdir -p "$WORK/pg"; chown postgres "$WORK/pg"; fi
     PG_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     "${AS[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U sandbox --auth=trust -E UTF8 >/dev/null
-    "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -o "-p $PG_PORT -h 127.0.0.1 -k $WORK/pg" -l "$WORK/pg/log" -w start >/dev/null
+    # Every wait for a lock longer than 20 ms is logged (log_lock_waits; deadlock_timeout sets the threshold):
+    # counted at the end, the direct evidence of whether the purge holds a lock writers wait for.
+    "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -o "-p $PG_PORT -h 127.0.0.1 -k $WORK/pg -c log_lock_waits=on -c deadlock_timeout=20ms" \
+        -l "$WORK/pg/log" -w start >/dev/null
     stop_pg() { "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -m fast -w stop >/dev/null || true; }
     trap 'stop_pg; cleanup' EXIT
     "${AS[@]}" "$PGBIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U sandbox bench
@@ -140,8 +144,11 @@ fi
 echo "   written in $(python3 -c "print(f'{$(date +%s.%N) - $started:.1f}')") s; database $SIZE"
 
 purged() { curl -sf "$U/metrics" | awk '/^bridge_sandbox_retention_purged_total/ {s += $2} END {printf "%d", s}'; }
-load() { # name
+load() { # name: one wrk run, its start and end (Unix seconds) appended to $WORK/windows
+    local from
+    from=$(date +%s.%N)
     if [ "$LOAD" = 1 ]; then run "$1" "$U/bridge/quote/user" "$WORK/quote.lua"; fi
+    echo "$1 $from $(date +%s.%N)" >>"$WORK/windows"
 }
 
 [ "$LOAD" != 1 ] || echo "== wrk: $THREADS thread(s), $CONNECTIONS connections, ${DURATION}s per run; --retain $RETAIN"
@@ -186,5 +193,27 @@ for line in open(sys.argv[1]):
         if rows >= total // 2:
             print(f"purge: {rows:,} rows in {took:.1f} s: {rows / took:,.0f} rows/s ({counts})")
 PY
+if [ "$BACKEND" = postgres ]; then
+    echo "lock waits over 20 ms logged by PostgreSQL during the whole run: $(grep -c 'still waiting for' "$WORK/pg/log" || true)"
+    # Which statements waited, on what, in which run (or between runs): the waiting statement follows each wait
+    # (STATEMENT: ...); the time is the log line's (log_line_prefix %m, UTC).
+    python3 - "$WORK/pg/log" "$WORK/windows" <<'PY'
+import collections, datetime, re, sys
+windows = [(name, float(a), float(b)) for name, a, b in (line.split() for line in open(sys.argv[2]))]
+def run_at(t):
+    return next((name for name, a, b in windows if a <= t <= b), "between runs")
+waits, pending = collections.Counter(), None
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) UTC .*still waiting for (\w+ on \w+)", line)
+    if m:
+        at = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc)
+        pending = (run_at(at.timestamp()), m.group(2))
+    elif pending and "STATEMENT:" in line:
+        waits[pending + (" ".join(line.split("STATEMENT:", 1)[1].split())[:80],)] += 1
+        pending = None
+for (run, lock, statement), n in sorted(waits.items()):
+    print(f"  {run:<12} {n:>4} x waiting for {lock}: {statement}")
+PY
+fi
 machine_line
 [ -z "${KEEP_LOG:-}" ] || cp "$WORK/sandbox.log" "$KEEP_LOG"
