@@ -210,6 +210,12 @@ impl<A: Authenticator> Authenticator for ReadyBudget<A> {
 /// the renewal in flight, and what the bucket said last.
 struct Slice {
     leases: VecDeque<(u64, Instant)>,
+    /// Tokens set aside for requests that [`SharedBudget::ready`] let through and that admission has not taken yet
+    /// (at most the tokens held): requests that wait together for one renewal are each given a token, or wait for
+    /// the next renewal, rather than all let through to find it spent.
+    readied: u64,
+    /// Requests waiting in [`SharedBudget::ready`] for a renewal: a renewal asks for at least this many tokens.
+    waiting: u64,
     /// Tokens to ask for at the next renewal.
     size: u64,
     /// Set while a renewal is in flight: notified when it lands.
@@ -222,7 +228,7 @@ struct Slice {
 
 impl Slice {
     fn new(now: Instant) -> Self {
-        Self { leases: VecDeque::new(), size: 1, renewing: None, empty_until: None, used: now }
+        Self { leases: VecDeque::new(), readied: 0, waiting: 0, size: 1, renewing: None, empty_until: None, used: now }
     }
 
     /// Drops the leases that ran out; some unspent means the slice was too large: halved.
@@ -236,6 +242,8 @@ impl Slice {
                 self.size = (self.size / 2).max(1);
             }
         }
+        // Tokens set aside in a lease that ran out are gone: so is their reservation.
+        self.readied = self.readied.min(self.tokens());
     }
 
     fn tokens(&self) -> u64 {
@@ -255,6 +263,21 @@ impl Slice {
     /// Whether a renewal may start now: none in flight, and the bucket not known to be empty.
     fn may_renew(&self, now: Instant) -> bool {
         self.renewing.is_none() && self.empty_until.is_none_or(|until| until <= now)
+    }
+}
+
+/// A request waiting in [`SharedBudget::ready`], counted in its slice's `waiting` until it stops waiting (its wait
+/// ends, or the request is dropped).
+struct Waiting<'a> {
+    budget: &'a SharedBudget,
+    project: &'a str,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if let Some(slice) = self.budget.lock().get_mut(self.project) {
+            slice.waiting = slice.waiting.saturating_sub(1);
+        }
     }
 }
 
@@ -325,6 +348,8 @@ impl SharedBudget {
         slice.used = now;
         slice.expire(now);
         let served = slice.spend();
+        // This request's token, if `ready` set one aside for it, is taken (or gone with its lease).
+        slice.readied = slice.readied.saturating_sub(1);
         let left = slice.tokens();
         if left * 2 <= slice.size && slice.may_renew(now) {
             if served && !slice.leases.is_empty() {
@@ -343,39 +368,54 @@ impl SharedBudget {
         Err(wait)
     }
 
-    /// Waits (at most [`READY_WAIT`]) until `project`'s slice here has a token or the bucket is known empty.
+    /// Waits (at most [`READY_WAIT`]) until `project`'s slice here has a token for this request, set aside for its
+    /// admission, or the bucket is known empty. Requests that arrive together at an empty slice wait for one
+    /// renewal that asks for a token each; any left without one waits for the next.
     pub async fn ready(self: &Arc<Self>, project: &str) {
-        let now = Instant::now();
-        if self.falling_back(now) {
-            return;
-        }
-        let landed = {
-            let mut slices = self.lock();
-            let slice = slices.entry(project.to_owned()).or_insert_with(|| Slice::new(now));
-            slice.expire(now);
-            if slice.tokens() > 0 {
+        let deadline = tokio::time::Instant::now() + READY_WAIT;
+        loop {
+            let now = Instant::now();
+            if self.falling_back(now) {
                 return;
             }
-            if slice.may_renew(now) {
-                self.renew(project, slice);
+            let landed = {
+                let mut slices = self.lock();
+                let slice = slices.entry(project.to_owned()).or_insert_with(|| Slice::new(now));
+                slice.expire(now);
+                if slice.tokens() > slice.readied {
+                    slice.readied += 1;
+                    return;
+                }
+                slice.waiting += 1;
+                if slice.may_renew(now) {
+                    self.renew(project, slice);
+                }
+                match &slice.renewing {
+                    Some(notify) => notify.clone().notified_owned(),
+                    None => {
+                        slice.waiting -= 1;
+                        return; // the bucket is empty: refused from memory
+                    }
+                }
+            };
+            let waited = Waiting { budget: self, project };
+            let timed_out = tokio::time::timeout_at(deadline, landed).await.is_err();
+            drop(waited);
+            if timed_out {
+                return;
             }
-            match &slice.renewing {
-                Some(notify) => notify.clone().notified_owned(),
-                None => return, // the bucket is empty: refused from memory
-            }
-        };
-        let _ = tokio::time::timeout(READY_WAIT, landed).await;
+        }
     }
 
     /// Starts a renewal of `project`'s slice (none is in flight): a lease of `slice.size` tokens from the bucket.
     fn renew(self: &Arc<Self>, project: &str, slice: &mut Slice) {
         let notify = Arc::new(Notify::new());
         slice.renewing = Some(notify.clone());
-        let (this, project, want) = (self.clone(), project.to_owned(), slice.size);
+        let (this, project, want) = (self.clone(), project.to_owned(), slice.size.max(slice.waiting));
         tokio::spawn(async move {
             let asked = Instant::now();
             let ask = LeaseAsk {
-                want: want as i64,
+                want: want.min(u64::from(this.limit.burst.get())) as i64,
                 burst_micros: i64::from(this.limit.burst.get()) * MICROS,
                 micros_per_ms: ((this.limit.per_second * 1000.0).round() as i64).max(1),
                 now_ms: wall_ms(),
@@ -411,7 +451,10 @@ impl SharedBudget {
     fn sweep(&self, now: Instant) {
         self.lock().retain(|_, s| {
             s.expire(now);
-            !s.leases.is_empty() || s.renewing.is_some() || now.duration_since(s.used) < Duration::from_secs(60)
+            !s.leases.is_empty()
+                || s.renewing.is_some()
+                || s.waiting > 0
+                || now.duration_since(s.used) < Duration::from_secs(60)
         });
     }
 }
