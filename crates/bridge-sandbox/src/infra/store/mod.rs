@@ -87,8 +87,8 @@ pub use events::{EventStore, FeedEvents, NewEvent};
 pub use health::{Backlog, HealthStore, SchemaStatus};
 pub use postgres::{Lease, LeaseAsk, PgStore, MICROS};
 pub use quotes::{QuoteStore, StoredQuote};
-pub use sessions::{NewSession, SessionCaps, SessionStore, StoredSession};
 pub use retention::{PurgeBatch, PurgeCounts, PurgeTable, Purged, RetentionBacklog, RetentionStore};
+pub use sessions::{NewSession, SessionCaps, SessionStore, StoredSession};
 pub use sqlite::SqliteStore;
 
 /// The sandbox's persistence: every area of it, one atomic domain operation per method. Each area is a trait of

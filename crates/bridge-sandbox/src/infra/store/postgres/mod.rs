@@ -17,8 +17,8 @@ mod events;
 mod health;
 mod quotes;
 mod rate_budgets;
-mod sessions;
 mod retention;
+mod sessions;
 
 use sqlx_core::arguments::Arguments;
 use sqlx_core::migrate::{Migration, MigrationSource, Migrator};

@@ -20,8 +20,8 @@ mod events;
 mod group_commit;
 mod health;
 mod quotes;
-mod sessions;
 mod retention;
+mod sessions;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
