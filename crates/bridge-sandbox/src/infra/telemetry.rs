@@ -58,6 +58,10 @@ pub const LIFECYCLE_PASSES: &str = "bridge_sandbox_lifecycle_passes_total";
 /// Lifecycle steps (bridge transitions) this instance made.
 pub const LIFECYCLE_STEPS: &str = "bridge_sandbox_lifecycle_steps_total";
 
+/// Faults injected on purpose into a project's own traffic (its fault profile, `PUT /sandbox/faults`), by `on`
+/// (`request`, `delivery`) and `kind` (`tooManyRequests`, `unavailable`, `delay`; `duplicate`, `holdBack`, `delay`).
+pub const FAULTS_INJECTED: &str = "bridge_sandbox_faults_injected_total";
+
 /// 1, labelled with the sandbox's `version`.
 pub const BUILD_INFO: &str = "bridge_sandbox_build_info";
 /// The process's soft limit of open files (after raising it at start).
@@ -82,6 +86,7 @@ pub const ALL: &[&str] = &[
     LIFECYCLE_LAG,
     LIFECYCLE_PASSES,
     LIFECYCLE_STEPS,
+    FAULTS_INJECTED,
     BUILD_INFO,
     OPEN_FILES_LIMIT,
 ];
@@ -160,6 +165,11 @@ fn describe() {
     describe_gauge!(LIFECYCLE_LAG, Unit::Seconds, "How late the oldest due lifecycle step is, on the sandbox clock.");
     describe_counter!(LIFECYCLE_PASSES, Unit::Count, "Lifecycle passes of this instance, by outcome (ok, failed).");
     describe_counter!(LIFECYCLE_STEPS, Unit::Count, "Bridge transitions made by this instance's lifecycle passes.");
+    describe_counter!(
+        FAULTS_INJECTED,
+        Unit::Count,
+        "Faults injected on purpose by projects' fault profiles, by on (request, delivery) and kind."
+    );
     describe_gauge!(BUILD_INFO, Unit::Count, "1, labelled with the sandbox's version.");
     describe_gauge!(OPEN_FILES_LIMIT, Unit::Count, "The process's soft limit of open files.");
 }

@@ -54,6 +54,7 @@ impl Sandbox {
             errors: ErrorsMode::First,
             webhook_egress: Default::default(),
             rate_limit,
+            faults: None,
         };
         let opened = bridge_sandbox::open(&config).await.expect("the sandbox opens");
         let listener = TcpListener::bind(config.listen).await.unwrap();

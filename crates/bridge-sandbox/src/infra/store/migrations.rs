@@ -73,6 +73,7 @@ pub(crate) const PLAN: &[Step] = &[
     step!(13, "bridge_address_note", "0013_bridge_address_note.sql", "0013_bridge_address_note.sql"),
     step!(14, "lease_holders", -, "0014_lease_holders.sql"),
     step!(15, "outbox_generation", "0015_outbox_generation.sql", "0015_outbox_generation.sql"),
+    step!(16, "faults", "0016_faults.sql", "0016_faults.sql"),
 ];
 
 /// SQLite's migrations: every step, in order (an empty one where SQLite has nothing to do).

@@ -1,5 +1,5 @@
 //! Persistence. The sandbox talks to the [`Store`] trait, the sum of one trait per area (quotes, bridges,
-//! addresses, events, deliveries, clocks, access, health): one atomic domain operation per method, each an `async`
+//! addresses, events, deliveries, clocks, access, faults, health): one atomic domain operation per method, each an `async`
 //! method whose future is `Send`, so a backend may be a blocking embedded database run off the async workers
 //! ([`SqliteStore`], the default) or a server database reached through an async driver and a pool, shared by
 //! several sandbox instances. Every failure is one typed [`StoreError`], which converts into every operation's
@@ -50,6 +50,7 @@ mod bridges;
 mod clocks;
 mod deliveries;
 mod events;
+mod faults;
 mod health;
 mod migrations;
 mod postgres;
@@ -74,6 +75,7 @@ pub use bridges::{BridgeStore, HistoryCursorQuery, HistoryQuery};
 pub use clocks::{ClockStore, ResetCounts};
 pub use deliveries::{AttemptOutcome, DeliveryClaim, DeliveryStore, DueDelivery};
 pub use events::{EventStore, FeedEvents, NewEvent};
+pub use faults::{FaultSnapshot, FaultStore, StoredFaultProfile};
 pub use health::{Backlog, HealthStore, SchemaStatus};
 pub use postgres::PgStore;
 pub use quotes::{QuoteStore, StoredQuote};
@@ -81,11 +83,20 @@ pub use sqlite::SqliteStore;
 
 /// The sandbox's persistence: every area of it, one atomic domain operation per method. Each area is a trait of
 /// its own ([`ClockStore`], [`QuoteStore`], [`BridgeStore`], [`AddressStore`], [`EventStore`], [`DeliveryStore`],
-/// [`HealthStore`], [`AccessStore`]), declared with its types and SQL in `store/<area>.rs` and implemented by each
+/// [`HealthStore`], [`AccessStore`], [`FaultStore`]), declared with its types and SQL in `store/<area>.rs` and implemented by each
 /// backend in `store/<backend>/<area>.rs`; a type that implements them all is a `Store`, and the sandbox holds an
 /// `Arc<dyn Store>` (the areas' methods are callable on it without importing their traits).
 pub trait Store:
-    ClockStore + QuoteStore + BridgeStore + AddressStore + EventStore + DeliveryStore + HealthStore + AccessStore + 'static
+    ClockStore
+    + QuoteStore
+    + BridgeStore
+    + AddressStore
+    + EventStore
+    + DeliveryStore
+    + HealthStore
+    + AccessStore
+    + FaultStore
+    + 'static
 {
 }
 
@@ -98,6 +109,7 @@ impl<T> Store for T where
         + DeliveryStore
         + HealthStore
         + AccessStore
+        + FaultStore
         + 'static
 {
 }
