@@ -28,7 +28,8 @@
 //! **Faults** (the project's fault profile, `PUT /sandbox/faults`: [`crate::infra::faults`]): each attempt taken draws
 //! once. `holdBack`: the delivery is not attempted but held (its lease extended, on the wall clock) while the
 //! project's deliveries that fall due meanwhile are taken; its attempt after the hold is marked and draws nothing.
-//! `delay`: the attempt waits (holding its slot) before it sends. `duplicate`: once the receiver acknowledged the
+//! `delay`: the attempt waits before it sends, keeping its place at its URL but holding no slot of the instance (so
+//! no other project's delivery waits for it). `duplicate`: once the receiver acknowledged the
 //! attempt, the same signed envelope is sent again at once, recorded as the next attempt (the delivery stays
 //! delivered whatever it answers). Each faulted attempt is recorded with its `fault`.
 //!
@@ -45,7 +46,7 @@ use backon::BackoffBuilder as _;
 use bridge_contract::webhook::{WebhookSigner, SIGNATURE_HEADER};
 use bridge_contract::{DecimalNumber, SandboxDeliveryFault, WebhookEnvelope};
 use rand::Rng;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 
 use crate::domain::faults::DeliveryFault;
 use crate::domain::webhook_url;
@@ -217,19 +218,47 @@ impl Deliverer {
                 (false, None) => None,
             };
             started += 1;
+            if let Some(AttemptFault::Delay(wait)) = fault {
+                // Its place at its URL is kept while it waits, but no slot of the instance: another project's
+                // deliveries never wait for a project's delay faults.
+                let in_flight = InFlight::start(&self.busy, &delivery.url);
+                tokio::spawn(self.clone().deliver_late(delivery, wait, in_flight));
+                continue;
+            }
             let permit = self.slots.clone().acquire_owned().await?;
             let in_flight = InFlight::start(&self.busy, &delivery.url);
-            metrics::gauge!(telemetry::WEBHOOK_IN_FLIGHT).set(self.in_flight() as f64);
-            let this = self.clone();
-            tokio::spawn(async move {
-                if let Err(e) = this.deliver(delivery, fault).await {
-                    tracing::warn!(error = %format!("{e:#}"), "recording a delivery attempt failed");
-                }
-                drop((permit, in_flight));
-                metrics::gauge!(telemetry::WEBHOOK_IN_FLIGHT).set(this.in_flight() as f64);
-            });
+            tokio::spawn(self.clone().deliver_in_slot(delivery, fault, permit, in_flight));
         }
         Ok(started)
+    }
+
+    /// Makes the attempt in the slot `permit` holds, then frees it and the URL's place.
+    async fn deliver_in_slot(
+        self,
+        delivery: DueDelivery,
+        fault: Option<AttemptFault>,
+        permit: OwnedSemaphorePermit,
+        in_flight: InFlight,
+    ) {
+        metrics::gauge!(telemetry::WEBHOOK_IN_FLIGHT).set(self.in_flight() as f64);
+        if let Err(e) = self.deliver(delivery, fault).await {
+            tracing::warn!(error = %format!("{e:#}"), "recording a delivery attempt failed");
+        }
+        drop((permit, in_flight));
+        metrics::gauge!(telemetry::WEBHOOK_IN_FLIGHT).set(self.in_flight() as f64);
+    }
+
+    /// A delay fault: waits `wait` holding the URL's place but no slot, then takes a slot and makes the attempt,
+    /// marked `delay`. A wait cut by shutdown makes an interrupted attempt (due again at once); a wait still
+    /// running when the process ends makes none: the delivery stays leased, and is attempted when its lease runs
+    /// out or is handed back at the next start.
+    async fn deliver_late(self, delivery: DueDelivery, wait: Duration, in_flight: InFlight) {
+        count_delivery_fault(SandboxDeliveryFault::Delay);
+        tracing::info!(event = %delivery.event_id, project = %delivery.project, attempt = delivery.attempt,
+            wait_ms = wait.as_millis() as u64, "webhook fault injected: delayed");
+        self.wait(wait).await;
+        let Ok(permit) = self.slots.clone().acquire_owned().await else { return };
+        self.deliver_in_slot(delivery, Some(AttemptFault::Delay(wait)), permit, in_flight).await;
     }
 
     /// A hold-back fault: the delivery is not attempted now but leased for `hold` (real time), so the project's
@@ -255,21 +284,8 @@ impl Deliverer {
             event_id: delivery.event_id.clone(),
             ts: DecimalNumber::try_from(ts as f64).unwrap_or_default(),
         };
-        let waited = match fault {
-            Some(AttemptFault::Delay(wait)) => {
-                count_delivery_fault(SandboxDeliveryFault::Delay);
-                tracing::info!(event = %delivery.event_id, project = %delivery.project, attempt = delivery.attempt,
-                    wait_ms = wait.as_millis() as u64, "webhook fault injected: delayed");
-                self.wait(wait).await
-            }
-            _ => true,
-        };
         let started = std::time::Instant::now();
-        let attempt = match waited {
-            true => self.attempt(&delivery.url, &envelope).await,
-            false => Attempt::interrupted(),
-        };
-        let Attempt { status, error, refused, interrupted, body } = attempt;
+        let Attempt { status, error, refused, interrupted, body } = self.attempt(&delivery.url, &envelope).await;
         let latency_ms = Some(started.elapsed().as_millis().min(i64::MAX as u128) as i64);
         metrics::histogram!(telemetry::WEBHOOK_ATTEMPT_DURATION).record(started.elapsed().as_secs_f64());
         let delivered = error.is_none();
@@ -313,12 +329,13 @@ impl Deliverer {
         Ok(())
     }
 
-    /// Waits `wait` before an attempt, unless this instance's shutdown cuts it first (`false`).
-    async fn wait(&self, wait: Duration) -> bool {
+    /// Waits `wait` before an attempt, unless this instance's shutdown cuts it first (the attempt is then
+    /// interrupted at once: [`Deliverer::attempt`] sees the cut).
+    async fn wait(&self, wait: Duration) {
         let mut interrupt = self.interrupt.subscribe();
         tokio::select! {
-            _ = tokio::time::sleep(wait) => true,
-            _ = interrupt.wait_for(|cut| *cut) => false,
+            _ = tokio::time::sleep(wait) => {}
+            _ = interrupt.wait_for(|cut| *cut) => {}
         }
     }
 
@@ -369,8 +386,9 @@ impl Deliverer {
             Ok::<_, reqwest::Error>((status, read_body_start(response).await))
         };
         let sent = tokio::select! {
-            sent = send => sent,
+            biased;
             _ = interrupt.wait_for(|cut| *cut) => return Attempt::interrupted(),
+            sent = send => sent,
         };
         match sent {
             Ok((status, body)) if status.is_success() => Attempt {

@@ -335,6 +335,29 @@ async fn a_held_back_delivery_comes_after_a_later_one(store: TestStore) {
     sandbox.stop().await;
 }
 
+/// A project's delayed deliveries wait without taking a delivery slot of the instance (64): with more of them
+/// waiting than there are slots (17 receiver URLs, 4 in flight to each), another project's delivery is made at
+/// once, before any of them.
+#[tokio::test]
+async fn delayed_deliveries_never_hold_up_another_projects() {
+    let store = TestStore::sqlite();
+    let sandbox = Running::on(&store).await;
+    let (receiver, url) = Receiver::start().await;
+    let (slow, other) = (sandbox.client_of("slow-hooks"), sandbox.client_of("prompt-hooks"));
+    let profile = json!({"deliveries": {"delay": {"fraction": 1, "ms": 10000}}});
+    assert_eq!(set(&sandbox, "slow-hooks", profile).await.status, 200);
+    let delayed = || counter(&sandbox, "bridge_sandbox_faults_injected_total", &[("on", "delivery"), ("kind", "delay")]);
+    let before = delayed().await;
+    for n in 0..68 {
+        send_test_event(&slow, &format!("{url}?receiver={}", n % 17), "late").await;
+    }
+    eventually("the 68 delayed deliveries taken", || async { delayed().await >= before + 68.0 }).await;
+    let prompt = send_test_event(&other, &url, "prompt").await;
+    wait_for("the other project's delivery", || !receiver.order().is_empty()).await;
+    assert_eq!(receiver.order(), [prompt], "another project's delivery came first, and alone");
+    sandbox.stop().await;
+}
+
 /// `serve --faults` is the default of every project without its own profile; a project's own overrides it.
 async fn the_default_applies_to_every_project_without_its_own(store: TestStore) {
     let default = bridge_sandbox::faults::profile_from_flag("requests.unavailable=1").unwrap();
