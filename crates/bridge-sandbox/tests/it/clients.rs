@@ -149,7 +149,8 @@ async fn typescript_client_generated_from_the_served_document_works() {
 /// The faults of the two tests below: `serve --seed 35 --faults` answering a fifth of every project's requests 429
 /// (`retryAfter` 0.2 s, `Retry-After: 1`) and a fifth 503. The seed fixes which requests: the same in every run.
 fn faulty(config: SandboxConfig) -> SandboxConfig {
-    let faults = bridge_sandbox::faults::profile_from_flag("requests.tooManyRequests=0.2:200ms,requests.unavailable=0.2");
+    let faults =
+        bridge_sandbox::faults::profile_from_flag("requests.tooManyRequests=0.2:200ms,requests.unavailable=0.2");
     SandboxConfig { seed: Some(35), faults: Some(faults.unwrap()), ..config }
 }
 
@@ -184,6 +185,7 @@ async fn typescript_client_rides_out_429_and_503_faults_with_a_retrying_fetch() 
         return;
     }
     let run = vec![clients_dir().join("typescript/run.mjs")];
-    let report = run_scenario_with(faulty, "typescript-faults", "node".into(), run, vec![("SCENARIO", "faults".into())]).await;
+    let report =
+        run_scenario_with(faulty, "typescript-faults", "node".into(), run, vec![("SCENARIO", "faults".into())]).await;
     check_faults_report(&report, "openapi-typescript");
 }

@@ -346,7 +346,8 @@ async fn delayed_deliveries_never_hold_up_another_projects() {
     let (slow, other) = (sandbox.client_of("slow-hooks"), sandbox.client_of("prompt-hooks"));
     let profile = json!({"deliveries": {"delay": {"fraction": 1, "ms": 10000}}});
     assert_eq!(set(&sandbox, "slow-hooks", profile).await.status, 200);
-    let delayed = || counter(&sandbox, "bridge_sandbox_faults_injected_total", &[("on", "delivery"), ("kind", "delay")]);
+    let delayed =
+        || counter(&sandbox, "bridge_sandbox_faults_injected_total", &[("on", "delivery"), ("kind", "delay")]);
     let before = delayed().await;
     for n in 0..68 {
         send_test_event(&slow, &format!("{url}?receiver={}", n % 17), "late").await;

@@ -5,10 +5,8 @@
 //! scenario (quote, commit, history, three rounds) completes, each fault ridden out by a logged retry; with
 //! retries off it fails at the first fault.
 
-use bridge_client::{Client, Error, RetryPolicy};
-use bridge_contract::{
-    HistorySortBy, ListBridgeHistoryQuery, QuoteResponse, SandboxFaultProfile, SortDirection,
-};
+use bridge_client::{Client, Credentials, Error};
+use bridge_contract::{HistorySortBy, ListBridgeHistoryQuery, QuoteResponse, SandboxFaultProfile, SortDirection};
 use serde_json::json;
 
 use crate::live::harness::{field, quote_request, LogCapture, Sandbox};
@@ -60,7 +58,7 @@ async fn the_scenario_rides_out_a_projects_429_and_503_faults() {
     let sandbox = Sandbox::start_seeded(SEED).await;
     sandbox.client().sandbox_set_faults(&profile()).await.expect("the sandbox helpers are never faulted");
     let logs = LogCapture::start();
-    let client = Client::new(&sandbox.base_url, bridge_client::Credentials::bearer(sandbox.token())).unwrap();
+    let client = Client::new(&sandbox.base_url, Credentials::bearer(sandbox.token())).unwrap();
     let started = std::time::Instant::now();
     scenario(&client, 0).await.expect("the default retry policy rides out the faults");
     let took = started.elapsed();
