@@ -11,6 +11,11 @@
 //! * TypeScript: openapi-typescript's types, openapi-fetch calls typed by them, compiled with `tsc --strict` and
 //!   run under node (`scripts/clients/typescript/`).
 //!
+//! The `*_rides_out_429_and_503_faults_*` tests run a shorter scenario (quote, commit, history, three rounds;
+//! `scripts/clients/python/faults.py`, `scripts/clients/typescript/faults.ts`) against a sandbox whose
+//! `--faults` answer a fifth of the requests 429 and a fifth 503 (`--seed 35`): with the few retrying lines
+//! docs/integrating.md ("Faults") shows, which the generated clients lack, and again without them, which must fail.
+//!
 //! Needs Python 3 with venv, Node.js and npm, and the package registries (install.sh). Outside CI the tests are
 //! skipped, with the reason printed, when those are missing; in CI (`CI` set) they fail instead.
 
