@@ -124,7 +124,8 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     };
     let (value, floor) = store.sync_clock(clock.take_sync()).await?;
     clock.adopt(value, floor);
-    let core = core::Core::new(store, catalogue, clock, ids).with_webhook_egress(config.webhook_egress.clone());
+    let core = core::Core::new(store, catalogue, clock, ids, keys.webhook.clone())
+        .with_webhook_egress(config.webhook_egress.clone());
     let sandbox = Sandbox::new(core, keys.webhook.served_public_key(), access.clone());
     Ok(Opened { sandbox, keys, rate_limit: config.rate_limit, access })
 }

@@ -153,4 +153,5 @@ impl SandboxApi for Sandbox {
     on_core!(SandboxListWebhookDeliveries: sandbox_list_webhook_deliveries(caller, query));
     on_core!(SandboxResendWebhookDelivery: sandbox_resend_webhook_delivery(caller, path));
     on_core!(SandboxRecoverWebhookDeliveries: sandbox_recover_webhook_deliveries(caller, body));
+    on_core!(SandboxCheckWebhookReceiver: sandbox_check_webhook_receiver(caller, body));
 }

@@ -115,6 +115,9 @@ pub(crate) fn security(operation: &str) -> Option<Security> {
             "sandbox_recover_webhook_deliveries" => {
                 <::bridge_contract::operations::SandboxRecoverWebhookDeliveries as Operation>::SECURITY
             }
+            "sandbox_check_webhook_receiver" => {
+                <::bridge_contract::operations::SandboxCheckWebhookReceiver as Operation>::SECURITY
+            }
             _ => return None,
         },
     )
@@ -160,6 +163,7 @@ pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {
             "sandbox_list_webhook_deliveries" => true,
             "sandbox_resend_webhook_delivery" => false,
             "sandbox_recover_webhook_deliveries" => false,
+            "sandbox_check_webhook_receiver" => false,
             _ => return None,
         },
     )
@@ -303,4 +307,8 @@ for ::bridge_contract::operations::SandboxResendWebhookDeliveryError {
 impl crate::error::OperationError
 for ::bridge_contract::operations::SandboxRecoverWebhookDeliveriesError {
     type Operation = ::bridge_contract::operations::SandboxRecoverWebhookDeliveries;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxCheckWebhookReceiverError {
+    type Operation = ::bridge_contract::operations::SandboxCheckWebhookReceiver;
 }

@@ -1,10 +1,11 @@
 //! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the clocks (the sandbox's
-//! [`Clock`] and each project's, read from the store: [`crate::infra::clock`]), the webhook egress policy, and the counters
-//! and key that ids and made-up chain data come from ([`crate::domain::ids`]). The contract's operations are
+//! [`Clock`] and each project's, read from the store: [`crate::infra::clock`]), the webhook egress policy and signing
+//! key, and the counters and key that ids and made-up chain data come from ([`crate::domain::ids`]). The contract's operations are
 //! methods of `Core` too, an `impl Core` block per area in `crate::operations` (a layer above this one).
 
 use std::sync::Arc;
 
+use bridge_contract::webhook::WebhookSigner;
 use bridge_contract::WebhookEvent;
 
 use crate::domain::catalogue::Catalogue;
@@ -22,6 +23,9 @@ pub struct Core {
     pub clock: Clock,
     /// Where webhooks may be delivered: checked when a `webhookUrl` is given and again at delivery.
     pub egress: WebhookEgress,
+    /// The key webhook deliveries are signed with (its public half is `GET /webhook/public-key`): the deliverer's,
+    /// and the receiver check's.
+    pub signer: Arc<WebhookSigner>,
     /// One lifecycle pass at a time (`crate::pipeline::lifecycle::advance`, and a cancel).
     pub(crate) pass: tokio::sync::Mutex<()>,
     /// The latest time answered per project (`--clock real` across wall-clock steps).
@@ -32,12 +36,19 @@ pub struct Core {
 }
 
 impl Core {
-    pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock, ids: Ids) -> Self {
+    pub fn new(
+        store: Arc<dyn Store>,
+        catalogue: Catalogue,
+        clock: Clock,
+        ids: Ids,
+        signer: Arc<WebhookSigner>,
+    ) -> Self {
         Self {
             store,
             catalogue,
             clock,
             egress: WebhookEgress::default(),
+            signer,
             pass: tokio::sync::Mutex::new(()),
             floors: Floors::default(),
             counters: Counters::default(),

@@ -15,5 +15,6 @@ pub mod deposits;
 pub mod feed;
 pub mod projects;
 pub mod quotes;
+pub mod receiver_check;
 pub mod routing;
 pub mod webhooks;

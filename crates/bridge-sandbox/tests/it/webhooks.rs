@@ -517,9 +517,8 @@ async fn resend_and_recover_try_deliveries_again_now(store: TestStore) {
     wait_for("the second resend", || receiver.deliveries().len() == 2).await;
     // The receiver has the delivery before the sandbox has recorded its answer; until then the delivery is in
     // flight, not delivered, and a recovery would rightly send it again. Wait for the record.
-    let delivered_twice = || async {
-        attempts(client.clone()).await.iter().filter(|a| a.event_id == first && a.delivered).count() == 2
-    };
+    let delivered_twice =
+        || async { attempts(client.clone()).await.iter().filter(|a| a.event_id == first && a.delivered).count() == 2 };
     crate::support::eventually("the second resend recorded as delivered", delivered_twice).await;
     // Recover: the one still failing, not the delivered one.
     let recovered = client.sandbox_recover_webhook_deliveries(&SandboxWebhookRecoverRequest { since }).await.unwrap();
