@@ -33,7 +33,7 @@ use crate::support::{advance, Running, TestStore};
 
 /// How a test receiver departs from doing everything right.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fault {
+pub(crate) enum Fault {
     /// None: verifies, refuses old envelopes, acknowledges duplicates and unknown kinds and members.
     None,
     /// Verifies nothing: every delivery is taken.
@@ -82,10 +82,10 @@ struct Seen {
     ts: f64,
 }
 
-struct TestReceiver {
+pub(crate) struct TestReceiver {
     fault: Fault,
     verifier: WebhookVerifier,
-    handled: Mutex<HashSet<String>>,
+    pub(crate) handled: Mutex<HashSet<String>>,
     /// Per bridge (`_id`), the latest state seen (index in [`STATES`]).
     states: Mutex<HashMap<String, usize>>,
     seen: Mutex<Vec<Seen>>,
@@ -217,7 +217,7 @@ async fn deliver(State(receiver): State<Arc<TestReceiver>>, headers: HeaderMap, 
 }
 
 /// Starts a test receiver with `fault` on 127.0.0.1, verifying with the sandbox's served key; its URL.
-async fn start(fault: Fault, served_key: &str) -> (Arc<TestReceiver>, String) {
+pub(crate) async fn start(fault: Fault, served_key: &str) -> (Arc<TestReceiver>, String) {
     let receiver = Arc::new(TestReceiver {
         fault,
         verifier: WebhookVerifier::from_served_key(served_key).unwrap(),
