@@ -741,6 +741,8 @@ async fn the_dashboards_receiver_check_needs_the_sessions_token_and_answers_the_
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("24 passed") && page.contains("0 must failed"), "{page}");
     assert!(page.contains("None: the receiver did what production needs of it in every check."), "{page}");
+    let out_of_order = "delivery 1 of 2: acknowledged: 204; delivery 2 of 2: acknowledged: 204";
+    assert!(page.contains(out_of_order), "a check of two deliveries says what each got: {page}");
     assert!(!receiver.handled.lock().unwrap().is_empty(), "the receiver got the deliveries");
 }
 

@@ -349,9 +349,9 @@ fn each(expect: &Expect, exchanges: &[ReceiverCheckExchange]) -> Result<String, 
             },
             Expect::InTime => unreachable!("the timeout check is judged over every delivery"),
         };
-        passed.push(ok);
+        passed.push(format!("{}{ok}", which(i)));
     }
-    Ok(if n == 1 { passed.remove(0) } else { format!("each of the {n} deliveries {}", passed.join("; ")) })
+    Ok(passed.join("; "))
 }
 
 /// The timeout check over every delivery of the check: the detail and the delivery shown (the slowest late one,
