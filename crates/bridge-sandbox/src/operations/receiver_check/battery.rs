@@ -421,16 +421,20 @@ mod tests {
         let refused = exchange(Some(401), 3, None);
         let flagged = exchange(Some(200), 3, Some("1"));
         let gone = exchange(None, 3, None);
-        assert!(each(&Expect::Acknowledged, &[ok.clone(), ok.clone()]).is_ok());
+        let both = each(&Expect::Acknowledged, &[ok.clone(), ok.clone()]).unwrap();
+        assert_eq!(
+            both, "delivery 1 of 2: acknowledged: 204; delivery 2 of 2: acknowledged: 204",
+            "each delivery named"
+        );
         assert!(each(&Expect::Acknowledged, &[ok.clone(), exchange(Some(500), 3, None)])
             .unwrap_err()
             .starts_with("delivery 2 of 2: not acknowledged: answered 500"));
-        assert!(each(&Expect::Refused, &[refused.clone()]).is_ok());
-        assert!(each(&Expect::Refused, &[ok.clone()]).is_err());
-        assert!(each(&Expect::Refused, &[gone.clone()]).is_err(), "no answer is no refusal");
+        assert!(each(&Expect::Refused, std::slice::from_ref(&refused)).is_ok());
+        assert!(each(&Expect::Refused, std::slice::from_ref(&ok)).is_err());
+        assert!(each(&Expect::Refused, std::slice::from_ref(&gone)).is_err(), "no answer is no refusal");
         assert!(each(&Expect::RefusedOrFlagged, &[refused]).is_ok());
         assert!(each(&Expect::RefusedOrFlagged, &[flagged]).is_ok());
-        assert!(each(&Expect::RefusedOrFlagged, &[ok.clone()]).is_err());
+        assert!(each(&Expect::RefusedOrFlagged, std::slice::from_ref(&ok)).is_err());
         assert!(each(&Expect::Acknowledged, &[]).is_err(), "a check that sent nothing never passes");
         let (verdict, shown) = in_time(&[&ok, &exchange(Some(204), 1500, None)], Duration::from_secs(1));
         assert!(verdict.unwrap_err().starts_with("1 of 2 deliveries answered after 1000 ms"));
