@@ -241,7 +241,7 @@ async fn sandbox_helpers_are_served_only_by_the_sandbox_router() {
             }
         }
     }
-    assert_eq!(helpers.len(), 10, "the ten sandbox helpers of the schema: {helpers:?}");
+    assert_eq!(helpers.len(), 11, "the eleven sandbox helpers of the schema: {helpers:?}");
     let production = common::production_app(common::Recorder::default(), ServerConfig::default());
     let (sandbox, recorder) =
         common::app_over(common::Recorder { panics: true, ..Default::default() }, ServerConfig::default());
