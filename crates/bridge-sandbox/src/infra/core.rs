@@ -30,7 +30,7 @@ pub struct Core {
     /// The key webhook deliveries are signed with (its public half is `GET /webhook/public-key`): the deliverer's,
     /// and the receiver check's.
     pub signer: Arc<WebhookSigner>,
-    /// One lifecycle pass at a time (`crate::pipeline::lifecycle::advance`, and a cancel).
+    /// One lifecycle pass at a time (`crate::pipeline::lifecycle::advance` and `settle_project`, and a cancel).
     pub(crate) pass: tokio::sync::Mutex<()>,
     /// The latest time answered per project (`--clock real` across wall-clock steps).
     pub(crate) floors: Floors,

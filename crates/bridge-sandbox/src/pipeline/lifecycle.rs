@@ -41,6 +41,10 @@ pub async fn advance(core: &Core) -> StoreResult<usize> {
 /// leased, and answered while that instance was still stepping them). Another project's due bridges are left to
 /// the passes of [`advance`]: an advance never waits for another tenant's work.
 pub async fn settle_project(core: &Core, project: &str) -> StoreResult<usize> {
+    // Within an instance, passes take turns (as the advance's did before it settled its own project): two passes
+    // stepping at once would draw the step seeds (transaction hashes) and the feed positions in an order that
+    // differs by run, and a seeded sandbox would not replay (seen: `variants` swapped two bridges' hashes).
+    let _pass = core.pass.lock().await;
     let mut steps = 0;
     loop {
         let due = core.store.take_due_bridges_of(project, base_ms(core.clock.mode()), PASS_BATCH).await?;

@@ -477,12 +477,14 @@ async fn commits(client: &Client, id: &str) -> bool {
 const RETAIN: Duration = Duration::from_secs(2);
 
 async fn a_sandbox_keeping_two_seconds_purges_what_is_older_and_keeps_the_rest(store: TestStore) {
-    let options = ServeOptions { retention: Retention::For(RETAIN), ..ServeOptions::default() };
-    let sandbox = Running::on_with(&store, options).await;
-    let base = sandbox.base_url.clone();
-    let client = sandbox.client_of("kept-for-two-seconds");
+    // The old rows are written by an instance that keeps everything, so that however long writing them takes (a
+    // loaded machine took more than the 2 s retention), they are all there to be read first; the instance that
+    // purges starts on the same store once they are.
+    let keeping = Running::on(&store).await;
+    let client = keeping.client_of("kept-for-two-seconds");
     let (received, url) = receiver().await;
-    let metrics_before = crate::operate::scrape(&base).await;
+    // The recorder is the process's: counted from here, whichever instance purges.
+    let metrics_before = crate::operate::scrape(&keeping.base_url).await;
 
     // Old: an EXECUTED bridge, a CANCELLED one, one left PENDING (under way: never purged), a quote never committed,
     // two test events; every event delivered.
@@ -501,6 +503,11 @@ async fn a_sandbox_keeping_two_seconds_purges_what_is_older_and_keeps_the_rest(s
     wait_for("the old events are delivered", || received.load(Ordering::SeqCst) == old_events.len()).await;
     let old_attempts = attempted(&client).await;
     assert_eq!(old_attempts.len(), old_events.len());
+    keeping.stop().await;
+    let options = ServeOptions { retention: Retention::For(RETAIN), ..ServeOptions::default() };
+    let sandbox = Running::on_with(&store, options).await;
+    let base = sandbox.base_url.clone();
+    let client = sandbox.client_of("kept-for-two-seconds");
 
     // Older than the retention, they go (each within a pass, 100 ms, once 2 s old).
     crate::support::eventually("the old rows are purged", || async {
