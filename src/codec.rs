@@ -17,8 +17,8 @@ mod tree;
 pub use buffer::{Buffered, Error, Key, Replay};
 pub use stream::deserialize;
 pub use table::{
-    Choice, Decode, Discriminant, Enum, Kinds, MapPlace, Members, OptionPlace, Place, Record, Struct, Union, Variants,
-    VecPlace,
+    Choice, Decode, Discriminant, Enum, Enumeration, Kinds, MapPlace, Members, OptionPlace, Place, Record, Struct,
+    Union, Variants, VecPlace,
 };
 
 /// JSON Schema of a required member that may be `null` (`{anyOf: [T, null]}`), for schemars: unlike

@@ -153,7 +153,9 @@ pub trait Choice {
 
 /// A union's variants, by number.
 pub trait Variants {
-    /// Makes the value a blank variant `i` and gives its place.
+    /// Makes the value variant `i` and gives its place: a blank variant `i`, unless the value already is variant
+    /// `i` (a blank one, or, when an object is read a second time without its repeated members, the same
+    /// variant read from the same members, which are all written again).
     fn variant(&mut self, i: usize) -> Place<'_>;
 }
 
@@ -282,6 +284,34 @@ impl Enum {
     #[inline]
     pub fn find(&self, s: &str) -> Option<usize> {
         self.values.iter().position(|v| same(v, s))
+    }
+}
+
+/// A string enum (the generated enums, tags included): its values and its table; its [`Decode`] and [`Choice`]
+/// are these, the same for every enum.
+pub trait Enumeration: Copy + 'static {
+    /// Every value, in the schema's order (non-empty).
+    const VALUES: &'static [Self];
+    const TABLE: Enum;
+}
+
+impl<T: Enumeration> Decode for T {
+    #[inline]
+    fn blank() -> Self {
+        T::VALUES[0]
+    }
+    #[inline]
+    fn place(&mut self) -> Place<'_> {
+        Place::Enum(&T::TABLE, self)
+    }
+}
+
+impl<T: Enumeration> Choice for T {
+    #[inline]
+    fn set(&mut self, i: usize) {
+        if let Some(value) = T::VALUES.get(i) {
+            *self = *value;
+        }
     }
 }
 

@@ -32,24 +32,12 @@ impl std::fmt::Display for Speed {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for Speed {
-    fn blank() -> Self {
-        Self::Fast
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "Speed",
-            values: &["fast", "standard", "slow"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for Speed {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for Speed {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "Speed",
+        values: &["fast", "standard", "slow"],
+    };
 }
 impl<'de> Deserialize<'de> for Speed {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -83,24 +71,12 @@ impl std::fmt::Display for QuoteMode {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for QuoteMode {
-    fn blank() -> Self {
-        Self::Pay
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "QuoteMode",
-            values: &["pay", "receive"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for QuoteMode {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for QuoteMode {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "QuoteMode",
+        values: &["pay", "receive"],
+    };
 }
 impl<'de> Deserialize<'de> for QuoteMode {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -135,24 +111,12 @@ impl std::fmt::Display for IsSdaFlag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for IsSdaFlag {
-    fn blank() -> Self {
-        Self::True
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "IsSdaFlag",
-            values: &["true", "false"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for IsSdaFlag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for IsSdaFlag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "IsSdaFlag",
+        values: &["true", "false"],
+    };
 }
 impl<'de> Deserialize<'de> for IsSdaFlag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -186,24 +150,12 @@ impl std::fmt::Display for ReusePolicy {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for ReusePolicy {
-    fn blank() -> Self {
-        Self::CreateNew
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "ReusePolicy",
-            values: &["create-new", "reuse-existing"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for ReusePolicy {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for ReusePolicy {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ReusePolicy",
+        values: &["create-new", "reuse-existing"],
+    };
 }
 impl<'de> Deserialize<'de> for ReusePolicy {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -237,24 +189,12 @@ impl std::fmt::Display for HistorySortBy {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for HistorySortBy {
-    fn blank() -> Self {
-        Self::CreatedAt
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "HistorySortBy",
-            values: &["createdAt", "updatedAt"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for HistorySortBy {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for HistorySortBy {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "HistorySortBy",
+        values: &["createdAt", "updatedAt"],
+    };
 }
 impl<'de> Deserialize<'de> for HistorySortBy {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -288,24 +228,12 @@ impl std::fmt::Display for SortDirection {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for SortDirection {
-    fn blank() -> Self {
-        Self::Asc
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "SortDirection",
-            values: &["asc", "desc"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for SortDirection {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for SortDirection {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SortDirection",
+        values: &["asc", "desc"],
+    };
 }
 impl<'de> Deserialize<'de> for SortDirection {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -342,24 +270,12 @@ impl std::fmt::Display for HistoryStateFilter {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for HistoryStateFilter {
-    fn blank() -> Self {
-        Self::Pending
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "HistoryStateFilter",
-            values: &["PENDING", "ACCEPTED", "EXECUTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for HistoryStateFilter {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for HistoryStateFilter {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "HistoryStateFilter",
+        values: &["PENDING", "ACCEPTED", "EXECUTED"],
+    };
 }
 impl<'de> Deserialize<'de> for HistoryStateFilter {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -404,24 +320,12 @@ impl std::fmt::Display for Aggregator {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for Aggregator {
-    fn blank() -> Self {
-        Self::AggregatorA
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "Aggregator",
-            values: &["AGGREGATOR_A", "AGGREGATOR_B", "AGGREGATOR_C", "AGGREGATOR_D"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for Aggregator {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for Aggregator {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "Aggregator",
+        values: &["AGGREGATOR_A", "AGGREGATOR_B", "AGGREGATOR_C", "AGGREGATOR_D"],
+    };
 }
 impl<'de> Deserialize<'de> for Aggregator {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -474,31 +378,19 @@ impl std::fmt::Display for RejectReason {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RejectReason {
-    fn blank() -> Self {
-        Self::OverMax
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RejectReason",
-            values: &[
-                "OVER_MAX",
-                "UNDER_MIN",
-                "OPERATION_UNAVAILABLE",
-                "TERMINAL_PROCESSING_ISSUE",
-                "NO_ROUTE_FOUND",
-                "UNSUPPORTED_TOKEN",
-            ],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RejectReason {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RejectReason {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RejectReason",
+        values: &[
+            "OVER_MAX",
+            "UNDER_MIN",
+            "OPERATION_UNAVAILABLE",
+            "TERMINAL_PROCESSING_ISSUE",
+            "NO_ROUTE_FOUND",
+            "UNSUPPORTED_TOKEN",
+        ],
+    };
 }
 impl<'de> Deserialize<'de> for RejectReason {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -559,33 +451,21 @@ impl std::fmt::Display for IssueTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for IssueTag {
-    fn blank() -> Self {
-        Self::Pointer
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "IssueTag",
-            values: &[
-                "Pointer",
-                "Unexpected",
-                "Missing",
-                "Composite",
-                "Refinement",
-                "Transformation",
-                "Type",
-                "Forbidden",
-            ],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for IssueTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for IssueTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "IssueTag",
+        values: &[
+            "Pointer",
+            "Unexpected",
+            "Missing",
+            "Composite",
+            "Refinement",
+            "Transformation",
+            "Type",
+            "Forbidden",
+        ],
+    };
 }
 impl<'de> Deserialize<'de> for IssueTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -672,6 +552,7 @@ impl crate::codec::Decode for PostBridgeData {
     fn blank() -> Self {
         Self::Extended(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "PostBridgeData",
@@ -685,18 +566,32 @@ impl crate::codec::Decode for PostBridgeData {
     }
 }
 impl crate::codec::Variants for PostBridgeData {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::Partnerbtcfi(Decode::blank()),
-            2 => Self::Partnerwrap(Decode::blank()),
-            3 => Self::Partnerwrapsandbox(Decode::blank()),
-            4 => Self::Partnerbtcfiv2(Decode::blank()),
-            5 => Self::Partnerv3supply(Decode::blank()),
-            6 => Self::Partnerfoundationdeposit(Decode::blank()),
-            7 => Self::Partnerdeposit1(Decode::blank()),
-            8 => Self::Partnerdeposit2(Decode::blank()),
-            _ => Self::Extended(Decode::blank()),
+        let current: usize = match self {
+            Self::Extended(_) => 0,
+            Self::Partnerbtcfi(_) => 1,
+            Self::Partnerwrap(_) => 2,
+            Self::Partnerwrapsandbox(_) => 3,
+            Self::Partnerbtcfiv2(_) => 4,
+            Self::Partnerv3supply(_) => 5,
+            Self::Partnerfoundationdeposit(_) => 6,
+            Self::Partnerdeposit1(_) => 7,
+            Self::Partnerdeposit2(_) => 8,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::Partnerbtcfi(Decode::blank()),
+                2 => Self::Partnerwrap(Decode::blank()),
+                3 => Self::Partnerwrapsandbox(Decode::blank()),
+                4 => Self::Partnerbtcfiv2(Decode::blank()),
+                5 => Self::Partnerv3supply(Decode::blank()),
+                6 => Self::Partnerfoundationdeposit(Decode::blank()),
+                7 => Self::Partnerdeposit1(Decode::blank()),
+                8 => Self::Partnerdeposit2(Decode::blank()),
+                _ => Self::Extended(Decode::blank()),
+            };
+        }
         match self {
             Self::Extended(value) => value.place(),
             Self::Partnerbtcfi(value) => value.place(),
@@ -804,24 +699,12 @@ impl std::fmt::Display for PostBridgeExtendedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for PostBridgeExtendedTag {
-    fn blank() -> Self {
-        Self::Extended
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "PostBridgeExtendedTag",
-            values: &["extended"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for PostBridgeExtendedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for PostBridgeExtendedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgeExtendedTag",
+        values: &["extended"],
+    };
 }
 impl<'de> Deserialize<'de> for PostBridgeExtendedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -847,6 +730,7 @@ impl crate::codec::Decode for PostBridgeExtended {
             vault_id: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PostBridgeExtended",
@@ -857,6 +741,7 @@ impl crate::codec::Decode for PostBridgeExtended {
     }
 }
 impl crate::codec::Record for PostBridgeExtended {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -895,24 +780,12 @@ impl std::fmt::Display for PostBridgePartnerBtcfiTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for PostBridgePartnerBtcfiTag {
-    fn blank() -> Self {
-        Self::Partnerbtcfi
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "PostBridgePartnerBtcfiTag",
-            values: &["partnerbtcfi"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for PostBridgePartnerBtcfiTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for PostBridgePartnerBtcfiTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerBtcfiTag",
+        values: &["partnerbtcfi"],
+    };
 }
 impl<'de> Deserialize<'de> for PostBridgePartnerBtcfiTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -931,6 +804,7 @@ impl crate::codec::Decode for PostBridgePartnerBtcfi {
     fn blank() -> Self {
         Self { tag: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PostBridgePartnerBtcfi",
@@ -941,6 +815,7 @@ impl crate::codec::Decode for PostBridgePartnerBtcfi {
     }
 }
 impl crate::codec::Record for PostBridgePartnerBtcfi {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -978,24 +853,12 @@ impl std::fmt::Display for PostBridgePartnerWrapTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for PostBridgePartnerWrapTag {
-    fn blank() -> Self {
-        Self::Partnerwrap
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "PostBridgePartnerWrapTag",
-            values: &["partnerwrap"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for PostBridgePartnerWrapTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for PostBridgePartnerWrapTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerWrapTag",
+        values: &["partnerwrap"],
+    };
 }
 impl<'de> Deserialize<'de> for PostBridgePartnerWrapTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -1014,6 +877,7 @@ impl crate::codec::Decode for PostBridgePartnerWrap {
     fn blank() -> Self {
         Self { tag: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PostBridgePartnerWrap",
@@ -1024,6 +888,7 @@ impl crate::codec::Decode for PostBridgePartnerWrap {
     }
 }
 impl crate::codec::Record for PostBridgePartnerWrap {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -1061,24 +926,12 @@ impl std::fmt::Display for PostBridgePartnerWrapSandboxTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for PostBridgePartnerWrapSandboxTag {
-    fn blank() -> Self {
-        Self::Partnerwrapsandbox
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "PostBridgePartnerWrapSandboxTag",
-            values: &["partnerwrapsandbox"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for PostBridgePartnerWrapSandboxTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for PostBridgePartnerWrapSandboxTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerWrapSandboxTag",
+        values: &["partnerwrapsandbox"],
+    };
 }
 impl<'de> Deserialize<'de> for PostBridgePartnerWrapSandboxTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -1097,6 +950,7 @@ impl crate::codec::Decode for PostBridgePartnerWrapSandbox {
     fn blank() -> Self {
         Self { tag: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PostBridgePartnerWrapSandbox",
@@ -1107,6 +961,7 @@ impl crate::codec::Decode for PostBridgePartnerWrapSandbox {
     }
 }
 impl crate::codec::Record for PostBridgePartnerWrapSandbox {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -1144,24 +999,12 @@ impl std::fmt::Display for PostBridgePartnerBtcfiV2Tag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for PostBridgePartnerBtcfiV2Tag {
-    fn blank() -> Self {
-        Self::Partnerbtcfiv2
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "PostBridgePartnerBtcfiV2Tag",
-            values: &["partnerbtcfiv2"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for PostBridgePartnerBtcfiV2Tag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for PostBridgePartnerBtcfiV2Tag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerBtcfiV2Tag",
+        values: &["partnerbtcfiv2"],
+    };
 }
 impl<'de> Deserialize<'de> for PostBridgePartnerBtcfiV2Tag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -1187,6 +1030,7 @@ impl crate::codec::Decode for PostBridgePartnerBtcfiV2 {
             spans: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PostBridgePartnerBtcfiV2",
@@ -1197,6 +1041,7 @@ impl crate::codec::Decode for PostBridgePartnerBtcfiV2 {
     }
 }
 impl crate::codec::Record for PostBridgePartnerBtcfiV2 {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -1235,24 +1080,12 @@ impl std::fmt::Display for PostBridgePartnerV3SupplyTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for PostBridgePartnerV3SupplyTag {
-    fn blank() -> Self {
-        Self::Partnerv3supply
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "PostBridgePartnerV3SupplyTag",
-            values: &["partnerv3supply"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for PostBridgePartnerV3SupplyTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for PostBridgePartnerV3SupplyTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerV3SupplyTag",
+        values: &["partnerv3supply"],
+    };
 }
 impl<'de> Deserialize<'de> for PostBridgePartnerV3SupplyTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -1271,6 +1104,7 @@ impl crate::codec::Decode for PostBridgePartnerV3Supply {
     fn blank() -> Self {
         Self { tag: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PostBridgePartnerV3Supply",
@@ -1281,6 +1115,7 @@ impl crate::codec::Decode for PostBridgePartnerV3Supply {
     }
 }
 impl crate::codec::Record for PostBridgePartnerV3Supply {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -1318,24 +1153,12 @@ impl std::fmt::Display for PostBridgePartnerFoundationDepositTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for PostBridgePartnerFoundationDepositTag {
-    fn blank() -> Self {
-        Self::Partnerfoundationdeposit
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "PostBridgePartnerFoundationDepositTag",
-            values: &["partnerfoundationdeposit"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for PostBridgePartnerFoundationDepositTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for PostBridgePartnerFoundationDepositTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerFoundationDepositTag",
+        values: &["partnerfoundationdeposit"],
+    };
 }
 impl<'de> Deserialize<'de> for PostBridgePartnerFoundationDepositTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -1354,6 +1177,7 @@ impl crate::codec::Decode for PostBridgePartnerFoundationDeposit {
     fn blank() -> Self {
         Self { tag: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PostBridgePartnerFoundationDeposit",
@@ -1364,6 +1188,7 @@ impl crate::codec::Decode for PostBridgePartnerFoundationDeposit {
     }
 }
 impl crate::codec::Record for PostBridgePartnerFoundationDeposit {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -1401,24 +1226,12 @@ impl std::fmt::Display for PostBridgePartnerDeposit1Tag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for PostBridgePartnerDeposit1Tag {
-    fn blank() -> Self {
-        Self::Partnerdeposit1
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "PostBridgePartnerDeposit1Tag",
-            values: &["partnerdeposit1"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for PostBridgePartnerDeposit1Tag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for PostBridgePartnerDeposit1Tag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerDeposit1Tag",
+        values: &["partnerdeposit1"],
+    };
 }
 impl<'de> Deserialize<'de> for PostBridgePartnerDeposit1Tag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -1437,6 +1250,7 @@ impl crate::codec::Decode for PostBridgePartnerDeposit1 {
     fn blank() -> Self {
         Self { tag: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PostBridgePartnerDeposit1",
@@ -1447,6 +1261,7 @@ impl crate::codec::Decode for PostBridgePartnerDeposit1 {
     }
 }
 impl crate::codec::Record for PostBridgePartnerDeposit1 {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -1484,24 +1299,12 @@ impl std::fmt::Display for PostBridgePartnerDeposit2Tag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for PostBridgePartnerDeposit2Tag {
-    fn blank() -> Self {
-        Self::Partnerdeposit2
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "PostBridgePartnerDeposit2Tag",
-            values: &["partnerdeposit2"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for PostBridgePartnerDeposit2Tag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for PostBridgePartnerDeposit2Tag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerDeposit2Tag",
+        values: &["partnerdeposit2"],
+    };
 }
 impl<'de> Deserialize<'de> for PostBridgePartnerDeposit2Tag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -1520,6 +1323,7 @@ impl crate::codec::Decode for PostBridgePartnerDeposit2 {
     fn blank() -> Self {
         Self { tag: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PostBridgePartnerDeposit2",
@@ -1530,6 +1334,7 @@ impl crate::codec::Decode for PostBridgePartnerDeposit2 {
     }
 }
 impl crate::codec::Record for PostBridgePartnerDeposit2 {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -1604,6 +1409,7 @@ impl crate::codec::Decode for BridgeQuoteRequest {
             webhook_url: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeQuoteRequest",
@@ -1626,6 +1432,7 @@ impl crate::codec::Decode for BridgeQuoteRequest {
     }
 }
 impl crate::codec::Record for BridgeQuoteRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.token.place(),
@@ -1719,6 +1526,7 @@ impl crate::codec::Decode for BridgeSwapQuoteRequest {
             refund_address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeSwapQuoteRequest",
@@ -1743,6 +1551,7 @@ impl crate::codec::Decode for BridgeSwapQuoteRequest {
     }
 }
 impl crate::codec::Record for BridgeSwapQuoteRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.chain_in.place(),
@@ -1838,6 +1647,7 @@ impl crate::codec::Decode for DepositAddressCreateRequest {
             bridge_if_not_swappable: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressCreateRequest",
@@ -1859,6 +1669,7 @@ impl crate::codec::Decode for DepositAddressCreateRequest {
     }
 }
 impl crate::codec::Record for DepositAddressCreateRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_chains.place(),
@@ -1951,6 +1762,7 @@ impl crate::codec::Decode for LegacyDepositAddressCreateRequest {
             bridge_if_not_swappable: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "LegacyDepositAddressCreateRequest",
@@ -1972,6 +1784,7 @@ impl crate::codec::Decode for LegacyDepositAddressCreateRequest {
     }
 }
 impl crate::codec::Record for LegacyDepositAddressCreateRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_chains.place(),
@@ -2043,6 +1856,7 @@ impl crate::codec::Decode for QuoteResponse {
     fn blank() -> Self {
         Self::Bridge(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "QuoteResponse",
@@ -2056,12 +1870,20 @@ impl crate::codec::Decode for QuoteResponse {
     }
 }
 impl crate::codec::Variants for QuoteResponse {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::BridgeSwap(Decode::blank()),
-            2 => Self::DepositAddressBridge(Decode::blank()),
-            _ => Self::Bridge(Decode::blank()),
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::DepositAddressBridge(_) => 2,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::DepositAddressBridge(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
         match self {
             Self::Bridge(value) => value.place(),
             Self::BridgeSwap(value) => value.place(),
@@ -2127,24 +1949,12 @@ impl std::fmt::Display for BridgeQuoteTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeQuoteTag {
-    fn blank() -> Self {
-        Self::Bridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeQuoteTag",
-            values: &["bridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeQuoteTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeQuoteTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeQuoteTag",
+        values: &["bridge"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeQuoteTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -2251,6 +2061,7 @@ impl crate::codec::Decode for BridgeQuote {
             token: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeQuote",
@@ -2281,6 +2092,7 @@ impl crate::codec::Decode for BridgeQuote {
     }
 }
 impl crate::codec::Record for BridgeQuote {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -2336,24 +2148,12 @@ impl std::fmt::Display for DepositAddressBridgeQuoteTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressBridgeQuoteTag {
-    fn blank() -> Self {
-        Self::DepositAddressBridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressBridgeQuoteTag",
-            values: &["depositAddressBridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressBridgeQuoteTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressBridgeQuoteTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressBridgeQuoteTag",
+        values: &["depositAddressBridge"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressBridgeQuoteTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -2460,6 +2260,7 @@ impl crate::codec::Decode for DepositAddressBridgeQuote {
             token: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressBridgeQuote",
@@ -2490,6 +2291,7 @@ impl crate::codec::Decode for DepositAddressBridgeQuote {
     }
 }
 impl crate::codec::Record for DepositAddressBridgeQuote {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -2545,24 +2347,12 @@ impl std::fmt::Display for BridgeSwapQuoteTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeSwapQuoteTag {
-    fn blank() -> Self {
-        Self::BridgeSwap
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeSwapQuoteTag",
-            values: &["bridgeSwap"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeSwapQuoteTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeSwapQuoteTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeSwapQuoteTag",
+        values: &["bridgeSwap"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeSwapQuoteTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -2710,6 +2500,7 @@ impl crate::codec::Decode for BridgeSwapQuote {
             is_atomic_swap: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeSwapQuote",
@@ -2755,6 +2546,7 @@ impl crate::codec::Decode for BridgeSwapQuote {
     }
 }
 impl crate::codec::Record for BridgeSwapQuote {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -2869,6 +2661,7 @@ impl crate::codec::Decode for QuoteFees {
             sponsored_fees: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "QuoteFees",
@@ -2893,6 +2686,7 @@ impl crate::codec::Decode for QuoteFees {
     }
 }
 impl crate::codec::Record for QuoteFees {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.fee.place(),
@@ -2969,6 +2763,7 @@ impl crate::codec::Decode for SponsoredFees {
             source_gas_fee_usd: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SponsoredFees",
@@ -2990,6 +2785,7 @@ impl crate::codec::Decode for SponsoredFees {
     }
 }
 impl crate::codec::Record for SponsoredFees {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.fee.place(),
@@ -3035,6 +2831,7 @@ impl crate::codec::Decode for Promotion {
             max_limit_usd: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "Promotion",
@@ -3045,6 +2842,7 @@ impl crate::codec::Decode for Promotion {
     }
 }
 impl crate::codec::Record for Promotion {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.name.place(),
@@ -3082,6 +2880,7 @@ impl crate::codec::Decode for GasBoost {
             amount_native_token_cost: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GasBoost",
@@ -3092,6 +2891,7 @@ impl crate::codec::Decode for GasBoost {
     }
 }
 impl crate::codec::Record for GasBoost {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.amount_native.place(),
@@ -3120,6 +2920,7 @@ impl crate::codec::Decode for QuoteCommitted {
     fn blank() -> Self {
         Self { quote_id: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "QuoteCommitted",
@@ -3130,6 +2931,7 @@ impl crate::codec::Decode for QuoteCommitted {
     }
 }
 impl crate::codec::Record for QuoteCommitted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.quote_id.place(),
@@ -3195,6 +2997,7 @@ impl crate::codec::Decode for BridgeRecord {
     fn blank() -> Self {
         Self::Bridge(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "BridgeRecord",
@@ -3208,12 +3011,20 @@ impl crate::codec::Decode for BridgeRecord {
     }
 }
 impl crate::codec::Variants for BridgeRecord {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::BridgeSwap(Decode::blank()),
-            2 => Self::DepositAddressBridge(Decode::blank()),
-            _ => Self::Bridge(Decode::blank()),
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::DepositAddressBridge(_) => 2,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::DepositAddressBridge(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
         match self {
             Self::Bridge(value) => value.place(),
             Self::BridgeSwap(value) => value.place(),
@@ -3405,6 +3216,7 @@ impl crate::codec::Decode for BridgeRecordCommon {
             additional_steps: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeRecordCommon",
@@ -3450,6 +3262,7 @@ impl crate::codec::Decode for BridgeRecordCommon {
     }
 }
 impl crate::codec::Record for BridgeRecordCommon {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -3515,24 +3328,12 @@ impl std::fmt::Display for BridgeRecordBridgeTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeRecordBridgeTag {
-    fn blank() -> Self {
-        Self::Bridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeRecordBridgeTag",
-            values: &["bridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeRecordBridgeTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeRecordBridgeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeRecordBridgeTag",
+        values: &["bridge"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeRecordBridgeTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -3571,6 +3372,7 @@ impl crate::codec::Decode for BridgeRecordBridge {
             state: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeRecordBridge",
@@ -3582,6 +3384,7 @@ impl crate::codec::Decode for BridgeRecordBridge {
     }
 }
 impl crate::codec::Record for BridgeRecordBridge {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -3623,24 +3426,12 @@ impl std::fmt::Display for BridgeRecordBridgeSwapTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeRecordBridgeSwapTag {
-    fn blank() -> Self {
-        Self::BridgeSwap
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeRecordBridgeSwapTag",
-            values: &["bridgeSwap"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeRecordBridgeSwapTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeRecordBridgeSwapTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeRecordBridgeSwapTag",
+        values: &["bridgeSwap"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeRecordBridgeSwapTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -3725,6 +3516,7 @@ impl crate::codec::Decode for BridgeRecordBridgeSwap {
             state: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeRecordBridgeSwap",
@@ -3749,6 +3541,7 @@ impl crate::codec::Decode for BridgeRecordBridgeSwap {
     }
 }
 impl crate::codec::Record for BridgeRecordBridgeSwap {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -3799,24 +3592,12 @@ impl std::fmt::Display for BridgeRecordDepositAddressBridgeTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeRecordDepositAddressBridgeTag {
-    fn blank() -> Self {
-        Self::DepositAddressBridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeRecordDepositAddressBridgeTag",
-            values: &["depositAddressBridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeRecordDepositAddressBridgeTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeRecordDepositAddressBridgeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeRecordDepositAddressBridgeTag",
+        values: &["depositAddressBridge"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeRecordDepositAddressBridgeTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -3861,6 +3642,7 @@ impl crate::codec::Decode for BridgeRecordDepositAddressBridge {
             state: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeRecordDepositAddressBridge",
@@ -3872,6 +3654,7 @@ impl crate::codec::Decode for BridgeRecordDepositAddressBridge {
     }
 }
 impl crate::codec::Record for BridgeRecordDepositAddressBridge {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -3914,24 +3697,12 @@ impl std::fmt::Display for AdditionalStepTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for AdditionalStepTag {
-    fn blank() -> Self {
-        Self::ServiceWithdrawalToPartner
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "AdditionalStepTag",
-            values: &["ServiceWithdrawalToPartner"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for AdditionalStepTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for AdditionalStepTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "AdditionalStepTag",
+        values: &["ServiceWithdrawalToPartner"],
+    };
 }
 impl<'de> Deserialize<'de> for AdditionalStepTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -3962,6 +3733,7 @@ impl crate::codec::Decode for AdditionalStep {
             created_at: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "AdditionalStep",
@@ -3972,6 +3744,7 @@ impl crate::codec::Decode for AdditionalStep {
     }
 }
 impl crate::codec::Record for AdditionalStep {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -4056,6 +3829,7 @@ impl crate::codec::Decode for BridgeState {
     fn blank() -> Self {
         Self::Pending(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "BridgeState",
@@ -4069,16 +3843,28 @@ impl crate::codec::Decode for BridgeState {
     }
 }
 impl crate::codec::Variants for BridgeState {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::PendingConfirmation(Decode::blank()),
-            2 => Self::DepositAccepted(Decode::blank()),
-            3 => Self::Accepted(Decode::blank()),
-            4 => Self::Executed(Decode::blank()),
-            5 => Self::Cancelled(Decode::blank()),
-            6 => Self::Failed(Decode::blank()),
-            _ => Self::Pending(Decode::blank()),
+        let current: usize = match self {
+            Self::Pending(_) => 0,
+            Self::PendingConfirmation(_) => 1,
+            Self::DepositAccepted(_) => 2,
+            Self::Accepted(_) => 3,
+            Self::Executed(_) => 4,
+            Self::Cancelled(_) => 5,
+            Self::Failed(_) => 6,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::PendingConfirmation(Decode::blank()),
+                2 => Self::DepositAccepted(Decode::blank()),
+                3 => Self::Accepted(Decode::blank()),
+                4 => Self::Executed(Decode::blank()),
+                5 => Self::Cancelled(Decode::blank()),
+                6 => Self::Failed(Decode::blank()),
+                _ => Self::Pending(Decode::blank()),
+            };
+        }
         match self {
             Self::Pending(value) => value.place(),
             Self::PendingConfirmation(value) => value.place(),
@@ -4237,6 +4023,7 @@ impl crate::codec::Decode for BridgeSwapState {
     fn blank() -> Self {
         Self::Pending(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "BridgeSwapState",
@@ -4250,19 +4037,34 @@ impl crate::codec::Decode for BridgeSwapState {
     }
 }
 impl crate::codec::Variants for BridgeSwapState {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::PendingConfirmation(Decode::blank()),
-            2 => Self::DepositAccepted(Decode::blank()),
-            3 => Self::Accepted(Decode::blank()),
-            4 => Self::Executed(Decode::blank()),
-            5 => Self::Cancelled(Decode::blank()),
-            6 => Self::SwapFailed(Decode::blank()),
-            7 => Self::SwapFailedRefunded(Decode::blank()),
-            8 => Self::DepositReceivedAfterGracePeriod(Decode::blank()),
-            9 => Self::DepositReceivedAfterGracePeriodRefunded(Decode::blank()),
-            _ => Self::Pending(Decode::blank()),
+        let current: usize = match self {
+            Self::Pending(_) => 0,
+            Self::PendingConfirmation(_) => 1,
+            Self::DepositAccepted(_) => 2,
+            Self::Accepted(_) => 3,
+            Self::Executed(_) => 4,
+            Self::Cancelled(_) => 5,
+            Self::SwapFailed(_) => 6,
+            Self::SwapFailedRefunded(_) => 7,
+            Self::DepositReceivedAfterGracePeriod(_) => 8,
+            Self::DepositReceivedAfterGracePeriodRefunded(_) => 9,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::PendingConfirmation(Decode::blank()),
+                2 => Self::DepositAccepted(Decode::blank()),
+                3 => Self::Accepted(Decode::blank()),
+                4 => Self::Executed(Decode::blank()),
+                5 => Self::Cancelled(Decode::blank()),
+                6 => Self::SwapFailed(Decode::blank()),
+                7 => Self::SwapFailedRefunded(Decode::blank()),
+                8 => Self::DepositReceivedAfterGracePeriod(Decode::blank()),
+                9 => Self::DepositReceivedAfterGracePeriodRefunded(Decode::blank()),
+                _ => Self::Pending(Decode::blank()),
+            };
+        }
         match self {
             Self::Pending(value) => value.place(),
             Self::PendingConfirmation(value) => value.place(),
@@ -4416,6 +4218,7 @@ impl crate::codec::Decode for DepositAddressBridgeState {
     fn blank() -> Self {
         Self::Pending(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "DepositAddressBridgeState",
@@ -4429,15 +4232,26 @@ impl crate::codec::Decode for DepositAddressBridgeState {
     }
 }
 impl crate::codec::Variants for DepositAddressBridgeState {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::PendingConfirmation(Decode::blank()),
-            2 => Self::DepositAccepted(Decode::blank()),
-            3 => Self::Accepted(Decode::blank()),
-            4 => Self::Executed(Decode::blank()),
-            5 => Self::Failed(Decode::blank()),
-            _ => Self::Pending(Decode::blank()),
+        let current: usize = match self {
+            Self::Pending(_) => 0,
+            Self::PendingConfirmation(_) => 1,
+            Self::DepositAccepted(_) => 2,
+            Self::Accepted(_) => 3,
+            Self::Executed(_) => 4,
+            Self::Failed(_) => 5,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::PendingConfirmation(Decode::blank()),
+                2 => Self::DepositAccepted(Decode::blank()),
+                3 => Self::Accepted(Decode::blank()),
+                4 => Self::Executed(Decode::blank()),
+                5 => Self::Failed(Decode::blank()),
+                _ => Self::Pending(Decode::blank()),
+            };
+        }
         match self {
             Self::Pending(value) => value.place(),
             Self::PendingConfirmation(value) => value.place(),
@@ -4524,24 +4338,12 @@ impl std::fmt::Display for StatePendingState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StatePendingState {
-    fn blank() -> Self {
-        Self::Pending
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StatePendingState",
-            values: &["PENDING"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StatePendingState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StatePendingState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StatePendingState",
+        values: &["PENDING"],
+    };
 }
 impl<'de> Deserialize<'de> for StatePendingState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -4561,6 +4363,7 @@ impl crate::codec::Decode for StatePending {
     fn blank() -> Self {
         Self { state: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StatePending",
@@ -4571,6 +4374,7 @@ impl crate::codec::Decode for StatePending {
     }
 }
 impl crate::codec::Record for StatePending {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -4608,24 +4412,12 @@ impl std::fmt::Display for StatePendingConfirmationState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StatePendingConfirmationState {
-    fn blank() -> Self {
-        Self::PendingConfirmation
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StatePendingConfirmationState",
-            values: &["PENDING_CONFIRMATION"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StatePendingConfirmationState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StatePendingConfirmationState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StatePendingConfirmationState",
+        values: &["PENDING_CONFIRMATION"],
+    };
 }
 impl<'de> Deserialize<'de> for StatePendingConfirmationState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -4663,6 +4455,7 @@ impl crate::codec::Decode for StatePendingConfirmation {
             expected_deposit_confirmed_at_block: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StatePendingConfirmation",
@@ -4679,6 +4472,7 @@ impl crate::codec::Decode for StatePendingConfirmation {
     }
 }
 impl crate::codec::Record for StatePendingConfirmation {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -4720,24 +4514,12 @@ impl std::fmt::Display for StateDepositAcceptedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StateDepositAcceptedState {
-    fn blank() -> Self {
-        Self::DepositAccepted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StateDepositAcceptedState",
-            values: &["DEPOSIT_ACCEPTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StateDepositAcceptedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StateDepositAcceptedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateDepositAcceptedState",
+        values: &["DEPOSIT_ACCEPTED"],
+    };
 }
 impl<'de> Deserialize<'de> for StateDepositAcceptedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -4822,6 +4604,7 @@ impl crate::codec::Decode for StateDepositAccepted {
             is_confirmed: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StateDepositAccepted",
@@ -4843,6 +4626,7 @@ impl crate::codec::Decode for StateDepositAccepted {
     }
 }
 impl crate::codec::Record for StateDepositAccepted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -4889,24 +4673,12 @@ impl std::fmt::Display for StateAcceptedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StateAcceptedState {
-    fn blank() -> Self {
-        Self::Accepted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StateAcceptedState",
-            values: &["ACCEPTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StateAcceptedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StateAcceptedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateAcceptedState",
+        values: &["ACCEPTED"],
+    };
 }
 impl<'de> Deserialize<'de> for StateAcceptedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -4991,6 +4763,7 @@ impl crate::codec::Decode for StateAccepted {
             is_confirmed: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StateAccepted",
@@ -5012,6 +4785,7 @@ impl crate::codec::Decode for StateAccepted {
     }
 }
 impl crate::codec::Record for StateAccepted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -5058,24 +4832,12 @@ impl std::fmt::Display for StateExecutedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StateExecutedState {
-    fn blank() -> Self {
-        Self::Executed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StateExecutedState",
-            values: &["EXECUTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StateExecutedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StateExecutedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateExecutedState",
+        values: &["EXECUTED"],
+    };
 }
 impl<'de> Deserialize<'de> for StateExecutedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -5168,6 +4930,7 @@ impl crate::codec::Decode for StateExecuted {
             withdraw_committed_at: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StateExecuted",
@@ -5191,6 +4954,7 @@ impl crate::codec::Decode for StateExecuted {
     }
 }
 impl crate::codec::Record for StateExecuted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -5239,24 +5003,12 @@ impl std::fmt::Display for StateCancelledState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StateCancelledState {
-    fn blank() -> Self {
-        Self::Cancelled
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StateCancelledState",
-            values: &["CANCELLED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StateCancelledState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StateCancelledState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateCancelledState",
+        values: &["CANCELLED"],
+    };
 }
 impl<'de> Deserialize<'de> for StateCancelledState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -5282,6 +5034,7 @@ impl crate::codec::Decode for StateCancelled {
             cancelled_at: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StateCancelled",
@@ -5292,6 +5045,7 @@ impl crate::codec::Decode for StateCancelled {
     }
 }
 impl crate::codec::Record for StateCancelled {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -5330,24 +5084,12 @@ impl std::fmt::Display for StateFailedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StateFailedState {
-    fn blank() -> Self {
-        Self::Failed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StateFailedState",
-            values: &["FAILED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StateFailedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StateFailedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateFailedState",
+        values: &["FAILED"],
+    };
 }
 impl<'de> Deserialize<'de> for StateFailedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -5436,6 +5178,7 @@ impl crate::codec::Decode for StateFailed {
             failed_at: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StateFailed",
@@ -5458,6 +5201,7 @@ impl crate::codec::Decode for StateFailed {
     }
 }
 impl crate::codec::Record for StateFailed {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -5505,24 +5249,12 @@ impl std::fmt::Display for StateSwapFailedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StateSwapFailedState {
-    fn blank() -> Self {
-        Self::SwapFailed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StateSwapFailedState",
-            values: &["SWAP_FAILED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StateSwapFailedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StateSwapFailedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateSwapFailedState",
+        values: &["SWAP_FAILED"],
+    };
 }
 impl<'de> Deserialize<'de> for StateSwapFailedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -5542,6 +5274,7 @@ impl crate::codec::Decode for StateSwapFailed {
     fn blank() -> Self {
         Self { state: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StateSwapFailed",
@@ -5552,6 +5285,7 @@ impl crate::codec::Decode for StateSwapFailed {
     }
 }
 impl crate::codec::Record for StateSwapFailed {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -5589,24 +5323,12 @@ impl std::fmt::Display for StateSwapFailedRefundedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StateSwapFailedRefundedState {
-    fn blank() -> Self {
-        Self::SwapFailedRefunded
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StateSwapFailedRefundedState",
-            values: &["SWAP_FAILED_REFUNDED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StateSwapFailedRefundedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StateSwapFailedRefundedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateSwapFailedRefundedState",
+        values: &["SWAP_FAILED_REFUNDED"],
+    };
 }
 impl<'de> Deserialize<'de> for StateSwapFailedRefundedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -5725,6 +5447,7 @@ impl crate::codec::Decode for StateSwapFailedRefunded {
             refunded_chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StateSwapFailedRefunded",
@@ -5754,6 +5477,7 @@ impl crate::codec::Decode for StateSwapFailedRefunded {
     }
 }
 impl crate::codec::Record for StateSwapFailedRefunded {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -5809,24 +5533,12 @@ impl std::fmt::Display for StateDepositReceivedAfterGracePeriodState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StateDepositReceivedAfterGracePeriodState {
-    fn blank() -> Self {
-        Self::DepositReceivedAfterGracePeriod
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StateDepositReceivedAfterGracePeriodState",
-            values: &["DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StateDepositReceivedAfterGracePeriodState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StateDepositReceivedAfterGracePeriodState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateDepositReceivedAfterGracePeriodState",
+        values: &["DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD"],
+    };
 }
 impl<'de> Deserialize<'de> for StateDepositReceivedAfterGracePeriodState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -5870,6 +5582,7 @@ impl crate::codec::Decode for StateDepositReceivedAfterGracePeriod {
             additional_data: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StateDepositReceivedAfterGracePeriod",
@@ -5887,6 +5600,7 @@ impl crate::codec::Decode for StateDepositReceivedAfterGracePeriod {
     }
 }
 impl crate::codec::Record for StateDepositReceivedAfterGracePeriod {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -5930,24 +5644,12 @@ impl std::fmt::Display for StateDepositReceivedAfterGracePeriodRefundedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StateDepositReceivedAfterGracePeriodRefundedState {
-    fn blank() -> Self {
-        Self::DepositReceivedAfterGracePeriodRefunded
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StateDepositReceivedAfterGracePeriodRefundedState",
-            values: &["DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD_REFUNDED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StateDepositReceivedAfterGracePeriodRefundedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StateDepositReceivedAfterGracePeriodRefundedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateDepositReceivedAfterGracePeriodRefundedState",
+        values: &["DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD_REFUNDED"],
+    };
 }
 impl<'de> Deserialize<'de> for StateDepositReceivedAfterGracePeriodRefundedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -6011,6 +5713,7 @@ impl crate::codec::Decode for StateDepositReceivedAfterGracePeriodRefunded {
             refunded_chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StateDepositReceivedAfterGracePeriodRefunded",
@@ -6033,6 +5736,7 @@ impl crate::codec::Decode for StateDepositReceivedAfterGracePeriodRefunded {
     }
 }
 impl crate::codec::Record for StateDepositReceivedAfterGracePeriodRefunded {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -6079,24 +5783,12 @@ impl std::fmt::Display for DepositAddressStatePendingState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressStatePendingState {
-    fn blank() -> Self {
-        Self::Pending
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressStatePendingState",
-            values: &["PENDING"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressStatePendingState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressStatePendingState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStatePendingState",
+        values: &["PENDING"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressStatePendingState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -6123,6 +5815,7 @@ impl crate::codec::Decode for DepositAddressStatePending {
             state: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressStatePending",
@@ -6133,6 +5826,7 @@ impl crate::codec::Decode for DepositAddressStatePending {
     }
 }
 impl crate::codec::Record for DepositAddressStatePending {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -6171,24 +5865,12 @@ impl std::fmt::Display for DepositAddressStatePendingConfirmationState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressStatePendingConfirmationState {
-    fn blank() -> Self {
-        Self::PendingConfirmation
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressStatePendingConfirmationState",
-            values: &["PENDING_CONFIRMATION"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressStatePendingConfirmationState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressStatePendingConfirmationState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStatePendingConfirmationState",
+        values: &["PENDING_CONFIRMATION"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressStatePendingConfirmationState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -6231,6 +5913,7 @@ impl crate::codec::Decode for DepositAddressStatePendingConfirmation {
             state: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressStatePendingConfirmation",
@@ -6248,6 +5931,7 @@ impl crate::codec::Decode for DepositAddressStatePendingConfirmation {
     }
 }
 impl crate::codec::Record for DepositAddressStatePendingConfirmation {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -6290,24 +5974,12 @@ impl std::fmt::Display for DepositAddressStateDepositAcceptedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressStateDepositAcceptedState {
-    fn blank() -> Self {
-        Self::DepositAccepted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressStateDepositAcceptedState",
-            values: &["DEPOSIT_ACCEPTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressStateDepositAcceptedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressStateDepositAcceptedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStateDepositAcceptedState",
+        values: &["DEPOSIT_ACCEPTED"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressStateDepositAcceptedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -6397,6 +6069,7 @@ impl crate::codec::Decode for DepositAddressStateDepositAccepted {
             state: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressStateDepositAccepted",
@@ -6419,6 +6092,7 @@ impl crate::codec::Decode for DepositAddressStateDepositAccepted {
     }
 }
 impl crate::codec::Record for DepositAddressStateDepositAccepted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -6466,24 +6140,12 @@ impl std::fmt::Display for DepositAddressStateAcceptedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressStateAcceptedState {
-    fn blank() -> Self {
-        Self::Accepted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressStateAcceptedState",
-            values: &["ACCEPTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressStateAcceptedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressStateAcceptedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStateAcceptedState",
+        values: &["ACCEPTED"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressStateAcceptedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -6573,6 +6235,7 @@ impl crate::codec::Decode for DepositAddressStateAccepted {
             state: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressStateAccepted",
@@ -6595,6 +6258,7 @@ impl crate::codec::Decode for DepositAddressStateAccepted {
     }
 }
 impl crate::codec::Record for DepositAddressStateAccepted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -6642,24 +6306,12 @@ impl std::fmt::Display for DepositAddressStateExecutedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressStateExecutedState {
-    fn blank() -> Self {
-        Self::Executed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressStateExecutedState",
-            values: &["EXECUTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressStateExecutedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressStateExecutedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStateExecutedState",
+        values: &["EXECUTED"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressStateExecutedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -6756,6 +6408,7 @@ impl crate::codec::Decode for DepositAddressStateExecuted {
             state: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressStateExecuted",
@@ -6780,6 +6433,7 @@ impl crate::codec::Decode for DepositAddressStateExecuted {
     }
 }
 impl crate::codec::Record for DepositAddressStateExecuted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -6829,24 +6483,12 @@ impl std::fmt::Display for DepositAddressStateFailedState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressStateFailedState {
-    fn blank() -> Self {
-        Self::Failed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressStateFailedState",
-            values: &["FAILED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressStateFailedState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressStateFailedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStateFailedState",
+        values: &["FAILED"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressStateFailedState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -6940,6 +6582,7 @@ impl crate::codec::Decode for DepositAddressStateFailed {
             state: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressStateFailed",
@@ -6963,6 +6606,7 @@ impl crate::codec::Decode for DepositAddressStateFailed {
     }
 }
 impl crate::codec::Record for DepositAddressStateFailed {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -7006,6 +6650,7 @@ impl crate::codec::Decode for HistoryPage {
             items: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "HistoryPage",
@@ -7016,6 +6661,7 @@ impl crate::codec::Decode for HistoryPage {
     }
 }
 impl crate::codec::Record for HistoryPage {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.total_items.place(),
@@ -7048,6 +6694,7 @@ impl crate::codec::Decode for HistoryItem {
             rejections: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "HistoryItem",
@@ -7058,6 +6705,7 @@ impl crate::codec::Decode for HistoryItem {
     }
 }
 impl crate::codec::Record for HistoryItem {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.bridge.place(),
@@ -7105,6 +6753,7 @@ impl crate::codec::Decode for Rejection {
             additional_data: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "Rejection",
@@ -7116,6 +6765,7 @@ impl crate::codec::Decode for Rejection {
     }
 }
 impl crate::codec::Record for Rejection {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_tx_hash.place(),
@@ -7165,6 +6815,7 @@ impl crate::codec::Decode for Refund {
             refunded_chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "Refund",
@@ -7182,6 +6833,7 @@ impl crate::codec::Decode for Refund {
     }
 }
 impl crate::codec::Record for Refund {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.refund_tx_hash.place(),
@@ -7222,6 +6874,7 @@ impl crate::codec::Decode for StringOrNumber {
     fn blank() -> Self {
         Self::String(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Kinds = crate::codec::Kinds {
             name: "StringOrNumber",
@@ -7231,11 +6884,18 @@ impl crate::codec::Decode for StringOrNumber {
     }
 }
 impl crate::codec::Variants for StringOrNumber {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::Number(Decode::blank()),
-            _ => Self::String(Decode::blank()),
+        let current: usize = match self {
+            Self::String(_) => 0,
+            Self::Number(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::Number(Decode::blank()),
+                _ => Self::String(Decode::blank()),
+            };
+        }
         match self {
             Self::String(value) => value.place(),
             Self::Number(value) => value.place(),
@@ -7340,6 +7000,7 @@ impl crate::codec::Decode for DepositAddress {
             chain_metadata: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddress",
@@ -7363,6 +7024,7 @@ impl crate::codec::Decode for DepositAddress {
     }
 }
 impl crate::codec::Record for DepositAddress {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_chain.place(),
@@ -7462,6 +7124,7 @@ impl crate::codec::Decode for LegacyDepositAddress {
             bridge_if_not_swappable: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "LegacyDepositAddress",
@@ -7484,6 +7147,7 @@ impl crate::codec::Decode for LegacyDepositAddress {
     }
 }
 impl crate::codec::Record for LegacyDepositAddress {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_chain.place(),
@@ -7533,6 +7197,7 @@ impl crate::codec::Decode for SupportedToken {
             min_deposit_limit_usd: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SupportedToken",
@@ -7543,6 +7208,7 @@ impl crate::codec::Decode for SupportedToken {
     }
 }
 impl crate::codec::Record for SupportedToken {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.symbol.place(),
@@ -7595,6 +7261,7 @@ impl crate::codec::Decode for ChainMetadata {
     fn blank() -> Self {
         Self::Stellar(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "ChainMetadata",
@@ -7608,9 +7275,9 @@ impl crate::codec::Decode for ChainMetadata {
     }
 }
 impl crate::codec::Variants for ChainMetadata {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
         let _ = i;
-        *self = Self::Stellar(Decode::blank());
         match self {
             Self::Stellar(value) => value.place(),
         }
@@ -7662,24 +7329,12 @@ impl std::fmt::Display for StellarChainMetadataTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for StellarChainMetadataTag {
-    fn blank() -> Self {
-        Self::Stellar
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "StellarChainMetadataTag",
-            values: &["STELLAR"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for StellarChainMetadataTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for StellarChainMetadataTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StellarChainMetadataTag",
+        values: &["STELLAR"],
+    };
 }
 impl<'de> Deserialize<'de> for StellarChainMetadataTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -7707,6 +7362,7 @@ impl crate::codec::Decode for StellarChainMetadata {
             memo_id: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "StellarChainMetadata",
@@ -7717,6 +7373,7 @@ impl crate::codec::Decode for StellarChainMetadata {
     }
 }
 impl crate::codec::Record for StellarChainMetadata {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -7753,6 +7410,7 @@ impl crate::codec::Decode for DepositAddressSearchPage {
             items: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressSearchPage",
@@ -7763,6 +7421,7 @@ impl crate::codec::Decode for DepositAddressSearchPage {
     }
 }
 impl crate::codec::Record for DepositAddressSearchPage {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.next_page_token.place(),
@@ -7801,24 +7460,12 @@ impl std::fmt::Display for DepositAddressSearchItemTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressSearchItemTag {
-    fn blank() -> Self {
-        Self::Legacy
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressSearchItemTag",
-            values: &["legacy"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressSearchItemTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressSearchItemTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressSearchItemTag",
+        values: &["legacy"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressSearchItemTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -7906,6 +7553,7 @@ impl crate::codec::Decode for DepositAddressSearchItem {
             webhook_url: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressSearchItem",
@@ -7930,6 +7578,7 @@ impl crate::codec::Decode for DepositAddressSearchItem {
     }
 }
 impl crate::codec::Record for DepositAddressSearchItem {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_chain.place(),
@@ -7987,6 +7636,7 @@ impl crate::codec::Decode for PublicDepositAddressStatus {
             chain_metadata: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PublicDepositAddressStatus",
@@ -8004,6 +7654,7 @@ impl crate::codec::Decode for PublicDepositAddressStatus {
     }
 }
 impl crate::codec::Record for PublicDepositAddressStatus {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -8052,6 +7703,7 @@ impl crate::codec::Decode for LastBridge {
             status: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "LastBridge",
@@ -8069,6 +7721,7 @@ impl crate::codec::Decode for LastBridge {
     }
 }
 impl crate::codec::Record for LastBridge {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_tx_hash.place(),
@@ -8139,6 +7792,7 @@ impl crate::codec::Decode for LastBridgeStatus {
     fn blank() -> Self {
         Self::Rejected(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "LastBridgeStatus",
@@ -8152,13 +7806,22 @@ impl crate::codec::Decode for LastBridgeStatus {
     }
 }
 impl crate::codec::Variants for LastBridgeStatus {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::Retrying(Decode::blank()),
-            2 => Self::Accepted(Decode::blank()),
-            3 => Self::Executed(Decode::blank()),
-            _ => Self::Rejected(Decode::blank()),
+        let current: usize = match self {
+            Self::Rejected(_) => 0,
+            Self::Retrying(_) => 1,
+            Self::Accepted(_) => 2,
+            Self::Executed(_) => 3,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::Retrying(Decode::blank()),
+                2 => Self::Accepted(Decode::blank()),
+                3 => Self::Executed(Decode::blank()),
+                _ => Self::Rejected(Decode::blank()),
+            };
+        }
         match self {
             Self::Rejected(value) => value.place(),
             Self::Retrying(value) => value.place(),
@@ -8231,24 +7894,12 @@ impl std::fmt::Display for LastBridgeRejectedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for LastBridgeRejectedTag {
-    fn blank() -> Self {
-        Self::Rejected
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "LastBridgeRejectedTag",
-            values: &["REJECTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for LastBridgeRejectedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for LastBridgeRejectedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "LastBridgeRejectedTag",
+        values: &["REJECTED"],
+    };
 }
 impl<'de> Deserialize<'de> for LastBridgeRejectedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -8274,6 +7925,7 @@ impl crate::codec::Decode for LastBridgeRejected {
             reason: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "LastBridgeRejected",
@@ -8284,6 +7936,7 @@ impl crate::codec::Decode for LastBridgeRejected {
     }
 }
 impl crate::codec::Record for LastBridgeRejected {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -8322,24 +7975,12 @@ impl std::fmt::Display for LastBridgeRetryingTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for LastBridgeRetryingTag {
-    fn blank() -> Self {
-        Self::Retrying
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "LastBridgeRetryingTag",
-            values: &["RETRYING"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for LastBridgeRetryingTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for LastBridgeRetryingTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "LastBridgeRetryingTag",
+        values: &["RETRYING"],
+    };
 }
 impl<'de> Deserialize<'de> for LastBridgeRetryingTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -8369,6 +8010,7 @@ impl crate::codec::Decode for LastBridgeRetrying {
             original_error_tag: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "LastBridgeRetrying",
@@ -8379,6 +8021,7 @@ impl crate::codec::Decode for LastBridgeRetrying {
     }
 }
 impl crate::codec::Record for LastBridgeRetrying {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -8417,24 +8060,12 @@ impl std::fmt::Display for LastBridgeAcceptedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for LastBridgeAcceptedTag {
-    fn blank() -> Self {
-        Self::Accepted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "LastBridgeAcceptedTag",
-            values: &["ACCEPTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for LastBridgeAcceptedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for LastBridgeAcceptedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "LastBridgeAcceptedTag",
+        values: &["ACCEPTED"],
+    };
 }
 impl<'de> Deserialize<'de> for LastBridgeAcceptedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -8464,6 +8095,7 @@ impl crate::codec::Decode for LastBridgeAccepted {
             fee: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "LastBridgeAccepted",
@@ -8474,6 +8106,7 @@ impl crate::codec::Decode for LastBridgeAccepted {
     }
 }
 impl crate::codec::Record for LastBridgeAccepted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -8513,24 +8146,12 @@ impl std::fmt::Display for LastBridgeExecutedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for LastBridgeExecutedTag {
-    fn blank() -> Self {
-        Self::Executed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "LastBridgeExecutedTag",
-            values: &["EXECUTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for LastBridgeExecutedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for LastBridgeExecutedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "LastBridgeExecutedTag",
+        values: &["EXECUTED"],
+    };
 }
 impl<'de> Deserialize<'de> for LastBridgeExecutedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -8567,6 +8188,7 @@ impl crate::codec::Decode for LastBridgeExecuted {
             fee: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "LastBridgeExecuted",
@@ -8577,6 +8199,7 @@ impl crate::codec::Decode for LastBridgeExecuted {
     }
 }
 impl crate::codec::Record for LastBridgeExecuted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -8622,6 +8245,7 @@ impl crate::codec::Decode for WebhookEnvelope {
             ts: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "WebhookEnvelope",
@@ -8632,6 +8256,7 @@ impl crate::codec::Decode for WebhookEnvelope {
     }
 }
 impl crate::codec::Record for WebhookEnvelope {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.event.place(),
@@ -8668,6 +8293,7 @@ impl crate::codec::Decode for UserEventsPage {
             next_page_token: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "UserEventsPage",
@@ -8678,6 +8304,7 @@ impl crate::codec::Decode for UserEventsPage {
     }
 }
 impl crate::codec::Record for UserEventsPage {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.items.place(),
@@ -8806,6 +8433,7 @@ impl crate::codec::Decode for WebhookEvent {
     fn blank() -> Self {
         Self::BridgePending(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "WebhookEvent",
@@ -8819,24 +8447,44 @@ impl crate::codec::Decode for WebhookEvent {
     }
 }
 impl crate::codec::Variants for WebhookEvent {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::BridgeAccepted(Decode::blank()),
-            2 => Self::BridgeCancelled(Decode::blank()),
-            3 => Self::BridgeExecuted(Decode::blank()),
-            4 => Self::BridgeRefunded(Decode::blank()),
-            5 => Self::DepositAddressCreated(Decode::blank()),
-            6 => Self::DepositAddressDepositDetected(Decode::blank()),
-            7 => Self::DepositAddressDepositConfirming(Decode::blank()),
-            8 => Self::DepositAddressBridgeRejected(Decode::blank()),
-            9 => Self::DepositAddressBridgeDelayed(Decode::blank()),
-            10 => Self::RoutingDepositAddressCreated(Decode::blank()),
-            11 => Self::RoutingDepositAddressBridgeRejected(Decode::blank()),
-            12 => Self::RoutingDepositAddressBridgeDelayed(Decode::blank()),
-            13 => Self::SdaRefundCompleted(Decode::blank()),
-            14 => Self::WebhookTest(Decode::blank()),
-            _ => Self::BridgePending(Decode::blank()),
+        let current: usize = match self {
+            Self::BridgePending(_) => 0,
+            Self::BridgeAccepted(_) => 1,
+            Self::BridgeCancelled(_) => 2,
+            Self::BridgeExecuted(_) => 3,
+            Self::BridgeRefunded(_) => 4,
+            Self::DepositAddressCreated(_) => 5,
+            Self::DepositAddressDepositDetected(_) => 6,
+            Self::DepositAddressDepositConfirming(_) => 7,
+            Self::DepositAddressBridgeRejected(_) => 8,
+            Self::DepositAddressBridgeDelayed(_) => 9,
+            Self::RoutingDepositAddressCreated(_) => 10,
+            Self::RoutingDepositAddressBridgeRejected(_) => 11,
+            Self::RoutingDepositAddressBridgeDelayed(_) => 12,
+            Self::SdaRefundCompleted(_) => 13,
+            Self::WebhookTest(_) => 14,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeAccepted(Decode::blank()),
+                2 => Self::BridgeCancelled(Decode::blank()),
+                3 => Self::BridgeExecuted(Decode::blank()),
+                4 => Self::BridgeRefunded(Decode::blank()),
+                5 => Self::DepositAddressCreated(Decode::blank()),
+                6 => Self::DepositAddressDepositDetected(Decode::blank()),
+                7 => Self::DepositAddressDepositConfirming(Decode::blank()),
+                8 => Self::DepositAddressBridgeRejected(Decode::blank()),
+                9 => Self::DepositAddressBridgeDelayed(Decode::blank()),
+                10 => Self::RoutingDepositAddressCreated(Decode::blank()),
+                11 => Self::RoutingDepositAddressBridgeRejected(Decode::blank()),
+                12 => Self::RoutingDepositAddressBridgeDelayed(Decode::blank()),
+                13 => Self::SdaRefundCompleted(Decode::blank()),
+                14 => Self::WebhookTest(Decode::blank()),
+                _ => Self::BridgePending(Decode::blank()),
+            };
+        }
         match self {
             Self::BridgePending(value) => value.place(),
             Self::BridgeAccepted(value) => value.place(),
@@ -9001,6 +8649,7 @@ impl crate::codec::Decode for BridgePendingEvent {
     fn blank() -> Self {
         Self::Bridge(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "BridgePendingEvent",
@@ -9014,11 +8663,18 @@ impl crate::codec::Decode for BridgePendingEvent {
     }
 }
 impl crate::codec::Variants for BridgePendingEvent {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::BridgeSwap(Decode::blank()),
-            _ => Self::Bridge(Decode::blank()),
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
         match self {
             Self::Bridge(value) => value.place(),
             Self::BridgeSwap(value) => value.place(),
@@ -9077,24 +8733,12 @@ impl std::fmt::Display for BridgePendingBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgePendingBridgeEventTag {
-    fn blank() -> Self {
-        Self::BridgePending
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgePendingBridgeEventTag",
-            values: &["BRIDGE_PENDING"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgePendingBridgeEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgePendingBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgePendingBridgeEventTag",
+        values: &["BRIDGE_PENDING"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgePendingBridgeEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -9126,24 +8770,12 @@ impl std::fmt::Display for BridgePendingBridgeEventType {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgePendingBridgeEventType {
-    fn blank() -> Self {
-        Self::Bridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgePendingBridgeEventType",
-            values: &["bridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgePendingBridgeEventType {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgePendingBridgeEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgePendingBridgeEventType",
+        values: &["bridge"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgePendingBridgeEventType {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -9311,6 +8943,7 @@ impl crate::codec::Decode for BridgePendingBridgeEvent {
             r#type: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgePendingBridgeEvent",
@@ -9361,6 +8994,7 @@ impl crate::codec::Decode for BridgePendingBridgeEvent {
     }
 }
 impl crate::codec::Record for BridgePendingBridgeEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -9430,24 +9064,12 @@ impl std::fmt::Display for BridgePendingBridgeSwapEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgePendingBridgeSwapEventTag {
-    fn blank() -> Self {
-        Self::BridgePending
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgePendingBridgeSwapEventTag",
-            values: &["BRIDGE_PENDING"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgePendingBridgeSwapEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgePendingBridgeSwapEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgePendingBridgeSwapEventTag",
+        values: &["BRIDGE_PENDING"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgePendingBridgeSwapEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -9479,24 +9101,12 @@ impl std::fmt::Display for BridgePendingBridgeSwapEventType {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgePendingBridgeSwapEventType {
-    fn blank() -> Self {
-        Self::BridgeSwap
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgePendingBridgeSwapEventType",
-            values: &["bridgeSwap"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgePendingBridgeSwapEventType {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgePendingBridgeSwapEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgePendingBridgeSwapEventType",
+        values: &["bridgeSwap"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgePendingBridgeSwapEventType {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -9709,6 +9319,7 @@ impl crate::codec::Decode for BridgePendingBridgeSwapEvent {
             r#type: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgePendingBridgeSwapEvent",
@@ -9768,6 +9379,7 @@ impl crate::codec::Decode for BridgePendingBridgeSwapEvent {
     }
 }
 impl crate::codec::Record for BridgePendingBridgeSwapEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -9871,6 +9483,7 @@ impl crate::codec::Decode for BridgeAcceptedEvent {
     fn blank() -> Self {
         Self::Bridge(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "BridgeAcceptedEvent",
@@ -9884,12 +9497,20 @@ impl crate::codec::Decode for BridgeAcceptedEvent {
     }
 }
 impl crate::codec::Variants for BridgeAcceptedEvent {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::BridgeSwap(Decode::blank()),
-            2 => Self::DepositAddressBridge(Decode::blank()),
-            _ => Self::Bridge(Decode::blank()),
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::DepositAddressBridge(_) => 2,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::DepositAddressBridge(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
         match self {
             Self::Bridge(value) => value.place(),
             Self::BridgeSwap(value) => value.place(),
@@ -9955,24 +9576,12 @@ impl std::fmt::Display for BridgeAcceptedBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeAcceptedBridgeEventTag {
-    fn blank() -> Self {
-        Self::BridgeAccepted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeAcceptedBridgeEventTag",
-            values: &["BRIDGE_ACCEPTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeAcceptedBridgeEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeAcceptedBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedBridgeEventTag",
+        values: &["BRIDGE_ACCEPTED"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeAcceptedBridgeEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -10004,24 +9613,12 @@ impl std::fmt::Display for BridgeAcceptedBridgeEventType {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeAcceptedBridgeEventType {
-    fn blank() -> Self {
-        Self::Bridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeAcceptedBridgeEventType",
-            values: &["bridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeAcceptedBridgeEventType {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeAcceptedBridgeEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedBridgeEventType",
+        values: &["bridge"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeAcceptedBridgeEventType {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -10252,6 +9849,7 @@ impl crate::codec::Decode for BridgeAcceptedBridgeEvent {
             r#type: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeAcceptedBridgeEvent",
@@ -10311,6 +9909,7 @@ impl crate::codec::Decode for BridgeAcceptedBridgeEvent {
     }
 }
 impl crate::codec::Record for BridgeAcceptedBridgeEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -10389,24 +9988,12 @@ impl std::fmt::Display for BridgeAcceptedBridgeSwapEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeAcceptedBridgeSwapEventTag {
-    fn blank() -> Self {
-        Self::BridgeAccepted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeAcceptedBridgeSwapEventTag",
-            values: &["BRIDGE_ACCEPTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeAcceptedBridgeSwapEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeAcceptedBridgeSwapEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedBridgeSwapEventTag",
+        values: &["BRIDGE_ACCEPTED"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeAcceptedBridgeSwapEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -10438,24 +10025,12 @@ impl std::fmt::Display for BridgeAcceptedBridgeSwapEventType {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeAcceptedBridgeSwapEventType {
-    fn blank() -> Self {
-        Self::BridgeSwap
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeAcceptedBridgeSwapEventType",
-            values: &["bridgeSwap"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeAcceptedBridgeSwapEventType {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeAcceptedBridgeSwapEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedBridgeSwapEventType",
+        values: &["bridgeSwap"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeAcceptedBridgeSwapEventType {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -10732,6 +10307,7 @@ impl crate::codec::Decode for BridgeAcceptedBridgeSwapEvent {
             r#type: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeAcceptedBridgeSwapEvent",
@@ -10800,6 +10376,7 @@ impl crate::codec::Decode for BridgeAcceptedBridgeSwapEvent {
     }
 }
 impl crate::codec::Record for BridgeAcceptedBridgeSwapEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -10887,24 +10464,12 @@ impl std::fmt::Display for BridgeAcceptedDepositAddressBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeAcceptedDepositAddressBridgeEventTag {
-    fn blank() -> Self {
-        Self::BridgeAccepted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeAcceptedDepositAddressBridgeEventTag",
-            values: &["BRIDGE_ACCEPTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeAcceptedDepositAddressBridgeEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeAcceptedDepositAddressBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedDepositAddressBridgeEventTag",
+        values: &["BRIDGE_ACCEPTED"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeAcceptedDepositAddressBridgeEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -10936,24 +10501,12 @@ impl std::fmt::Display for BridgeAcceptedDepositAddressBridgeEventType {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeAcceptedDepositAddressBridgeEventType {
-    fn blank() -> Self {
-        Self::DepositAddressBridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeAcceptedDepositAddressBridgeEventType",
-            values: &["depositAddressBridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeAcceptedDepositAddressBridgeEventType {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeAcceptedDepositAddressBridgeEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedDepositAddressBridgeEventType",
+        values: &["depositAddressBridge"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeAcceptedDepositAddressBridgeEventType {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -11203,6 +10756,7 @@ impl crate::codec::Decode for BridgeAcceptedDepositAddressBridgeEvent {
             r#type: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeAcceptedDepositAddressBridgeEvent",
@@ -11265,6 +10819,7 @@ impl crate::codec::Decode for BridgeAcceptedDepositAddressBridgeEvent {
     }
 }
 impl crate::codec::Record for BridgeAcceptedDepositAddressBridgeEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -11357,6 +10912,7 @@ impl crate::codec::Decode for BridgeCancelledEvent {
     fn blank() -> Self {
         Self::Bridge(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "BridgeCancelledEvent",
@@ -11368,11 +10924,18 @@ impl crate::codec::Decode for BridgeCancelledEvent {
     }
 }
 impl crate::codec::Variants for BridgeCancelledEvent {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::BridgeSwap(Decode::blank()),
-            _ => Self::Bridge(Decode::blank()),
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
         match self {
             Self::Bridge(value) => value.place(),
             Self::BridgeSwap(value) => value.place(),
@@ -11431,24 +10994,12 @@ impl std::fmt::Display for BridgeCancelledBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeCancelledBridgeEventTag {
-    fn blank() -> Self {
-        Self::BridgeCancelled
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeCancelledBridgeEventTag",
-            values: &["BRIDGE_CANCELLED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeCancelledBridgeEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeCancelledBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeCancelledBridgeEventTag",
+        values: &["BRIDGE_CANCELLED"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeCancelledBridgeEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -11618,6 +11169,7 @@ impl crate::codec::Decode for BridgeCancelledBridgeEvent {
             cancelled_at: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeCancelledBridgeEvent",
@@ -11668,6 +11220,7 @@ impl crate::codec::Decode for BridgeCancelledBridgeEvent {
     }
 }
 impl crate::codec::Record for BridgeCancelledBridgeEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -11737,24 +11290,12 @@ impl std::fmt::Display for BridgeCancelledBridgeSwapEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeCancelledBridgeSwapEventTag {
-    fn blank() -> Self {
-        Self::BridgeCancelled
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeCancelledBridgeSwapEventTag",
-            values: &["BRIDGE_CANCELLED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeCancelledBridgeSwapEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeCancelledBridgeSwapEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeCancelledBridgeSwapEventTag",
+        values: &["BRIDGE_CANCELLED"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeCancelledBridgeSwapEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -11969,6 +11510,7 @@ impl crate::codec::Decode for BridgeCancelledBridgeSwapEvent {
             cancelled_at: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeCancelledBridgeSwapEvent",
@@ -12028,6 +11570,7 @@ impl crate::codec::Decode for BridgeCancelledBridgeSwapEvent {
     }
 }
 impl crate::codec::Record for BridgeCancelledBridgeSwapEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -12131,6 +11674,7 @@ impl crate::codec::Decode for BridgeExecutedEvent {
     fn blank() -> Self {
         Self::Bridge(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "BridgeExecutedEvent",
@@ -12144,12 +11688,20 @@ impl crate::codec::Decode for BridgeExecutedEvent {
     }
 }
 impl crate::codec::Variants for BridgeExecutedEvent {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::BridgeSwap(Decode::blank()),
-            2 => Self::DepositAddressBridge(Decode::blank()),
-            _ => Self::Bridge(Decode::blank()),
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::DepositAddressBridge(_) => 2,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::DepositAddressBridge(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
         match self {
             Self::Bridge(value) => value.place(),
             Self::BridgeSwap(value) => value.place(),
@@ -12215,24 +11767,12 @@ impl std::fmt::Display for BridgeExecutedBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeExecutedBridgeEventTag {
-    fn blank() -> Self {
-        Self::BridgeExecuted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeExecutedBridgeEventTag",
-            values: &["BRIDGE_EXECUTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeExecutedBridgeEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeExecutedBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedBridgeEventTag",
+        values: &["BRIDGE_EXECUTED"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeExecutedBridgeEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -12264,24 +11804,12 @@ impl std::fmt::Display for BridgeExecutedBridgeEventType {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeExecutedBridgeEventType {
-    fn blank() -> Self {
-        Self::Bridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeExecutedBridgeEventType",
-            values: &["bridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeExecutedBridgeEventType {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeExecutedBridgeEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedBridgeEventType",
+        values: &["bridge"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeExecutedBridgeEventType {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -12520,6 +12048,7 @@ impl crate::codec::Decode for BridgeExecutedBridgeEvent {
             r#type: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeExecutedBridgeEvent",
@@ -12581,6 +12110,7 @@ impl crate::codec::Decode for BridgeExecutedBridgeEvent {
     }
 }
 impl crate::codec::Record for BridgeExecutedBridgeEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -12661,24 +12191,12 @@ impl std::fmt::Display for BridgeExecutedBridgeSwapEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeExecutedBridgeSwapEventTag {
-    fn blank() -> Self {
-        Self::BridgeExecuted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeExecutedBridgeSwapEventTag",
-            values: &["BRIDGE_EXECUTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeExecutedBridgeSwapEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeExecutedBridgeSwapEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedBridgeSwapEventTag",
+        values: &["BRIDGE_EXECUTED"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeExecutedBridgeSwapEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -12710,24 +12228,12 @@ impl std::fmt::Display for BridgeExecutedBridgeSwapEventType {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeExecutedBridgeSwapEventType {
-    fn blank() -> Self {
-        Self::BridgeSwap
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeExecutedBridgeSwapEventType",
-            values: &["bridgeSwap"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeExecutedBridgeSwapEventType {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeExecutedBridgeSwapEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedBridgeSwapEventType",
+        values: &["bridgeSwap"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeExecutedBridgeSwapEventType {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -13011,6 +12517,7 @@ impl crate::codec::Decode for BridgeExecutedBridgeSwapEvent {
             r#type: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeExecutedBridgeSwapEvent",
@@ -13081,6 +12588,7 @@ impl crate::codec::Decode for BridgeExecutedBridgeSwapEvent {
     }
 }
 impl crate::codec::Record for BridgeExecutedBridgeSwapEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -13170,24 +12678,12 @@ impl std::fmt::Display for BridgeExecutedDepositAddressBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeExecutedDepositAddressBridgeEventTag {
-    fn blank() -> Self {
-        Self::BridgeExecuted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeExecutedDepositAddressBridgeEventTag",
-            values: &["BRIDGE_EXECUTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeExecutedDepositAddressBridgeEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeExecutedDepositAddressBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedDepositAddressBridgeEventTag",
+        values: &["BRIDGE_EXECUTED"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeExecutedDepositAddressBridgeEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -13219,24 +12715,12 @@ impl std::fmt::Display for BridgeExecutedDepositAddressBridgeEventType {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeExecutedDepositAddressBridgeEventType {
-    fn blank() -> Self {
-        Self::DepositAddressBridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeExecutedDepositAddressBridgeEventType",
-            values: &["depositAddressBridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeExecutedDepositAddressBridgeEventType {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeExecutedDepositAddressBridgeEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedDepositAddressBridgeEventType",
+        values: &["depositAddressBridge"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeExecutedDepositAddressBridgeEventType {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -13493,6 +12977,7 @@ impl crate::codec::Decode for BridgeExecutedDepositAddressBridgeEvent {
             r#type: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeExecutedDepositAddressBridgeEvent",
@@ -13557,6 +13042,7 @@ impl crate::codec::Decode for BridgeExecutedDepositAddressBridgeEvent {
     }
 }
 impl crate::codec::Record for BridgeExecutedDepositAddressBridgeEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -13640,24 +13126,12 @@ impl std::fmt::Display for BridgeRefundedEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeRefundedEventTag {
-    fn blank() -> Self {
-        Self::BridgeRefunded
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeRefundedEventTag",
-            values: &["BRIDGE_REFUNDED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeRefundedEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeRefundedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeRefundedEventTag",
+        values: &["BRIDGE_REFUNDED"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeRefundedEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -13967,6 +13441,7 @@ impl crate::codec::Decode for BridgeRefundedEvent {
             refunded_chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeRefundedEvent",
@@ -14043,6 +13518,7 @@ impl crate::codec::Decode for BridgeRefundedEvent {
     }
 }
 impl crate::codec::Record for BridgeRefundedEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -14168,6 +13644,7 @@ impl crate::codec::Decode for SdaDeposit {
             block_number: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SdaDeposit",
@@ -14190,6 +13667,7 @@ impl crate::codec::Decode for SdaDeposit {
     }
 }
 impl crate::codec::Record for SdaDeposit {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.id.place(),
@@ -14257,6 +13735,7 @@ impl crate::codec::Decode for DepositAddressInfo {
             address_note: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressInfo",
@@ -14276,6 +13755,7 @@ impl crate::codec::Decode for DepositAddressInfo {
     }
 }
 impl crate::codec::Record for DepositAddressInfo {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_chain.place(),
@@ -14319,24 +13799,12 @@ impl std::fmt::Display for DepositAddressCreatedEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressCreatedEventTag {
-    fn blank() -> Self {
-        Self::DepositAddressCreated
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressCreatedEventTag",
-            values: &["DEPOSIT_ADDRESS_CREATED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressCreatedEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressCreatedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressCreatedEventTag",
+        values: &["DEPOSIT_ADDRESS_CREATED"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressCreatedEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -14392,6 +13860,7 @@ impl crate::codec::Decode for DepositAddressCreatedEvent {
             address_note: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressCreatedEvent",
@@ -14412,6 +13881,7 @@ impl crate::codec::Decode for DepositAddressCreatedEvent {
     }
 }
 impl crate::codec::Record for DepositAddressCreatedEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -14456,24 +13926,12 @@ impl std::fmt::Display for DepositAddressDepositDetectedEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressDepositDetectedEventTag {
-    fn blank() -> Self {
-        Self::DepositAddressDepositDetected
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressDepositDetectedEventTag",
-            values: &["DEPOSIT_ADDRESS_DEPOSIT_DETECTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressDepositDetectedEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressDepositDetectedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressDepositDetectedEventTag",
+        values: &["DEPOSIT_ADDRESS_DEPOSIT_DETECTED"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressDepositDetectedEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -14543,6 +14001,7 @@ impl crate::codec::Decode for DepositAddressDepositDetectedEvent {
             deposit_address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressDepositDetectedEvent",
@@ -14567,6 +14026,7 @@ impl crate::codec::Decode for DepositAddressDepositDetectedEvent {
     }
 }
 impl crate::codec::Record for DepositAddressDepositDetectedEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -14615,24 +14075,12 @@ impl std::fmt::Display for DepositAddressDepositConfirmingEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressDepositConfirmingEventTag {
-    fn blank() -> Self {
-        Self::DepositAddressDepositConfirming
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressDepositConfirmingEventTag",
-            values: &["DEPOSIT_ADDRESS_DEPOSIT_CONFIRMING"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressDepositConfirmingEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressDepositConfirmingEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressDepositConfirmingEventTag",
+        values: &["DEPOSIT_ADDRESS_DEPOSIT_CONFIRMING"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressDepositConfirmingEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -14721,6 +14169,7 @@ impl crate::codec::Decode for DepositAddressDepositConfirmingEvent {
             deposit_address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressDepositConfirmingEvent",
@@ -14748,6 +14197,7 @@ impl crate::codec::Decode for DepositAddressDepositConfirmingEvent {
     }
 }
 impl crate::codec::Record for DepositAddressDepositConfirmingEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -14799,24 +14249,12 @@ impl std::fmt::Display for DepositAddressBridgeRejectedEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressBridgeRejectedEventTag {
-    fn blank() -> Self {
-        Self::DepositAddressBridgeRejected
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressBridgeRejectedEventTag",
-            values: &["DEPOSIT_ADDRESS_BRIDGE_REJECTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressBridgeRejectedEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressBridgeRejectedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressBridgeRejectedEventTag",
+        values: &["DEPOSIT_ADDRESS_BRIDGE_REJECTED"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressBridgeRejectedEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -14908,6 +14346,7 @@ impl crate::codec::Decode for DepositAddressBridgeRejectedEvent {
             deposit_address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressBridgeRejectedEvent",
@@ -14936,6 +14375,7 @@ impl crate::codec::Decode for DepositAddressBridgeRejectedEvent {
     }
 }
 impl crate::codec::Record for DepositAddressBridgeRejectedEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -14988,24 +14428,12 @@ impl std::fmt::Display for DepositAddressBridgeDelayedEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressBridgeDelayedEventTag {
-    fn blank() -> Self {
-        Self::DepositAddressBridgeDelayed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressBridgeDelayedEventTag",
-            values: &["DEPOSIT_ADDRESS_BRIDGE_DELAYED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressBridgeDelayedEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressBridgeDelayedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressBridgeDelayedEventTag",
+        values: &["DEPOSIT_ADDRESS_BRIDGE_DELAYED"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressBridgeDelayedEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -15077,6 +14505,7 @@ impl crate::codec::Decode for DepositAddressBridgeDelayedEvent {
             deposit_address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressBridgeDelayedEvent",
@@ -15101,6 +14530,7 @@ impl crate::codec::Decode for DepositAddressBridgeDelayedEvent {
     }
 }
 impl crate::codec::Record for DepositAddressBridgeDelayedEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -15153,6 +14583,7 @@ impl crate::codec::Decode for RoutingDepositAddress {
             address_note: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingDepositAddress",
@@ -15164,6 +14595,7 @@ impl crate::codec::Decode for RoutingDepositAddress {
     }
 }
 impl crate::codec::Record for RoutingDepositAddress {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_chain.place(),
@@ -15210,6 +14642,7 @@ impl crate::codec::Decode for RoutingRoute {
             priority: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingRoute",
@@ -15221,6 +14654,7 @@ impl crate::codec::Decode for RoutingRoute {
     }
 }
 impl crate::codec::Record for RoutingRoute {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.matcher.place(),
@@ -15299,6 +14733,7 @@ impl crate::codec::Decode for RoutingMatcher {
     fn blank() -> Self {
         Self::SentToken(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "RoutingMatcher",
@@ -15312,15 +14747,26 @@ impl crate::codec::Decode for RoutingMatcher {
     }
 }
 impl crate::codec::Variants for RoutingMatcher {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::Sender(Decode::blank()),
-            2 => Self::DepositChain(Decode::blank()),
-            3 => Self::SentAmountUsdLowerThan(Decode::blank()),
-            4 => Self::SentAmountUsdGreaterThan(Decode::blank()),
-            5 => Self::SentAmountUsdBetween(Decode::blank()),
-            _ => Self::SentToken(Decode::blank()),
+        let current: usize = match self {
+            Self::SentToken(_) => 0,
+            Self::Sender(_) => 1,
+            Self::DepositChain(_) => 2,
+            Self::SentAmountUsdLowerThan(_) => 3,
+            Self::SentAmountUsdGreaterThan(_) => 4,
+            Self::SentAmountUsdBetween(_) => 5,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::Sender(Decode::blank()),
+                2 => Self::DepositChain(Decode::blank()),
+                3 => Self::SentAmountUsdLowerThan(Decode::blank()),
+                4 => Self::SentAmountUsdGreaterThan(Decode::blank()),
+                5 => Self::SentAmountUsdBetween(Decode::blank()),
+                _ => Self::SentToken(Decode::blank()),
+            };
+        }
         match self {
             Self::SentToken(value) => value.place(),
             Self::Sender(value) => value.place(),
@@ -15407,24 +14853,12 @@ impl std::fmt::Display for RoutingMatcherSentTokenTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingMatcherSentTokenTag {
-    fn blank() -> Self {
-        Self::SentToken
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingMatcherSentTokenTag",
-            values: &["sentToken"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingMatcherSentTokenTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingMatcherSentTokenTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherSentTokenTag",
+        values: &["sentToken"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingMatcherSentTokenTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -15451,6 +14885,7 @@ impl crate::codec::Decode for RoutingMatcherSentToken {
             symbols_or_addresses: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingMatcherSentToken",
@@ -15462,6 +14897,7 @@ impl crate::codec::Decode for RoutingMatcherSentToken {
     }
 }
 impl crate::codec::Record for RoutingMatcherSentToken {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -15500,24 +14936,12 @@ impl std::fmt::Display for RoutingMatcherSenderTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingMatcherSenderTag {
-    fn blank() -> Self {
-        Self::Sender
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingMatcherSenderTag",
-            values: &["sender"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingMatcherSenderTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingMatcherSenderTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherSenderTag",
+        values: &["sender"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingMatcherSenderTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -15544,6 +14968,7 @@ impl crate::codec::Decode for RoutingMatcherSender {
             addresses: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingMatcherSender",
@@ -15555,6 +14980,7 @@ impl crate::codec::Decode for RoutingMatcherSender {
     }
 }
 impl crate::codec::Record for RoutingMatcherSender {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -15593,24 +15019,12 @@ impl std::fmt::Display for RoutingMatcherDepositChainTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingMatcherDepositChainTag {
-    fn blank() -> Self {
-        Self::DepositChain
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingMatcherDepositChainTag",
-            values: &["depositChain"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingMatcherDepositChainTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingMatcherDepositChainTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherDepositChainTag",
+        values: &["depositChain"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingMatcherDepositChainTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -15637,6 +15051,7 @@ impl crate::codec::Decode for RoutingMatcherDepositChain {
             deposit_chains: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingMatcherDepositChain",
@@ -15648,6 +15063,7 @@ impl crate::codec::Decode for RoutingMatcherDepositChain {
     }
 }
 impl crate::codec::Record for RoutingMatcherDepositChain {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -15686,24 +15102,12 @@ impl std::fmt::Display for RoutingMatcherSentAmountUsdLowerThanTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingMatcherSentAmountUsdLowerThanTag {
-    fn blank() -> Self {
-        Self::SentAmountUsdLowerThan
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingMatcherSentAmountUsdLowerThanTag",
-            values: &["sentAmountUsdLowerThan"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingMatcherSentAmountUsdLowerThanTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingMatcherSentAmountUsdLowerThanTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherSentAmountUsdLowerThanTag",
+        values: &["sentAmountUsdLowerThan"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingMatcherSentAmountUsdLowerThanTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -15735,6 +15139,7 @@ impl crate::codec::Decode for RoutingMatcherSentAmountUsdLowerThan {
             inclusive: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingMatcherSentAmountUsdLowerThan",
@@ -15746,6 +15151,7 @@ impl crate::codec::Decode for RoutingMatcherSentAmountUsdLowerThan {
     }
 }
 impl crate::codec::Record for RoutingMatcherSentAmountUsdLowerThan {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -15785,24 +15191,12 @@ impl std::fmt::Display for RoutingMatcherSentAmountUsdGreaterThanTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingMatcherSentAmountUsdGreaterThanTag {
-    fn blank() -> Self {
-        Self::SentAmountUsdGreaterThan
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingMatcherSentAmountUsdGreaterThanTag",
-            values: &["sentAmountUsdGreaterThan"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingMatcherSentAmountUsdGreaterThanTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingMatcherSentAmountUsdGreaterThanTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherSentAmountUsdGreaterThanTag",
+        values: &["sentAmountUsdGreaterThan"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingMatcherSentAmountUsdGreaterThanTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -15834,6 +15228,7 @@ impl crate::codec::Decode for RoutingMatcherSentAmountUsdGreaterThan {
             inclusive: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingMatcherSentAmountUsdGreaterThan",
@@ -15845,6 +15240,7 @@ impl crate::codec::Decode for RoutingMatcherSentAmountUsdGreaterThan {
     }
 }
 impl crate::codec::Record for RoutingMatcherSentAmountUsdGreaterThan {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -15884,24 +15280,12 @@ impl std::fmt::Display for RoutingMatcherSentAmountUsdBetweenTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingMatcherSentAmountUsdBetweenTag {
-    fn blank() -> Self {
-        Self::SentAmountUsdBetween
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingMatcherSentAmountUsdBetweenTag",
-            values: &["sentAmountUsdBetween"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingMatcherSentAmountUsdBetweenTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingMatcherSentAmountUsdBetweenTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherSentAmountUsdBetweenTag",
+        values: &["sentAmountUsdBetween"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingMatcherSentAmountUsdBetweenTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -15939,6 +15323,7 @@ impl crate::codec::Decode for RoutingMatcherSentAmountUsdBetween {
             inclusive: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingMatcherSentAmountUsdBetween",
@@ -15950,6 +15335,7 @@ impl crate::codec::Decode for RoutingMatcherSentAmountUsdBetween {
     }
 }
 impl crate::codec::Record for RoutingMatcherSentAmountUsdBetween {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -16010,6 +15396,7 @@ impl crate::codec::Decode for RoutingAction {
     fn blank() -> Self {
         Self::Bridge(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "RoutingAction",
@@ -16023,12 +15410,20 @@ impl crate::codec::Decode for RoutingAction {
     }
 }
 impl crate::codec::Variants for RoutingAction {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::BridgeSwap(Decode::blank()),
-            2 => Self::Composite(Decode::blank()),
-            _ => Self::Bridge(Decode::blank()),
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::Composite(_) => 2,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::Composite(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
         match self {
             Self::Bridge(value) => value.place(),
             Self::BridgeSwap(value) => value.place(),
@@ -16094,24 +15489,12 @@ impl std::fmt::Display for RoutingActionBridgeTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingActionBridgeTag {
-    fn blank() -> Self {
-        Self::Bridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingActionBridgeTag",
-            values: &["bridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingActionBridgeTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingActionBridgeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingActionBridgeTag",
+        values: &["bridge"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingActionBridgeTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -16142,6 +15525,7 @@ impl crate::codec::Decode for RoutingActionBridge {
             destination_address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingActionBridge",
@@ -16153,6 +15537,7 @@ impl crate::codec::Decode for RoutingActionBridge {
     }
 }
 impl crate::codec::Record for RoutingActionBridge {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -16192,24 +15577,12 @@ impl std::fmt::Display for RoutingActionBridgeSwapTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingActionBridgeSwapTag {
-    fn blank() -> Self {
-        Self::BridgeSwap
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingActionBridgeSwapTag",
-            values: &["bridgeSwap"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingActionBridgeSwapTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingActionBridgeSwapTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingActionBridgeSwapTag",
+        values: &["bridgeSwap"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingActionBridgeSwapTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -16244,6 +15617,7 @@ impl crate::codec::Decode for RoutingActionBridgeSwap {
             token_out: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingActionBridgeSwap",
@@ -16255,6 +15629,7 @@ impl crate::codec::Decode for RoutingActionBridgeSwap {
     }
 }
 impl crate::codec::Record for RoutingActionBridgeSwap {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -16295,24 +15670,12 @@ impl std::fmt::Display for RoutingActionCompositeTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingActionCompositeTag {
-    fn blank() -> Self {
-        Self::Composite
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingActionCompositeTag",
-            values: &["composite"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingActionCompositeTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingActionCompositeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingActionCompositeTag",
+        values: &["composite"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingActionCompositeTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -16343,6 +15706,7 @@ impl crate::codec::Decode for RoutingActionComposite {
             actions: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingActionComposite",
@@ -16354,6 +15718,7 @@ impl crate::codec::Decode for RoutingActionComposite {
     }
 }
 impl crate::codec::Record for RoutingActionComposite {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -16416,6 +15781,7 @@ impl crate::codec::Decode for RoutingCompositeStep {
     fn blank() -> Self {
         Self::Bridge(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "RoutingCompositeStep",
@@ -16429,12 +15795,20 @@ impl crate::codec::Decode for RoutingCompositeStep {
     }
 }
 impl crate::codec::Variants for RoutingCompositeStep {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::BridgeSwap(Decode::blank()),
-            2 => Self::PostBridgeAction(Decode::blank()),
-            _ => Self::Bridge(Decode::blank()),
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::PostBridgeAction(_) => 2,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::PostBridgeAction(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
         match self {
             Self::Bridge(value) => value.place(),
             Self::BridgeSwap(value) => value.place(),
@@ -16500,24 +15874,12 @@ impl std::fmt::Display for RoutingPostBridgeActionTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingPostBridgeActionTag {
-    fn blank() -> Self {
-        Self::PostBridgeAction
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingPostBridgeActionTag",
-            values: &["postBridgeAction"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingPostBridgeActionTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingPostBridgeActionTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingPostBridgeActionTag",
+        values: &["postBridgeAction"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingPostBridgeActionTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -16544,6 +15906,7 @@ impl crate::codec::Decode for RoutingPostBridgeAction {
             data: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingPostBridgeAction",
@@ -16555,6 +15918,7 @@ impl crate::codec::Decode for RoutingPostBridgeAction {
     }
 }
 impl crate::codec::Record for RoutingPostBridgeAction {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -16593,24 +15957,12 @@ impl std::fmt::Display for RoutingDepositAddressCreatedEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingDepositAddressCreatedEventTag {
-    fn blank() -> Self {
-        Self::RoutingDepositAddressCreated
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingDepositAddressCreatedEventTag",
-            values: &["ROUTING_DEPOSIT_ADDRESS_CREATED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingDepositAddressCreatedEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingDepositAddressCreatedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingDepositAddressCreatedEventTag",
+        values: &["ROUTING_DEPOSIT_ADDRESS_CREATED"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingDepositAddressCreatedEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -16649,6 +16001,7 @@ impl crate::codec::Decode for RoutingDepositAddressCreatedEvent {
             address_note: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingDepositAddressCreatedEvent",
@@ -16660,6 +16013,7 @@ impl crate::codec::Decode for RoutingDepositAddressCreatedEvent {
     }
 }
 impl crate::codec::Record for RoutingDepositAddressCreatedEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -16703,24 +16057,12 @@ impl std::fmt::Display for RoutingDepositAddressBridgeRejectedEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingDepositAddressBridgeRejectedEventTag {
-    fn blank() -> Self {
-        Self::RoutingDepositAddressBridgeRejected
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingDepositAddressBridgeRejectedEventTag",
-            values: &["ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingDepositAddressBridgeRejectedEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingDepositAddressBridgeRejectedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingDepositAddressBridgeRejectedEventTag",
+        values: &["ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingDepositAddressBridgeRejectedEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -16811,6 +16153,7 @@ impl crate::codec::Decode for RoutingDepositAddressBridgeRejectedEvent {
             deposit_address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingDepositAddressBridgeRejectedEvent",
@@ -16839,6 +16182,7 @@ impl crate::codec::Decode for RoutingDepositAddressBridgeRejectedEvent {
     }
 }
 impl crate::codec::Record for RoutingDepositAddressBridgeRejectedEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -16893,24 +16237,12 @@ impl std::fmt::Display for RoutingDepositAddressBridgeDelayedEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for RoutingDepositAddressBridgeDelayedEventTag {
-    fn blank() -> Self {
-        Self::RoutingDepositAddressBridgeDelayed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "RoutingDepositAddressBridgeDelayedEventTag",
-            values: &["ROUTING_DEPOSIT_ADDRESS_BRIDGE_DELAYED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for RoutingDepositAddressBridgeDelayedEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for RoutingDepositAddressBridgeDelayedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingDepositAddressBridgeDelayedEventTag",
+        values: &["ROUTING_DEPOSIT_ADDRESS_BRIDGE_DELAYED"],
+    };
 }
 impl<'de> Deserialize<'de> for RoutingDepositAddressBridgeDelayedEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -16982,6 +16314,7 @@ impl crate::codec::Decode for RoutingDepositAddressBridgeDelayedEvent {
             deposit_address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "RoutingDepositAddressBridgeDelayedEvent",
@@ -17006,6 +16339,7 @@ impl crate::codec::Decode for RoutingDepositAddressBridgeDelayedEvent {
     }
 }
 impl crate::codec::Record for RoutingDepositAddressBridgeDelayedEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -17054,24 +16388,12 @@ impl std::fmt::Display for CompletedSdaRefundEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for CompletedSdaRefundEventTag {
-    fn blank() -> Self {
-        Self::SdaRefundCompleted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "CompletedSdaRefundEventTag",
-            values: &["SDA_REFUND_COMPLETED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for CompletedSdaRefundEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for CompletedSdaRefundEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "CompletedSdaRefundEventTag",
+        values: &["SDA_REFUND_COMPLETED"],
+    };
 }
 impl<'de> Deserialize<'de> for CompletedSdaRefundEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -17127,6 +16449,7 @@ impl crate::codec::Decode for CompletedSdaRefundEvent {
             tx_timestamp: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "CompletedSdaRefundEvent",
@@ -17148,6 +16471,7 @@ impl crate::codec::Decode for CompletedSdaRefundEvent {
     }
 }
 impl crate::codec::Record for CompletedSdaRefundEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -17209,6 +16533,7 @@ impl crate::codec::Decode for SdaRefundTrigger {
     fn blank() -> Self {
         Self::UnsupportedToken(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "SdaRefundTrigger",
@@ -17222,11 +16547,18 @@ impl crate::codec::Decode for SdaRefundTrigger {
     }
 }
 impl crate::codec::Variants for SdaRefundTrigger {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::RejectedBridge(Decode::blank()),
-            _ => Self::UnsupportedToken(Decode::blank()),
+        let current: usize = match self {
+            Self::UnsupportedToken(_) => 0,
+            Self::RejectedBridge(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::RejectedBridge(Decode::blank()),
+                _ => Self::UnsupportedToken(Decode::blank()),
+            };
+        }
         match self {
             Self::UnsupportedToken(value) => value.place(),
             Self::RejectedBridge(value) => value.place(),
@@ -17285,24 +16617,12 @@ impl std::fmt::Display for SdaRefundUnsupportedTokenTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for SdaRefundUnsupportedTokenTag {
-    fn blank() -> Self {
-        Self::UnsupportedToken
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "SdaRefundUnsupportedTokenTag",
-            values: &["UNSUPPORTED_TOKEN"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for SdaRefundUnsupportedTokenTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for SdaRefundUnsupportedTokenTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SdaRefundUnsupportedTokenTag",
+        values: &["UNSUPPORTED_TOKEN"],
+    };
 }
 impl<'de> Deserialize<'de> for SdaRefundUnsupportedTokenTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -17354,6 +16674,7 @@ impl crate::codec::Decode for SdaRefundUnsupportedToken {
             amount_usd: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SdaRefundUnsupportedToken",
@@ -17373,6 +16694,7 @@ impl crate::codec::Decode for SdaRefundUnsupportedToken {
     }
 }
 impl crate::codec::Record for SdaRefundUnsupportedToken {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -17416,24 +16738,12 @@ impl std::fmt::Display for SdaRefundRejectedBridgeTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for SdaRefundRejectedBridgeTag {
-    fn blank() -> Self {
-        Self::RejectedBridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "SdaRefundRejectedBridgeTag",
-            values: &["REJECTED_BRIDGE"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for SdaRefundRejectedBridgeTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for SdaRefundRejectedBridgeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SdaRefundRejectedBridgeTag",
+        values: &["REJECTED_BRIDGE"],
+    };
 }
 impl<'de> Deserialize<'de> for SdaRefundRejectedBridgeTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -17485,6 +16795,7 @@ impl crate::codec::Decode for SdaRefundRejectedBridge {
             token_symbol: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SdaRefundRejectedBridge",
@@ -17505,6 +16816,7 @@ impl crate::codec::Decode for SdaRefundRejectedBridge {
     }
 }
 impl crate::codec::Record for SdaRefundRejectedBridge {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -17549,24 +16861,12 @@ impl std::fmt::Display for WebhookTestEventTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for WebhookTestEventTag {
-    fn blank() -> Self {
-        Self::WebhookTest
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "WebhookTestEventTag",
-            values: &["WEBHOOK_TEST"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for WebhookTestEventTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for WebhookTestEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WebhookTestEventTag",
+        values: &["WEBHOOK_TEST"],
+    };
 }
 impl<'de> Deserialize<'de> for WebhookTestEventTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -17598,24 +16898,12 @@ impl std::fmt::Display for WebhookTestEventType {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for WebhookTestEventType {
-    fn blank() -> Self {
-        Self::Test
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "WebhookTestEventType",
-            values: &["test"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for WebhookTestEventType {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for WebhookTestEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WebhookTestEventType",
+        values: &["test"],
+    };
 }
 impl<'de> Deserialize<'de> for WebhookTestEventType {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -17644,6 +16932,7 @@ impl crate::codec::Decode for WebhookTestEvent {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "WebhookTestEvent",
@@ -17655,6 +16944,7 @@ impl crate::codec::Decode for WebhookTestEvent {
     }
 }
 impl crate::codec::Record for WebhookTestEvent {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -17694,24 +16984,12 @@ impl std::fmt::Display for CancelBridgeRequestState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for CancelBridgeRequestState {
-    fn blank() -> Self {
-        Self::Cancelled
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "CancelBridgeRequestState",
-            values: &["CANCELLED"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for CancelBridgeRequestState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for CancelBridgeRequestState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "CancelBridgeRequestState",
+        values: &["CANCELLED"],
+    };
 }
 impl<'de> Deserialize<'de> for CancelBridgeRequestState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -17731,6 +17009,7 @@ impl crate::codec::Decode for CancelBridgeRequest {
     fn blank() -> Self {
         Self { state: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "CancelBridgeRequest",
@@ -17741,6 +17020,7 @@ impl crate::codec::Decode for CancelBridgeRequest {
     }
 }
 impl crate::codec::Record for CancelBridgeRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -17778,24 +17058,12 @@ impl std::fmt::Display for CannotCancelBridgeTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for CannotCancelBridgeTag {
-    fn blank() -> Self {
-        Self::CannotCancelBridge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "CannotCancelBridgeTag",
-            values: &["CannotCancelBridge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for CannotCancelBridgeTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for CannotCancelBridgeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "CannotCancelBridgeTag",
+        values: &["CannotCancelBridge"],
+    };
 }
 impl<'de> Deserialize<'de> for CannotCancelBridgeTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -17820,6 +17088,7 @@ impl crate::codec::Decode for CannotCancelBridge {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "CannotCancelBridge",
@@ -17830,6 +17099,7 @@ impl crate::codec::Decode for CannotCancelBridge {
     }
 }
 impl crate::codec::Record for CannotCancelBridge {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -17884,6 +17154,7 @@ impl crate::codec::Decode for CancelBridgeUnprocessable {
     fn blank() -> Self {
         Self::CannotCancelBridge(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "CancelBridgeUnprocessable",
@@ -17897,11 +17168,18 @@ impl crate::codec::Decode for CancelBridgeUnprocessable {
     }
 }
 impl crate::codec::Variants for CancelBridgeUnprocessable {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::InvalidRequest(Decode::blank()),
-            _ => Self::CannotCancelBridge(Decode::blank()),
+        let current: usize = match self {
+            Self::CannotCancelBridge(_) => 0,
+            Self::InvalidRequest(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::InvalidRequest(Decode::blank()),
+                _ => Self::CannotCancelBridge(Decode::blank()),
+            };
+        }
         match self {
             Self::CannotCancelBridge(value) => value.place(),
             Self::InvalidRequest(value) => value.place(),
@@ -17960,24 +17238,12 @@ impl std::fmt::Display for HistoryNotFoundTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for HistoryNotFoundTag {
-    fn blank() -> Self {
-        Self::HistoryNotFound
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "HistoryNotFoundTag",
-            values: &["HistoryNotFound"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for HistoryNotFoundTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for HistoryNotFoundTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "HistoryNotFoundTag",
+        values: &["HistoryNotFound"],
+    };
 }
 impl<'de> Deserialize<'de> for HistoryNotFoundTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -18002,6 +17268,7 @@ impl crate::codec::Decode for HistoryNotFound {
             id: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "HistoryNotFound",
@@ -18012,6 +17279,7 @@ impl crate::codec::Decode for HistoryNotFound {
     }
 }
 impl crate::codec::Record for HistoryNotFound {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -18045,6 +17313,7 @@ impl crate::codec::Decode for HistoryCursorPage {
             next_page_token: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "HistoryCursorPage",
@@ -18055,6 +17324,7 @@ impl crate::codec::Decode for HistoryCursorPage {
     }
 }
 impl crate::codec::Record for HistoryCursorPage {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.items.place(),
@@ -18126,24 +17396,12 @@ impl std::fmt::Display for ChainType {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for ChainType {
-    fn blank() -> Self {
-        Self::Evm
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "ChainType",
-            values: &["EVM", "SOL", "STK", "TON", "TRON", "CEX", "KARNOT", "STELLAR"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for ChainType {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for ChainType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ChainType",
+        values: &["EVM", "SOL", "STK", "TON", "TRON", "CEX", "KARNOT", "STELLAR"],
+    };
 }
 impl<'de> Deserialize<'de> for ChainType {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -18177,24 +17435,12 @@ impl std::fmt::Display for ChainStatus {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for ChainStatus {
-    fn blank() -> Self {
-        Self::Enabled
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "ChainStatus",
-            values: &["enabled", "disabled"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for ChainStatus {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for ChainStatus {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ChainStatus",
+        values: &["enabled", "disabled"],
+    };
 }
 impl<'de> Deserialize<'de> for ChainStatus {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -18268,6 +17514,7 @@ impl crate::codec::Decode for BridgeChainConfig {
             enabled_deposit_address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeChainConfig",
@@ -18295,6 +17542,7 @@ impl crate::codec::Decode for BridgeChainConfig {
     }
 }
 impl crate::codec::Record for BridgeChainConfig {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.name.place(),
@@ -18372,6 +17620,7 @@ impl crate::codec::Decode for BridgeTokenEntry {
             min_amount_usd_in_contract: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeTokenEntry",
@@ -18390,6 +17639,7 @@ impl crate::codec::Decode for BridgeTokenEntry {
     }
 }
 impl crate::codec::Record for BridgeTokenEntry {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.token.place(),
@@ -18460,6 +17710,7 @@ impl crate::codec::Decode for ExtendedTokenEntry {
             chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "ExtendedTokenEntry",
@@ -18479,6 +17730,7 @@ impl crate::codec::Decode for ExtendedTokenEntry {
     }
 }
 impl crate::codec::Record for ExtendedTokenEntry {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.decimals.place(),
@@ -18523,24 +17775,12 @@ impl std::fmt::Display for InvalidTokenForChainTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for InvalidTokenForChainTag {
-    fn blank() -> Self {
-        Self::InvalidTokenForChain
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "InvalidTokenForChainTag",
-            values: &["InvalidTokenForChain"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for InvalidTokenForChainTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for InvalidTokenForChainTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "InvalidTokenForChainTag",
+        values: &["InvalidTokenForChain"],
+    };
 }
 impl<'de> Deserialize<'de> for InvalidTokenForChainTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -18565,6 +17805,7 @@ impl crate::codec::Decode for InvalidTokenForChain {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "InvalidTokenForChain",
@@ -18575,6 +17816,7 @@ impl crate::codec::Decode for InvalidTokenForChain {
     }
 }
 impl crate::codec::Record for InvalidTokenForChain {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -18613,24 +17855,12 @@ impl std::fmt::Display for InvalidTokenTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for InvalidTokenTag {
-    fn blank() -> Self {
-        Self::InvalidToken
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "InvalidTokenTag",
-            values: &["InvalidToken"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for InvalidTokenTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for InvalidTokenTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "InvalidTokenTag",
+        values: &["InvalidToken"],
+    };
 }
 impl<'de> Deserialize<'de> for InvalidTokenTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -18655,6 +17885,7 @@ impl crate::codec::Decode for InvalidToken {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "InvalidToken",
@@ -18665,6 +17896,7 @@ impl crate::codec::Decode for InvalidToken {
     }
 }
 impl crate::codec::Record for InvalidToken {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -18727,6 +17959,7 @@ impl crate::codec::Decode for TokenConfigBadRequest {
     fn blank() -> Self {
         Self::HttpApiDecodeError(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "TokenConfigBadRequest",
@@ -18740,12 +17973,20 @@ impl crate::codec::Decode for TokenConfigBadRequest {
     }
 }
 impl crate::codec::Variants for TokenConfigBadRequest {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::InvalidTokenForChain(Decode::blank()),
-            2 => Self::InvalidToken(Decode::blank()),
-            _ => Self::HttpApiDecodeError(Decode::blank()),
+        let current: usize = match self {
+            Self::HttpApiDecodeError(_) => 0,
+            Self::InvalidTokenForChain(_) => 1,
+            Self::InvalidToken(_) => 2,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::InvalidTokenForChain(Decode::blank()),
+                2 => Self::InvalidToken(Decode::blank()),
+                _ => Self::HttpApiDecodeError(Decode::blank()),
+            };
+        }
         match self {
             Self::HttpApiDecodeError(value) => value.place(),
             Self::InvalidTokenForChain(value) => value.place(),
@@ -18828,30 +18069,12 @@ impl std::fmt::Display for TokenListingState {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for TokenListingState {
-    fn blank() -> Self {
-        Self::PendingReview
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "TokenListingState",
-            values: &[
-                "PENDING_REVIEW",
-                "LISTED",
-                "NOT_LISTED",
-                "BLACKLISTED",
-                "DELISTED",
-            ],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for TokenListingState {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for TokenListingState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "TokenListingState",
+        values: &["PENDING_REVIEW", "LISTED", "NOT_LISTED", "BLACKLISTED", "DELISTED"],
+    };
 }
 impl<'de> Deserialize<'de> for TokenListingState {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -18916,34 +18139,22 @@ impl std::fmt::Display for TokenListingReason {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for TokenListingReason {
-    fn blank() -> Self {
-        Self::Manual
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "TokenListingReason",
-            values: &[
-                "MANUAL",
-                "CONFIG_SYNC",
-                "LISTED_FOR_OTHER_CHAIN",
-                "INVALID_DECIMALS",
-                "UNKNOWN_QUANTIZATION",
-                "NO_MARKET_CAP",
-                "NO_LIQUIDITY",
-                "CATEGORY_BLACKLIST",
-                "NO_COINGECKO_DATA",
-            ],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for TokenListingReason {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for TokenListingReason {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "TokenListingReason",
+        values: &[
+            "MANUAL",
+            "CONFIG_SYNC",
+            "LISTED_FOR_OTHER_CHAIN",
+            "INVALID_DECIMALS",
+            "UNKNOWN_QUANTIZATION",
+            "NO_MARKET_CAP",
+            "NO_LIQUIDITY",
+            "CATEGORY_BLACKLIST",
+            "NO_COINGECKO_DATA",
+        ],
+    };
 }
 impl<'de> Deserialize<'de> for TokenListingReason {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -18969,6 +18180,7 @@ impl crate::codec::Decode for TokenListingStatus {
             reason: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "TokenListingStatus",
@@ -18979,6 +18191,7 @@ impl crate::codec::Decode for TokenListingStatus {
     }
 }
 impl crate::codec::Record for TokenListingStatus {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.state.place(),
@@ -19034,6 +18247,7 @@ impl crate::codec::Decode for SwapTokenConfig {
             coingecko_id: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SwapTokenConfig",
@@ -19054,6 +18268,7 @@ impl crate::codec::Decode for SwapTokenConfig {
     }
 }
 impl crate::codec::Record for SwapTokenConfig {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.chain.place(),
@@ -19142,6 +18357,7 @@ impl crate::codec::Decode for DepositAddressStatus {
             chain_metadata: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressStatus",
@@ -19165,6 +18381,7 @@ impl crate::codec::Decode for DepositAddressStatus {
     }
 }
 impl crate::codec::Record for DepositAddressStatus {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_chain.place(),
@@ -19213,24 +18430,12 @@ impl std::fmt::Display for InvalidDateRangeTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for InvalidDateRangeTag {
-    fn blank() -> Self {
-        Self::InvalidDateRange
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "InvalidDateRangeTag",
-            values: &["InvalidDateRange"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for InvalidDateRangeTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for InvalidDateRangeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "InvalidDateRangeTag",
+        values: &["InvalidDateRange"],
+    };
 }
 impl<'de> Deserialize<'de> for InvalidDateRangeTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -19255,6 +18460,7 @@ impl crate::codec::Decode for InvalidDateRange {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "InvalidDateRange",
@@ -19265,6 +18471,7 @@ impl crate::codec::Decode for InvalidDateRange {
     }
 }
 impl crate::codec::Record for InvalidDateRange {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -19327,6 +18534,7 @@ impl crate::codec::Decode for DepositAddressHistoryUnprocessable {
     fn blank() -> Self {
         Self::InvalidRequest(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "DepositAddressHistoryUnprocessable",
@@ -19340,12 +18548,20 @@ impl crate::codec::Decode for DepositAddressHistoryUnprocessable {
     }
 }
 impl crate::codec::Variants for DepositAddressHistoryUnprocessable {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::DepositAddressNotFound(Decode::blank()),
-            2 => Self::InvalidDateRange(Decode::blank()),
-            _ => Self::InvalidRequest(Decode::blank()),
+        let current: usize = match self {
+            Self::InvalidRequest(_) => 0,
+            Self::DepositAddressNotFound(_) => 1,
+            Self::InvalidDateRange(_) => 2,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::DepositAddressNotFound(Decode::blank()),
+                2 => Self::InvalidDateRange(Decode::blank()),
+                _ => Self::InvalidRequest(Decode::blank()),
+            };
+        }
         match self {
             Self::InvalidRequest(value) => value.place(),
             Self::DepositAddressNotFound(value) => value.place(),
@@ -19407,6 +18623,7 @@ impl crate::codec::Decode for DepositAddressHistory {
             bridges: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressHistory",
@@ -19417,6 +18634,7 @@ impl crate::codec::Decode for DepositAddressHistory {
     }
 }
 impl crate::codec::Record for DepositAddressHistory {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -19472,6 +18690,7 @@ impl crate::codec::Decode for DepositAddressHistoryEntry {
     fn blank() -> Self {
         Self::Rejected(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "DepositAddressHistoryEntry",
@@ -19485,11 +18704,18 @@ impl crate::codec::Decode for DepositAddressHistoryEntry {
     }
 }
 impl crate::codec::Variants for DepositAddressHistoryEntry {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::Accepted(Decode::blank()),
-            _ => Self::Rejected(Decode::blank()),
+        let current: usize = match self {
+            Self::Rejected(_) => 0,
+            Self::Accepted(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::Accepted(Decode::blank()),
+                _ => Self::Rejected(Decode::blank()),
+            };
+        }
         match self {
             Self::Rejected(value) => value.place(),
             Self::Accepted(value) => value.place(),
@@ -19548,24 +18774,12 @@ impl std::fmt::Display for DepositAddressHistoryRejectedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressHistoryRejectedTag {
-    fn blank() -> Self {
-        Self::Rejected
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressHistoryRejectedTag",
-            values: &["rejected"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressHistoryRejectedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressHistoryRejectedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressHistoryRejectedTag",
+        values: &["rejected"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressHistoryRejectedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -19624,6 +18838,7 @@ impl crate::codec::Decode for DepositAddressHistoryRejected {
             created_at: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressHistoryRejected",
@@ -19647,6 +18862,7 @@ impl crate::codec::Decode for DepositAddressHistoryRejected {
     }
 }
 impl crate::codec::Record for DepositAddressHistoryRejected {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -19695,24 +18911,12 @@ impl std::fmt::Display for DepositAddressHistoryAcceptedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressHistoryAcceptedTag {
-    fn blank() -> Self {
-        Self::Accepted
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressHistoryAcceptedTag",
-            values: &["accepted"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressHistoryAcceptedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressHistoryAcceptedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressHistoryAcceptedTag",
+        values: &["accepted"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressHistoryAcceptedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -19768,6 +18972,7 @@ impl crate::codec::Decode for DepositAddressHistoryAccepted {
             created_at: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressHistoryAccepted",
@@ -19790,6 +18995,7 @@ impl crate::codec::Decode for DepositAddressHistoryAccepted {
     }
 }
 impl crate::codec::Record for DepositAddressHistoryAccepted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -19825,6 +19031,7 @@ impl crate::codec::Decode for CompletedRefunds {
     fn blank() -> Self {
         Self { items: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "CompletedRefunds",
@@ -19835,6 +19042,7 @@ impl crate::codec::Decode for CompletedRefunds {
     }
 }
 impl crate::codec::Record for CompletedRefunds {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.items.place(),
@@ -19890,6 +19098,7 @@ impl crate::codec::Decode for CompletedRefund {
             tx_timestamp: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "CompletedRefund",
@@ -19909,6 +19118,7 @@ impl crate::codec::Decode for CompletedRefund {
     }
 }
 impl crate::codec::Record for CompletedRefund {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.refund_id.place(),
@@ -19943,6 +19153,7 @@ impl crate::codec::Decode for SupportedTokens {
             supported_tokens: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SupportedTokens",
@@ -19953,6 +19164,7 @@ impl crate::codec::Decode for SupportedTokens {
     }
 }
 impl crate::codec::Record for SupportedTokens {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.supported_tokens.place(),
@@ -20018,6 +19230,7 @@ impl crate::codec::Decode for SupportedTokensUnprocessable {
     fn blank() -> Self {
         Self::DepositAddressChainsNotSupported(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "SupportedTokensUnprocessable",
@@ -20031,12 +19244,20 @@ impl crate::codec::Decode for SupportedTokensUnprocessable {
     }
 }
 impl crate::codec::Variants for SupportedTokensUnprocessable {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::DepositAddressNoBridgableTokens(Decode::blank()),
-            2 => Self::DepositAddressTokenOutNotSupported(Decode::blank()),
-            _ => Self::DepositAddressChainsNotSupported(Decode::blank()),
+        let current: usize = match self {
+            Self::DepositAddressChainsNotSupported(_) => 0,
+            Self::DepositAddressNoBridgableTokens(_) => 1,
+            Self::DepositAddressTokenOutNotSupported(_) => 2,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::DepositAddressNoBridgableTokens(Decode::blank()),
+                2 => Self::DepositAddressTokenOutNotSupported(Decode::blank()),
+                _ => Self::DepositAddressChainsNotSupported(Decode::blank()),
+            };
+        }
         match self {
             Self::DepositAddressChainsNotSupported(value) => value.place(),
             Self::DepositAddressNoBridgableTokens(value) => value.place(),
@@ -20107,6 +19328,7 @@ impl crate::codec::Decode for DepositAddressRateLimitStatus {
             window_created: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressRateLimitStatus",
@@ -20117,6 +19339,7 @@ impl crate::codec::Decode for DepositAddressRateLimitStatus {
     }
 }
 impl crate::codec::Record for DepositAddressRateLimitStatus {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.total_limit.place(),
@@ -20173,6 +19396,7 @@ impl crate::codec::Decode for TotalLimit {
     fn blank() -> Self {
         Self::Limited(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "TotalLimit",
@@ -20186,11 +19410,18 @@ impl crate::codec::Decode for TotalLimit {
     }
 }
 impl crate::codec::Variants for TotalLimit {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::Unlimited(Decode::blank()),
-            _ => Self::Limited(Decode::blank()),
+        let current: usize = match self {
+            Self::Limited(_) => 0,
+            Self::Unlimited(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::Unlimited(Decode::blank()),
+                _ => Self::Limited(Decode::blank()),
+            };
+        }
         match self {
             Self::Limited(value) => value.place(),
             Self::Unlimited(value) => value.place(),
@@ -20265,6 +19496,7 @@ impl crate::codec::Decode for WindowLimit {
     fn blank() -> Self {
         Self::Limited(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "WindowLimit",
@@ -20278,11 +19510,18 @@ impl crate::codec::Decode for WindowLimit {
     }
 }
 impl crate::codec::Variants for WindowLimit {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::Unlimited(Decode::blank()),
-            _ => Self::Limited(Decode::blank()),
+        let current: usize = match self {
+            Self::Limited(_) => 0,
+            Self::Unlimited(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::Unlimited(Decode::blank()),
+                _ => Self::Limited(Decode::blank()),
+            };
+        }
         match self {
             Self::Limited(value) => value.place(),
             Self::Unlimited(value) => value.place(),
@@ -20341,24 +19580,12 @@ impl std::fmt::Display for TotalLimitedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for TotalLimitedTag {
-    fn blank() -> Self {
-        Self::Limited
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "TotalLimitedTag",
-            values: &["limited"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for TotalLimitedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for TotalLimitedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "TotalLimitedTag",
+        values: &["limited"],
+    };
 }
 impl<'de> Deserialize<'de> for TotalLimitedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -20384,6 +19611,7 @@ impl crate::codec::Decode for TotalLimited {
             value: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "TotalLimited",
@@ -20394,6 +19622,7 @@ impl crate::codec::Decode for TotalLimited {
     }
 }
 impl crate::codec::Record for TotalLimited {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -20432,24 +19661,12 @@ impl std::fmt::Display for WindowLimitedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for WindowLimitedTag {
-    fn blank() -> Self {
-        Self::Limited
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "WindowLimitedTag",
-            values: &["limited"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for WindowLimitedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for WindowLimitedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WindowLimitedTag",
+        values: &["limited"],
+    };
 }
 impl<'de> Deserialize<'de> for WindowLimitedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -20479,6 +19696,7 @@ impl crate::codec::Decode for WindowLimited {
             duration_ms: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "WindowLimited",
@@ -20489,6 +19707,7 @@ impl crate::codec::Decode for WindowLimited {
     }
 }
 impl crate::codec::Record for WindowLimited {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -20528,24 +19747,12 @@ impl std::fmt::Display for UnlimitedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for UnlimitedTag {
-    fn blank() -> Self {
-        Self::Unlimited
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "UnlimitedTag",
-            values: &["unlimited"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for UnlimitedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for UnlimitedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "UnlimitedTag",
+        values: &["unlimited"],
+    };
 }
 impl<'de> Deserialize<'de> for UnlimitedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -20565,6 +19772,7 @@ impl crate::codec::Decode for Unlimited {
     fn blank() -> Self {
         Self { tag: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "Unlimited",
@@ -20575,6 +19783,7 @@ impl crate::codec::Decode for Unlimited {
     }
 }
 impl crate::codec::Record for Unlimited {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -20602,6 +19811,7 @@ impl crate::codec::Decode for ApiKeyExchangeRequest {
     fn blank() -> Self {
         Self { api_key: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "ApiKeyExchangeRequest",
@@ -20612,6 +19822,7 @@ impl crate::codec::Decode for ApiKeyExchangeRequest {
     }
 }
 impl crate::codec::Record for ApiKeyExchangeRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.api_key.place(),
@@ -20638,6 +19849,7 @@ impl crate::codec::Decode for ApiKeyExchange {
     fn blank() -> Self {
         Self { jwt: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "ApiKeyExchange",
@@ -20648,6 +19860,7 @@ impl crate::codec::Decode for ApiKeyExchange {
     }
 }
 impl crate::codec::Record for ApiKeyExchange {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.jwt.place(),
@@ -20704,6 +19917,7 @@ impl crate::codec::Decode for SwapQuote {
             aggregator: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SwapQuote",
@@ -20725,6 +19939,7 @@ impl crate::codec::Decode for SwapQuote {
     }
 }
 impl crate::codec::Record for SwapQuote {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.token_in.place(),
@@ -20767,6 +19982,7 @@ impl crate::codec::Decode for SandboxBridgeDepositRequest {
             outcome: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
             "SandboxBridgeDepositRequest",
@@ -20776,6 +19992,7 @@ impl crate::codec::Decode for SandboxBridgeDepositRequest {
     }
 }
 impl crate::codec::Record for SandboxBridgeDepositRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tx_hash.place(),
@@ -20823,24 +20040,12 @@ impl std::fmt::Display for SandboxBridgeOutcome {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for SandboxBridgeOutcome {
-    fn blank() -> Self {
-        Self::Executed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "SandboxBridgeOutcome",
-            values: &["executed", "swapFailed", "failed"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for SandboxBridgeOutcome {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for SandboxBridgeOutcome {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SandboxBridgeOutcome",
+        values: &["executed", "swapFailed", "failed"],
+    };
 }
 impl<'de> Deserialize<'de> for SandboxBridgeOutcome {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -20877,6 +20082,7 @@ impl crate::codec::Decode for SandboxAddressDepositRequest {
             outcome: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxAddressDepositRequest",
@@ -20887,6 +20093,7 @@ impl crate::codec::Decode for SandboxAddressDepositRequest {
     }
 }
 impl crate::codec::Record for SandboxAddressDepositRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.token.place(),
@@ -20938,24 +20145,12 @@ impl std::fmt::Display for SandboxDepositOutcome {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for SandboxDepositOutcome {
-    fn blank() -> Self {
-        Self::Processed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "SandboxDepositOutcome",
-            values: &["processed", "delayed", "failed"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for SandboxDepositOutcome {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for SandboxDepositOutcome {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SandboxDepositOutcome",
+        values: &["processed", "delayed", "failed"],
+    };
 }
 impl<'de> Deserialize<'de> for SandboxDepositOutcome {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -20982,6 +20177,7 @@ impl crate::codec::Decode for SandboxAddressDeposit {
             bridge_id: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxAddressDeposit",
@@ -20992,6 +20188,7 @@ impl crate::codec::Decode for SandboxAddressDeposit {
     }
 }
 impl crate::codec::Record for SandboxAddressDeposit {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit.place(),
@@ -21040,6 +20237,7 @@ impl crate::codec::Decode for SandboxRoutingDepositAddressRequest {
             webhook_url: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxRoutingDepositAddressRequest",
@@ -21050,6 +20248,7 @@ impl crate::codec::Decode for SandboxRoutingDepositAddressRequest {
     }
 }
 impl crate::codec::Record for SandboxRoutingDepositAddressRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_chain.place(),
@@ -21081,6 +20280,7 @@ impl crate::codec::Decode for SandboxAdvanceClockRequest {
     fn blank() -> Self {
         Self { ms: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxAdvanceClockRequest",
@@ -21091,6 +20291,7 @@ impl crate::codec::Decode for SandboxAdvanceClockRequest {
     }
 }
 impl crate::codec::Record for SandboxAdvanceClockRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.ms.place(),
@@ -21116,6 +20317,7 @@ impl crate::codec::Decode for SandboxClock {
     fn blank() -> Self {
         Self { now: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxClock",
@@ -21126,6 +20328,7 @@ impl crate::codec::Decode for SandboxClock {
     }
 }
 impl crate::codec::Record for SandboxClock {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.now.place(),
@@ -21157,6 +20360,7 @@ impl crate::codec::Decode for SandboxReset {
             deleted: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxReset",
@@ -21167,6 +20371,7 @@ impl crate::codec::Decode for SandboxReset {
     }
 }
 impl crate::codec::Record for SandboxReset {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.now.place(),
@@ -21221,6 +20426,7 @@ impl crate::codec::Decode for SandboxResetDeleted {
             deliveries: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxResetDeleted",
@@ -21239,6 +20445,7 @@ impl crate::codec::Decode for SandboxResetDeleted {
     }
 }
 impl crate::codec::Record for SandboxResetDeleted {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.quotes.place(),
@@ -21280,6 +20487,7 @@ impl crate::codec::Decode for SandboxWebhookTestRequest {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxWebhookTestRequest",
@@ -21290,6 +20498,7 @@ impl crate::codec::Decode for SandboxWebhookTestRequest {
     }
 }
 impl crate::codec::Record for SandboxWebhookTestRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.webhook_url.place(),
@@ -21315,6 +20524,7 @@ impl crate::codec::Decode for SandboxWebhookTest {
     fn blank() -> Self {
         Self { event_id: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxWebhookTest",
@@ -21325,6 +20535,7 @@ impl crate::codec::Decode for SandboxWebhookTest {
     }
 }
 impl crate::codec::Record for SandboxWebhookTest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.event_id.place(),
@@ -21349,6 +20560,7 @@ impl crate::codec::Decode for SandboxWebhookDeliveries {
     fn blank() -> Self {
         Self { items: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxWebhookDeliveries",
@@ -21359,6 +20571,7 @@ impl crate::codec::Decode for SandboxWebhookDeliveries {
     }
 }
 impl crate::codec::Record for SandboxWebhookDeliveries {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.items.place(),
@@ -21395,6 +20608,7 @@ impl crate::codec::Decode for SandboxWebhookResend {
             next_attempt_at: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxWebhookResend",
@@ -21405,6 +20619,7 @@ impl crate::codec::Decode for SandboxWebhookResend {
     }
 }
 impl crate::codec::Record for SandboxWebhookResend {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.event_id.place(),
@@ -21432,6 +20647,7 @@ impl crate::codec::Decode for SandboxWebhookRecoverRequest {
     fn blank() -> Self {
         Self { since: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxWebhookRecoverRequest",
@@ -21442,6 +20658,7 @@ impl crate::codec::Decode for SandboxWebhookRecoverRequest {
     }
 }
 impl crate::codec::Record for SandboxWebhookRecoverRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.since.place(),
@@ -21471,6 +20688,7 @@ impl crate::codec::Decode for SandboxWebhookRecover {
             deliveries: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxWebhookRecover",
@@ -21481,6 +20699,7 @@ impl crate::codec::Decode for SandboxWebhookRecover {
     }
 }
 impl crate::codec::Record for SandboxWebhookRecover {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deliveries.place(),
@@ -21518,24 +20737,12 @@ impl std::fmt::Display for WebhookDeliveryNotFoundTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for WebhookDeliveryNotFoundTag {
-    fn blank() -> Self {
-        Self::WebhookDeliveryNotFound
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "WebhookDeliveryNotFoundTag",
-            values: &["WebhookDeliveryNotFound"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for WebhookDeliveryNotFoundTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for WebhookDeliveryNotFoundTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WebhookDeliveryNotFoundTag",
+        values: &["WebhookDeliveryNotFound"],
+    };
 }
 impl<'de> Deserialize<'de> for WebhookDeliveryNotFoundTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -21560,6 +20767,7 @@ impl crate::codec::Decode for WebhookDeliveryNotFound {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "WebhookDeliveryNotFound",
@@ -21570,6 +20778,7 @@ impl crate::codec::Decode for WebhookDeliveryNotFound {
     }
 }
 impl crate::codec::Record for WebhookDeliveryNotFound {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -21652,6 +20861,7 @@ impl crate::codec::Decode for WebhookDeliveryAttempt {
             event: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "WebhookDeliveryAttempt",
@@ -21674,6 +20884,7 @@ impl crate::codec::Decode for WebhookDeliveryAttempt {
     }
 }
 impl crate::codec::Record for WebhookDeliveryAttempt {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.event_id.place(),
@@ -21721,24 +20932,12 @@ impl std::fmt::Display for HttpApiDecodeErrorTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for HttpApiDecodeErrorTag {
-    fn blank() -> Self {
-        Self::HttpApiDecodeError
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "HttpApiDecodeErrorTag",
-            values: &["HttpApiDecodeError"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for HttpApiDecodeErrorTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for HttpApiDecodeErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "HttpApiDecodeErrorTag",
+        values: &["HttpApiDecodeError"],
+    };
 }
 impl<'de> Deserialize<'de> for HttpApiDecodeErrorTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -21767,6 +20966,7 @@ impl crate::codec::Decode for HttpApiDecodeError {
             issues: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "HttpApiDecodeError",
@@ -21777,6 +20977,7 @@ impl crate::codec::Decode for HttpApiDecodeError {
     }
 }
 impl crate::codec::Record for HttpApiDecodeError {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -21814,6 +21015,7 @@ impl crate::codec::Decode for Issue {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "Issue",
@@ -21824,6 +21026,7 @@ impl crate::codec::Decode for Issue {
     }
 }
 impl crate::codec::Record for Issue {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -21865,6 +21068,7 @@ impl crate::codec::Decode for PropertyKey {
     fn blank() -> Self {
         Self::String(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Kinds = crate::codec::Kinds {
             name: "PropertyKey",
@@ -21874,12 +21078,20 @@ impl crate::codec::Decode for PropertyKey {
     }
 }
 impl crate::codec::Variants for PropertyKey {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::Number(Decode::blank()),
-            2 => Self::SymbolKey(Decode::blank()),
-            _ => Self::String(Decode::blank()),
+        let current: usize = match self {
+            Self::String(_) => 0,
+            Self::Number(_) => 1,
+            Self::SymbolKey(_) => 2,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::Number(Decode::blank()),
+                2 => Self::SymbolKey(Decode::blank()),
+                _ => Self::String(Decode::blank()),
+            };
+        }
         match self {
             Self::String(value) => value.place(),
             Self::Number(value) => value.place(),
@@ -21930,24 +21142,12 @@ impl std::fmt::Display for SymbolKeyTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for SymbolKeyTag {
-    fn blank() -> Self {
-        Self::Symbol
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "SymbolKeyTag",
-            values: &["symbol"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for SymbolKeyTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for SymbolKeyTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SymbolKeyTag",
+        values: &["symbol"],
+    };
 }
 impl<'de> Deserialize<'de> for SymbolKeyTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -21971,6 +21171,7 @@ impl crate::codec::Decode for SymbolKey {
             key: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SymbolKey",
@@ -21981,6 +21182,7 @@ impl crate::codec::Decode for SymbolKey {
     }
 }
 impl crate::codec::Record for SymbolKey {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -22035,6 +21237,7 @@ impl crate::codec::Decode for BadRequest {
     fn blank() -> Self {
         Self::HttpApiDecodeError(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "BadRequest",
@@ -22048,11 +21251,18 @@ impl crate::codec::Decode for BadRequest {
     }
 }
 impl crate::codec::Variants for BadRequest {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::InvalidJwt(Decode::blank()),
-            _ => Self::HttpApiDecodeError(Decode::blank()),
+        let current: usize = match self {
+            Self::HttpApiDecodeError(_) => 0,
+            Self::InvalidJwt(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::InvalidJwt(Decode::blank()),
+                _ => Self::HttpApiDecodeError(Decode::blank()),
+            };
+        }
         match self {
             Self::HttpApiDecodeError(value) => value.place(),
             Self::InvalidJwt(value) => value.place(),
@@ -22111,24 +21321,12 @@ impl std::fmt::Display for InvalidJwtTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for InvalidJwtTag {
-    fn blank() -> Self {
-        Self::InvalidJwt
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "InvalidJwtTag",
-            values: &["InvalidJwt"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for InvalidJwtTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for InvalidJwtTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "InvalidJwtTag",
+        values: &["InvalidJwt"],
+    };
 }
 impl<'de> Deserialize<'de> for InvalidJwtTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -22153,6 +21351,7 @@ impl crate::codec::Decode for InvalidJwt {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "InvalidJwt",
@@ -22163,6 +21362,7 @@ impl crate::codec::Decode for InvalidJwt {
     }
 }
 impl crate::codec::Record for InvalidJwt {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -22201,24 +21401,12 @@ impl std::fmt::Display for UnauthorizedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for UnauthorizedTag {
-    fn blank() -> Self {
-        Self::Unauthorized
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "UnauthorizedTag",
-            values: &["Unauthorized"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for UnauthorizedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for UnauthorizedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "UnauthorizedTag",
+        values: &["Unauthorized"],
+    };
 }
 impl<'de> Deserialize<'de> for UnauthorizedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -22243,6 +21431,7 @@ impl crate::codec::Decode for Unauthorized {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "Unauthorized",
@@ -22253,6 +21442,7 @@ impl crate::codec::Decode for Unauthorized {
     }
 }
 impl crate::codec::Record for Unauthorized {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -22291,24 +21481,12 @@ impl std::fmt::Display for InvalidRequestTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for InvalidRequestTag {
-    fn blank() -> Self {
-        Self::InvalidRequest
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "InvalidRequestTag",
-            values: &["InvalidRequest"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for InvalidRequestTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for InvalidRequestTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "InvalidRequestTag",
+        values: &["InvalidRequest"],
+    };
 }
 impl<'de> Deserialize<'de> for InvalidRequestTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -22333,6 +21511,7 @@ impl crate::codec::Decode for InvalidRequest {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "InvalidRequest",
@@ -22343,6 +21522,7 @@ impl crate::codec::Decode for InvalidRequest {
     }
 }
 impl crate::codec::Record for InvalidRequest {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -22381,24 +21561,12 @@ impl std::fmt::Display for QuoteNotFoundTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for QuoteNotFoundTag {
-    fn blank() -> Self {
-        Self::QuoteNotFound
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "QuoteNotFoundTag",
-            values: &["QuoteNotFound"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for QuoteNotFoundTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for QuoteNotFoundTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "QuoteNotFoundTag",
+        values: &["QuoteNotFound"],
+    };
 }
 impl<'de> Deserialize<'de> for QuoteNotFoundTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -22423,6 +21591,7 @@ impl crate::codec::Decode for QuoteNotFound {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "QuoteNotFound",
@@ -22433,6 +21602,7 @@ impl crate::codec::Decode for QuoteNotFound {
     }
 }
 impl crate::codec::Record for QuoteNotFound {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -22471,24 +21641,12 @@ impl std::fmt::Display for BridgeNotFoundTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for BridgeNotFoundTag {
-    fn blank() -> Self {
-        Self::BridgeNotFound
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "BridgeNotFoundTag",
-            values: &["BridgeNotFound"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for BridgeNotFoundTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for BridgeNotFoundTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeNotFoundTag",
+        values: &["BridgeNotFound"],
+    };
 }
 impl<'de> Deserialize<'de> for BridgeNotFoundTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -22513,6 +21671,7 @@ impl crate::codec::Decode for BridgeNotFound {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "BridgeNotFound",
@@ -22523,6 +21682,7 @@ impl crate::codec::Decode for BridgeNotFound {
     }
 }
 impl crate::codec::Record for BridgeNotFound {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -22561,24 +21721,12 @@ impl std::fmt::Display for PayloadTooLargeTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for PayloadTooLargeTag {
-    fn blank() -> Self {
-        Self::PayloadTooLarge
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "PayloadTooLargeTag",
-            values: &["PayloadTooLarge"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for PayloadTooLargeTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for PayloadTooLargeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PayloadTooLargeTag",
+        values: &["PayloadTooLarge"],
+    };
 }
 impl<'de> Deserialize<'de> for PayloadTooLargeTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -22603,6 +21751,7 @@ impl crate::codec::Decode for PayloadTooLarge {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "PayloadTooLarge",
@@ -22613,6 +21762,7 @@ impl crate::codec::Decode for PayloadTooLarge {
     }
 }
 impl crate::codec::Record for PayloadTooLarge {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -22651,24 +21801,12 @@ impl std::fmt::Display for ServiceUnavailableTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for ServiceUnavailableTag {
-    fn blank() -> Self {
-        Self::ServiceUnavailable
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "ServiceUnavailableTag",
-            values: &["ServiceUnavailable"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for ServiceUnavailableTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for ServiceUnavailableTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ServiceUnavailableTag",
+        values: &["ServiceUnavailable"],
+    };
 }
 impl<'de> Deserialize<'de> for ServiceUnavailableTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -22693,6 +21831,7 @@ impl crate::codec::Decode for ServiceUnavailable {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "ServiceUnavailable",
@@ -22703,6 +21842,7 @@ impl crate::codec::Decode for ServiceUnavailable {
     }
 }
 impl crate::codec::Record for ServiceUnavailable {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -22741,24 +21881,12 @@ impl std::fmt::Display for TooManyRequestsTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for TooManyRequestsTag {
-    fn blank() -> Self {
-        Self::TooManyRequests
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "TooManyRequestsTag",
-            values: &["TooManyRequests"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for TooManyRequestsTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for TooManyRequestsTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "TooManyRequestsTag",
+        values: &["TooManyRequests"],
+    };
 }
 impl<'de> Deserialize<'de> for TooManyRequestsTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -22789,6 +21917,7 @@ impl crate::codec::Decode for TooManyRequests {
             retry_after: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "TooManyRequests",
@@ -22799,6 +21928,7 @@ impl crate::codec::Decode for TooManyRequests {
     }
 }
 impl crate::codec::Record for TooManyRequests {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -22857,6 +21987,7 @@ impl crate::codec::Decode for DepositAddressCreateTooManyRequests {
     fn blank() -> Self {
         Self::DepositAddressRateLimitExceeded(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "DepositAddressCreateTooManyRequests",
@@ -22870,11 +22001,18 @@ impl crate::codec::Decode for DepositAddressCreateTooManyRequests {
     }
 }
 impl crate::codec::Variants for DepositAddressCreateTooManyRequests {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::TooManyRequests(Decode::blank()),
-            _ => Self::DepositAddressRateLimitExceeded(Decode::blank()),
+        let current: usize = match self {
+            Self::DepositAddressRateLimitExceeded(_) => 0,
+            Self::TooManyRequests(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::TooManyRequests(Decode::blank()),
+                _ => Self::DepositAddressRateLimitExceeded(Decode::blank()),
+            };
+        }
         match self {
             Self::DepositAddressRateLimitExceeded(value) => value.place(),
             Self::TooManyRequests(value) => value.place(),
@@ -22933,24 +22071,12 @@ impl std::fmt::Display for ExtensionNotEnabledTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for ExtensionNotEnabledTag {
-    fn blank() -> Self {
-        Self::ExtensionNotEnabled
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "ExtensionNotEnabledTag",
-            values: &["ExtensionNotEnabled"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for ExtensionNotEnabledTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for ExtensionNotEnabledTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ExtensionNotEnabledTag",
+        values: &["ExtensionNotEnabled"],
+    };
 }
 impl<'de> Deserialize<'de> for ExtensionNotEnabledTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -22979,6 +22105,7 @@ impl crate::codec::Decode for ExtensionNotEnabled {
             extension: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "ExtensionNotEnabled",
@@ -22989,6 +22116,7 @@ impl crate::codec::Decode for ExtensionNotEnabled {
     }
 }
 impl crate::codec::Record for ExtensionNotEnabled {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -23028,24 +22156,12 @@ impl std::fmt::Display for WithdrawLimitReachedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for WithdrawLimitReachedTag {
-    fn blank() -> Self {
-        Self::WithdrawLimitReached
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "WithdrawLimitReachedTag",
-            values: &["WithdrawLimitReached"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for WithdrawLimitReachedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for WithdrawLimitReachedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WithdrawLimitReachedTag",
+        values: &["WithdrawLimitReached"],
+    };
 }
 impl<'de> Deserialize<'de> for WithdrawLimitReachedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -23081,6 +22197,7 @@ impl crate::codec::Decode for WithdrawLimitReached {
             max_withdraw_amount: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "WithdrawLimitReached",
@@ -23091,6 +22208,7 @@ impl crate::codec::Decode for WithdrawLimitReached {
     }
 }
 impl crate::codec::Record for WithdrawLimitReached {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -23132,24 +22250,12 @@ impl std::fmt::Display for DepositLimitReachedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositLimitReachedTag {
-    fn blank() -> Self {
-        Self::DepositLimitReached
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositLimitReachedTag",
-            values: &["DepositLimitReached"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositLimitReachedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositLimitReachedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositLimitReachedTag",
+        values: &["DepositLimitReached"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositLimitReachedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -23199,6 +22305,7 @@ impl crate::codec::Decode for DepositLimitReached {
             max_deposit_amount_usd: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositLimitReached",
@@ -23217,6 +22324,7 @@ impl crate::codec::Decode for DepositLimitReached {
     }
 }
 impl crate::codec::Record for DepositLimitReached {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -23260,24 +22368,12 @@ impl std::fmt::Display for GasBoostGreaterThanReceiveAmountTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for GasBoostGreaterThanReceiveAmountTag {
-    fn blank() -> Self {
-        Self::GasBoostGreaterThanReceiveAmount
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "GasBoostGreaterThanReceiveAmountTag",
-            values: &["GasBoostGreaterThanReceiveAmount"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for GasBoostGreaterThanReceiveAmountTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for GasBoostGreaterThanReceiveAmountTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "GasBoostGreaterThanReceiveAmountTag",
+        values: &["GasBoostGreaterThanReceiveAmount"],
+    };
 }
 impl<'de> Deserialize<'de> for GasBoostGreaterThanReceiveAmountTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -23307,6 +22403,7 @@ impl crate::codec::Decode for GasBoostGreaterThanReceiveAmount {
             receive_amount: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GasBoostGreaterThanReceiveAmount",
@@ -23317,6 +22414,7 @@ impl crate::codec::Decode for GasBoostGreaterThanReceiveAmount {
     }
 }
 impl crate::codec::Record for GasBoostGreaterThanReceiveAmount {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -23356,24 +22454,12 @@ impl std::fmt::Display for NegativeReceiveAmountTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for NegativeReceiveAmountTag {
-    fn blank() -> Self {
-        Self::NegativeReceiveAmount
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "NegativeReceiveAmountTag",
-            values: &["NegativeReceiveAmount"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for NegativeReceiveAmountTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for NegativeReceiveAmountTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "NegativeReceiveAmountTag",
+        values: &["NegativeReceiveAmount"],
+    };
 }
 impl<'de> Deserialize<'de> for NegativeReceiveAmountTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -23399,6 +22485,7 @@ impl crate::codec::Decode for NegativeReceiveAmount {
             receive_amount: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "NegativeReceiveAmount",
@@ -23409,6 +22496,7 @@ impl crate::codec::Decode for NegativeReceiveAmount {
     }
 }
 impl crate::codec::Record for NegativeReceiveAmount {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -23447,24 +22535,12 @@ impl std::fmt::Display for SdaDepositLimitExceededTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for SdaDepositLimitExceededTag {
-    fn blank() -> Self {
-        Self::SdaDepositLimitExceeded
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "SdaDepositLimitExceededTag",
-            values: &["SdaDepositLimitExceeded"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for SdaDepositLimitExceededTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for SdaDepositLimitExceededTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SdaDepositLimitExceededTag",
+        values: &["SdaDepositLimitExceeded"],
+    };
 }
 impl<'de> Deserialize<'de> for SdaDepositLimitExceededTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -23503,6 +22579,7 @@ impl crate::codec::Decode for SdaDepositLimitExceeded {
             max_deposit_amount_usd: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SdaDepositLimitExceeded",
@@ -23520,6 +22597,7 @@ impl crate::codec::Decode for SdaDepositLimitExceeded {
     }
 }
 impl crate::codec::Record for SdaDepositLimitExceeded {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -23562,24 +22640,12 @@ impl std::fmt::Display for SdaDepositBelowMinimumTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for SdaDepositBelowMinimumTag {
-    fn blank() -> Self {
-        Self::SdaDepositBelowMinimum
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "SdaDepositBelowMinimumTag",
-            values: &["SdaDepositBelowMinimum"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for SdaDepositBelowMinimumTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for SdaDepositBelowMinimumTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SdaDepositBelowMinimumTag",
+        values: &["SdaDepositBelowMinimum"],
+    };
 }
 impl<'de> Deserialize<'de> for SdaDepositBelowMinimumTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -23618,6 +22684,7 @@ impl crate::codec::Decode for SdaDepositBelowMinimum {
             min_deposit_amount_usd: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SdaDepositBelowMinimum",
@@ -23635,6 +22702,7 @@ impl crate::codec::Decode for SdaDepositBelowMinimum {
     }
 }
 impl crate::codec::Record for SdaDepositBelowMinimum {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -23677,24 +22745,12 @@ impl std::fmt::Display for NoRouteFoundErrorTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for NoRouteFoundErrorTag {
-    fn blank() -> Self {
-        Self::NoRouteFoundError
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "NoRouteFoundErrorTag",
-            values: &["NoRouteFoundError"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for NoRouteFoundErrorTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for NoRouteFoundErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "NoRouteFoundErrorTag",
+        values: &["NoRouteFoundError"],
+    };
 }
 impl<'de> Deserialize<'de> for NoRouteFoundErrorTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -23728,6 +22784,7 @@ impl crate::codec::Decode for NoRouteFoundError {
             chain_out: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "NoRouteFoundError",
@@ -23738,6 +22795,7 @@ impl crate::codec::Decode for NoRouteFoundError {
     }
 }
 impl crate::codec::Record for NoRouteFoundError {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -23779,24 +22837,12 @@ impl std::fmt::Display for SameChainSwapNotAvailableTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for SameChainSwapNotAvailableTag {
-    fn blank() -> Self {
-        Self::SameChainSwapNotAvailable
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "SameChainSwapNotAvailableTag",
-            values: &["SameChainSwapNotAvailable"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for SameChainSwapNotAvailableTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for SameChainSwapNotAvailableTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SameChainSwapNotAvailableTag",
+        values: &["SameChainSwapNotAvailable"],
+    };
 }
 impl<'de> Deserialize<'de> for SameChainSwapNotAvailableTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -23820,6 +22866,7 @@ impl crate::codec::Decode for SameChainSwapNotAvailable {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SameChainSwapNotAvailable",
@@ -23830,6 +22877,7 @@ impl crate::codec::Decode for SameChainSwapNotAvailable {
     }
 }
 impl crate::codec::Record for SameChainSwapNotAvailable {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -23868,24 +22916,12 @@ impl std::fmt::Display for NoBridgeTokenFoundErrorTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for NoBridgeTokenFoundErrorTag {
-    fn blank() -> Self {
-        Self::NoBridgeTokenFoundError
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "NoBridgeTokenFoundErrorTag",
-            values: &["NoBridgeTokenFoundError"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for NoBridgeTokenFoundErrorTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for NoBridgeTokenFoundErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "NoBridgeTokenFoundErrorTag",
+        values: &["NoBridgeTokenFoundError"],
+    };
 }
 impl<'de> Deserialize<'de> for NoBridgeTokenFoundErrorTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -23909,6 +22945,7 @@ impl crate::codec::Decode for NoBridgeTokenFoundError {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "NoBridgeTokenFoundError",
@@ -23919,6 +22956,7 @@ impl crate::codec::Decode for NoBridgeTokenFoundError {
     }
 }
 impl crate::codec::Record for NoBridgeTokenFoundError {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -23957,24 +22995,12 @@ impl std::fmt::Display for DepositAddressChainsNotSupportedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressChainsNotSupportedTag {
-    fn blank() -> Self {
-        Self::DepositAddressChainsNotSupported
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressChainsNotSupportedTag",
-            values: &["DepositAddressChainsNotSupported"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressChainsNotSupportedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressChainsNotSupportedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressChainsNotSupportedTag",
+        values: &["DepositAddressChainsNotSupported"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressChainsNotSupportedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -23999,6 +23025,7 @@ impl crate::codec::Decode for DepositAddressChainsNotSupported {
             chains: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressChainsNotSupported",
@@ -24009,6 +23036,7 @@ impl crate::codec::Decode for DepositAddressChainsNotSupported {
     }
 }
 impl crate::codec::Record for DepositAddressChainsNotSupported {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -24049,24 +23077,12 @@ impl std::fmt::Display for DepositAddressInvalidDestinationAddressTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressInvalidDestinationAddressTag {
-    fn blank() -> Self {
-        Self::DepositAddressInvalidDestinationAddress
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressInvalidDestinationAddressTag",
-            values: &["DepositAddressInvalidDestinationAddress"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressInvalidDestinationAddressTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressInvalidDestinationAddressTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressInvalidDestinationAddressTag",
+        values: &["DepositAddressInvalidDestinationAddress"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressInvalidDestinationAddressTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -24093,6 +23109,7 @@ impl crate::codec::Decode for DepositAddressInvalidDestinationAddress {
             address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressInvalidDestinationAddress",
@@ -24103,6 +23120,7 @@ impl crate::codec::Decode for DepositAddressInvalidDestinationAddress {
     }
 }
 impl crate::codec::Record for DepositAddressInvalidDestinationAddress {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -24144,24 +23162,12 @@ impl std::fmt::Display for DepositAddressMultipleChainTypesNotAllowedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressMultipleChainTypesNotAllowedTag {
-    fn blank() -> Self {
-        Self::DepositAddressMultipleChainTypesNotAllowed
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressMultipleChainTypesNotAllowedTag",
-            values: &["DepositAddressMultipleChainTypesNotAllowed"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressMultipleChainTypesNotAllowedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressMultipleChainTypesNotAllowedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressMultipleChainTypesNotAllowedTag",
+        values: &["DepositAddressMultipleChainTypesNotAllowed"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressMultipleChainTypesNotAllowedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -24186,6 +23192,7 @@ impl crate::codec::Decode for DepositAddressMultipleChainTypesNotAllowed {
             chain_types: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressMultipleChainTypesNotAllowed",
@@ -24196,6 +23203,7 @@ impl crate::codec::Decode for DepositAddressMultipleChainTypesNotAllowed {
     }
 }
 impl crate::codec::Record for DepositAddressMultipleChainTypesNotAllowed {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -24234,24 +23242,12 @@ impl std::fmt::Display for DepositAddressNoBridgableTokensTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressNoBridgableTokensTag {
-    fn blank() -> Self {
-        Self::DepositAddressNoBridgableTokens
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressNoBridgableTokensTag",
-            values: &["DepositAddressNoBridgableTokens"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressNoBridgableTokensTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressNoBridgableTokensTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressNoBridgableTokensTag",
+        values: &["DepositAddressNoBridgableTokens"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressNoBridgableTokensTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -24280,6 +23276,7 @@ impl crate::codec::Decode for DepositAddressNoBridgableTokens {
             to: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressNoBridgableTokens",
@@ -24290,6 +23287,7 @@ impl crate::codec::Decode for DepositAddressNoBridgableTokens {
     }
 }
 impl crate::codec::Record for DepositAddressNoBridgableTokens {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -24331,24 +23329,12 @@ impl std::fmt::Display for DepositAddressTokenOutNotSupportedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressTokenOutNotSupportedTag {
-    fn blank() -> Self {
-        Self::DepositAddressTokenOutNotSupported
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressTokenOutNotSupportedTag",
-            values: &["DepositAddressTokenOutNotSupported"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressTokenOutNotSupportedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressTokenOutNotSupportedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressTokenOutNotSupportedTag",
+        values: &["DepositAddressTokenOutNotSupported"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressTokenOutNotSupportedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -24372,6 +23358,7 @@ impl crate::codec::Decode for DepositAddressTokenOutNotSupported {
             token_out: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressTokenOutNotSupported",
@@ -24382,6 +23369,7 @@ impl crate::codec::Decode for DepositAddressTokenOutNotSupported {
     }
 }
 impl crate::codec::Record for DepositAddressTokenOutNotSupported {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -24422,24 +23410,12 @@ impl std::fmt::Display for DepositAddressInvalidPostBridgeDataTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressInvalidPostBridgeDataTag {
-    fn blank() -> Self {
-        Self::DepositAddressInvalidPostBridgeData
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressInvalidPostBridgeDataTag",
-            values: &["DepositAddressInvalidPostBridgeData"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressInvalidPostBridgeDataTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressInvalidPostBridgeDataTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressInvalidPostBridgeDataTag",
+        values: &["DepositAddressInvalidPostBridgeData"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressInvalidPostBridgeDataTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -24463,6 +23439,7 @@ impl crate::codec::Decode for DepositAddressInvalidPostBridgeData {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressInvalidPostBridgeData",
@@ -24473,6 +23450,7 @@ impl crate::codec::Decode for DepositAddressInvalidPostBridgeData {
     }
 }
 impl crate::codec::Record for DepositAddressInvalidPostBridgeData {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -24513,24 +23491,12 @@ impl std::fmt::Display for DepositAddressInvalidRefundAddressTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressInvalidRefundAddressTag {
-    fn blank() -> Self {
-        Self::DepositAddressInvalidRefundAddress
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressInvalidRefundAddressTag",
-            values: &["DepositAddressInvalidRefundAddress"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressInvalidRefundAddressTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressInvalidRefundAddressTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressInvalidRefundAddressTag",
+        values: &["DepositAddressInvalidRefundAddress"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressInvalidRefundAddressTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -24554,6 +23520,7 @@ impl crate::codec::Decode for DepositAddressInvalidRefundAddress {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressInvalidRefundAddress",
@@ -24564,6 +23531,7 @@ impl crate::codec::Decode for DepositAddressInvalidRefundAddress {
     }
 }
 impl crate::codec::Record for DepositAddressInvalidRefundAddress {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -24602,24 +23570,12 @@ impl std::fmt::Display for DepositAddressRateLimitExceededTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressRateLimitExceededTag {
-    fn blank() -> Self {
-        Self::DepositAddressRateLimitExceeded
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressRateLimitExceededTag",
-            values: &["DepositAddressRateLimitExceeded"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressRateLimitExceededTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressRateLimitExceededTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressRateLimitExceededTag",
+        values: &["DepositAddressRateLimitExceeded"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressRateLimitExceededTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -24649,6 +23605,7 @@ impl crate::codec::Decode for DepositAddressRateLimitExceeded {
             limit: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressRateLimitExceeded",
@@ -24659,6 +23616,7 @@ impl crate::codec::Decode for DepositAddressRateLimitExceeded {
     }
 }
 impl crate::codec::Record for DepositAddressRateLimitExceeded {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -24717,6 +23675,7 @@ impl crate::codec::Decode for DepositAddressLimit {
     fn blank() -> Self {
         Self::CountLimitExceeded(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "DepositAddressLimit",
@@ -24730,11 +23689,18 @@ impl crate::codec::Decode for DepositAddressLimit {
     }
 }
 impl crate::codec::Variants for DepositAddressLimit {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::WindowLimitExceeded(Decode::blank()),
-            _ => Self::CountLimitExceeded(Decode::blank()),
+        let current: usize = match self {
+            Self::CountLimitExceeded(_) => 0,
+            Self::WindowLimitExceeded(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::WindowLimitExceeded(Decode::blank()),
+                _ => Self::CountLimitExceeded(Decode::blank()),
+            };
+        }
         match self {
             Self::CountLimitExceeded(value) => value.place(),
             Self::WindowLimitExceeded(value) => value.place(),
@@ -24793,24 +23759,12 @@ impl std::fmt::Display for CountLimitExceededTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for CountLimitExceededTag {
-    fn blank() -> Self {
-        Self::CountLimitExceeded
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "CountLimitExceededTag",
-            values: &["CountLimitExceeded"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for CountLimitExceededTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for CountLimitExceededTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "CountLimitExceededTag",
+        values: &["CountLimitExceeded"],
+    };
 }
 impl<'de> Deserialize<'de> for CountLimitExceededTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -24842,6 +23796,7 @@ impl crate::codec::Decode for CountLimitExceeded {
             current: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "CountLimitExceeded",
@@ -24852,6 +23807,7 @@ impl crate::codec::Decode for CountLimitExceeded {
     }
 }
 impl crate::codec::Record for CountLimitExceeded {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -24891,24 +23847,12 @@ impl std::fmt::Display for WindowLimitExceededTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for WindowLimitExceededTag {
-    fn blank() -> Self {
-        Self::WindowLimitExceeded
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "WindowLimitExceededTag",
-            values: &["WindowLimitExceeded"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for WindowLimitExceededTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for WindowLimitExceededTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WindowLimitExceededTag",
+        values: &["WindowLimitExceeded"],
+    };
 }
 impl<'de> Deserialize<'de> for WindowLimitExceededTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -24945,6 +23889,7 @@ impl crate::codec::Decode for WindowLimitExceeded {
             duration_ms: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "WindowLimitExceeded",
@@ -24955,6 +23900,7 @@ impl crate::codec::Decode for WindowLimitExceeded {
     }
 }
 impl crate::codec::Record for WindowLimitExceeded {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -25014,6 +23960,7 @@ impl crate::codec::Decode for Unavailable {
     fn blank() -> Self {
         Self::ServiceUnavailable(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "Unavailable",
@@ -25027,11 +23974,18 @@ impl crate::codec::Decode for Unavailable {
     }
 }
 impl crate::codec::Variants for Unavailable {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::EndpointDisabledError(Decode::blank()),
-            _ => Self::ServiceUnavailable(Decode::blank()),
+        let current: usize = match self {
+            Self::ServiceUnavailable(_) => 0,
+            Self::EndpointDisabledError(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::EndpointDisabledError(Decode::blank()),
+                _ => Self::ServiceUnavailable(Decode::blank()),
+            };
+        }
         match self {
             Self::ServiceUnavailable(value) => value.place(),
             Self::EndpointDisabledError(value) => value.place(),
@@ -25090,24 +24044,12 @@ impl std::fmt::Display for EndpointDisabledErrorTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for EndpointDisabledErrorTag {
-    fn blank() -> Self {
-        Self::EndpointDisabledError
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "EndpointDisabledErrorTag",
-            values: &["EndpointDisabledError"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for EndpointDisabledErrorTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for EndpointDisabledErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "EndpointDisabledErrorTag",
+        values: &["EndpointDisabledError"],
+    };
 }
 impl<'de> Deserialize<'de> for EndpointDisabledErrorTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -25132,6 +24074,7 @@ impl crate::codec::Decode for EndpointDisabledError {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "EndpointDisabledError",
@@ -25142,6 +24085,7 @@ impl crate::codec::Decode for EndpointDisabledError {
     }
 }
 impl crate::codec::Record for EndpointDisabledError {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -25180,24 +24124,12 @@ impl std::fmt::Display for SwapLimitReachedTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for SwapLimitReachedTag {
-    fn blank() -> Self {
-        Self::SwapLimitReached
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "SwapLimitReachedTag",
-            values: &["SwapLimitReached"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for SwapLimitReachedTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for SwapLimitReachedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SwapLimitReachedTag",
+        values: &["SwapLimitReached"],
+    };
 }
 impl<'de> Deserialize<'de> for SwapLimitReachedTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -25228,6 +24160,7 @@ impl crate::codec::Decode for SwapLimitReached {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SwapLimitReached",
@@ -25238,6 +24171,7 @@ impl crate::codec::Decode for SwapLimitReached {
     }
 }
 impl crate::codec::Record for SwapLimitReached {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -25277,24 +24211,12 @@ impl std::fmt::Display for NoCommonBridgeTokensErrorTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for NoCommonBridgeTokensErrorTag {
-    fn blank() -> Self {
-        Self::NoCommonBridgeTokensError
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "NoCommonBridgeTokensErrorTag",
-            values: &["NoCommonBridgeTokensError"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for NoCommonBridgeTokensErrorTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for NoCommonBridgeTokensErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "NoCommonBridgeTokensErrorTag",
+        values: &["NoCommonBridgeTokensError"],
+    };
 }
 impl<'de> Deserialize<'de> for NoCommonBridgeTokensErrorTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -25319,6 +24241,7 @@ impl crate::codec::Decode for NoCommonBridgeTokensError {
             message: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "NoCommonBridgeTokensError",
@@ -25329,6 +24252,7 @@ impl crate::codec::Decode for NoCommonBridgeTokensError {
     }
 }
 impl crate::codec::Record for NoCommonBridgeTokensError {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -25367,24 +24291,12 @@ impl std::fmt::Display for DepositAddressNotFoundTag {
         f.write_str(self.as_str())
     }
 }
-impl crate::codec::Decode for DepositAddressNotFoundTag {
-    fn blank() -> Self {
-        Self::DepositAddressNotFound
-    }
-    fn place(&mut self) -> crate::codec::Place<'_> {
-        const TABLE: crate::codec::Enum = crate::codec::Enum {
-            name: "DepositAddressNotFoundTag",
-            values: &["DepositAddressNotFound"],
-        };
-        crate::codec::Place::Enum(&TABLE, self)
-    }
-}
-impl crate::codec::Choice for DepositAddressNotFoundTag {
-    fn set(&mut self, i: usize) {
-        if let Some(value) = Self::ALL.get(i) {
-            *self = *value;
-        }
-    }
+impl crate::codec::Enumeration for DepositAddressNotFoundTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressNotFoundTag",
+        values: &["DepositAddressNotFound"],
+    };
 }
 impl<'de> Deserialize<'de> for DepositAddressNotFoundTag {
     fn deserialize<D: serde::Deserializer<'de>>(
@@ -25411,6 +24323,7 @@ impl crate::codec::Decode for DepositAddressNotFound {
             addresses: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "DepositAddressNotFound",
@@ -25421,6 +24334,7 @@ impl crate::codec::Decode for DepositAddressNotFound {
     }
 }
 impl crate::codec::Record for DepositAddressNotFound {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.tag.place(),
@@ -25506,6 +24420,7 @@ impl crate::codec::Decode for QuoteBridgeUnprocessable {
     fn blank() -> Self {
         Self::InvalidRequest(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "QuoteBridgeUnprocessable",
@@ -25519,16 +24434,28 @@ impl crate::codec::Decode for QuoteBridgeUnprocessable {
     }
 }
 impl crate::codec::Variants for QuoteBridgeUnprocessable {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::WithdrawLimitReached(Decode::blank()),
-            2 => Self::DepositLimitReached(Decode::blank()),
-            3 => Self::GasBoostGreaterThanReceiveAmount(Decode::blank()),
-            4 => Self::NegativeReceiveAmount(Decode::blank()),
-            5 => Self::SdaDepositLimitExceeded(Decode::blank()),
-            6 => Self::SdaDepositBelowMinimum(Decode::blank()),
-            _ => Self::InvalidRequest(Decode::blank()),
+        let current: usize = match self {
+            Self::InvalidRequest(_) => 0,
+            Self::WithdrawLimitReached(_) => 1,
+            Self::DepositLimitReached(_) => 2,
+            Self::GasBoostGreaterThanReceiveAmount(_) => 3,
+            Self::NegativeReceiveAmount(_) => 4,
+            Self::SdaDepositLimitExceeded(_) => 5,
+            Self::SdaDepositBelowMinimum(_) => 6,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::WithdrawLimitReached(Decode::blank()),
+                2 => Self::DepositLimitReached(Decode::blank()),
+                3 => Self::GasBoostGreaterThanReceiveAmount(Decode::blank()),
+                4 => Self::NegativeReceiveAmount(Decode::blank()),
+                5 => Self::SdaDepositLimitExceeded(Decode::blank()),
+                6 => Self::SdaDepositBelowMinimum(Decode::blank()),
+                _ => Self::InvalidRequest(Decode::blank()),
+            };
+        }
         match self {
             Self::InvalidRequest(value) => value.place(),
             Self::WithdrawLimitReached(value) => value.place(),
@@ -25688,6 +24615,7 @@ impl crate::codec::Decode for QuoteBridgeSwapUnprocessable {
     fn blank() -> Self {
         Self::InvalidRequest(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "QuoteBridgeSwapUnprocessable",
@@ -25701,20 +24629,36 @@ impl crate::codec::Decode for QuoteBridgeSwapUnprocessable {
     }
 }
 impl crate::codec::Variants for QuoteBridgeSwapUnprocessable {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::WithdrawLimitReached(Decode::blank()),
-            2 => Self::DepositLimitReached(Decode::blank()),
-            3 => Self::GasBoostGreaterThanReceiveAmount(Decode::blank()),
-            4 => Self::NegativeReceiveAmount(Decode::blank()),
-            5 => Self::SdaDepositLimitExceeded(Decode::blank()),
-            6 => Self::SdaDepositBelowMinimum(Decode::blank()),
-            7 => Self::SameChainSwapNotAvailable(Decode::blank()),
-            8 => Self::NoBridgeTokenFoundError(Decode::blank()),
-            9 => Self::NoCommonBridgeTokensError(Decode::blank()),
-            10 => Self::SwapLimitReached(Decode::blank()),
-            _ => Self::InvalidRequest(Decode::blank()),
+        let current: usize = match self {
+            Self::InvalidRequest(_) => 0,
+            Self::WithdrawLimitReached(_) => 1,
+            Self::DepositLimitReached(_) => 2,
+            Self::GasBoostGreaterThanReceiveAmount(_) => 3,
+            Self::NegativeReceiveAmount(_) => 4,
+            Self::SdaDepositLimitExceeded(_) => 5,
+            Self::SdaDepositBelowMinimum(_) => 6,
+            Self::SameChainSwapNotAvailable(_) => 7,
+            Self::NoBridgeTokenFoundError(_) => 8,
+            Self::NoCommonBridgeTokensError(_) => 9,
+            Self::SwapLimitReached(_) => 10,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::WithdrawLimitReached(Decode::blank()),
+                2 => Self::DepositLimitReached(Decode::blank()),
+                3 => Self::GasBoostGreaterThanReceiveAmount(Decode::blank()),
+                4 => Self::NegativeReceiveAmount(Decode::blank()),
+                5 => Self::SdaDepositLimitExceeded(Decode::blank()),
+                6 => Self::SdaDepositBelowMinimum(Decode::blank()),
+                7 => Self::SameChainSwapNotAvailable(Decode::blank()),
+                8 => Self::NoBridgeTokenFoundError(Decode::blank()),
+                9 => Self::NoCommonBridgeTokensError(Decode::blank()),
+                10 => Self::SwapLimitReached(Decode::blank()),
+                _ => Self::InvalidRequest(Decode::blank()),
+            };
+        }
         match self {
             Self::InvalidRequest(value) => value.place(),
             Self::WithdrawLimitReached(value) => value.place(),
@@ -25901,6 +24845,7 @@ impl crate::codec::Decode for DepositAddressCreateUnprocessable {
     fn blank() -> Self {
         Self::DepositAddressChainsNotSupported(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "DepositAddressCreateUnprocessable",
@@ -25914,17 +24859,30 @@ impl crate::codec::Decode for DepositAddressCreateUnprocessable {
     }
 }
 impl crate::codec::Variants for DepositAddressCreateUnprocessable {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::DepositAddressInvalidDestinationAddress(Decode::blank()),
-            2 => Self::DepositAddressMultipleChainTypesNotAllowed(Decode::blank()),
-            3 => Self::DepositAddressNoBridgableTokens(Decode::blank()),
-            4 => Self::DepositAddressTokenOutNotSupported(Decode::blank()),
-            5 => Self::DepositAddressInvalidPostBridgeData(Decode::blank()),
-            6 => Self::DepositAddressInvalidRefundAddress(Decode::blank()),
-            7 => Self::InvalidRequest(Decode::blank()),
-            _ => Self::DepositAddressChainsNotSupported(Decode::blank()),
+        let current: usize = match self {
+            Self::DepositAddressChainsNotSupported(_) => 0,
+            Self::DepositAddressInvalidDestinationAddress(_) => 1,
+            Self::DepositAddressMultipleChainTypesNotAllowed(_) => 2,
+            Self::DepositAddressNoBridgableTokens(_) => 3,
+            Self::DepositAddressTokenOutNotSupported(_) => 4,
+            Self::DepositAddressInvalidPostBridgeData(_) => 5,
+            Self::DepositAddressInvalidRefundAddress(_) => 6,
+            Self::InvalidRequest(_) => 7,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::DepositAddressInvalidDestinationAddress(Decode::blank()),
+                2 => Self::DepositAddressMultipleChainTypesNotAllowed(Decode::blank()),
+                3 => Self::DepositAddressNoBridgableTokens(Decode::blank()),
+                4 => Self::DepositAddressTokenOutNotSupported(Decode::blank()),
+                5 => Self::DepositAddressInvalidPostBridgeData(Decode::blank()),
+                6 => Self::DepositAddressInvalidRefundAddress(Decode::blank()),
+                7 => Self::InvalidRequest(Decode::blank()),
+                _ => Self::DepositAddressChainsNotSupported(Decode::blank()),
+            };
+        }
         match self {
             Self::DepositAddressChainsNotSupported(value) => value.place(),
             Self::DepositAddressInvalidDestinationAddress(value) => value.place(),
@@ -26046,6 +25004,7 @@ impl crate::codec::Decode for PublicStatusUnprocessable {
     fn blank() -> Self {
         Self::InvalidRequest(Decode::blank())
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Union = crate::codec::Union {
             name: "PublicStatusUnprocessable",
@@ -26059,11 +25018,18 @@ impl crate::codec::Decode for PublicStatusUnprocessable {
     }
 }
 impl crate::codec::Variants for PublicStatusUnprocessable {
+    #[inline]
     fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-        *self = match i {
-            1 => Self::DepositAddressNotFound(Decode::blank()),
-            _ => Self::InvalidRequest(Decode::blank()),
+        let current: usize = match self {
+            Self::InvalidRequest(_) => 0,
+            Self::DepositAddressNotFound(_) => 1,
         };
+        if current != i {
+            *self = match i {
+                1 => Self::DepositAddressNotFound(Decode::blank()),
+                _ => Self::InvalidRequest(Decode::blank()),
+            };
+        }
         match self {
             Self::InvalidRequest(value) => value.place(),
             Self::DepositAddressNotFound(value) => value.place(),
@@ -26111,6 +25077,7 @@ impl crate::codec::Decode for CommitQuotePath {
     fn blank() -> Self {
         Self { quote_id: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "CommitQuotePath",
@@ -26121,6 +25088,7 @@ impl crate::codec::Decode for CommitQuotePath {
     }
 }
 impl crate::codec::Record for CommitQuotePath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.quote_id.place(),
@@ -26164,6 +25132,7 @@ impl crate::codec::Decode for ListBridgeHistoryQuery {
             state: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "ListBridgeHistoryQuery",
@@ -26174,6 +25143,7 @@ impl crate::codec::Decode for ListBridgeHistoryQuery {
     }
 }
 impl crate::codec::Record for ListBridgeHistoryQuery {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.page.place(),
@@ -26204,6 +25174,7 @@ impl crate::codec::Decode for GetBridgePath {
     fn blank() -> Self {
         Self { bridge_id: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GetBridgePath",
@@ -26214,6 +25185,7 @@ impl crate::codec::Decode for GetBridgePath {
     }
 }
 impl crate::codec::Record for GetBridgePath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.bridge_id.place(),
@@ -26240,6 +25212,7 @@ impl crate::codec::Decode for CancelBridgePath {
     fn blank() -> Self {
         Self { bridge_id: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "CancelBridgePath",
@@ -26250,6 +25223,7 @@ impl crate::codec::Decode for CancelBridgePath {
     }
 }
 impl crate::codec::Record for CancelBridgePath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.bridge_id.place(),
@@ -26294,6 +25268,7 @@ impl crate::codec::Decode for ListBridgeHistoryCursorQuery {
             page_size: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "ListBridgeHistoryCursorQuery",
@@ -26304,6 +25279,7 @@ impl crate::codec::Decode for ListBridgeHistoryCursorQuery {
     }
 }
 impl crate::codec::Record for ListBridgeHistoryCursorQuery {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.sort_by.place(),
@@ -26335,6 +25311,7 @@ impl crate::codec::Decode for GetBridgesByDepositHashPath {
             deposit_tx_hash: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GetBridgesByDepositHashPath",
@@ -26345,6 +25322,7 @@ impl crate::codec::Decode for GetBridgesByDepositHashPath {
     }
 }
 impl crate::codec::Record for GetBridgesByDepositHashPath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_tx_hash.place(),
@@ -26372,6 +25350,7 @@ impl crate::codec::Decode for GetBridgeByWithdrawHashPath {
             withdraw_tx_hash: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GetBridgeByWithdrawHashPath",
@@ -26382,6 +25361,7 @@ impl crate::codec::Decode for GetBridgeByWithdrawHashPath {
     }
 }
 impl crate::codec::Record for GetBridgeByWithdrawHashPath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.withdraw_tx_hash.place(),
@@ -26413,6 +25393,7 @@ impl crate::codec::Decode for GetBridgeTokenConfigPath {
             token: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GetBridgeTokenConfigPath",
@@ -26423,6 +25404,7 @@ impl crate::codec::Decode for GetBridgeTokenConfigPath {
     }
 }
 impl crate::codec::Record for GetBridgeTokenConfigPath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.chain.place(),
@@ -26454,6 +25436,7 @@ impl crate::codec::Decode for GetDepositAddressStatusPath {
             deposit_chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GetDepositAddressStatusPath",
@@ -26464,6 +25447,7 @@ impl crate::codec::Decode for GetDepositAddressStatusPath {
     }
 }
 impl crate::codec::Record for GetDepositAddressStatusPath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -26495,6 +25479,7 @@ impl crate::codec::Decode for GetDepositAddressHistoryPath {
             deposit_chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GetDepositAddressHistoryPath",
@@ -26505,6 +25490,7 @@ impl crate::codec::Decode for GetDepositAddressHistoryPath {
     }
 }
 impl crate::codec::Record for GetDepositAddressHistoryPath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -26540,6 +25526,7 @@ impl crate::codec::Decode for GetDepositAddressHistoryQuery {
             to: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
             "GetDepositAddressHistoryQuery",
@@ -26549,6 +25536,7 @@ impl crate::codec::Decode for GetDepositAddressHistoryQuery {
     }
 }
 impl crate::codec::Record for GetDepositAddressHistoryQuery {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.from.place(),
@@ -26580,6 +25568,7 @@ impl crate::codec::Decode for GetDepositAddressCompletedRefundsPath {
             deposit_chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GetDepositAddressCompletedRefundsPath",
@@ -26590,6 +25579,7 @@ impl crate::codec::Decode for GetDepositAddressCompletedRefundsPath {
     }
 }
 impl crate::codec::Record for GetDepositAddressCompletedRefundsPath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -26621,6 +25611,7 @@ impl crate::codec::Decode for GetDepositAddressSupportedTokensPath {
             destination_chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GetDepositAddressSupportedTokensPath",
@@ -26631,6 +25622,7 @@ impl crate::codec::Decode for GetDepositAddressSupportedTokensPath {
     }
 }
 impl crate::codec::Record for GetDepositAddressSupportedTokensPath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_chain.place(),
@@ -26659,6 +25651,7 @@ impl crate::codec::Decode for GetDepositAddressSupportedTokensQuery {
     fn blank() -> Self {
         Self { token_out: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
             "GetDepositAddressSupportedTokensQuery",
@@ -26668,6 +25661,7 @@ impl crate::codec::Decode for GetDepositAddressSupportedTokensQuery {
     }
 }
 impl crate::codec::Record for GetDepositAddressSupportedTokensQuery {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.token_out.place(),
@@ -26726,6 +25720,7 @@ impl crate::codec::Decode for SearchDepositAddressesQuery {
             page_size: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
             "SearchDepositAddressesQuery",
@@ -26742,6 +25737,7 @@ impl crate::codec::Decode for SearchDepositAddressesQuery {
     }
 }
 impl crate::codec::Record for SearchDepositAddressesQuery {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.address_note.place(),
@@ -26777,6 +25773,7 @@ impl crate::codec::Decode for GetDepositAddressPublicStatusPath {
             deposit_chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GetDepositAddressPublicStatusPath",
@@ -26787,6 +25784,7 @@ impl crate::codec::Decode for GetDepositAddressPublicStatusPath {
     }
 }
 impl crate::codec::Record for GetDepositAddressPublicStatusPath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -26816,6 +25814,7 @@ impl crate::codec::Decode for GetDepositAddressPublicStatusQuery {
             destination_address: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "GetDepositAddressPublicStatusQuery",
@@ -26826,6 +25825,7 @@ impl crate::codec::Decode for GetDepositAddressPublicStatusQuery {
     }
 }
 impl crate::codec::Record for GetDepositAddressPublicStatusQuery {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.destination_address.place(),
@@ -26867,6 +25867,7 @@ impl crate::codec::Decode for ListUserEventsQuery {
             page_size: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "ListUserEventsQuery",
@@ -26877,6 +25878,7 @@ impl crate::codec::Decode for ListUserEventsQuery {
     }
 }
 impl crate::codec::Record for ListUserEventsQuery {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.since_timestamp.place(),
@@ -26904,6 +25906,7 @@ impl crate::codec::Decode for SandboxDepositBridgePath {
     fn blank() -> Self {
         Self { bridge_id: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxDepositBridgePath",
@@ -26914,6 +25917,7 @@ impl crate::codec::Decode for SandboxDepositBridgePath {
     }
 }
 impl crate::codec::Record for SandboxDepositBridgePath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.bridge_id.place(),
@@ -26944,6 +25948,7 @@ impl crate::codec::Decode for SandboxDepositIntoAddressPath {
             deposit_chain: Decode::blank(),
         }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxDepositIntoAddressPath",
@@ -26954,6 +25959,7 @@ impl crate::codec::Decode for SandboxDepositIntoAddressPath {
     }
 }
 impl crate::codec::Record for SandboxDepositIntoAddressPath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.deposit_address.place(),
@@ -26982,6 +25988,7 @@ impl crate::codec::Decode for SandboxListWebhookDeliveriesQuery {
     fn blank() -> Self {
         Self { event_id: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
             "SandboxListWebhookDeliveriesQuery",
@@ -26991,6 +25998,7 @@ impl crate::codec::Decode for SandboxListWebhookDeliveriesQuery {
     }
 }
 impl crate::codec::Record for SandboxListWebhookDeliveriesQuery {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.event_id.place(),
@@ -27017,6 +26025,7 @@ impl crate::codec::Decode for SandboxResendWebhookDeliveryPath {
     fn blank() -> Self {
         Self { event_id: Decode::blank() }
     }
+    #[inline]
     fn place(&mut self) -> crate::codec::Place<'_> {
         const TABLE: crate::codec::Struct = crate::codec::Struct::new(
                 "SandboxResendWebhookDeliveryPath",
@@ -27027,6 +26036,7 @@ impl crate::codec::Decode for SandboxResendWebhookDeliveryPath {
     }
 }
 impl crate::codec::Record for SandboxResendWebhookDeliveryPath {
+    #[inline]
     fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
         match i {
             0 => self.event_id.place(),

@@ -68,6 +68,7 @@ pub fn structure(s: &Struct) -> TokenStream {
             fn blank() -> Self {
                 Self { #(#blank),* }
             }
+            #[inline]
             fn place(&mut self) -> crate::codec::Place<'_> {
                 const TABLE: crate::codec::Struct = crate::codec::Struct::new(#json_name, &[#(#fields),*])
                     #required #some_when_present #closed #part_count;
@@ -75,6 +76,7 @@ pub fn structure(s: &Struct) -> TokenStream {
             }
         }
         impl crate::codec::Record for #name {
+            #[inline]
             fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
                 match i {
                     #(#members)*
@@ -86,29 +88,17 @@ pub fn structure(s: &Struct) -> TokenStream {
     }
 }
 
-/// The table, places and `Deserialize` of a string enum (a tag's one-value enum too).
+/// The table and `Deserialize` of a string enum (a tag's one-value enum too); its places are
+/// `crate::codec::Enumeration`'s, the same for every enum.
 pub fn string_enum(e: &StringEnum) -> TokenStream {
     let name = ident(&e.name);
     let json_name = &e.name;
     let values = &e.values;
-    let first = e.values.first().map(|v| ident(&StringEnum::variant_ident(v)));
     let deserialize = deserialize(&name);
     quote! {
-        impl crate::codec::Decode for #name {
-            fn blank() -> Self {
-                Self::#first
-            }
-            fn place(&mut self) -> crate::codec::Place<'_> {
-                const TABLE: crate::codec::Enum = crate::codec::Enum { name: #json_name, values: &[#(#values),*] };
-                crate::codec::Place::Enum(&TABLE, self)
-            }
-        }
-        impl crate::codec::Choice for #name {
-            fn set(&mut self, i: usize) {
-                if let Some(value) = Self::ALL.get(i) {
-                    *self = *value;
-                }
-            }
+        impl crate::codec::Enumeration for #name {
+            const VALUES: &'static [Self] = Self::ALL;
+            const TABLE: crate::codec::Enum = crate::codec::Enum { name: #json_name, values: &[#(#values),*] };
         }
         #deserialize
     }
@@ -117,23 +107,31 @@ pub fn string_enum(e: &StringEnum) -> TokenStream {
 /// `Variants` of a union (of either kind): variant `i` made blank, and its place.
 fn variants(name: &Ident, variant_idents: &[Ident]) -> TokenStream {
     let first = &variant_idents[0];
-    let blank = match variant_idents {
-        [_] => quote!(Self::#first(Decode::blank())),
+    let places = variant_idents.iter().map(|v| quote!(Self::#v(value) => value.place(),));
+    let make = match variant_idents {
+        [_] => quote!(let _ = i;),
         _ => {
             let others = variant_idents.iter().enumerate().skip(1).map(|(i, v)| {
                 let i = unsuffixed(i as u64);
                 quote!(#i => Self::#v(Decode::blank()),)
             });
-            quote!(match i { #(#others)* _ => Self::#first(Decode::blank()) })
+            let numbers = variant_idents.iter().enumerate().map(|(i, v)| {
+                let i = unsuffixed(i as u64);
+                quote!(Self::#v(_) => #i,)
+            });
+            quote! {
+                let current: usize = match self { #(#numbers)* };
+                if current != i {
+                    *self = match i { #(#others)* _ => Self::#first(Decode::blank()) };
+                }
+            }
         }
     };
-    let index = (variant_idents.len() == 1).then(|| quote!(let _ = i;));
-    let places = variant_idents.iter().map(|v| quote!(Self::#v(value) => value.place(),));
     quote! {
         impl crate::codec::Variants for #name {
+            #[inline]
             fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
-                #index
-                *self = #blank;
+                #make
                 match self {
                     #(#places)*
                 }
@@ -174,6 +172,7 @@ pub fn union(u: &Union) -> TokenStream {
             fn blank() -> Self {
                 Self::#first(Decode::blank())
             }
+            #[inline]
             fn place(&mut self) -> crate::codec::Place<'_> {
                 const TABLE: crate::codec::Union = crate::codec::Union {
                     name: #json_name,
@@ -201,6 +200,7 @@ pub fn kind_union(k: &KindUnion) -> TokenStream {
             fn blank() -> Self {
                 Self::#first(Decode::blank())
             }
+            #[inline]
             fn place(&mut self) -> crate::codec::Place<'_> {
                 const TABLE: crate::codec::Kinds = crate::codec::Kinds { name: #json_name, kinds: &[#(#kinds),*] };
                 crate::codec::Place::Kind(&TABLE, self)
