@@ -50,6 +50,7 @@ impl ErrorResponse for QuoteBridgeError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -61,6 +62,34 @@ impl ErrorResponse for QuoteBridgeError {
             422 => Some(serde_json::from_slice(body).map(Self::QuoteBridgeUnprocessable)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::QuoteBridgeUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -199,6 +228,7 @@ impl ErrorResponse for QuoteBridgeSwapError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -215,6 +245,37 @@ impl ErrorResponse for QuoteBridgeSwapError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            404 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::NoRouteFoundError))
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::QuoteBridgeSwapUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -376,6 +437,7 @@ impl ErrorResponse for CommitQuoteError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -387,6 +449,27 @@ impl ErrorResponse for CommitQuoteError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            404 => Some(serde::Deserialize::deserialize(value).map(Self::QuoteNotFound)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -484,6 +567,7 @@ impl ErrorResponse for ListBridgeHistoryError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -494,6 +578,26 @@ impl ErrorResponse for ListBridgeHistoryError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -585,6 +689,7 @@ impl ErrorResponse for GetBridgeError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -595,6 +700,26 @@ impl ErrorResponse for GetBridgeError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -692,6 +817,7 @@ impl ErrorResponse for CancelBridgeError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -706,6 +832,35 @@ impl ErrorResponse for CancelBridgeError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            404 => Some(serde::Deserialize::deserialize(value).map(Self::BridgeNotFound)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::CancelBridgeUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -819,6 +974,7 @@ impl ErrorResponse for ListBridgeHistoryCursorError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -829,6 +985,26 @@ impl ErrorResponse for ListBridgeHistoryCursorError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -923,6 +1099,7 @@ impl ErrorResponse for GetBridgesByDepositHashError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -934,6 +1111,29 @@ impl ErrorResponse for GetBridgesByDepositHashError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            404 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::HistoryNotFound))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1031,6 +1231,7 @@ impl ErrorResponse for GetBridgeByWithdrawHashError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1041,6 +1242,26 @@ impl ErrorResponse for GetBridgeByWithdrawHashError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1134,6 +1355,7 @@ impl ErrorResponse for GetBridgeByWithdrawHashLegacyError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1144,6 +1366,26 @@ impl ErrorResponse for GetBridgeByWithdrawHashLegacyError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1226,6 +1468,7 @@ impl ErrorResponse for GetBridgeConfigsError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1233,6 +1476,25 @@ impl ErrorResponse for GetBridgeConfigsError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::HttpApiDecodeError),
+                )
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1287,6 +1549,7 @@ impl ErrorResponse for GetBridgeTokenConfigError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1294,6 +1557,26 @@ impl ErrorResponse for GetBridgeTokenConfigError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::TokenConfigBadRequest)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::TokenConfigBadRequest),
+                )
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1363,6 +1646,7 @@ impl ErrorResponse for GetBridgeSwapTokenConfigsError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1370,6 +1654,25 @@ impl ErrorResponse for GetBridgeSwapTokenConfigsError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::HttpApiDecodeError),
+                )
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1430,6 +1733,7 @@ impl ErrorResponse for GetDepositAddressRateLimitStatusError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1439,6 +1743,21 @@ impl ErrorResponse for GetDepositAddressRateLimitStatusError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -1534,6 +1853,7 @@ impl ErrorResponse for GetDepositAddressStatusError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1546,6 +1866,27 @@ impl ErrorResponse for GetDepositAddressStatusError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::PublicStatusUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -1657,6 +1998,7 @@ impl ErrorResponse for GetDepositAddressHistoryError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1672,6 +2014,27 @@ impl ErrorResponse for GetDepositAddressHistoryError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::DepositAddressHistoryUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -1794,6 +2157,7 @@ impl ErrorResponse for GetDepositAddressCompletedRefundsError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1806,6 +2170,27 @@ impl ErrorResponse for GetDepositAddressCompletedRefundsError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::PublicStatusUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -1911,6 +2296,7 @@ impl ErrorResponse for GetDepositAddressSupportedTokensError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1923,6 +2309,31 @@ impl ErrorResponse for GetDepositAddressSupportedTokensError {
                 )
             }
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::HttpApiDecodeError),
+                )
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::SupportedTokensUnprocessable),
+                )
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2004,6 +2415,7 @@ impl ErrorResponse for ExchangeApiKeyError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2013,6 +2425,29 @@ impl ErrorResponse for ExchangeApiKeyError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::HttpApiDecodeError),
+                )
+            }
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2094,6 +2529,7 @@ impl ErrorResponse for CreateDepositAddressesError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2116,6 +2552,38 @@ impl ErrorResponse for CreateDepositAddressesError {
                 )
             }
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            403 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ExtensionNotEnabled),
+                )
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::DepositAddressCreateUnprocessable),
+                )
+            }
+            429 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::DepositAddressCreateTooManyRequests),
+                )
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -2307,6 +2775,7 @@ impl ErrorResponse for CreateDepositAddressesLegacyError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2329,6 +2798,38 @@ impl ErrorResponse for CreateDepositAddressesLegacyError {
                 )
             }
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            403 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ExtensionNotEnabled),
+                )
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::DepositAddressCreateUnprocessable),
+                )
+            }
+            429 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::DepositAddressCreateTooManyRequests),
+                )
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -2514,6 +3015,7 @@ impl ErrorResponse for SearchDepositAddressesError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2524,6 +3026,26 @@ impl ErrorResponse for SearchDepositAddressesError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2617,6 +3139,7 @@ impl ErrorResponse for SearchDepositAddressesLegacyError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2627,6 +3150,26 @@ impl ErrorResponse for SearchDepositAddressesLegacyError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2718,6 +3261,7 @@ impl ErrorResponse for GetDepositAddressPublicStatusError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2730,6 +3274,31 @@ impl ErrorResponse for GetDepositAddressPublicStatusError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::PublicStatusUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2822,6 +3391,7 @@ impl ErrorResponse for GetWebhookPublicKeyError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2829,6 +3399,25 @@ impl ErrorResponse for GetWebhookPublicKeyError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::HttpApiDecodeError),
+                )
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2889,6 +3478,7 @@ impl ErrorResponse for ListUserEventsError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2898,6 +3488,25 @@ impl ErrorResponse for ListUserEventsError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2989,6 +3598,7 @@ impl ErrorResponse for SandboxDepositBridgeError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3001,6 +3611,30 @@ impl ErrorResponse for SandboxDepositBridgeError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            404 => Some(serde::Deserialize::deserialize(value).map(Self::BridgeNotFound)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3107,6 +3741,7 @@ impl ErrorResponse for SandboxDepositIntoAddressError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3120,6 +3755,34 @@ impl ErrorResponse for SandboxDepositIntoAddressError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::PublicStatusUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3230,6 +3893,7 @@ impl ErrorResponse for SandboxCreateRoutingDepositAddressError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3241,6 +3905,29 @@ impl ErrorResponse for SandboxCreateRoutingDepositAddressError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3341,6 +4028,7 @@ impl ErrorResponse for SandboxAdvanceClockError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3352,6 +4040,29 @@ impl ErrorResponse for SandboxAdvanceClockError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3446,6 +4157,7 @@ impl ErrorResponse for SandboxGetClockError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3455,6 +4167,25 @@ impl ErrorResponse for SandboxGetClockError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3537,6 +4268,7 @@ impl ErrorResponse for SandboxResetProjectError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3546,6 +4278,25 @@ impl ErrorResponse for SandboxResetProjectError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3634,6 +4385,7 @@ impl ErrorResponse for SandboxSendWebhookTestError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3645,6 +4397,29 @@ impl ErrorResponse for SandboxSendWebhookTestError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3739,6 +4514,7 @@ impl ErrorResponse for SandboxListWebhookDeliveriesError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3748,6 +4524,25 @@ impl ErrorResponse for SandboxListWebhookDeliveriesError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3833,6 +4628,7 @@ impl ErrorResponse for SandboxResendWebhookDeliveryError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3843,6 +4639,31 @@ impl ErrorResponse for SandboxResendWebhookDeliveryError {
             404 => Some(serde_json::from_slice(body).map(Self::WebhookDeliveryNotFound)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            404 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::WebhookDeliveryNotFound),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3934,6 +4755,7 @@ impl ErrorResponse for SandboxRecoverWebhookDeliveriesError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3944,6 +4766,28 @@ impl ErrorResponse for SandboxRecoverWebhookDeliveriesError {
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }

@@ -14,8 +14,10 @@ use std::sync::{Arc, OnceLock, RwLock};
 use bridge_contract::operations::*;
 use bridge_contract::{ErrorResponse, Operation, Security, OPENAPI_JSON};
 use bridge_server::decode::shape::OperationShapes;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::answer_json::AnswerJson;
 use crate::violation::{Rule, Violation};
 
 /// One operation of the document.
@@ -36,19 +38,28 @@ pub struct OpInfo {
     /// The decoder tables (path, query, body), in decoding order.
     pub shapes: &'static OperationShapes,
     /// Decodes an answer body of a status into the operation's generated Rust type (2xx: `Operation::Response`,
-    /// others: `Operation::Error`); the error is a JSON pointer and serde's message.
+    /// others: `Operation::Error`), from the answer already read for the schema check; the error is a JSON pointer
+    /// and serde's message.
     pub typed: TypedDecode,
 }
 
 /// See [`OpInfo::typed`].
-pub type TypedDecode = fn(u16, &[u8]) -> Result<(), (String, String)>;
+pub type TypedDecode = fn(u16, &[u8], &AnswerJson) -> Result<(), (String, String)>;
 
-/// Decodes an answer of `O` into its generated type (see [`OpInfo::typed`]).
-fn typed<O: Operation>(status: u16, body: &[u8]) -> Result<(), (String, String)> {
+/// Decodes an answer of `O` into its generated type (see [`OpInfo::typed`]). The common case, a body the type
+/// accepts, is decoded from the `Value` the schema check read (no second parse: `scripts/profile-proxy.sh`) when
+/// that `Value` holds what was sent (no repeated member), else from the bytes, where a plain struct refuses a
+/// repeated member as it always did. A refused body is decoded again from the bytes, with its path tracked, so that
+/// the error has the message and location of a decode from the bytes.
+fn typed<O: Operation>(status: u16, body: &[u8], answer: &AnswerJson) -> Result<(), (String, String)> {
+    let from_value = answer.holds_what_was_sent();
     if (200..300).contains(&status) {
-        // The common case, a body the type accepts, is decoded without tracking the path (which costs as much
-        // again as the decoding: `scripts/profile-proxy.sh`); a refused body is decoded again to locate the error.
-        if serde_json::from_slice::<O::Response>(body).is_ok() {
+        let accepted = if from_value {
+            O::Response::deserialize(&answer.value).is_ok()
+        } else {
+            serde_json::from_slice::<O::Response>(body).is_ok()
+        };
+        if accepted {
             return Ok(());
         }
         let de = &mut serde_json::Deserializer::from_slice(body);
@@ -67,8 +78,17 @@ fn typed<O: Operation>(status: u16, body: &[u8]) -> Result<(), (String, String)>
             (pointer, e.into_inner().to_string())
         });
     }
-    match <O::Error as ErrorResponse>::from_response(status, body) {
-        Some(Err(e)) => Err((String::new(), e.to_string())),
+    let decoded = if from_value {
+        <O::Error as ErrorResponse>::from_value(status, &answer.value).map(|r| r.map(drop))
+    } else {
+        <O::Error as ErrorResponse>::from_response(status, body).map(|r| r.map(drop))
+    };
+    match decoded {
+        // Refused: the message of a decode from the bytes (with serde_json's position).
+        Some(Err(_)) => match <O::Error as ErrorResponse>::from_response(status, body) {
+            Some(Err(e)) => Err((String::new(), e.to_string())),
+            _ => Ok(()),
+        },
         _ => Ok(()),
     }
 }
@@ -246,7 +266,8 @@ impl Contract {
                         format!("content type is {:?}, not application/json", content_type.unwrap_or("(none)")),
                     ));
                 }
-                let value = match serde_json::from_slice::<Value>(body) {
+                // Read once: the schema check and the typed decode both read this.
+                let answer = match AnswerJson::read(body) {
                     Err(e) => {
                         problems.push(AnswerProblem::new(
                             Rule::Json,
@@ -255,17 +276,18 @@ impl Contract {
                         ));
                         return problems;
                     }
-                    Ok(value) => value,
+                    Ok(answer) => answer,
                 };
+                let value = &answer.value;
                 // Valid is the common case, and `is_valid` is cheaper than collecting errors.
-                let valid = validator.is_valid(&value);
+                let valid = validator.is_valid(value);
                 if !valid {
-                    for error in validator.iter_errors(&value).take(5) {
-                        problems.push(self.schema_problem(schema, &value, &error));
+                    for error in validator.iter_errors(value).take(5) {
+                        problems.push(self.schema_problem(schema, value, &error));
                     }
                 }
                 if valid {
-                    if let Err((pointer, message)) = (op.typed)(status, body) {
+                    if let Err((pointer, message)) = (op.typed)(status, body, &answer) {
                         let at = format!("answer{pointer}");
                         let offending = value.pointer(&pointer).cloned();
                         problems.push(AnswerProblem {
@@ -409,5 +431,29 @@ mod tests {
         assert!(problems[0].contains("status 500 is not documented"), "{problems:?}");
         let problems = c.check_response(op, 200, Some("text/plain"), br#"{"quoteId":"q1"}"#);
         assert!(problems[0].contains("content type"), "{problems:?}");
+    }
+
+    /// The answer is read once, into the `Value` the schema check reads; the typed decode reads that `Value` unless
+    /// an object repeated a member (a `Value` keeps the last one only): a repeat the generated type refuses from
+    /// the bytes is still reported, with the bytes' message, for success and error answers alike.
+    #[test]
+    fn a_repeated_member_is_checked_as_sent() {
+        let c = contract();
+        let commit = c.op("commitQuote");
+        let once = br#"{"quoteId":"q1"}"#;
+        assert!(c.check_response(commit, 200, Some("application/json"), once).is_empty());
+        let twice = br#"{"quoteId":"q1","quoteId":"q2"}"#;
+        let problems = c.answer_problems(commit, 200, Some("application/json"), twice);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].rule, Rule::Typed);
+        assert!(problems[0].message.ends_with("duplicate field `quoteId` at line 1 column 25"), "{problems:?}");
+        let unauthorized = br#"{"_tag":"Unauthorized","message":"no","message":"no"}"#;
+        let problems = c.answer_problems(commit, 401, Some("application/json"), unauthorized);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].message.contains("duplicate field `message`"), "{problems:?}");
+        // A wrong type is refused from the `Value` and reported with the message of a decode from the bytes.
+        let wrong = br#"{"_tag":"Unauthorized","message":1}"#;
+        let problems = c.answer_problems(commit, 401, Some("application/json"), wrong);
+        assert!(problems.iter().any(|p| p.rule != Rule::Typed), "the schema refuses it first: {problems:?}");
     }
 }

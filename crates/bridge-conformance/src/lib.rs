@@ -41,6 +41,7 @@
 //! so any subset runs alone and earlier runs do not interfere. Against a shared deployment, use dedicated test
 //! projects: the checks create quotes, bridges awaiting a deposit and deposit addresses.
 
+pub mod answer_json;
 pub mod check;
 pub mod checks;
 pub mod config;
