@@ -1,6 +1,6 @@
 //! Checks that the committed generated code matches `schema/`; it generates nothing.
 //!
-//! Generated code is committed (see README.md, "Generated code"), so that crates depending on this one build
+//! Generated code is committed (see docs/contributing.md, "Why generated code is committed"), so that crates depending on this one build
 //! without any code generator. This script only compares the fingerprint of `schema/` with the one recorded in
 //! `src/generated/types.rs` and stops the build, saying what to run, when they differ. It reruns only when
 //! `schema/` or the generated file changes.

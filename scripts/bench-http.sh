@@ -15,6 +15,9 @@
 #                                               # temporary directory, a free port; needs Debian's postgresql)
 #   SANDBOX_FLAGS='--rate-limit 1e9' scripts/bench-http.sh   # more `serve` flags (here: the rate limit's check on
 #                                               # every request, with a limit never reached)
+#   SANDBOX_BIN=/tmp/before/bridge-sandbox scripts/bench-http.sh  # a sandbox binary built elsewhere (another
+#                                               # commit), so that two builds are compared in one session
+#   TARGETS='quote' scripts/bench-http.sh       # only these targets (of: quote bridge feed page1 page1-key)
 #
 # Needs wrk (Debian: apt-get install wrk). Prints one line per target and the ratio of its requests/s to the mean
 # of the bare runs just before and just after it (bare runs between every two targets).
@@ -32,7 +35,8 @@ need_tools
 
 echo "== building (release)"
 cargo build --release -q -p bridge-sandbox --bin bridge-sandbox --example bare_http
-SANDBOX="$TARGET_DIR/release/bridge-sandbox"
+SANDBOX="${SANDBOX_BIN:-$TARGET_DIR/release/bridge-sandbox}"
+echo "== sandbox: $SANDBOX"
 BARE="$TARGET_DIR/release/examples/bare_http"
 
 BACKEND=${BACKEND:-sqlite}
@@ -85,17 +89,21 @@ LUA
 echo "== wrk: $THREADS thread(s), $CONNECTIONS connections, ${DURATION}s per target, 127.0.0.1, store: $BACKEND"
 # The bare baseline runs before and after every target: each target's ratio is to the mean of the two bare runs
 # around it, so that load that comes and goes on a shared machine moves both sides of a ratio alike.
-run bare-1 "http://127.0.0.1:$BARE_PORT/"
-run quote "$U/bridge/quote/user" "$WORK/quote.lua"
-run bare-2 "http://127.0.0.1:$BARE_PORT/"
-run bridge "$U/bridge/history/bridge/$BRIDGE" "$WORK/auth.lua"
-run bare-3 "http://127.0.0.1:$BARE_PORT/"
-run feed "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=50" "$WORK/auth.lua"
-run bare-4 "http://127.0.0.1:$BARE_PORT/"
-run page1 "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=1" "$WORK/auth.lua"
-run bare-5 "http://127.0.0.1:$BARE_PORT/"
-run page1-key "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=1" "$WORK/key.lua"
-run bare-6 "http://127.0.0.1:$BARE_PORT/"
+TARGETS=${TARGETS:-quote bridge feed page1 page1-key}
+n=1
+run "bare-$n" "http://127.0.0.1:$BARE_PORT/"
+for target in $TARGETS; do
+    case $target in
+        quote) run quote "$U/bridge/quote/user" "$WORK/quote.lua" ;;
+        bridge) run bridge "$U/bridge/history/bridge/$BRIDGE" "$WORK/auth.lua" ;;
+        feed) run feed "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=50" "$WORK/auth.lua" ;;
+        page1) run page1 "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=1" "$WORK/auth.lua" ;;
+        page1-key) run page1-key "$U/webhook/user-events-cursor?sinceTimestamp=0&pageSize=1" "$WORK/key.lua" ;;
+        *) echo "unknown target $target (quote bridge feed page1 page1-key)" >&2; exit 2 ;;
+    esac
+    n=$((n + 1))
+    run "bare-$n" "http://127.0.0.1:$BARE_PORT/"
+done
 
 echo
 printf '%-11s %12s %10s %10s %10s %16s\n' target 'requests/s' p50 p99 requests 'ratio to bare'

@@ -7,6 +7,7 @@
 #   scripts/crash-test-multi.sh                          # ROUNDS=2 CLIENTS=6 LOAD_SECONDS=4
 #   ROUNDS=6 CLIENTS=12 scripts/crash-test-multi.sh      # longer
 #   PROFILE=debug scripts/crash-test-multi.sh            # with the debug build
+#   RETAIN=2s scripts/crash-test-multi.sh                # with `--retain 2s`: what is missing must have been purged
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFILE=${PROFILE:-release}

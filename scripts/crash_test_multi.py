@@ -31,6 +31,24 @@ binaries (initdb, pg_ctl, createdb, psql), found like the Rust tests find them. 
 The CI form is short (ROUNDS=1); the stress form repeats the kill often enough to catch a rare case, without
 waiting for the deliveries each round (DELIVERY_WAIT=0 skips that check), e.g.
   ROUNDS=30 CLIENTS=12 LOAD_SECONDS=3 FOLLOW_PAGE=3 DELIVERY_WAIT=0 scripts/crash-test-multi.sh
+
+RETAIN=2s runs every instance with `--retain 2s`: the purge deletes, during the run and under the kills, events
+(once delivered), quotes and ended bridges older than 2 s. Under RETAIN every other acknowledged commit is
+cancelled at once (PATCH .../bridge/{id} to a third instance): CANCELLED has ended, so those bridges are purged
+too; the others stay PENDING (the manual clock never moves them), under way, never to be purged. The test then
+expects only what the retention promises to keep, and proves the rest was purged, not lost: triggers it installs
+in the database copy every deleted event, delivery and bridge, with the time of its deletion, into tables of its
+own (`purged_*`), and the checks become:
+  * every acknowledged commit has its bridge, or its bridge was purged, ended (CANCELLED) and older than the
+    retention; every acknowledged cancellation's bridge is CANCELLED or purged; no bridge under way was purged;
+    exactly one BRIDGE_PENDING among the events kept and purged;
+  * every acknowledged event is in the feed or was purged;
+  * feed positions of the events kept and purged together are 1..N with no gap (nothing was lost, nothing taken
+    twice);
+  * nothing was purged younger than the retention (its `stored_ms` against the database's clock at its deletion)
+    and no delivery was purged pending; every event, kept or purged, reached the receiver;
+  * the two traversals and the follower agree up to events purged between their reads (each read in order; an
+    event one has and the other lacks was purged).
 """
 import glob
 import http.server
@@ -55,6 +73,7 @@ LOAD_SECONDS = float(os.environ.get("LOAD_SECONDS", "4"))
 DELIVERY_WAIT = float(os.environ.get("DELIVERY_WAIT", "90"))
 FOLLOW = os.environ.get("FOLLOW", "1") == "1"
 FOLLOW_PAGE = int(os.environ.get("FOLLOW_PAGE", "7"))
+RETAIN = os.environ.get("RETAIN") or None
 INSTANCES = 3
 PROJECT = "crash-a"
 QUOTE = {
@@ -111,6 +130,55 @@ class Postgres:
         self.run("pg_ctl", "-D", f"{self.dir}/data", "-m", "immediate", "-w", "stop")
 
 
+# What the purge deletes, copied by triggers with the database's time of the deletion (RETAIN=...).
+PURGE_AUDIT = """
+CREATE TABLE purged_events (seq BIGINT, id TEXT, body TEXT, webhook_url TEXT, stored_ms BIGINT, purged_ms BIGINT);
+CREATE TABLE purged_deliveries (event_id TEXT, delivered BOOLEAN, next_ms BIGINT, purged_ms BIGINT);
+CREATE TABLE purged_bridges (id TEXT, state TEXT, ended BOOLEAN, stored_ms BIGINT, purged_ms BIGINT);
+CREATE FUNCTION wall_ms() RETURNS BIGINT LANGUAGE sql AS
+  'SELECT CAST(round(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)';
+CREATE FUNCTION keep_purged_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+  INSERT INTO purged_events VALUES (OLD.seq, OLD.id, OLD.body, OLD.webhook_url, OLD.stored_ms, wall_ms());
+  RETURN OLD; END $$;
+CREATE FUNCTION keep_purged_delivery() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+  INSERT INTO purged_deliveries VALUES (OLD.event_id, OLD.delivered, OLD.next_ms, wall_ms());
+  RETURN OLD; END $$;
+CREATE FUNCTION keep_purged_bridge() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+  INSERT INTO purged_bridges VALUES (OLD.id, OLD.state, OLD.ended, OLD.stored_ms, wall_ms());
+  RETURN OLD; END $$;
+CREATE TRIGGER keep_purged_event BEFORE DELETE ON events FOR EACH ROW EXECUTE FUNCTION keep_purged_event();
+CREATE TRIGGER keep_purged_delivery BEFORE DELETE ON outbox FOR EACH ROW EXECUTE FUNCTION keep_purged_delivery();
+CREATE TRIGGER keep_purged_bridge BEFORE DELETE ON bridges FOR EACH ROW EXECUTE FUNCTION keep_purged_bridge();
+"""
+
+
+def retain_ms():
+    number, unit = RETAIN[:-1], RETAIN[-1]
+    return int(float(number) * {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}[unit])
+
+
+def purged_events(pg):
+    """The events the purge deleted: canonical JSON text -> (seq, id, webhook_url)."""
+    rows = pg.sql("SELECT seq, id, coalesce(webhook_url, ''), body FROM purged_events")
+    return {json.dumps(json.loads("|".join(r[3:])), sort_keys=True): (int(r[0]), r[1], r[2]) for r in rows}
+
+
+def in_order_but_purged(first, second, purged, what):
+    """`first` and `second` (canonical events, each read in feed order, `second` later) agree up to purged
+    events: each event one has and the other lacks was purged, and the rest is in the same order."""
+    problems = []
+    common = set(first) & set(second)
+    for name, events in ((f"{what}: first", first), (f"{what}: second", second)):
+        lacking = [e for e in events if e not in common and e not in purged]
+        if lacking:
+            problems.append(f"{name} read {len(lacking)} events the other lacks that were not purged: {lacking[:3]}")
+        if len(set(events)) != len(events):
+            problems.append(f"{name} read an event twice")
+    if [e for e in first if e in common] != [e for e in second if e in common]:
+        problems.append(f"{what}: the events both read are not in the same order")
+    return problems
+
+
 class Receiver(http.server.BaseHTTPRequestHandler):
     seen = {}
     lock = threading.Lock()
@@ -148,8 +216,9 @@ class Instance:
     def start(self):
         log = open(os.path.join(WORK, f"sandbox-{self.n}.log"), "ab")
         env = dict(os.environ, RUST_LOG="warn")
+        retain = ["--retain", RETAIN] if RETAIN else []
         self.proc = subprocess.Popen([SANDBOX, "serve", "--listen", f"127.0.0.1:{self.port}", "--database-url",
-                                      self.url, "--clock", "manual"], stdout=log, stderr=log, env=env)
+                                      self.url, "--clock", "manual", *retain], stdout=log, stderr=log, env=env)
         for _ in range(400):
             try:
                 urllib.request.urlopen(self.base + "/webhook/public-key", timeout=1).read()
@@ -165,6 +234,7 @@ class Acks:
     def __init__(self):
         self.lock = threading.Lock()
         self.commits, self.tests, self.failures = set(), {}, 0
+        self.cancels = set()  # under RETAIN: commits whose cancellation was acknowledged
 
 
 def client(n, round_no, instances, tok, hook, acks, stop):
@@ -191,6 +261,15 @@ def client(n, round_no, instances, tok, hook, acks, stop):
                     acks.commits.add(qid)
             elif status not in (404, 503):
                 raise RuntimeError(f"commit answered {status}: {body}")
+            if RETAIN and status == 200 and i % 2 == 0:
+                # Ended, so purged once older than the retention (bridge ids are quote ids).
+                status, body = call(instances[(n + 2) % INSTANCES].base, "PATCH", f"/bridge/history/bridge/{qid}", tok,
+                                    {"state": "CANCELLED"})
+                if status == 200:
+                    with acks.lock:
+                        acks.cancels.add(qid)
+                elif status != 503:
+                    raise RuntimeError(f"cancel answered {status}: {body}")
         except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
             with acks.lock:
                 acks.failures += 1
@@ -220,7 +299,7 @@ class Follower:
 
     def __init__(self, instances, tok):
         self.instances, self.tok = instances, tok
-        self.events, self.problems = [], []
+        self.events, self.problems, self.vanished = [], [], []
         self.token, self.page = None, []  # cursor of the page being read, its events consumed so far
         self.reads, self.cut = 0, 0
         self.n = 0
@@ -242,6 +321,12 @@ class Follower:
             return False
         self.reads += 1
         items = [canonical(e) for e in body["items"]]
+        if RETAIN and items[:len(self.page)] != self.page:
+            # Events of the page read before may have been purged since (older than the retention): what is left
+            # of the page must still begin the re-read; the vanished ones are checked against the purged later.
+            kept = set(items)
+            self.vanished += [e for e in self.page if e not in kept]
+            self.page = [e for e in self.page if e in kept]
         if items[:len(self.page)] != self.page:
             self.problems.append(
                 f"follower: page after token {self.token} re-read from instance {base} does not start with the "
@@ -267,8 +352,14 @@ class Follower:
         self.problems.append("follower: the feed did not end")
 
 
-def compare_follower(follower, fresh):
+def compare_follower(follower, fresh, purged=None):
     fresh = [canonical(e) for e in fresh]
+    if RETAIN:
+        problems = in_order_but_purged(follower.events, fresh, purged, "follower and a fresh traversal")
+        problems += [f"follower: an event vanished from a re-read page and was not purged: {e}"
+                     for e in follower.vanished if e not in purged][:3]
+        follower.vanished = []
+        return problems
     if follower.events == fresh:
         return []
     problems = []
@@ -286,6 +377,8 @@ def compare_follower(follower, fresh):
 
 
 def check(pg, base, tok, acks):
+    if RETAIN:
+        return check_retained(pg, base, tok, acks)
     problems = []
     for qid in sorted(acks.commits):
         status, body = call(base, "GET", f"/bridge/history/bridge/{qid}", tok)
@@ -339,6 +432,76 @@ def check(pg, base, tok, acks):
     return problems, events, waited
 
 
+def check_retained(pg, base, tok, acks):
+    """`check` under RETAIN: what the retention promises to keep is there; what is missing was purged, old."""
+    problems = []
+    keep = retain_ms()
+    answers = {qid: call(base, "GET", f"/bridge/history/bridge/{qid}", tok) for qid in sorted(acks.commits)}
+    # Read after the bridges: one purged before its read is here.
+    purged_bridges = {r[0]: r[1:] for r in pg.sql(
+        f"SELECT id, state, ended, stored_ms < purged_ms - {keep} FROM purged_bridges")}
+    for qid, (status, body) in answers.items():
+        if status == 200 and body.get("_id") == qid:
+            if qid in acks.cancels and body.get("state") != "CANCELLED":
+                problems.append(f"acknowledged cancellation of {qid} is not there: {body.get('state')}")
+        elif (status, body.get("_tag"), body.get("message")) != (422, "InvalidRequest", f"no bridge {qid}") \
+                or qid not in purged_bridges:  # an unknown bridge answers 422, as production does
+            problems.append(f"acknowledged commit {qid} is not there, nor purged: {status} {body}")
+    wrong = [(i, r) for i, r in purged_bridges.items() if r != ["CANCELLED", "t", "t"]]
+    if wrong:
+        problems.append(f"{len(wrong)} bridges purged that were not CANCELLED (ended) and older than the retention "
+                        f"(id, state, ended, older): {wrong[:5]}")
+    events, small = feed(base, tok, 50), feed(base, tok, 7)
+    purged = purged_events(pg)
+    events, small = [canonical(e) for e in events], [canonical(e) for e in small]
+    problems += in_order_but_purged(events, small, purged, "the feed with pageSize 50 and 7")
+    kept_and_purged = [json.loads(e) for e in set(events) | set(small) | set(purged)]
+    pending, tests = {}, set()
+    for e in kept_and_purged:
+        if e["_tag"] == "BRIDGE_PENDING":
+            pending[e["_id"]] = pending.get(e["_id"], 0) + 1
+        elif e["_tag"] == "WEBHOOK_TEST":
+            tests.add(e["message"])
+    twice = [q for q, n in pending.items() if n != 1]
+    if twice:
+        problems.append(f"{len(twice)} bridges with more than one BRIDGE_PENDING: {twice[:5]}")
+    missing = [q for q in acks.commits if q not in pending]
+    if missing:
+        problems.append(f"{len(missing)} acknowledged commits without BRIDGE_PENDING, kept or purged: {missing[:5]}")
+    missing_tests = [m for m in acks.tests if m not in tests]
+    if missing_tests:
+        problems.append(f"{len(missing_tests)} acknowledged webhook-test events neither kept nor purged: {missing_tests[:5]}")
+    # Kept and purged in one statement (one snapshot): an event purged between two reads would be in neither.
+    seqs = sorted(int(r[0]) for r in pg.sql("SELECT seq FROM events UNION ALL SELECT seq FROM purged_events"))
+    if seqs != list(range(1, len(seqs) + 1)):
+        problems.append(f"feed positions of the events kept and purged have gaps or repeats: {len(seqs)} events, "
+                        f"max {seqs[-1] if seqs else None}")
+    young = pg.sql(f"SELECT count(*) FROM purged_events WHERE stored_ms >= purged_ms - {keep}")[0][0]
+    pending_deliveries = pg.sql("SELECT count(*) FROM purged_deliveries WHERE next_ms IS NOT NULL")[0][0]
+    if young != "0":
+        problems.append(f"{young} events were purged younger than the retention ({RETAIN})")
+    if pending_deliveries != "0":
+        problems.append(f"{pending_deliveries} deliveries were purged while pending")
+    orphans = pg.sql("SELECT count(*) FROM quotes q WHERE committed AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.id = q.id)")
+    if orphans[0][0] != "0":
+        problems.append(f"{orphans[0][0]} committed quotes without a bridge")
+    if DELIVERY_WAIT <= 0:
+        return problems, [json.loads(e) for e in events], 0.0
+    ids = [r[0] for r in pg.sql("SELECT id FROM events WHERE webhook_url IS NOT NULL "
+                                "UNION ALL SELECT id FROM purged_events WHERE webhook_url IS NOT NULL")]
+    deadline = time.time() + DELIVERY_WAIT
+    while time.time() < deadline:
+        with Receiver.lock:
+            undelivered = [i for i in ids if i not in Receiver.seen]
+        if not undelivered:
+            break
+        time.sleep(0.5)
+    waited = DELIVERY_WAIT - max(0.0, deadline - time.time())
+    if undelivered:
+        problems.append(f"{len(undelivered)} events with a webhookUrl never delivered: {undelivered[:5]}")
+    return problems, [json.loads(e) for e in events], waited
+
+
 def main():
     t0 = time.time()
     pg = Postgres()
@@ -350,6 +513,8 @@ def main():
     try:
         for inst in instances:
             inst.start()
+        if RETAIN:
+            pg.sql(PURGE_AUDIT)
         tok = subprocess.check_output([SANDBOX, "token", "--project", PROJECT, "--database-url", pg.url], text=True).strip()
         rng = random.Random(int(os.environ.get("SEED", "1")))
         acks = Acks()
@@ -378,11 +543,15 @@ def main():
             n_events = len(fresh)
             if follower:
                 follower.catch_up()
-                round_problems += follower.problems + compare_follower(follower, fresh)
+                round_problems += follower.problems + compare_follower(
+                    follower, fresh, purged_events(pg) if RETAIN else None)
                 follower.problems = []
+            purged_so_far = pg.sql("SELECT (SELECT count(*) FROM purged_events) || ' events, ' || "
+                                   "(SELECT count(*) FROM purged_bridges) || ' bridges'")[0][0] if RETAIN else None
             print(f"round {round_no}: instance {victim.n} killed after {delay:.2f} s and restarted under load; "
                   f"{len(acks.commits)} commits and {len(acks.tests)} test events acknowledged so far, "
                   f"feed {n_events} events, all delivered after {waited:.1f} s; requests cut: {acks.failures}; "
+                  + (f"{len(acks.cancels)} cancelled; {purged_so_far} purged (--retain {RETAIN}); " if RETAIN else "")
                   + (f"follower {len(follower.events)} events in {follower.reads} pages ({follower.cut} cut); "
                      if follower else "") +
                   f"{'OK' if not round_problems else 'PROBLEMS'}", flush=True)
@@ -401,7 +570,8 @@ def main():
         sys.exit(1)
     print(f"multi-instance crash test passed in {time.time() - t0:.1f} s: {ROUNDS} SIGKILLs of one of {INSTANCES} "
           f"instances, every acknowledged commit with its bridge and one BRIDGE_PENDING, feed without gap or duplicate, "
-          f"every event delivered")
+          f"every event delivered"
+          + (f"; with --retain {RETAIN}: what is missing was purged, older than the retention" if RETAIN else ""))
 
 
 if __name__ == "__main__":

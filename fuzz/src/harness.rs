@@ -4,9 +4,9 @@
 //! `assert!`s are the properties checked on top of "no panic".
 //!
 //! Input formats (the seed corpora in `fuzz/corpus/` are written in them):
-//! * [`request`]: byte 0 picks the operation (modulo the 17 operations, in the document's order), byte 1 the
-//!   `Content-Type` ([`CONTENT_TYPES`]), then `PATH\nQUERY\nBODY`: PATH is the path parameters' values separated
-//!   by `/` (in the order the operation declares them), QUERY a raw query string, BODY the raw body.
+//! * [`request`]: byte 0 picks the operation (modulo their number, in the document's order: `AnyOperation::ALL`),
+//!   byte 1 the `Content-Type` ([`CONTENT_TYPES`]), then `PATH\nQUERY\nBODY`: PATH is the path parameters' values
+//!   separated by `/` (in the order the operation declares them), QUERY a raw query string, BODY the raw body.
 //! * [`event`]: a JSON document, decoded as every event-carrying type.
 //! * [`webhook`]: `SIGNATURE\nBODY`: the `X-Webhook-Signature` header value, then the delivered body; the
 //!   verifier holds the public key of `crates/bridge-client/tests/fixtures/signer_a.pub.pem`.
@@ -106,7 +106,7 @@ pub fn request(data: &[u8]) {
     }
     let content_type = CONTENT_TYPES[data[1] as usize % CONTENT_TYPES.len()];
     let (path, query, body) = split3(&data[2..]);
-    let mut index = data[0] as usize % 17;
+    let mut index = data[0] as usize % AnyOperation::ALL.len();
     macro_rules! pick {
         ($op:ident, $id:literal) => {
             if index == 0 {
@@ -120,7 +120,7 @@ pub fn request(data: &[u8]) {
 }
 
 /// Decodes `data` as `T`; a value that decodes encodes, and its encoding decodes again to the same encoding
-/// (the second pass is the fixed point: numbers are read to within one unit in the last place, README.md).
+/// (the second pass is the fixed point: numbers are read to within one unit in the last place, docs/rust.md).
 fn round_trip<T: DeserializeOwned + Serialize>(data: &[u8]) -> Option<T> {
     let value: T = serde_json::from_slice(data).ok()?;
     let once = serde_json::to_string(&value).expect("a decoded value encodes");

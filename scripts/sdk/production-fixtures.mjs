@@ -102,7 +102,7 @@ const DATES = new Set(['DateFromString', 'DateTimeUtc']);
 // A realistic value for a string member, from its name (and the production alias of its type).
 function stringFor(name, ref, n) {
   // Decimal members: by production alias, and plain `string` amounts and fees (production writes decimals there too,
-  // as the facts file says of the quote errors' amounts).
+  // as production does for the quote errors' amounts: docs/production.md, "Error bodies").
   if ((ref && DECIMAL_STRINGS.has(ref)) || (!ref && /(amount|fee|cost)$/i.test(name) && !/^amountWei$/.test(name))) {
     return name.toLowerCase().includes('fee') ? '0.125' : `1${n}0.25`;
   }

@@ -280,7 +280,7 @@ impl Arbitrary for BridgeQuoteRequest {
             (
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 proptest::option::of(any::<PostBridgeData>()),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,2048}"),
             ),
         )
             .prop_map(|
@@ -332,7 +332,7 @@ impl Arbitrary for BridgeSwapQuoteRequest {
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 proptest::option::of(any::<PostBridgeData>()),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,2048}"),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
             ),
         )
@@ -380,7 +380,7 @@ impl Arbitrary for DepositAddressCreateRequest {
                 ),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,80}"),
                 proptest::option::of(any::<ReusePolicy>()),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,2048}"),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
@@ -432,7 +432,7 @@ impl Arbitrary for LegacyDepositAddressCreateRequest {
                 ),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,80}"),
                 proptest::option::of(any::<ReusePolicy>()),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,2048}"),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
@@ -524,7 +524,7 @@ impl Arbitrary for BridgeQuote {
             ),
             (
                 proptest::option::of(any::<PostBridgeData>()),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,2048}"),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
             ),
         )
@@ -613,7 +613,7 @@ impl Arbitrary for DepositAddressBridgeQuote {
             ),
             (
                 proptest::option::of(any::<PostBridgeData>()),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,2048}"),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
             ),
         )
@@ -702,7 +702,7 @@ impl Arbitrary for BridgeSwapQuote {
             ),
             (
                 proptest::option::of(any::<PostBridgeData>()),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,2048}"),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
@@ -2478,7 +2478,7 @@ impl Arbitrary for DepositAddressSearchItem {
                 proptest::option::of(any::<ChainMetadata>()),
                 proptest::option::of(Just(DepositAddressSearchItemTag::default())),
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,2048}"),
             ),
         )
             .prop_map(|
@@ -6983,7 +6983,7 @@ impl Arbitrary for SandboxRoutingDepositAddressRequest {
                 "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
                 proptest::collection::vec(any::<RoutingRoute>(), 1..=7),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,80}"),
-                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,2048}"),
             ),
         )
             .prop_map(|((deposit_chain, routes, address_note, webhook_url),)| SandboxRoutingDepositAddressRequest {
@@ -7067,7 +7067,7 @@ impl Arbitrary for SandboxWebhookTestRequest {
     fn arbitrary_with(_: ()) -> Self::Strategy {
         (
             (
-                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,25}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,2048}",
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
             ),
         )
@@ -7426,6 +7426,27 @@ impl Arbitrary for PayloadTooLarge {
             .boxed()
     }
 }
+impl Arbitrary for RequestTimeoutTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(RequestTimeoutTag::ALL).boxed()
+    }
+}
+impl Arbitrary for RequestTimeout {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(RequestTimeoutTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| RequestTimeout { tag, message })
+            .boxed()
+    }
+}
 impl Arbitrary for ServiceUnavailableTag {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
@@ -7444,6 +7465,27 @@ impl Arbitrary for ServiceUnavailable {
             ),
         )
             .prop_map(|((tag, message),)| ServiceUnavailable { tag, message })
+            .boxed()
+    }
+}
+impl Arbitrary for ProxyErrorTag {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(ProxyErrorTag::ALL).boxed()
+    }
+}
+impl Arbitrary for ProxyError {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                Just(ProxyErrorTag::default()),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((tag, message),)| ProxyError { tag, message })
             .boxed()
     }
 }

@@ -895,8 +895,26 @@ impl PayloadTooLarge {
         }
     }
 }
+impl RequestTimeout {
+    /// A `RequestTimeout` with its tags set and its optional members absent.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            tag: Default::default(),
+            message: message.into(),
+        }
+    }
+}
 impl ServiceUnavailable {
     /// A `ServiceUnavailable` with its tags set and its optional members absent.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            tag: Default::default(),
+            message: message.into(),
+        }
+    }
+}
+impl ProxyError {
+    /// A `ProxyError` with its tags set and its optional members absent.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             tag: Default::default(),

@@ -202,3 +202,36 @@ fn a_changed_constraint_is_noticed() {
     let name = "DepositAddressCreateRequest";
     assert_ne!(a.shape(&doc["components"]["schemas"][name], 0), b.shape(&changed["components"]["schemas"][name], 0));
 }
+
+/// `AnyOperation` is the document's operations, each variant the operation of its unit struct, in the order of
+/// `every_operation!` (the document's), and `ALL[op as usize] == op` (a table per operation is indexed so).
+#[test]
+fn any_operation_is_every_operation_in_the_documents_order() {
+    let doc: Value = serde_json::from_str(OPENAPI_SOURCE_JSON).unwrap();
+    let mut documented = Vec::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for operation in item.as_object().unwrap().values() {
+            documented.extend(operation.get("operationId").and_then(Value::as_str));
+        }
+    }
+    let ids: Vec<&str> = AnyOperation::ALL.iter().map(|op| op.id()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    documented.sort_unstable();
+    assert_eq!(sorted, documented);
+    for (i, op) in AnyOperation::ALL.into_iter().enumerate() {
+        assert_eq!(op as usize, i, "{op}");
+        assert_eq!(AnyOperation::from_id(op.id()), Some(op));
+        assert_eq!(op.to_string(), op.id());
+    }
+    assert_eq!(AnyOperation::from_id("noSuchOperation"), None);
+    let mut typed = Vec::new();
+    macro_rules! each {
+        ($ty:ident, $id:literal) => {
+            assert_eq!(AnyOperation::$ty.id(), <operations::$ty as Operation>::ID);
+            typed.push($id);
+        };
+    }
+    every_operation!(each);
+    assert_eq!(typed, ids);
+}

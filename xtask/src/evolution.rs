@@ -37,7 +37,7 @@ receivers); servers implement it (the service, bridge-sandbox, implementations o
 A change that makes fewer messages valid breaks whoever sends them (a new required request member breaks clients);
 one that makes more messages valid breaks whoever receives them (a new enum value in a response breaks clients,
 whose generated enums are closed; a loosened request constraint breaks servers); retyping and removing break both.
-README.md, \"API evolution\", has the table of rules.
+docs/contributing.md, \"API evolution\", has the table of rules.
 
 Exit status: 0 nothing breaks, 1 something breaks, 2 cannot compare (unknown revision, no or unparsable schema).
 

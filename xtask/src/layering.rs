@@ -5,7 +5,9 @@
 //!   nothing in the other may name the first. A module and its own submodules are one unit here (a folder's
 //!   `mod.rs` wires its files).
 //! * A crate with a layer table ([`LAYERS`]) is layered: no module names a top-level module of a higher layer.
-//!   Every top-level module of such a crate must be in the table; the crate root (`lib.rs`) is in none.
+//!   Every top-level module of such a crate must be in the table; the crate root (`lib.rs`) is in none. Modules of
+//!   one layer may name each other one way, unless the table sets them apart ([`Layered::apart`]): then neither
+//!   names the other, and what they share belongs to a layer below.
 //!
 //! The module tree is read with syn from each crate root (`src/lib.rs`, `src/main.rs`), following `mod`
 //! declarations (and `#[path]`). Leaving out `#[cfg(test)]` and `#[test]` items, every `crate::…` and `super::…`
@@ -21,11 +23,42 @@ use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{Attribute, Item, UseTree};
 
-/// The layered crates: each crate root with its top-level modules from the lowest layer up.
-pub const LAYERS: &[(&str, &[&[&str]])] = &[(
-    "crates/bridge-sandbox/src/lib.rs",
-    &[&["domain"], &["infra"], &["access"], &["http"], &["dashboard", "operate"], &["app"]],
-)];
+/// A layered crate: its top-level modules from the lowest layer up.
+#[derive(Debug)]
+pub struct Layered {
+    /// The crate root, from the workspace root.
+    pub root: &'static str,
+    /// The top-level modules, layer by layer, lowest first.
+    pub layers: &'static [&'static [&'static str]],
+    /// Modules that stand apart: none of them names another (each a top-level module of the table).
+    pub apart: &'static [&'static str],
+}
+
+/// The layered crates.
+pub const LAYERS: &[Layered] = &[
+    Layered {
+        root: "crates/bridge-sandbox/src/lib.rs",
+        layers: &[
+            &["domain"],
+            &["infra"],
+            &["access", "pipeline"],
+            &["operations"],
+            &["service"],
+            &["dashboard", "docs", "operate"],
+            &["app"],
+        ],
+        apart: &[],
+    },
+    // The base (the contract and the checks of one exchange), the report formats, the two tools side by side
+    // and never naming each other, and the one function that runs the runner through the proxy.
+    Layered {
+        root: "crates/bridge-conformance/src/lib.rs",
+        layers: &[&["contract"], &["report"], &["runner", "proxy"], &["through_proxy"]],
+        apart: &["runner", "proxy"],
+    },
+];
+
+const UNLAYERED: Layered = Layered { root: "", layers: &[], apart: &[] };
 
 /// The problems of every crate root of the workspace (`src/`, `crates/*/src/`, `xtask/src/`); none when the
 /// module graph is as it should be.
@@ -36,11 +69,16 @@ pub fn problems(root: &Path) -> anyhow::Result<Vec<String>> {
     }
     dirs.sort();
     let mut problems = Vec::new();
+    let mut roots = Vec::new();
     for file in dirs.iter().flat_map(|dir| [dir.join("lib.rs"), dir.join("main.rs")]).filter(|f| f.is_file()) {
         let rel = file.strip_prefix(root).unwrap_or(&file).to_string_lossy().replace('\\', "/");
-        let layers = LAYERS.iter().find(|(path, _)| *path == rel).map_or(&[][..], |(_, layers)| *layers);
+        let layered = LAYERS.iter().find(|l| l.root == rel).unwrap_or(&UNLAYERED);
         let graph = Graph::load(&file)?;
-        problems.extend(graph.problems(layers).into_iter().map(|p| format!("{rel}: {p}")));
+        problems.extend(graph.problems(layered).into_iter().map(|p| format!("{rel}: {p}")));
+        roots.push(rel);
+    }
+    for layered in LAYERS.iter().filter(|l| !roots.contains(&l.root.to_owned())) {
+        problems.push(format!("{}: a crate root of LAYERS that is not in the workspace", layered.root));
     }
     Ok(problems)
 }
@@ -170,11 +208,13 @@ impl Graph {
         path
     }
 
-    /// Sibling cycles, then names of a higher layer (none if `layers` is empty).
-    fn problems(&self, layers: &[&[&str]]) -> Vec<String> {
+    /// Sibling cycles, then names of a higher layer and between modules set apart (none without a table).
+    fn problems(&self, layered: &Layered) -> Vec<String> {
+        let layers = layered.layers;
         // (parent, a) -> b -> an example: something in `parent::a` names `parent::b`.
         let mut edges = BTreeMap::<(ModPath, String), BTreeMap<String, String>>::new();
         let mut upward = BTreeSet::new();
+        let mut across = BTreeSet::new();
         let layer = |top: &str| layers.iter().position(|names| names.contains(&top));
         for (module, written) in &self.refs {
             let named = self.resolve(written);
@@ -196,6 +236,9 @@ impl Graph {
                             high + 1
                         ));
                     }
+                }
+                if from != to && layered.apart.contains(&from.as_str()) && layered.apart.contains(&to.as_str()) {
+                    across.insert(format!("{} names {}", module.join("::"), named.join("::")));
                 }
             }
         }
@@ -220,7 +263,11 @@ impl Graph {
                 problems.push(format!("module {} is in no layer of xtask/src/layering.rs's LAYERS", top[0]));
             }
         }
+        for name in layered.apart.iter().filter(|name| layer(name).is_none()) {
+            problems.push(format!("module {name} is set apart but in no layer of xtask/src/layering.rs's LAYERS"));
+        }
         problems.extend(upward.into_iter().map(|p| format!("{p}: an import from a higher layer")));
+        problems.extend(across.into_iter().map(|p| format!("{p}: modules set apart name each other")));
         problems
     }
 }
@@ -335,14 +382,23 @@ mod tests {
     use super::*;
 
     /// Writes `files` (path, text) into a fresh folder and checks the crate rooted at its `lib.rs`.
-    fn check(files: &[(&str, &str)], layers: &[&[&str]]) -> Vec<String> {
+    fn check(files: &[(&str, &str)], layers: &'static [&'static [&'static str]]) -> Vec<String> {
+        check_apart(files, layers, &[])
+    }
+
+    /// [`check`] with modules set apart.
+    fn check_apart(
+        files: &[(&str, &str)],
+        layers: &'static [&'static [&'static str]],
+        apart: &'static [&'static str],
+    ) -> Vec<String> {
         let dir = tempfile::tempdir().unwrap();
         for (path, text) in files {
             let path = dir.path().join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        Graph::load(&dir.path().join("lib.rs")).unwrap().problems(layers)
+        Graph::load(&dir.path().join("lib.rs")).unwrap().problems(&Layered { root: "lib.rs", layers, apart })
     }
 
     #[test]
@@ -350,10 +406,16 @@ mod tests {
         let root = crate::workspace_root();
         let problems = problems(&root).expect("the check runs");
         assert!(problems.is_empty(), "the module graph:\n  - {}", problems.join("\n  - "));
-        // The scan sees the real tree: the sandbox's layers and many modules.
+        // The scan sees the real tree: the layered crates and many modules.
         let sandbox = Graph::load(&root.join("crates/bridge-sandbox/src/lib.rs")).unwrap();
         assert!(sandbox.modules.len() > 50, "{:?}", sandbox.modules);
         assert!(sandbox.refs.len() > 200, "{} paths", sandbox.refs.len());
+        let conformance = Graph::load(&root.join("crates/bridge-conformance/src/lib.rs")).unwrap();
+        assert!(conformance.modules.len() > 25, "{:?}", conformance.modules);
+        let names = |from: &str, to: &str| {
+            conformance.refs.iter().any(|(m, p)| m[0] == from && p.first().is_some_and(|p| p == to))
+        };
+        assert!(names("runner", "contract") && names("proxy", "contract") && names("through_proxy", "runner"));
     }
 
     #[test]
@@ -425,6 +487,33 @@ mod tests {
         unlisted[0].1 = "mod high;\nmod low;\nmod other;\n";
         unlisted.push(("other.rs", ""));
         assert_eq!(check(&unlisted, layers), ["module other is in no layer of xtask/src/layering.rs's LAYERS"]);
+    }
+
+    #[test]
+    fn modules_set_apart_never_name_each_other_either_way() {
+        let layers: &[&[&str]] = &[&["base"], &["one", "two"], &["top"]];
+        let files = [
+            ("lib.rs", "mod base;\nmod one;\nmod two;\nmod top;\n"),
+            ("base.rs", "pub struct Base;\n"),
+            ("one.rs", "pub fn f(_: crate::base::Base) {}\n"),
+            ("two/mod.rs", "mod inner;\n"),
+            ("two/inner.rs", "pub fn g(_: crate::base::Base) {}\n"),
+            ("top.rs", "pub fn h() { crate::one::f(crate::base::Base); }\nuse crate::two::inner as _;\n"),
+        ];
+        assert_eq!(check_apart(&files, layers, &["one", "two"]), Vec::<String>::new());
+        // One way is allowed in a layer, but not between modules set apart (from a submodule too).
+        let mut one_way = files;
+        one_way[4].1 = "pub fn g(_: crate::base::Base) { crate::one::f(crate::base::Base) }\n";
+        assert_eq!(check(&one_way, layers), Vec::<String>::new());
+        assert_eq!(
+            check_apart(&one_way, layers, &["one", "two"]),
+            ["two::inner names one::f: modules set apart name each other"]
+        );
+        // A module set apart must be in the table.
+        assert_eq!(
+            check_apart(&files, layers, &["one", "three"]),
+            ["module three is set apart but in no layer of xtask/src/layering.rs's LAYERS"]
+        );
     }
 
     #[test]

@@ -18,7 +18,10 @@
 //!   schema), the answer `bridge_server::router` gives for any operation whose implementation fails;
 //! * every authenticated operation documents 429 [`TOO_MANY_REQUESTS`] (or a response whose schema is a union with
 //!   its schema), the answer `bridge_server::router` gives when its admission step (a rate limit) refuses the
-//!   caller's project.
+//!   caller's project;
+//! * every operation without authentication that has a request body documents 408 [`REQUEST_TIMEOUT`], the answer
+//!   `bridge_server::router` gives when such a body (read before any credential is checked) is not received whole
+//!   within its short deadline.
 
 use std::collections::BTreeSet;
 
@@ -35,6 +38,8 @@ const SERVICE_UNAVAILABLE_SCHEMA: &str = "#/components/schemas/ServiceUnavailabl
 /// its schema).
 pub const TOO_MANY_REQUESTS: &str = "#/components/responses/TooManyRequests";
 const TOO_MANY_REQUESTS_SCHEMA: &str = "#/components/schemas/TooManyRequests";
+/// The response every operation without authentication that has a request body documents as its 408.
+pub const REQUEST_TIMEOUT: &str = "#/components/responses/RequestTimeout";
 
 pub fn problems(doc: &Value, _ordered: &Yaml) -> Vec<String> {
     let mut lint = Lint { doc, problems: Vec::new() };
@@ -108,6 +113,15 @@ impl<'a> Lint<'a> {
                 };
                 let unavailable = answers("503", SERVICE_UNAVAILABLE, SERVICE_UNAVAILABLE_SCHEMA);
                 let throttled = !self.authenticated(op) || answers("429", TOO_MANY_REQUESTS, TOO_MANY_REQUESTS_SCHEMA);
+                let unauthenticated_body = !self.authenticated(op) && op.get("requestBody").is_some();
+                let timely = responses.and_then(|r| r.get("408")).and_then(|r| r.get("$ref")).and_then(Value::as_str)
+                    == Some(REQUEST_TIMEOUT);
+                if unauthenticated_body && !timely {
+                    self.problems.push(format!(
+                        "{at}: 408 must be `$ref: '{REQUEST_TIMEOUT}'` (the server answers it for an operation without \
+                         authentication whose body does not arrive within its short deadline)"
+                    ));
+                }
                 if !unavailable {
                     self.problems.push(format!(
                         "{at}: 503 must be `$ref: '{SERVICE_UNAVAILABLE}'` or a response whose schema is a union with `{SERVICE_UNAVAILABLE_SCHEMA}` \
@@ -538,6 +552,24 @@ mod tests {
             {"$ref": "#/components/schemas/Other"}}}});
         assert_eq!(about_429(&document(None, Some(other))).len(), 1, "another 429 is not enough");
         assert!(about_429(&document(Some(json!([])), None)).is_empty(), "no security: not limited");
+    }
+
+    #[test]
+    fn every_operation_without_authentication_that_has_a_body_documents_408() {
+        let about_408 = |doc: &Value| -> Vec<String> {
+            super::problems(doc, &crate::bundle::Yaml::Null).into_iter().filter(|p| p.contains("408")).collect()
+        };
+        let mut doc = document(Some(json!([])), None);
+        assert!(about_408(&doc).is_empty(), "no body: nothing to time out");
+        doc["paths"]["/thing"]["get"]["requestBody"] = json!({"content": {}});
+        let missing = about_408(&doc);
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert!(missing[0].starts_with("GET /thing: 408 must be"), "{missing:?}");
+        doc["paths"]["/thing"]["get"]["responses"]["408"] = json!({"$ref": super::REQUEST_TIMEOUT});
+        assert!(about_408(&doc).is_empty());
+        let mut authenticated = document(None, Some(json!({"$ref": super::TOO_MANY_REQUESTS})));
+        authenticated["paths"]["/thing"]["get"]["requestBody"] = json!({"content": {}});
+        assert!(about_408(&authenticated).is_empty(), "an authenticated body is read after the credential");
     }
 
     #[test]

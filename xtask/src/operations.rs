@@ -1,6 +1,6 @@
 //! Generates `src/generated/operations.rs`: for every operation, a unit struct implementing
 //! `bridge_contract::Operation` (id, method, path, security, parameter/body/answer types) and an error enum with
-//! one variant per documented error status.
+//! one variant per documented error status; `AnyOperation`, an enum of every operation; `every_operation!`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,13 +21,15 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let ops = schema::operations(doc)?;
     let operations = ops.iter().map(|op| operation(doc, op)).collect::<anyhow::Result<Vec<_>>>()?;
     let headers = headers(doc)?;
-    let names = ops.iter().map(|op| format_ident!("{}", op.id.to_upper_camel_case()));
-    let ids = ops.iter().map(|op| &op.id);
+    let names: Vec<_> = ops.iter().map(|op| format_ident!("{}", op.id.to_upper_camel_case())).collect();
+    let ids: Vec<_> = ops.iter().map(|op| &op.id).collect();
+    let any = any_operation(&ops, &names);
     let items = quote! {
         use serde::Serialize;
         use crate::operation::{ErrorResponse, Operation, Security};
         use crate::types::*;
         #(#operations)*
+        #any
         #headers
         /// Calls `$callback!(Operation, "operationId");` once for every operation, in the document's order.
         #[macro_export]
@@ -38,9 +40,41 @@ pub fn generate(doc: &Yaml) -> anyhow::Result<Vec<(PathBuf, String)>> {
         }
     };
     let preamble = format!(
-        "{HEADER}\n//! One unit struct per operation, implementing [`crate::Operation`], and its error enum.\n\n"
+        "{HEADER}\n//! One unit struct per operation, implementing [`crate::Operation`], and its error enum; [`AnyOperation`]:\n//! every operation as a value.\n\n"
     );
     Ok(vec![(PathBuf::from("src/generated/operations.rs"), rust_file(&preamble, items)?)])
+}
+
+/// `AnyOperation`: every operation as a value, one variant per `operationId` (named as its unit struct), in the
+/// document's order. Not `#[non_exhaustive]`: a `match` over it names every operation, so an operation added to
+/// the schema fails to compile wherever operations are dispatched until it is handled there.
+fn any_operation(ops: &[Op<'_>], names: &[proc_macro2::Ident]) -> TokenStream {
+    let variant_docs =
+        ops.iter().map(|op| doc_comment(&format!("`{} {}` (`{}`).", op.method.to_uppercase(), op.path, op.id)));
+    let count = unsuffixed(ops.len() as u64);
+    quote! {
+        /// Every operation of the document as a value, one variant per `operationId` (named as its unit struct in
+        /// this module), in the document's order. A `match` over it names every operation: one added to the schema
+        /// does not compile until each `match` handles it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum AnyOperation { #(#variant_docs #names,)* }
+        impl AnyOperation {
+            /// Every operation, in the document's order (`ALL[op as usize] == op`).
+            pub const ALL: [AnyOperation; #count] = [#(Self::#names),*];
+            /// The `operationId`.
+            pub const fn id(self) -> &'static str {
+                match self { #(Self::#names => <#names as Operation>::ID,)* }
+            }
+            /// The operation whose `operationId` is `id`.
+            pub fn from_id(id: &str) -> Option<Self> {
+                Self::ALL.into_iter().find(|op| op.id() == id)
+            }
+        }
+        impl std::fmt::Display for AnyOperation {
+            /// The `operationId`.
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str(self.id()) }
+        }
+    }
 }
 
 /// The unit struct of one operation, its `Operation` impl, its error enum and the error enum's impls.

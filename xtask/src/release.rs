@@ -1,4 +1,4 @@
-//! The release policy `cargo xtask release-check` enforces (README.md, "API evolution"):
+//! The release policy `cargo xtask release-check` enforces (docs/contributing.md, "API evolution"):
 //!
 //! * the released crates ([`RELEASED`]) share one version (they are generated from one schema and released
 //!   together);

@@ -26,18 +26,20 @@
 //!   (`bridge_contract::operations::{Operation}Error`, one variant per documented status, each holding that
 //!   status's body type); an undocumented status or body is [`Error::UnexpectedResponse`] with the status,
 //!   headers and raw body. Its text names the operation (`getBridge (GET /bridge/history/bridge/{bridgeId})
-//!   failed: HTTP 404 BridgeNotFound: ...`).
+//!   failed: HTTP 422 InvalidRequest: ...`).
 //! * Pagers ([`pagers`]): the event feed and the deposit-address search as streams following `nextPageToken`,
 //!   the history page by page.
 //! * [`webhook`]: verifying deliveries ([`webhook::WebhookVerifier::verify`]) and signing them
-//!   ([`webhook::WebhookSigner`], used by the sandbox), one implementation for both sides; an event of a kind
-//!   this build does not know arrives as [`webhook::Event::Unknown`] instead of failing the delivery.
+//!   ([`webhook::WebhookSigner`], used by the sandbox), one implementation for both sides (`bridge_contract`'s,
+//!   feature `webhook-signing`, re-exported); an event of a kind this build does not know arrives as
+//!   [`webhook::Event::Unknown`] instead of failing the delivery.
 //!
 //! ## How the client is generated
 //!
 //! `cargo xtask regen` runs progenitor 0.15 (`progenitor::Generator`, in `xtask/src/client.rs`) and commits its
-//! output to `src/generated/client.rs` (the [`raw`] module); it also writes `src/generated/operations.rs`, the
-//! typed methods of [`Client`] over progenitor's, from progenitor's own method signatures. Generation happens
+//! output to `src/generated/client.rs` (the [`raw`] module); it also writes `src/generated/methods.rs`, the
+//! typed methods of [`Client`] over progenitor's, from progenitor's own method signatures, and
+//! `src/generated/operations.rs`, what the request hooks know of each operation. Generation happens
 //! in the workspace, **not in a build script or macro**, so services that depend on this crate never compile
 //! progenitor, typify or syn: they compile `progenitor-client` (a small runtime), `reqwest` and the contract
 //! types. `cargo xtask check` fails when the committed output is stale.
@@ -183,7 +185,10 @@ pub mod retry;
 mod transport;
 pub mod wait;
 mod wait_policy;
-pub mod webhook;
+/// Webhook deliveries: verifying and signing them, one implementation for both sides (`bridge_contract`'s, with
+/// its `webhook-signing` feature; these paths are the ones earlier versions had here).
+#[doc(inline)]
+pub use bridge_contract::webhook;
 
 /// progenitor's generated client (`src/generated/client.rs`), which [`Client`] wraps: the same operations,
 /// returning `progenitor_client::ResponseValue` and leaving error bodies raw. Build it through [`Client`]
@@ -213,3 +218,9 @@ pub use retry::RetryPolicy;
 pub use transport::{Settings, DEFAULT_USER_AGENT};
 pub use wait::{BridgeRecordExt, Until, WaitError, WaitPolicy};
 pub use webhook::Event;
+
+// The package page (`README.md`, the manifest's `readme`) is compiled as a doctest too, so its example stays
+// true; the crate's own docs are the text above.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

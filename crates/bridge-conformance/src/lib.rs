@@ -16,14 +16,14 @@
 //! # Ok(()) }
 //! ```
 //!
-//! What is checked, area by area ([`checks`]), and where it comes from:
+//! What is checked, area by area ([`runner::checks`]), and where it comes from:
 //!
 //! * **schema**: every answer of every check is validated against the document with the `jsonschema` crate:
 //!   the status is documented for the operation, the content type is JSON, the body validates against the
 //!   status's schema (OpenAPI `nullable` converted). One check per operation exercises it on its own.
 //! * **decode**: the decode-error catalogue, generated from the server's decoder tables
 //!   (`bridge_server::shapes`); the expected issues are computed by `bridge_server::decode::engine`, the
-//!   workspace's executable model of `../shared/spec/decode-errors.md`.
+//!   workspace's executable model of the reference framework's decoding rules (`docs/decode-errors.md`).
 //! * **auth**: every operation by its `security`, from `bridge_contract::every_operation!`.
 //! * **behaviour**, **isolation** (`--other-token`), **lifecycle** and **webhook** deliveries
 //!   (`--sandbox-helpers`): what a client relies on beyond shapes.
@@ -32,39 +32,35 @@
 //!   project is served again after the wait.
 //!
 //! The other direction, real traffic: [`proxy`] is a validating reverse proxy (`bridge-conformance proxy`) that
-//! forwards a service's requests to a deployment and checks every exchange ([`exchange`]: routed by [`route`],
-//! broken [`violation::Rule`]s located by JSON pointer), reports coverage per operation ([`coverage`], written as
-//! JSON, JUnit XML and one HTML page by [`html`]), and records exchanges ([`record`]) that [`replay`] sends again,
-//! ignoring the members the schema marks `x-volatile` ([`members`]); [`redact`] keeps credentials out of all of it.
+//! forwards a service's requests to a deployment and checks every exchange ([`contract::exchange`]: routed by
+//! [`contract::route`], broken [`contract::violation::Rule`]s located by JSON pointer), reports coverage per
+//! operation ([`report::coverage`], written as JSON, JUnit XML and one HTML page by [`report::html`]), and records
+//! exchanges ([`proxy::record`]) that [`proxy::replay`] sends again, ignoring the members the schema marks
+//! `x-volatile` ([`contract::members`]); [`contract::redact`] keeps credentials out of all of it.
+//!
+//! The modules are layers, lowest first; a module imports only from its own layer or those below, and the runner
+//! and the proxy never import each other (`cargo xtask check`, against the table in `xtask/src/layering.rs`):
+//!
+//! 1. [`contract`], the base: the contract and the checks of one exchange (route, decode, status and shape,
+//!    typed), violations, redaction;
+//! 2. [`report`]: the formats both tools write (result lines, JUnit XML, JSON, the HTML page);
+//! 3. [`runner`] (checks, configuration, HTTP client, receiver, `--spawn-sandbox`) and [`proxy`] (forwarding,
+//!    coverage, recording, replay), side by side;
+//! 4. [`run_through_proxy`]: the runner with the proxy in front of the deployment (`--html`).
 //!
 //! Checks run one at a time and each makes its own quotes, bridges and addresses (with names unique to the run),
 //! so any subset runs alone and earlier runs do not interfere. Against a shared deployment, use dedicated test
 //! projects: the checks create quotes, bridges awaiting a deposit and deposit addresses.
 
-pub mod answer_json;
-pub mod check;
-pub mod checks;
-pub mod config;
 pub mod contract;
-pub mod coverage;
-pub mod exchange;
-pub mod html;
-pub mod http;
-pub mod members;
 pub mod proxy;
-pub mod receiver;
-pub mod record;
-pub mod redact;
-pub mod replay;
 pub mod report;
-pub mod route;
 pub mod runner;
-#[cfg(feature = "spawn-sandbox")]
-pub mod spawn;
-pub mod violation;
+mod through_proxy;
 
-pub use config::{Fixtures, RateLimited, RunConfig};
 pub use report::{CheckResult, Report};
-pub use runner::{run, select};
+pub use runner::config::{Fixtures, RateLimited, RunConfig};
 #[cfg(feature = "spawn-sandbox")]
-pub use spawn::SpawnedSandbox;
+pub use runner::spawn::SpawnedSandbox;
+pub use runner::{run, select};
+pub use through_proxy::run_through_proxy;

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bridge_conformance::coverage::TrafficReport;
+use bridge_conformance::proxy::replay::{replay, ReplayConfig};
 use bridge_conformance::proxy::{Proxy, ProxyConfig};
-use bridge_conformance::replay::{replay, ReplayConfig};
+use bridge_conformance::report::coverage::TrafficReport;
 use bridge_conformance::{run, Fixtures, RateLimited, RunConfig};
 use bridge_server::ErrorsMode;
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
@@ -230,6 +230,9 @@ impl RunArgs {
 ///   cargo run -p bridge-conformance --features https -- proxy --upstream https://api.example.com
 ///
 /// GET /_conformance/report on the proxy answers the report so far (JSON; ?format=html, ?format=junit).
+/// Requests go to --upstream only: the path and query of each request are sent there (the host an absolute-form
+/// request names is ignored); OPTIONS * and CONNECT answer 400 ProxyError. Credentials are redacted, by header
+/// and by form (sbx_ keys, session ids, CSRF tokens, JWTs), in the logs, the reports and --record.
 /// Exit status: 0, or 1 when a gate (--fail-under, --max-violations) fails, 2 when it could not start.
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
@@ -286,6 +289,12 @@ struct ProxyArgs {
     /// checked after they passed (not in the header).
     #[arg(long, default_value_t = 4 << 20, value_name = "BYTES")]
     body_limit: usize,
+
+    /// How long the upstream may take to answer (e.g. 30s, 500ms): the head of its answer, and the whole answer
+    /// when the proxy reads it whole. Beyond it the client gets 504 ProxyError; a streamed answer whose upstream
+    /// sends nothing for this long is cut.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration, value_name = "DURATION")]
+    upstream_timeout: Duration,
 }
 
 /// Sends a recording made by `proxy --record FILE` again, in order, and compares each answer with the recorded
@@ -323,8 +332,12 @@ struct ReplayArgs {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Every log line goes through the credential recogniser: none writes an API key, a JWT, a session id or a
+    // CSRF token whole (`bridge_server::credential`).
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| bridge_server::credential::Redacting(std::io::stderr()))
+        // Colours only on a terminal, and not even there with NO_COLOR set (https://no-color.org), as for --help.
+        .with_ansi(anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "warn,bridge_conformance=info".into()),
@@ -358,7 +371,7 @@ async fn go(cli: &RunArgs) -> anyhow::Result<bool> {
     let run_one = |config: RunConfig, html: bool| async move {
         let mut stdout = std::io::stdout();
         if html {
-            let (report, traffic) = bridge_conformance::runner::run_through_proxy(&config, &mut stdout).await?;
+            let (report, traffic) = bridge_conformance::run_through_proxy(&config, &mut stdout).await?;
             anyhow::Ok((report, Some(traffic)))
         } else {
             anyhow::Ok((run(&config, &mut stdout).await?, None))
@@ -408,7 +421,7 @@ async fn go(cli: &RunArgs) -> anyhow::Result<bool> {
         write_file(path, &report.junit(&target)?, "JUnit XML")?;
     }
     if let (Some(path), Some(traffic)) = (&cli.html, &traffic) {
-        write_file(path, &bridge_conformance::html::page(traffic, Some(&report)), "HTML report")?;
+        write_file(path, &bridge_conformance::report::html::page(traffic, Some(&report)), "HTML report")?;
     }
     Ok(report.failed() == 0)
 }
@@ -422,6 +435,7 @@ async fn proxy(args: &ProxyArgs) -> anyhow::Result<bool> {
     config.sandbox_helpers = args.sandbox_helpers;
     config.record = args.record.clone();
     config.body_limit = args.body_limit;
+    config.upstream_timeout = args.upstream_timeout;
     let proxy = Proxy::start(config).await?;
     eprintln!(
         "bridge-conformance proxy: {} → {} (report: {}/_conformance/report)",
@@ -449,7 +463,7 @@ async fn proxy(args: &ProxyArgs) -> anyhow::Result<bool> {
         write_file(path, &report.junit()?, "JUnit XML")?;
     }
     if let Some(path) = &args.html {
-        write_file(path, &bridge_conformance::html::page(&report, None), "HTML report")?;
+        write_file(path, &bridge_conformance::report::html::page(&report, None), "HTML report")?;
     }
     println!("{}", summary(&report));
     let failed = gates(&report, args.fail_under, args.max_violations);
@@ -494,7 +508,7 @@ fn gates(report: &TrafficReport, fail_under: Option<f64>, max_violations: Option
 
 /// Replays a recording; `Ok(true)` when every answer matched.
 async fn replay_command(args: &ReplayArgs) -> anyhow::Result<bool> {
-    let recorded = bridge_conformance::record::read(&args.file)?;
+    let recorded = bridge_conformance::proxy::record::read(&args.file)?;
     let mut config = ReplayConfig::new(&args.base_url);
     config.token = args.token.clone();
     config.api_key = args.api_key.clone();

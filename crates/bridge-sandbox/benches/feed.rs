@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use bridge_contract::{UserEventsPage, WebhookEvent};
-use bridge_sandbox::store::{NewEvent, SqliteStore, Store};
+use bridge_sandbox::store::{EventStore, NewEvent, SqliteStore};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use tokio::runtime::Runtime;
 

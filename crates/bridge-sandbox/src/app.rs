@@ -13,11 +13,12 @@ use bridge_server::{ErrorsMode, ServerConfig};
 
 use crate::access::{self, admin, signing};
 use crate::dashboard;
+use crate::docs;
 use crate::domain::{catalogue, ids};
-use crate::http::docs;
-use crate::http::service::Sandbox;
-use crate::infra::{clock, core, delivery, egress, rate_limit, secrets, store, telemetry};
+use crate::infra::{clock, core, egress, rate_limit, secrets, store, telemetry};
 use crate::operate::{self, ServeOptions};
+use crate::pipeline::delivery;
+use crate::service::Sandbox;
 
 /// Everything `serve` needs.
 #[derive(Debug, Clone)]
@@ -52,6 +53,8 @@ pub struct Opened {
     pub rate_limit: Option<rate_limit::RateLimit>,
     /// Who may call (the authenticator of [`app`]); also `sandbox.access()`.
     pub access: access::Access,
+    /// The PostgreSQL database, when the store is one: the rate limit's budgets are shared through it.
+    database: Option<store::PgStore>,
 }
 
 /// The store of a data directory or a PostgreSQL database and, on PostgreSQL, the database itself (where the
@@ -119,35 +122,46 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     // answers a time; a new store keeps this one's.
     let (clock, ids) = match config.seed {
         Some(seed) => (clock::Clock::new(config.clock, Some((SEEDED_START_MS, 0))), ids::Ids::seeded(seed)),
-        None => (clock::Clock::new(config.clock, None), ids::Ids::random()),
+        None => (clock::Clock::new(config.clock, None), ids::Ids::from_key(keys.ids)),
     };
     let (value, floor) = store.sync_clock(clock.take_sync()).await?;
     clock.adopt(value, floor);
     let core = core::Core::new(store, catalogue, clock, ids).with_webhook_egress(config.webhook_egress.clone());
     let sandbox = Sandbox::new(core, keys.webhook.served_public_key(), access.clone());
-    Ok(Opened { sandbox, keys, rate_limit: config.rate_limit, access })
+    Ok(Opened { sandbox, keys, rate_limit: config.rate_limit, access, database })
 }
 
 /// The contract's routes and the sandbox helpers (a panicking handler answers 503, see [`bridge_server::router`]
 /// and [`bridge_server::sandbox_router`]; with a rate limit, one budget per project for both), `/openapi.json`,
-/// `/docs`, and `/dashboard` (with the API's own authenticator).
-fn api_routes(opened: &Opened, errors: ErrorsMode) -> axum::Router {
-    let auth = opened.access.clone();
-    let mut config = ServerConfig { errors, ..ServerConfig::default() };
-    if let Some(limit) = opened.rate_limit {
-        config = config.with_admission(limit.limiter());
+/// `/docs`, and `/dashboard` (with the API's own authenticator); bodies read before any credential is checked
+/// bounded as `options` say.
+fn api_routes(opened: &Opened, errors: ErrorsMode, options: &ServeOptions) -> axum::Router {
+    // With a rate limit: one budget per project, in memory (SQLite) or shared by the instances of the database
+    // (PostgreSQL), readied as part of authentication ([`rate_limit::ReadyBudget`]) and decided at admission.
+    let limiter = opened.rate_limit.map(|limit| {
+        Arc::new(match &opened.database {
+            Some(database) => limit.shared_limiter(database.clone()),
+            None => limit.limiter(),
+        })
+    });
+    let auth = rate_limit::ReadyBudget { inner: opened.access.clone(), limiter: limiter.clone() };
+    let mut config =
+        ServerConfig { errors, unauthenticated_body: options.unauthenticated_body(), ..ServerConfig::default() };
+    if let Some(limiter) = limiter {
+        config.admission = Some(limiter);
     }
     bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
         .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth.clone(), config.clone()))
         .merge(docs::routes())
-        .merge(dashboard::routes(opened.sandbox.clone(), auth, config.admission.clone()))
+        .merge(dashboard::routes(opened.sandbox.clone(), auth, config.admission.clone(), options.sign_in_limits()))
 }
 
 /// The whole HTTP application: the contract's routes and the sandbox helpers, `/openapi.json`, `/docs`, inside the
 /// request layers ([`operate::requests`]: request ids, logs, metrics, the default timeouts). `serve` adds the
 /// probes and `/metrics`.
 pub fn app(opened: &Opened, errors: ErrorsMode) -> axum::Router {
-    operate::requests::layered(api_routes(opened, errors), &ServeOptions::default())
+    let options = ServeOptions::default();
+    operate::requests::layered(api_routes(opened, errors, &options), &options)
 }
 
 /// Serves until SIGINT/SIGTERM (or `shutdown` resolves), then stops gracefully, with the default
@@ -199,15 +213,16 @@ pub async fn serve_on_with(
     metrics::gauge!(telemetry::OPEN_FILES_LIMIT).set(operate::open_files_limit() as f64);
     tracing::info!(%address, clock = ?sandbox.clock().mode(), max_connections = limits.max_connections,
         "bridge sandbox serving; API reference at http://{address}/docs");
-    tracing::info!(egress = ?sandbox.core().egress, rate_limit = ?opened.rate_limit, "webhook egress and rate limit");
+    tracing::info!(egress = ?sandbox.core().egress, rate_limit = ?opened.rate_limit, retention = %options.retention,
+        "webhook egress, rate limit and retention");
     let health = std::sync::Arc::new(operate::health::Health::new());
     // The lifecycle and the webhook deliveries run on their own, beside the server.
     let deliverer = delivery::Deliverer::new(sandbox.shared_core(), opened.keys.webhook.clone()).await?;
-    let workers = operate::workers::Workers::start(sandbox.clone(), deliverer, health.clone());
+    let workers = operate::workers::Workers::start(sandbox.clone(), deliverer, health.clone(), options.retention);
     let probes = operate::health::Probes { sandbox: sandbox.clone(), health: health.clone() };
-    let router = api_routes(&opened, errors)
+    let router = api_routes(&opened, errors, options)
         .merge(operate::health::routes(probes))
-        .merge(operate::metrics::routes(sandbox.clone()));
+        .merge(operate::metrics::routes(sandbox.clone(), options.retention));
     let app = operate::requests::layered(router, options);
     let (stopping, stopped) = tokio::sync::oneshot::channel::<tokio::time::Instant>();
     let grace = options.shutdown_grace;

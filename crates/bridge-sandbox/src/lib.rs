@@ -14,16 +14,20 @@
 //!    limits, fee settings), the pricing model, the bridge records and the lifecycle's state machine, ids and
 //!    made-up chain data.
 //! 2. `infra`: what it runs on: the store (the async `Store` trait over SQLite or PostgreSQL), the clocks, the
-//!    counters ids come from, the webhook egress policy and delivery, the webhook key, rate limits, the metrics'
-//!    names, and the `Core` that gathers them for the areas.
+//!    counters ids come from, the webhook egress policy, the webhook key, rate limits, the metrics' names, and
+//!    the `Core` that gathers them.
 //! 3. [`access`]: who may call: the authenticator (each instance's view of projects, API keys and signing keys),
-//!    API keys, JWT signing keys and their rotation, and what an operator changes from the command line.
-//! 4. `http`: the contract's operations, one module per area (quotes, bridges, projects, addresses, deposits,
-//!    routing, the feed, webhooks, the bridge configuration, `/docs`), and `service`, the `BridgeApi` and
-//!    `SandboxApi` implementation delegating to them.
-//! 5. `dashboard` (`/dashboard`, a web page of one project over the same service) and [`operate`] (probes,
-//!    `/metrics`, request ids and logs, timeouts and the connection cap, the workers and graceful shutdown).
-//! 6. [`app`](mod@app): opening the store and serving the whole application.
+//!    API keys, JWT signing keys and their rotation, and what an operator changes from the command line. Beside
+//!    it, `pipeline`: the event pipeline's jobs, the lifecycle pass (due bridges step on, their events and
+//!    outbox rows committed with them) and the [`delivery`] of the outbox as signed webhooks.
+//! 4. `operations`: the contract's operations over the domain, one module per area (quotes, bridges, projects,
+//!    addresses, deposits, routing, the feed, webhooks, the bridge configuration); nothing of HTTP.
+//! 5. `service`: [`Sandbox`], the adapter from the generated `BridgeApi` and `SandboxApi` traits to the
+//!    operations.
+//! 6. What is served beside the API: `dashboard` (`/dashboard`, a web page of one project over the same
+//!    service), `docs` (`/openapi.json`, `/docs`) and [`operate`] (probes, `/metrics`, request ids and logs,
+//!    timeouts and the connection cap, the workers and graceful shutdown).
+//! 7. [`app`](mod@app): opening the store and serving the whole application.
 //!
 //! Public are the modules the binary, the tests, the benchmarks and `bridge-conformance --spawn-sandbox` use,
 //! re-exported here under their short names; the rest is internal to the crate.
@@ -31,17 +35,23 @@
 pub mod access;
 pub mod app;
 pub(crate) mod dashboard;
+pub(crate) mod docs;
 pub(crate) mod domain;
-pub(crate) mod http;
 pub(crate) mod infra;
 pub mod operate;
+pub(crate) mod operations;
+pub(crate) mod pipeline;
+pub(crate) mod service;
 
 pub use access::{admin, api_keys, signing};
 pub use app::{
     admin, app, mint_api_key, mint_api_key_for_database, mint_token, mint_token_for_database, open, open_store, serve,
     serve_on, serve_on_with, serve_with, shutdown_signal, Opened, SandboxConfig, SEEDED_START_MS,
 };
+pub use dashboard::sign_in::Budget as SignInBudget;
 pub use domain::{catalogue, pricing};
-pub use http::service::Sandbox;
-pub use infra::{clock, counters, delivery, egress, rate_limit, store, telemetry};
+pub use infra::{clock, counters, egress, rate_limit, store, telemetry};
 pub use operate::ServeOptions;
+pub use pipeline::delivery;
+pub use pipeline::retention::{self, Retention};
+pub use service::Sandbox;

@@ -5,12 +5,13 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use bridge_sandbox::admin::{self, Admin};
 use bridge_sandbox::clock::ClockMode;
 use bridge_sandbox::egress::{EgressMode, WebhookEgress};
 use bridge_sandbox::rate_limit::RateLimit;
 use bridge_sandbox::store::access::time;
-use bridge_sandbox::{SandboxConfig, ServeOptions};
+use bridge_sandbox::{Retention, SandboxConfig, ServeOptions, SignInBudget};
 use bridge_server::ErrorsMode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ipnet::IpNet;
@@ -165,6 +166,21 @@ enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Ask a sandbox's probe: exit 0 when it answers 2xx, else 1 (the container image's health check: no curl).
+    ///
+    /// Prints the answer; otherwise says on stderr what the probe answered, or why it did not. Straight to the URL:
+    /// no proxy, no redirect.
+    ///   bridge-sandbox probe                               # readiness of the sandbox on port 8080
+    ///   bridge-sandbox probe http://127.0.0.1:8080/livez   # liveness
+    #[command(verbatim_doc_comment)]
+    Probe {
+        /// The probe (`/readyz`: ready to serve, the load balancer's check; `/livez`: the process serves).
+        #[arg(default_value = "http://127.0.0.1:8080/readyz")]
+        url: url::Url,
+        /// Give up after this long (exit 1).
+        #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+        timeout: Duration,
+    },
 }
 
 #[derive(Subcommand)]
@@ -229,7 +245,7 @@ enum SigningKeyCommand {
     },
 }
 
-/// Running the sandbox as a service for others (docs/operations.md). Durations like `10s`, `500ms`, `2m`.
+/// Running the sandbox as a service for others (docs/operations.md). Durations like `10s`, `500ms`, `2m`, `30d`.
 #[derive(clap::Args)]
 #[command(next_help_heading = "Running as a service")]
 struct Operations {
@@ -244,6 +260,11 @@ struct Operations {
     /// A request body must arrive whole within this, else the request is answered 503 ServiceUnavailable.
     #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
     body_read_timeout: Duration,
+    /// The body of a request read before any credential is checked (POST /authentication/auth/apiKey, the
+    /// dashboard's sign-in; at most 4 KiB) must arrive whole within this, else it is answered 408 and its
+    /// connection closed.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    unauthenticated_body_timeout: Duration,
     /// A kept-alive connection with no request for this long is closed (keep it above your load balancer's idle
     /// timeout).
     #[arg(long, default_value = "75s", value_parser = humantime::parse_duration)]
@@ -252,13 +273,34 @@ struct Operations {
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     request_timeout: Duration,
     /// The most open client connections [default: the open-file limit (raised to its hard limit at start) less
-    /// 256]. At the cap a new connection replaces the oldest one with no request in progress.
+    /// 256]. At the cap a new connection replaces the one with no request in progress that has waited longest (at
+    /// least 500 ms) for a request; a connection that has not had that chance is never closed for another.
     #[arg(long)]
     max_connections: Option<usize>,
+    /// Dashboard sign-ins served per client address and minute (all at once after a quiet minute); beyond, 429
+    /// with Retry-After.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    sign_ins_per_address: u32,
+    /// Dashboard sign-ins served per project and minute (all at once after a quiet minute); beyond, 429 with
+    /// Retry-After.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    sign_ins_per_project: u32,
+    /// A load balancer or proxy (a network like 10.1.0.0/16, or one address; repeat the flag for several) whose
+    /// X-Forwarded-For names the client of the requests it forwards (for the sign-in budget per address).
+    #[arg(long, value_parser = parse_network)]
+    trusted_proxy: Vec<IpNet>,
     /// On SIGTERM or Ctrl-C, how long requests and webhook attempts in flight may take to finish; what is left is
     /// cut (webhook attempts are handed back to other instances).
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     shutdown_grace: Duration,
+    /// How long to keep what the sandbox stores: `forever` (nothing is deleted), or a duration (`30d`, `12h`, `90m`,
+    /// `2s`; at least a second). Quotes, ended bridges (EXECUTED, CANCELLED, FAILED, refunded) and their deposits,
+    /// events and webhook delivery attempts older than it are deleted in the background, in small batches; age is
+    /// wall-clock time since the row was last written (the database's clock), not a project's clock. Bridges under
+    /// way, events whose webhook delivery is still pending, deposit addresses, projects and keys are kept. For a
+    /// shared sandbox, e.g. `--retain 30d` (docs/operations.md, "Retention").
+    #[arg(long, value_name = "DURATION", default_value = "forever", value_parser = Retention::parse)]
+    retain: Retention,
 }
 
 impl Operations {
@@ -266,25 +308,33 @@ impl Operations {
         ServeOptions {
             header_read_timeout: self.header_read_timeout,
             body_read_timeout: self.body_read_timeout,
+            unauthenticated_body_timeout: self.unauthenticated_body_timeout,
             idle_timeout: self.idle_timeout,
             request_timeout: self.request_timeout,
             max_connections: self.max_connections,
             shutdown_grace: self.shutdown_grace,
+            sign_ins: SignInBudget {
+                per_address: RateLimit::per_minute(self.sign_ins_per_address),
+                per_project: RateLimit::per_minute(self.sign_ins_per_project),
+            },
+            trusted_proxies: self.trusted_proxy.clone(),
+            retention: self.retain,
         }
     }
 
     fn init_logs(&self) {
         let filter =
             || tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into());
+        // Every line goes through the credential recogniser: no log line writes an API key, a JWT, a session id
+        // or a CSRF token whole, whatever logged it (a request path, an error, a dependency's message).
+        let out = || bridge_server::credential::Redacting(std::io::stdout());
+        // Colours only on a terminal, and not even there with NO_COLOR set (https://no-color.org), as clap decides
+        // for --help: `serve > file`, a pipe or a container's log collector get plain text.
+        let ansi = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
+        let logs = tracing_subscriber::fmt().with_writer(out).with_ansi(ansi).with_env_filter(filter());
         match self.log_format {
-            LogFormat::Human => tracing_subscriber::fmt().with_env_filter(filter()).init(),
-            LogFormat::Json => tracing_subscriber::fmt()
-                .json()
-                .flatten_event(true)
-                .with_current_span(true)
-                .with_span_list(false)
-                .with_env_filter(filter())
-                .init(),
+            LogFormat::Human => logs.init(),
+            LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).with_span_list(false).init(),
         }
     }
 }
@@ -426,5 +476,18 @@ async fn main() -> anyhow::Result<()> {
             print!("{}", admin::render_audit(&store.admin().await?.audit(project.as_deref(), limit).await?));
             Ok(())
         }
+        Command::Probe { url, timeout } => probe(url, timeout).await,
     }
+}
+
+/// `probe`: one GET of `url` within `timeout`; an answer other than 2xx is an error (exit 1).
+async fn probe(url: url::Url, timeout: Duration) -> anyhow::Result<()> {
+    let client =
+        reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).timeout(timeout).build()?;
+    let answer = client.get(url.clone()).send().await.with_context(|| format!("no answer from {url}"))?;
+    let status = answer.status();
+    let body = answer.text().await.with_context(|| format!("{url} answered {status}, then no whole body"))?;
+    anyhow::ensure!(status.is_success(), "{url} answered {status}: {body}");
+    println!("{status} {body}");
+    Ok(())
 }

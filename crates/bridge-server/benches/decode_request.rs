@@ -20,10 +20,9 @@ use bridge_server::shapes;
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
 
-const VALID: &[u8] = br#"{"token":"USDC","chainIn":"ETHEREUM","chainOut":"BASE","amount":"100.25","mode":"pay","depositor":"0x1111111111111111111111111111111111111111","recipient":"0x2222222222222222222222222222222222222222","webhookUrl":"https://example.com/hooks/bridge"}"#;
-/// `mode` is not one of the literals and `recipient` is a number: the engine reports the first (one issue per
-/// literal: 2, in `First` mode) or both (`All`: 3); serde stops at `mode`; jsonschema reports both (2 errors).
-const INVALID: &[u8] = br#"{"token":"USDC","chainIn":"ETHEREUM","chainOut":"BASE","amount":"100.25","mode":"swap","depositor":"0x1111111111111111111111111111111111111111","recipient":12345,"webhookUrl":"https://example.com/hooks/bridge"}"#;
+#[path = "support/quote_bodies.rs"]
+mod quote_bodies;
+use quote_bodies::{INVALID, VALID};
 
 fn body_shape() -> &'static BodyShape {
     shapes::by_operation_id("quoteBridge")

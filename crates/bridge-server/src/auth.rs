@@ -5,7 +5,7 @@
 //! made a moment ago by another process); one that knows everything in memory answers at once.
 //! [`JwtAuthenticator`] verifies bearer JWTs (HS256, RS256, ES256; `exp` is required and checked; `alg: none`
 //! and any algorithm not configured are refused; several keys, chosen by the token's `kid` header) and optionally
-//! legacy API keys. Answers, for every authenticated operation (facts file):
+//! legacy API keys. Answers, for every authenticated operation (production's, docs/production.md):
 //!
 //! The bearer token is `Authorization: Bearer <JWT>` or, as the production service's official SDK sends it, the
 //! JWT as the whole header value with no scheme (`Authorization: <JWT>`); both are accepted everywhere and behave

@@ -114,11 +114,13 @@
 //!     .merge(sandbox_router(MySandbox, auth, ServerConfig::default()));
 //! ```
 //!
-//! What the decoder matches, and where it deliberately differs from the reference framework, is listed in
-//! [`decode::engine`] and README.md ("Request decoding").
+//! What the decoder matches, and where it deliberately differs from the reference framework, is
+//! docs/decode-errors.md in the repository; [`decode::engine`] is its executable form.
 
 pub mod admission;
 pub mod auth;
+pub mod body;
+pub mod credential;
 pub mod decode;
 mod respond;
 // The generated files (`cargo xtask regen`, formatted by prettyplease, not rustfmt) are modules of their own: the
@@ -135,8 +137,15 @@ pub mod serve;
 pub use admission::{Admission, Throttled};
 pub use api::{BridgeApi, SandboxApi};
 pub use auth::{AuthFailure, Authenticator, Caller, Claims, JwtAuthenticator};
+pub use body::UnauthenticatedBody;
 pub use decode::ErrorsMode;
 pub use serve::{Answer, ErrorTag, OperationId, ServerConfig};
+
+// The package page (`README.md`, the manifest's `readme`) is compiled and run as a doctest too, so its examples
+// stay true; the crate's own docs are the text above.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 /// An axum router serving every operation of the document over `api`. Unknown paths and wrong methods answer
 /// 404 with an empty body; a method that panics answers 503 `ServiceUnavailable` (the panic is logged as an

@@ -1,6 +1,6 @@
 //! JSON answers: the encoding every answer of this crate goes through ([`json`]), for the request pipeline
-//! (`serve`) and the answers of other modules (`admission`'s 429). A leaf module: it imports no other module of
-//! the crate.
+//! (`serve`) and the answers of other modules (`admission`'s 429). It imports only [`crate::credential`]: an error
+//! answer never quotes a credential back whole.
 
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
@@ -13,18 +13,23 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorTag(pub String);
 
-/// A JSON answer; an error answer (4xx, 5xx) carries its body's `_tag` as [`ErrorTag`].
+/// A JSON answer; an error answer (4xx, 5xx) carries its body's `_tag` as [`ErrorTag`], and a credential its
+/// messages quote (an id or a value from the request) is written redacted ([`crate::credential::redact`]; error
+/// answers are small, and one without a credential is sent as encoded).
 pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
     match serde_json::to_vec(value) {
-        Ok(bytes) => {
+        Ok(bytes) if status.is_client_error() || status.is_server_error() => {
+            let bytes = match crate::credential::redact_bytes(&bytes) {
+                std::borrow::Cow::Owned(redacted) => redacted,
+                std::borrow::Cow::Borrowed(_) => bytes,
+            };
             let mut response = json_text(status, bytes);
-            if status.is_client_error() || status.is_server_error() {
-                if let Some(tag) = error_tag(value) {
-                    response.extensions_mut().insert(ErrorTag(tag));
-                }
+            if let Some(tag) = error_tag(value) {
+                response.extensions_mut().insert(ErrorTag(tag));
             }
             response
         }
+        Ok(bytes) => json_text(status, bytes),
         Err(e) => internal(&format!("encoding the answer: {e}")),
     }
 }
@@ -51,8 +56,9 @@ pub(crate) fn json_text(status: StatusCode, text: impl Into<Body>) -> Response {
 
 /// A server bug: logged, answered 500 without details beyond the message.
 pub(crate) fn internal(message: &str) -> Response {
-    tracing::error!(message, "internal error");
-    (StatusCode::INTERNAL_SERVER_ERROR, message.to_owned()).into_response()
+    let message = crate::credential::redact(message);
+    tracing::error!(message = %message, "internal error");
+    (StatusCode::INTERNAL_SERVER_ERROR, message.into_owned()).into_response()
 }
 
 pub(crate) fn status(code: u16) -> StatusCode {

@@ -15,6 +15,7 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::admission::Admission;
 use crate::auth::{authenticate_dyn, AuthFailure, Authenticator, Caller, DynAuthenticator};
+use crate::body::{self, UnauthenticatedBody, Unread};
 use crate::decode::engine::{self, ErrorsMode};
 use crate::decode::shape::OperationShapes;
 use crate::decode::{self, parts};
@@ -29,6 +30,9 @@ pub struct ServerConfig {
     pub errors: ErrorsMode,
     /// Largest request body accepted; larger ones get 413 `PayloadTooLarge`. Default 1 MiB.
     pub body_limit: usize,
+    /// How the body of an operation without authentication (read before any credential is checked) is bounded:
+    /// 413 `PayloadTooLarge` beyond its limit, 408 `RequestTimeout` beyond its deadline. Default 4 KiB, 2 s.
+    pub unauthenticated_body: UnauthenticatedBody,
     /// Asked after authentication, before decoding, whether the request is served now (a rate limit); `None`
     /// (the default) serves every request. See [`crate::admission`].
     pub admission: Option<Arc<dyn Admission>>,
@@ -45,7 +49,12 @@ impl ServerConfig {
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self { errors: ErrorsMode::First, body_limit: 1024 * 1024, admission: None }
+        Self {
+            errors: ErrorsMode::First,
+            body_limit: 1024 * 1024,
+            unauthenticated_body: UnauthenticatedBody::default(),
+            admission: None,
+        }
     }
 }
 
@@ -54,6 +63,7 @@ impl std::fmt::Debug for ServerConfig {
         f.debug_struct("ServerConfig")
             .field("errors", &self.errors)
             .field("body_limit", &self.body_limit)
+            .field("unauthenticated_body", &self.unauthenticated_body)
             .field("admission", &self.admission.as_ref().map(|_| "custom"))
             .finish()
     }
@@ -264,8 +274,11 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
     let body: O::Body = match &shapes.body {
         None => typed(serde_json::Value::Null).map_err(decode_error)?,
         Some(body_shape) => {
-            let bytes =
-                axum::body::to_bytes(body, inner.config.body_limit).await.map_err(|e| unread_body(&e, inner))?;
+            let bytes = match O::SECURITY {
+                Security::None => inner.config.unauthenticated_body.read(&head.headers, body).await,
+                _ => body::read(&head.headers, body, inner.config.body_limit).await,
+            }
+            .map_err(unread_body)?;
             let content_type = head.headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes());
             decode::body(body_shape, content_type, &bytes, mode).map_err(decode_error)?
         }
@@ -292,7 +305,8 @@ fn typed<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Vec<Issue>>
     decode::typed(value)
 }
 
-fn whole_part_issue(message: String) -> Issue {
+fn whole_part_issue(mut message: String) -> Issue {
+    crate::credential::redact_in_place(&mut message);
     Issue { tag: IssueTag::Transformation, path: Vec::new(), message }
 }
 
@@ -346,15 +360,25 @@ fn auth_failure(failure: AuthFailure) -> Response {
     }
 }
 
-/// A body that could not be read whole: over the limit (413 `PayloadTooLarge`), or cut short (its client went
-/// away, or a body-read timeout of the application's layers fired): 503 `ServiceUnavailable`, nothing was done.
-fn unread_body<A>(error: &axum::Error, inner: &Inner<A>) -> Response {
-    use std::error::Error as _;
-    if error.source().is_some_and(|e| e.is::<http_body_util::LengthLimitError>()) {
-        return payload_too_large(inner.config.body_limit);
-    }
-    let message = format!("the request body could not be read: {error}");
-    json(StatusCode::SERVICE_UNAVAILABLE, &bridge_contract::ServiceUnavailable { tag: Default::default(), message })
+/// A body that could not be read whole: over the limit (413 `PayloadTooLarge`), not received within the short
+/// deadline of an operation without authentication (408 `RequestTimeout`), or cut short (its client went away,
+/// or a body-read timeout of the application's layers fired): 503 `ServiceUnavailable`. Nothing was done. A
+/// refused body is left unread, so the connection is closed after the answer (`Connection: close`).
+fn unread_body(unread: Unread) -> Response {
+    let mut response = match unread {
+        Unread::TooLarge { limit } => payload_too_large(limit),
+        Unread::TooSlow { timeout } => {
+            let message = format!("the request body did not arrive whole within {} ms", timeout.as_millis());
+            json(StatusCode::REQUEST_TIMEOUT, &bridge_contract::RequestTimeout { tag: Default::default(), message })
+        }
+        Unread::Failed(error) => {
+            let message = format!("the request body could not be read: {error}");
+            let body = bridge_contract::ServiceUnavailable { tag: Default::default(), message };
+            return json(StatusCode::SERVICE_UNAVAILABLE, &body);
+        }
+    };
+    response.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+    response
 }
 
 fn payload_too_large(limit: usize) -> Response {

@@ -198,7 +198,7 @@ pub fn markdown(cmp: &Comparison, base: &str) -> String {
 }
 
 /// The rules as a Markdown table: what each covers and whom it breaks in requests (client → server) and in
-/// responses and events (server → client). README.md contains it verbatim (a test checks);
+/// responses and events (server → client). docs/contributing.md contains it verbatim (a test checks);
 /// `cargo xtask breaking --rules` prints it.
 pub fn rules_table() -> String {
     let mut out = String::from(

@@ -128,7 +128,7 @@ fn every_rule_is_documented() {
     }
 }
 
-/// The classification table of the module docs and README.md: narrowing breaks the sender, widening the
+/// The classification table of the module docs and docs/contributing.md: narrowing breaks the sender, widening the
 /// receiver, changing and removing both, neutral nobody.
 #[test]
 fn effects_break_the_sender_or_the_receiver() {
@@ -209,13 +209,13 @@ fn a_member_removed_from_a_shared_component_of_the_real_schema_breaks_both() {
     );
 }
 
-/// README.md shows the rules table exactly as `cargo xtask breaking --rules` prints it.
+/// docs/contributing.md shows the rules table exactly as `cargo xtask breaking --rules` prints it.
 #[test]
-fn readme_has_the_rules_table() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+fn contributing_has_the_rules_table() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/contributing.md")).unwrap();
     let table = report::rules_table();
     assert!(
-        readme.contains(&table),
-        "README.md (\"API evolution\") must contain the rules table; replace it with the output of `cargo xtask breaking --rules`"
+        doc.contains(&table),
+        "docs/contributing.md (\"API evolution\") must contain the rules table; replace it with the output of `cargo xtask breaking --rules`"
     );
 }

@@ -1,5 +1,5 @@
 //! `src/generated/domain.rs`: what an implementation needs to build the contract's values without writing the
-//! schema again (README.md, "Generated code"):
+//! schema again (docs/contributing.md, "Why our own type generator"):
 //!
 //! * [`constructors`]: `Type::new(required members…)` for every object with a tag, the tags filled in and the
 //!   optional members absent (`InvalidRequest::new(message)`), so nobody writes `tag: Default::default()`;

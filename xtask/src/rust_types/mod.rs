@@ -13,7 +13,7 @@
 //! * [`strategies`]: the `Arbitrary` impls;
 //! * [`domain`]: constructors, `x-built-from` conversions, parameter bounds, encoded answers.
 //!
-//! Mapping (see README.md, "Generated code"):
+//! Mapping (see docs/contributing.md, "Why our own type generator"):
 //! * object component → struct with one field per property, in declaration order; optional → `Option` skipped
 //!   when `None`; required-but-nullable → `Option` that must be present; `additionalProperties: false` →
 //!   `deny_unknown_fields`; `allOf` members → `#[serde(flatten)]` fields (a union member is named after its

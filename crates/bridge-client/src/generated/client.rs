@@ -152,6 +152,11 @@ is shown once; the sandbox keeps its hash), revokes them with `bridge-sandbox ap
 tokens name the key they were exchanged from (claim `apiKeyId`), so they are refused from the moment the
 key is revoked.
 
+The body is read before any credential is checked, so it is bounded more tightly than an authenticated
+operation's (the sandbox's defaults, not production's, which does not publish its own): at most 4 KiB
+(413 `PayloadTooLarge`), received whole within 2 s of the request head (408 `RequestTimeout`; `serve
+--unauthenticated-body-timeout`). `{"apiKey": "..."}` is a few dozen bytes.
+
 
 Sends a `POST` request to `/authentication/auth/apiKey`
 
@@ -189,6 +194,7 @@ Sends a `POST` request to `/authentication/auth/apiKey`
             200u16 => ResponseValue::from_response(response).await,
             400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            408u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
             _ => Err(Error::UnexpectedResponse(response)),
@@ -1130,7 +1136,10 @@ Sends a `GET` request to `/sandbox/clock`
 Advances the caller's project clock by `ms` milliseconds and runs everything that falls due: bridges
 advance, quotes expire and pending bridges are cancelled, webhook retries fall due. Each project has a clock
 of its own (see `GET /sandbox/clock`): an advance moves only the caller's project, on every instance at once.
-An advance past 9999-01-01T00:00:00.000Z is refused with 422 `InvalidRequest`, the clock left as it was.
+The advance is done when it answers: every bridge of the project that it made due has taken its steps by
+then, so the next read, on this instance or any other sharing its database, shows each in its state at the
+new time (not an earlier one). Webhook deliveries it made due are sent after the answer, within about a
+second. An advance past 9999-01-01T00:00:00.000Z is refused with 422 `InvalidRequest`, the clock left as it was.
 
 
 Sends a `POST` request to `/sandbox/clock/advance`

@@ -1,32 +1,43 @@
 //! `bridge-conformance proxy`: a validating reverse proxy. Every request is forwarded unchanged to the upstream
 //! (streamed, headers kept but the hop-by-hop ones, `Via` added, `Host` the upstream's) and its answer forwarded
-//! back, and each exchange is checked against the contract ([`crate::exchange`]) with the contract's own
+//! back, and each exchange is checked against the contract ([`crate::contract::exchange`]) with the contract's own
 //! decoder, schema and generated types.
+//!
+//! * The upstream request's URI is built from parts ([`upstream::Upstream::uri_for`]): the upstream's scheme,
+//!   authority and prefix, and the request's path and query only. `OPTIONS *` and `CONNECT` answer 400
+//!   `ProxyError` and are not forwarded; an absolute-form request goes to the upstream with its path and query.
+//!   The client's connector refuses any other host before connecting ([`upstream::UpstreamOnly`]).
+//! * An upstream that does not answer within `upstream_timeout` (`--upstream-timeout`, 30 s) is answered 504
+//!   `ProxyError`; one that falls silent that long while an answer streams has the answer cut ([`idle::Idle`]).
 //!
 //! * The request is checked beside the forwarding: its body is copied while it streams to the upstream
 //!   ([`tee::Tee`]) and decoded while the upstream works.
 //! * An answer of known length (at most `body_limit` bytes) is read whole, checked, and forwarded with its
-//!   violations listed in the `x-contract-violations` header ([`crate::violation::header_value`]); with
+//!   violations listed in the `x-contract-violations` header ([`crate::contract::violation::header_value`]); with
 //!   `strict`, an answer with violations is replaced by a 502 `ContractViolations` body listing them. Other
 //!   answers (unknown length, or larger) are streamed as they come and checked once they have passed: their
 //!   violations are logged and reported, not put in a header (`strict` reads every answer whole instead, up to
 //!   the limit, and answers 502 beyond it).
 //! * Each violation is logged (`WARN`, with the operation, rule, location and value), counted in the coverage
-//!   ([`crate::coverage`]: `GET /_conformance/report` on the proxy, `?format=html` or `?format=junit`), and
-//!   kept in the recording (`record`, [`crate::record`]).
+//!   ([`crate::report::coverage`]: `GET /_conformance/report` on the proxy, `?format=html` or `?format=junit`), and
+//!   kept in the recording (`record`, [`crate::proxy::record`]).
 
+pub mod idle;
+pub mod record;
+pub mod replay;
 pub mod tee;
+pub mod upstream;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use http::{Request, Response, StatusCode, Uri};
+use http::{Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Either, Full, Limited};
 use hyper::body::Incoming;
@@ -34,12 +45,14 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::sync::oneshot;
 
-use crate::coverage::{Coverage, Example, TrafficReport};
-use crate::exchange::{RequestCheck, RequestFacts};
-use crate::record::Recorder;
-use crate::violation::{header_value, Violation, HEADER};
+use crate::contract::exchange::{RequestCheck, RequestFacts};
+use crate::contract::violation::{header_value, Violation, HEADER};
+use crate::proxy::record::Recorder;
+use crate::report::coverage::{Coverage, Example, TrafficReport};
 use bridge_server::ErrorsMode;
+use idle::Idle;
 use tee::{Kept, Tee};
+use upstream::{Upstream, UpstreamOnly};
 
 /// The proxy's own path: the report of what it saw so far (JSON; `?format=html`, `?format=junit`).
 pub const REPORT_PATH: &str = "/_conformance/report";
@@ -61,7 +74,13 @@ pub struct ProxyConfig {
     pub record: Option<PathBuf>,
     /// The largest body (request or answer) the proxy keeps to check.
     pub body_limit: usize,
+    /// How long the upstream may take to answer (its head, and an answer read whole), and may fall silent while
+    /// an answer streams: beyond it, 504 `ProxyError` (or the streamed answer is cut).
+    pub upstream_timeout: Duration,
 }
+
+/// The default of [`ProxyConfig::upstream_timeout`] (`--upstream-timeout`).
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl ProxyConfig {
     /// A proxy of `upstream` on a free port of 127.0.0.1, reporting only, 4 MiB bodies.
@@ -74,6 +93,7 @@ impl ProxyConfig {
             sandbox_helpers: false,
             record: None,
             body_limit: 4 << 20,
+            upstream_timeout: UPSTREAM_TIMEOUT,
         }
     }
 }
@@ -83,16 +103,15 @@ type ProxyBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 type UpstreamBody = Either<Full<Bytes>, Tee<Incoming>>;
 
 #[cfg(not(feature = "https"))]
-type Connector = hyper_util::client::legacy::connect::HttpConnector;
+type Transport = hyper_util::client::legacy::connect::HttpConnector;
 #[cfg(feature = "https")]
-type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
+type Transport = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
+/// The client's connector: to the upstream only.
+type Connector = UpstreamOnly<Transport>;
 
 struct Shared {
     config: ProxyConfig,
-    /// Scheme and authority of the upstream.
-    upstream_origin: String,
-    /// The upstream's path prefix, without a trailing `/`.
-    upstream_prefix: String,
+    upstream: Arc<Upstream>,
     client: Client<Connector, UpstreamBody>,
     coverage: Arc<Coverage>,
     /// Taken out (and closed) by [`Proxy::stop`].
@@ -112,7 +131,7 @@ pub struct Proxy {
     shared: Arc<Shared>,
 }
 
-fn connector() -> anyhow::Result<Connector> {
+fn transport() -> anyhow::Result<Transport> {
     let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
     http.set_nodelay(true);
     #[cfg(not(feature = "https"))]
@@ -132,17 +151,10 @@ fn connector() -> anyhow::Result<Connector> {
 impl Proxy {
     /// Binds `config.listen` and serves until [`Proxy::stop`].
     pub async fn start(config: ProxyConfig) -> anyhow::Result<Self> {
-        let uri: Uri =
-            config.upstream.parse().with_context(|| format!("--upstream {:?} is not a URL", config.upstream))?;
-        let scheme = uri.scheme_str().context("--upstream needs a scheme (http:// or https://)")?;
-        anyhow::ensure!(scheme == "http" || scheme == "https", "--upstream: unknown scheme {scheme}");
-        if scheme == "https" && !cfg!(feature = "https") {
-            anyhow::bail!("{} is HTTPS: build with the `https` feature (cargo run -p bridge-conformance --features https -- proxy ...)", config.upstream);
-        }
-        let authority = uri.authority().context("--upstream needs a host")?;
-        let upstream_origin = format!("{scheme}://{authority}");
-        let upstream_prefix = uri.path().trim_end_matches('/').to_owned();
-        let client = Client::builder(TokioExecutor::new()).build(connector()?);
+        let upstream = Arc::new(Upstream::parse(&config.upstream)?);
+        anyhow::ensure!(!config.upstream_timeout.is_zero(), "--upstream-timeout must be more than 0");
+        let connector = UpstreamOnly::new(transport()?, upstream.clone());
+        let client = Client::builder(TokioExecutor::new()).build(connector);
         let recorder = config.record.as_deref().map(Recorder::create).transpose()?;
         let listener =
             tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("binding {}", config.listen))?;
@@ -150,8 +162,7 @@ impl Proxy {
         let coverage = Arc::new(Coverage::new(&config.upstream, config.sandbox_helpers));
         let shared = Arc::new(Shared {
             config,
-            upstream_origin,
-            upstream_prefix,
+            upstream,
             client,
             coverage: coverage.clone(),
             recorder: std::sync::Mutex::new(recorder),
@@ -159,7 +170,8 @@ impl Proxy {
         });
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(serve(listener, shared.clone(), stopped));
-        tracing::info!(listen = %addr, upstream = %shared.config.upstream, strict = shared.config.strict, "proxy started");
+        tracing::info!(listen = %addr, upstream = %crate::contract::redact::text(&shared.config.upstream), strict = shared.config.strict,
+            upstream_timeout = %humantime::format_duration(shared.config.upstream_timeout), "proxy started");
         Ok(Self { addr, url: format!("http://{addr}"), coverage, stop: Some(stop), task: Some(task), shared })
     }
 
@@ -248,12 +260,18 @@ fn json_response(status: StatusCode, body: &serde_json::Value) -> Response<Proxy
     response
 }
 
+/// The proxy's own answer, 400, 502 or 504 `ProxyError` (the schema's component); its message redacted.
+fn proxy_error(status: StatusCode, message: impl std::fmt::Display) -> Response<ProxyBody> {
+    let body = bridge_contract::ProxyError::new(crate::contract::redact::text(&message.to_string()));
+    json_response(status, &serde_json::to_value(&body).unwrap_or_default())
+}
+
 /// `GET /_conformance/report[?format=json|html|junit]`.
 fn report_response(shared: &Shared, query: &str) -> Response<ProxyBody> {
     let report = shared.coverage.report();
     let format = form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "format").map(|(_, v)| v.into_owned());
     let (content_type, body) = match format.as_deref() {
-        Some("html") => ("text/html; charset=utf-8", crate::html::page(&report, None)),
+        Some("html") => ("text/html; charset=utf-8", crate::report::html::page(&report, None)),
         Some("junit") => ("application/xml", report.junit().unwrap_or_else(|e| format!("<!-- {e} -->"))),
         _ => ("application/json", serde_json::to_string_pretty(&report).unwrap_or_default()),
     };
@@ -310,9 +328,18 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
     }
     let (mut parts, body) = request.into_parts();
     let method = parts.method.as_str().to_owned();
+    // Before anything is read or sent: a target that names no path of the upstream is refused here.
+    let upstream_uri = match shared.upstream.uri_for(&parts.method, &parts.uri) {
+        Ok(uri) => uri,
+        Err(refused) => {
+            tracing::warn!(%method, target = %crate::contract::redact::text(&parts.uri.to_string()), "not forwarded: {refused}");
+            return Ok(proxy_error(StatusCode::BAD_REQUEST, refused));
+        }
+    };
     let path = parts.uri.path().to_owned();
     let query = parts.uri.query().unwrap_or_default().to_owned();
-    let target = parts.uri.path_and_query().map(|p| p.as_str().to_owned()).unwrap_or_else(|| path.clone());
+    // The target as logs, reports and recordings show it (credentials redacted).
+    let target = crate::contract::redact::target(parts.uri.path_and_query().map_or(path.as_str(), |p| p.as_str()));
     let original_headers = parts.headers.clone();
 
     // A body of known length within the limit is read whole first (for a JSON request it came with the head) and
@@ -331,8 +358,7 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
                 }
                 Err(e) => {
                     tracing::debug!(%method, %target, "reading the request failed: {e}");
-                    let body = serde_json::json!({"_tag": "ProxyError", "message": format!("reading the request failed: {e}")});
-                    return Ok(json_response(StatusCode::BAD_REQUEST, &body));
+                    return Ok(proxy_error(StatusCode::BAD_REQUEST, format!("reading the request failed: {e}")));
                 }
             }
         }
@@ -361,25 +387,20 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
     strip_hop_by_hop(&mut parts.headers);
     parts.headers.remove(header::HOST);
     parts.headers.append(header::VIA, shared.via.clone());
-    let upstream_uri = format!("{}{}{}", shared.upstream_origin, shared.upstream_prefix, target);
-    parts.uri = match upstream_uri.parse() {
-        Ok(uri) => uri,
-        Err(e) => {
-            return Ok(json_response(
-                StatusCode::BAD_REQUEST,
-                &serde_json::json!({"_tag": "ProxyError", "message": format!("{e}")}),
-            ))
-        }
-    };
-    let answer = match shared.client.request(Request::from_parts(parts, body)).await {
-        Ok(answer) => answer,
-        Err(e) => {
+    parts.uri = upstream_uri;
+    // One deadline for the answer's head and, when it is read whole, its body.
+    let limit = shared.config.upstream_timeout;
+    let deadline = tokio::time::Instant::now() + limit;
+    let answer = match tokio::time::timeout_at(deadline, shared.client.request(Request::from_parts(parts, body))).await
+    {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => {
             shared.coverage.upstream_error();
-            tracing::warn!(%method, %target, "the upstream did not answer: {e:#}");
-            let body =
-                serde_json::json!({"_tag": "ProxyError", "message": format!("the upstream did not answer: {e}")});
-            return Ok(json_response(StatusCode::BAD_GATEWAY, &body));
+            let e = crate::contract::redact::text(&format!("{e:#}"));
+            tracing::warn!(%method, %target, "the upstream did not answer: {e}");
+            return Ok(proxy_error(StatusCode::BAD_GATEWAY, format!("the upstream did not answer: {e}")));
         }
+        Err(_) => return Ok(upstream_timed_out(&shared, &method, &target, "answer")),
     };
     let (mut answer_parts, answer_body) = answer.into_parts();
     strip_hop_by_hop(&mut answer_parts.headers);
@@ -390,7 +411,7 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
 
     if !whole {
         // Streamed: checked once it has passed.
-        let (tee, kept) = Tee::new(answer_body, shared.config.body_limit);
+        let (tee, kept) = Tee::new(Idle::new(answer_body, limit), shared.config.body_limit);
         let shared2 = shared.clone();
         let headers = answer_parts.headers.clone();
         tokio::spawn(async move {
@@ -404,19 +425,23 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
             };
             observe(&shared2, &check, exchange, violations);
         });
-        let body = tee.map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>).boxed();
+        let body = tee.boxed();
         return Ok(Response::from_parts(answer_parts, body));
     }
 
-    let bytes = match Limited::new(answer_body, shared.config.body_limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) => {
-            tracing::warn!(%method, %target, "reading the upstream's answer failed: {e}");
-            shared.coverage.upstream_error();
-            let body = serde_json::json!({"_tag": "ProxyError", "message": format!("reading the upstream's answer failed (or it is larger than the proxy keeps): {e}")});
-            return Ok(json_response(StatusCode::BAD_GATEWAY, &body));
-        }
-    };
+    let bytes =
+        match tokio::time::timeout_at(deadline, Limited::new(answer_body, shared.config.body_limit).collect()).await {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(e)) => {
+                tracing::warn!(%method, %target, "reading the upstream's answer failed: {e}");
+                shared.coverage.upstream_error();
+                return Ok(proxy_error(
+                    StatusCode::BAD_GATEWAY,
+                    format!("reading the upstream's answer failed (or it is larger than the proxy keeps): {e}"),
+                ));
+            }
+            Err(_) => return Ok(upstream_timed_out(&shared, &method, &target, "answer's body")),
+        };
     let (check, request_body) = match request_check.await {
         Ok(done) => done,
         Err(e) => {
@@ -461,6 +486,19 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
     Ok(response)
 }
 
+/// 504 `ProxyError`: the upstream did not send `what` within `--upstream-timeout` (counted as an upstream error).
+fn upstream_timed_out(shared: &Shared, method: &str, target: &str, what: &str) -> Response<ProxyBody> {
+    shared.coverage.upstream_error();
+    let limit = humantime::format_duration(shared.config.upstream_timeout);
+    tracing::warn!(%method, %target, "the upstream sent no {what} within {limit}; answered 504");
+    proxy_error(
+        StatusCode::GATEWAY_TIMEOUT,
+        format!(
+            "the upstream sent no {what} within {limit} (--upstream-timeout); whether it acted on the request is unknown"
+        ),
+    )
+}
+
 /// An exchange after its answer was forwarded.
 struct Observed {
     method: String,
@@ -495,7 +533,7 @@ fn observe(shared: &Shared, check: &RequestCheck, e: Observed, violations: Vec<V
         )
     });
     if let Some(recorder) = &*shared.recorder.lock().unwrap_or_else(|e| e.into_inner()) {
-        recorder.record(crate::record::Exchange {
+        recorder.record(crate::proxy::record::Exchange {
             operation,
             method: e.method,
             target: e.target,

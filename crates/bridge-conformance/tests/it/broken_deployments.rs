@@ -10,7 +10,7 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
-use bridge_conformance::spawn::MAIN_PROJECT;
+use bridge_conformance::runner::spawn::MAIN_PROJECT;
 use bridge_conformance::{run, Report, SpawnedSandbox};
 use bridge_contract::operations::*;
 use bridge_contract::*;

@@ -94,6 +94,57 @@ fn an_unreachable_deployment_is_a_setup_error() {
     assert!(output.stdout.is_empty());
 }
 
+/// Issue 36, item 6: the log (stderr) carries ANSI colour codes only on a terminal, and not even there with
+/// `NO_COLOR` set to anything but the empty string (https://no-color.org); a file or a pipe gets plain text (before:
+/// always coloured). The terminal is a new pseudo-terminal of util-linux's `script`.
+#[test]
+fn logs_are_coloured_only_on_a_terminal_and_never_with_no_color() {
+    let run = ["--base-url", "http://127.0.0.1:9", "--token", "x"];
+    let log_of = |terminal: bool, no_color: Option<&str>| {
+        let mut command = match terminal {
+            false => {
+                let mut command = binary();
+                command.args(run);
+                command
+            }
+            true => {
+                let line: Vec<String> = [env!("CARGO_BIN_EXE_bridge-conformance")]
+                    .iter()
+                    .chain(&run)
+                    .map(|arg| format!("'{arg}'"))
+                    .collect();
+                let mut script = Command::new("script");
+                script.args(["--quiet", "--return", "--command", &line.join(" "), "/dev/null"]);
+                script
+            }
+        };
+        command
+            .env("RUST_LOG", "info")
+            .env("TERM", "xterm-256color")
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .env_remove("BRIDGE_CONFORMANCE_TOKEN")
+            .env_remove("BRIDGE_CONFORMANCE_BASE_URL")
+            .stdin(std::process::Stdio::null());
+        if let Some(value) = no_color {
+            command.env("NO_COLOR", value);
+        }
+        let output = command.output().expect("the binary (and util-linux's script) run");
+        assert_eq!(output.status.code(), Some(2), "unreachable: {}", String::from_utf8_lossy(&output.stderr));
+        let log = [output.stdout, output.stderr].concat();
+        assert!(String::from_utf8_lossy(&log).contains("check(s) not run"), "{}", String::from_utf8_lossy(&log));
+        log
+    };
+    for (terminal, no_color, coloured) in
+        [(false, None, false), (true, None, true), (true, Some(""), true), (true, Some("1"), false)]
+    {
+        let log = log_of(terminal, no_color);
+        let text = String::from_utf8_lossy(&log);
+        assert_eq!(log.contains(&0x1b), coloured, "terminal {terminal}, NO_COLOR {no_color:?}: {text:?}");
+    }
+}
+
 #[test]
 fn help_shows_how_to_run_against_staging() {
     let output = binary().arg("--help").output().unwrap();

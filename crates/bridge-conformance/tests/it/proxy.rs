@@ -10,9 +10,9 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use bridge_conformance::coverage::TrafficReport;
+use bridge_conformance::proxy::replay::{replay, ReplayConfig};
 use bridge_conformance::proxy::{Proxy, ProxyConfig};
-use bridge_conformance::replay::{replay, ReplayConfig};
+use bridge_conformance::report::coverage::TrafficReport;
 use bridge_conformance::SpawnedSandbox;
 use bridge_server::ErrorsMode;
 use serde_json::{json, Value};
@@ -92,7 +92,7 @@ async fn alter(State(token): State<String>, mut request: Request, next: Next) ->
 async fn wrong_sandbox() -> SpawnedSandbox {
     SpawnedSandbox::start_with(|opened| {
         // The credential `no-auth` adds: a token of the sandbox's own key.
-        let project = bridge_conformance::spawn::MAIN_PROJECT;
+        let project = bridge_conformance::runner::spawn::MAIN_PROJECT;
         let token = opened.access.session_token(project, false).unwrap();
         bridge_sandbox::app(opened, ErrorsMode::First).layer(axum::middleware::from_fn_with_state(token, alter))
     })
@@ -277,7 +277,7 @@ async fn the_runner_scenario_through_the_proxy_has_no_violation() {
     let mut config = sandbox.run_config();
     config.webhook_wait = std::time::Duration::from_secs(20);
     let mut out = Vec::new();
-    let (report, traffic) = bridge_conformance::runner::run_through_proxy(&config, &mut out).await.unwrap();
+    let (report, traffic) = bridge_conformance::run_through_proxy(&config, &mut out).await.unwrap();
     sandbox.stop().await.unwrap();
     let failures: Vec<String> = report.failures().map(|r| r.line()).collect();
     assert!(failures.is_empty(), "{failures:?}");
@@ -400,7 +400,7 @@ async fn a_recording_replays_without_difference_and_shows_a_change() {
     assert_eq!(report.violations, 0);
     let text = std::fs::read_to_string(&recording).unwrap();
     assert!(!text.contains(&recorded_on.token), "the token is redacted");
-    let recorded = bridge_conformance::record::read(&recording).unwrap();
+    let recorded = bridge_conformance::proxy::record::read(&recording).unwrap();
     assert_eq!(recorded.len(), 10);
     recorded_on.stop().await.unwrap();
 

@@ -25,8 +25,9 @@ use crate::infra::store::StoredApiKey;
 /// `exp`, which the token carries).
 pub const EXCHANGED_JWT_TTL: Duration = Duration::from_secs(3600);
 
-/// What every key begins with (also those of earlier versions).
-pub const PREFIX: &str = "sbx_";
+/// What every key begins with (also those of earlier versions): the sandbox's credential form, which logs,
+/// recordings, reports and error answers recognise and redact ([`bridge_server::credential`]).
+pub const PREFIX: &str = bridge_server::credential::PREFIX;
 
 /// What every key id begins with.
 pub const ID_PREFIX: &str = "key_";
@@ -134,6 +135,36 @@ mod tests {
             assert_eq!(key.record.hash, hash(&key.text));
             assert!(!key.record.hash.contains(&key.text[PREFIX.len()..]));
             assert!(is_id(&key.record.id) && !is_id(&key.text));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 64, failure_persistence: None, ..Default::default() })]
+
+        /// Every credential the sandbox issues has a form [`bridge_server::credential`] recognises: keys, keys of
+        /// earlier versions (any project, any secret), and the JWTs it signs (any project, features, key id,
+        /// lifetime, exchanged from a key or not). Dashboard session ids and CSRF tokens: `dashboard::session`.
+        #[test]
+        fn every_issued_credential_is_recognised_by_its_form(
+            project in ".{1,64}",
+            secret in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..64),
+            post_bridge_data in proptest::prelude::any::<bool>(),
+            kid in 1i64..10_000,
+            ttl in 1u64..10_000_000,
+            exchanged in proptest::prelude::any::<bool>(),
+        ) {
+            use bridge_server::credential::is_credential;
+            let key = generate(&project, "name", 1).unwrap();
+            proptest::prop_assert!(is_credential(&key.text), "{}", key.text);
+            let legacy = legacy::key(&secret, &project);
+            proptest::prop_assert!(is_credential(&legacy), "{}", legacy);
+            let signing = crate::infra::store::access::next_signing_key(kid, &secret, 0);
+            let mut claims = crate::access::signing::TokenClaims::new(&project, post_bridge_data, 1_700_000_000_000, Duration::from_secs(ttl));
+            if exchanged {
+                claims = claims.from_api_key(&key.record.id);
+            }
+            let jwt = crate::access::signing::sign(&signing, &claims).unwrap();
+            proptest::prop_assert!(is_credential(&jwt), "{}", jwt);
         }
     }
 

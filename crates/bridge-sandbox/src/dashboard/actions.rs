@@ -2,7 +2,9 @@
 //! [`Action`] (session, cross-site checks, CSRF token). Each answers `303 See Other` back to its page, where a
 //! notice says what the API answered (Post/Redirect/Get: a reload never repeats an action).
 
-use axum::extract::{Path, State as Extract};
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Path, Request, State as Extract};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use bridge_contract::*;
@@ -10,10 +12,12 @@ use bridge_server::SandboxApi;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::guard::{parse_form, same_origin, Action};
+use bridge_server::body::Unread;
+
+use super::guard::{parse_form, same_origin, throttled, Action};
 use super::pages::api_error;
-use super::session::{Credential, Notice};
-use super::{session_cookie, session_id, view, State};
+use super::session::{self, Credential, Notice};
+use super::{session_cookie, session_id, store_failed, view, State};
 
 #[derive(Deserialize)]
 pub struct Empty {}
@@ -34,47 +38,101 @@ pub fn credential_of(pasted: &str) -> Credential {
     }
 }
 
-/// `POST /dashboard/sign-in`.
-pub async fn sign_in(Extract(state): Extract<State>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
-    if let Err(refusal) = same_origin(&headers) {
+/// `POST /dashboard/sign-in`: from this origin; within the budget of the client's address; its form read within
+/// a few KiB and a short deadline; a credential the API accepts; within the budget of its project; a session
+/// of that project (docs/operations.md, "Threats").
+pub async fn sign_in(Extract(state): Extract<State>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    if let Err(refusal) = same_origin(headers) {
         return refusal.into_response();
     }
+    let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+    if let Err(over) = state.sign_in.admit_address(peer, headers) {
+        return throttled(&over, view::sign_in(Some(&format!("{}.", over.message))));
+    }
+    let bounds = state.sign_in.limits.body;
+    let body = match bounds.read(headers, body).await {
+        Ok(body) => body,
+        Err(unread) => return unread_form(unread),
+    };
     let form: SignInForm = match parse_form(&body) {
         Ok(form) => form,
         Err(refusal) => return refusal.into_response(),
     };
     let credential = credential_of(&form.credential);
-    if state.verify(&credential).await.is_none() {
+    let Some(caller) = state.verify(&credential).await else {
+        // Written redacted, as every log line (the binary's log writer redacts too): enough to tell which key.
+        let pasted = bridge_server::credential::redact(form.credential.trim());
+        tracing::info!(credential = %pasted, "dashboard sign-in refused");
         let page = view::sign_in(Some(
             "This token or API key is not accepted (expired, malformed, or made by another sandbox).",
         ));
         return (StatusCode::UNAUTHORIZED, page).into_response();
+    };
+    if let Err(over) = state.sign_in.admit_project(&caller.project_id) {
+        return throttled(&over, view::sign_in(Some(&format!("{}.", over.message))));
     }
     // A session that was signed in before is replaced, not kept beside the new one.
-    if let Some(old) = session_id(&headers) {
-        state.sessions.end(&old);
+    if let Some(old) = session_id(headers) {
+        if let Err(e) = state.sessions.end(&old).await {
+            return store_failed(e);
+        }
     }
-    let id = state.sessions.start(credential);
+    let id = match state.sessions.start(&caller.project_id, &credential).await {
+        Err(e) => return store_failed(e),
+        Ok(Ok(id)) => id,
+        Ok(Err(full)) => {
+            let seconds = full.retry_after.as_secs().max(1);
+            let page = view::sign_in(Some(&format!(
+                "The dashboard keeps as many sessions as it can ({}); try again in {seconds} s, when one ends.",
+                session::MAX_SESSIONS
+            )));
+            return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, seconds.to_string())], page)
+                .into_response();
+        }
+    };
     let mut response = Redirect::to("/dashboard/bridges").into_response();
-    response.headers_mut().insert(header::SET_COOKIE, session_cookie(&headers, Some(&id)));
+    response.headers_mut().insert(header::SET_COOKIE, session_cookie(headers, Some(&id)));
     response
+}
+
+/// A sign-in form that was not read: too large (413) or too slow (408), the connection closed after the answer
+/// (what is left of the form is not read).
+fn unread_form(unread: Unread) -> Response {
+    let (status, text) = match unread {
+        Unread::TooLarge { limit } => {
+            (StatusCode::PAYLOAD_TOO_LARGE, format!("The form is larger than the {limit} bytes a sign-in may send."))
+        }
+        Unread::TooSlow { timeout } => (
+            StatusCode::REQUEST_TIMEOUT,
+            format!("The form did not arrive whole within {} ms; send it again.", timeout.as_millis()),
+        ),
+        Unread::Failed(e) => (StatusCode::BAD_REQUEST, format!("The form could not be read: {e}.")),
+    };
+    (status, [(header::CONNECTION, "close")], view::sign_in(Some(&text))).into_response()
 }
 
 /// `POST /dashboard/sign-out`: the session is deleted here, and the cookie in the browser.
 pub async fn sign_out(Extract(state): Extract<State>, headers: HeaderMap, action: Action<Empty>) -> Response {
-    state.sessions.end(&action.signed.id);
+    if let Err(e) = state.sessions.end(&action.signed.id).await {
+        return store_failed(e);
+    }
     let mut response = Redirect::to("/dashboard").into_response();
     response.headers_mut().insert(header::SET_COOKIE, session_cookie(&headers, None));
     response
 }
 
-/// Leaves the notice for the session's next page and goes there.
-fn back(state: &State, id: &str, to: &str, notice: Result<String, String>) -> Response {
+/// Leaves the notice for the session's next page and goes there (the action is done: a notice the store could
+/// not keep is logged, and the page shows none).
+async fn back(state: &State, id: &str, to: &str, notice: Result<String, String>) -> Response {
     let notice = match notice {
         Ok(text) => Notice { ok: true, text },
         Err(text) => Notice { ok: false, text },
     };
-    state.sessions.notify(id, notice);
+    if let Err(e) = state.sessions.notify(id, notice).await {
+        tracing::warn!(error = %e, "dashboard: the action's notice could not be kept");
+    }
     Redirect::to(to).into_response()
 }
 
@@ -97,7 +155,7 @@ pub async fn deposit_bridge(
     let to = format!("/dashboard/bridges/{}", encode(&id));
     let outcome = match enum_value::<SandboxBridgeOutcome>(&action.form.outcome) {
         Ok(o) => o,
-        Err(e) => return back(&state, &action.signed.id, &to, Err(e)),
+        Err(e) => return back(&state, &action.signed.id, &to, Err(e)).await,
     };
     let body = SandboxBridgeDepositRequest { tx_hash: None, outcome: Some(outcome) };
     let path = SandboxDepositBridgePath { bridge_id: id };
@@ -108,7 +166,7 @@ pub async fn deposit_bridge(
             format!("Deposit seen ({outcome}): the bridge is {}.", view::text(&r, "state"))
         })
         .map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, &to, notice)
+    back(&state, &action.signed.id, &to, notice).await
 }
 
 #[derive(Deserialize)]
@@ -132,14 +190,14 @@ pub async fn deposit_address(Extract(state): Extract<State>, action: Action<Addr
     })();
     let (chain, address, outcome, amount) = match parsed {
         Ok(p) => p,
-        Err(e) => return back(&state, &action.signed.id, to, Err(e)),
+        Err(e) => return back(&state, &action.signed.id, to, Err(e)).await,
     };
     let path = SandboxDepositIntoAddressPath { deposit_address: address, deposit_chain: chain };
     let body =
         SandboxAddressDepositRequest { token: f.token.trim().to_owned(), amount, sender: None, outcome: Some(outcome) };
     let done = state.sandbox.sandbox_deposit_into_address(action.signed.caller.clone(), path, body).await;
     let notice = done.map(|_| format!("Deposit into the address simulated ({outcome}).")).map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, to, notice)
+    back(&state, &action.signed.id, to, notice).await
 }
 
 /// `POST /dashboard/deliveries/{event}/resend`: `POST /sandbox/webhook-deliveries/{eventId}/resend`.
@@ -151,7 +209,7 @@ pub async fn resend(Extract(state): Extract<State>, Path(event): Path<String>, a
             format!("Event {event}: {} delivery made due now; the next attempt follows within seconds.", r.deliveries)
         })
         .map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, "/dashboard/deliveries", notice)
+    back(&state, &action.signed.id, "/dashboard/deliveries", notice).await
 }
 
 #[derive(Deserialize)]
@@ -164,14 +222,16 @@ pub async fn recover(Extract(state): Extract<State>, action: Action<RecoverForm>
     let to = "/dashboard/deliveries";
     let since = match action.form.since.trim().parse::<DateString>() {
         Ok(since) => since,
-        Err(_) => return back(&state, &action.signed.id, to, Err(format!("{:?} is not a date", action.form.since))),
+        Err(_) => {
+            return back(&state, &action.signed.id, to, Err(format!("{:?} is not a date", action.form.since))).await
+        }
     };
     let done = state
         .sandbox
         .sandbox_recover_webhook_deliveries(action.signed.caller.clone(), SandboxWebhookRecoverRequest { since })
         .await;
     let notice = done.map(|r| format!("{} failed deliveries made due now.", r.deliveries)).map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, to, notice)
+    back(&state, &action.signed.id, to, notice).await
 }
 
 #[derive(Deserialize)]
@@ -191,7 +251,7 @@ pub async fn webhook_test(Extract(state): Extract<State>, action: Action<Webhook
     let notice = done
         .map(|r| format!("Test event {} emitted; its delivery is listed below.", r.event_id))
         .map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, "/dashboard/deliveries", notice)
+    back(&state, &action.signed.id, "/dashboard/deliveries", notice).await
 }
 
 #[derive(Deserialize)]
@@ -211,12 +271,13 @@ pub async fn advance_clock(Extract(state): Extract<State>, action: Action<Advanc
                 to,
                 Err(format!("{:?} is not a number of seconds", action.form.seconds)),
             )
+            .await
         }
     };
     let done =
         state.sandbox.sandbox_advance_clock(action.signed.caller.clone(), SandboxAdvanceClockRequest { ms }).await;
     let notice = done.map(|c| format!("The project's clock is now {}.", c.now)).map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, to, notice)
+    back(&state, &action.signed.id, to, notice).await
 }
 
 #[derive(Deserialize)]
@@ -228,7 +289,7 @@ pub struct ResetForm {
 pub async fn reset(Extract(state): Extract<State>, action: Action<ResetForm>) -> Response {
     let to = "/dashboard/clock";
     if action.form.confirm.as_deref() != Some("yes") {
-        return back(&state, &action.signed.id, to, Err("Tick the box to confirm the reset.".into()));
+        return back(&state, &action.signed.id, to, Err("Tick the box to confirm the reset.".into())).await;
     }
     let done = state.sandbox.sandbox_reset_project(action.signed.caller.clone()).await;
     let notice = done
@@ -236,7 +297,7 @@ pub async fn reset(Extract(state): Extract<State>, action: Action<ResetForm>) ->
             format!("The project was reset: {} bridges and {} events deleted.", r.deleted.bridges, r.deleted.events)
         })
         .map_err(|e| api_error(&e));
-    back(&state, &action.signed.id, to, notice)
+    back(&state, &action.signed.id, to, notice).await
 }
 
 /// A path segment, percent-encoded (an id goes back into a `Location`).

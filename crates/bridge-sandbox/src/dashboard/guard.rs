@@ -34,7 +34,9 @@ impl Refusal {
             Self::ForeignOrigin => "The request came from a page of another origin.".into(),
             Self::MissingToken => "The form carried no CSRF token.".into(),
             Self::WrongToken => "The form's CSRF token is not this session's (reload the page).".into(),
-            Self::BadForm(e) => format!("The form could not be read: {e}."),
+            Self::BadForm(e) => {
+                format!("The form could not be read: {}.", bridge_server::credential::redact(e))
+            }
         }
     }
 }
@@ -98,12 +100,17 @@ impl IntoResponse for Stopped {
             Self::SignIn(s) => s.into_response(),
             Self::Refused(r) => r.into_response(),
             Self::Throttled(t) => {
-                let retry = t.retry_after_header().to_string();
                 let page = view::refused(&format!("429 TooManyRequests: {}.", t.message));
-                (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, retry)], page).into_response()
+                throttled(&t, page)
             }
         }
     }
+}
+
+/// `page`, answered 429 with the `Retry-After` of `refusal`.
+pub fn throttled(refusal: &bridge_server::Throttled, page: maud::Markup) -> Response {
+    let retry = refusal.retry_after_header().to_string();
+    (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, retry)], page).into_response()
 }
 
 /// A form body as `T` (`application/x-www-form-urlencoded`).

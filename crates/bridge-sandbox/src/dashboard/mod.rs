@@ -8,9 +8,11 @@
 //! and there is nothing the dashboard can do that the API cannot.
 //!
 //! * Sign-in ([`session`]): a project token or an API key, verified by the API's own authenticator on every
-//!   request; the session is a server-side record in an `HttpOnly; SameSite=Strict; Path=/dashboard` cookie.
+//!   request; the session is a record in the store (served by every instance of a database, nothing usable in
+//!   it without the cookie), its id in an `HttpOnly; SameSite=Strict; Path=/dashboard` cookie.
 //!   The sandbox speaks plain HTTP, so the cookie is not `Secure`; behind an HTTPS proxy that sets
-//!   `X-Forwarded-Proto: https` it is.
+//!   `X-Forwarded-Proto: https` it is. Sign-ins are budgeted per client address and per project, their form is
+//!   read within a few KiB and a short deadline ([`sign_in`]), and one project's sessions never end another's.
 //! * Cross-site requests ([`guard`]): every state-changing request is a POST carrying the session's CSRF token
 //!   (a hidden field), and is refused when the browser says it is cross-site (`Sec-Fetch-Site`) or its `Origin`
 //!   is not this host.
@@ -22,6 +24,7 @@ pub mod actions;
 pub mod guard;
 pub mod pages;
 pub mod session;
+pub mod sign_in;
 pub mod view;
 
 use std::future::Future;
@@ -35,7 +38,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use bridge_server::{Admission, Authenticator, Caller};
 
-use crate::http::service::Sandbox;
+use crate::infra::store::StoreError;
+use crate::service::Sandbox;
 use session::{Credential, Notice, Sessions};
 
 const HTMX_JS: &str = include_str!("../../assets/vendor/htmx/htmx.min.js");
@@ -50,6 +54,8 @@ pub struct Dashboard {
     /// The API's admission (the per-project rate limit), asked about every action.
     admission: Option<Arc<dyn Admission>>,
     pub sessions: Sessions,
+    /// The sign-in budgets, and how the sign-in form is read.
+    pub sign_in: sign_in::Gate,
 }
 
 pub type State = Arc<Dashboard>;
@@ -67,12 +73,14 @@ impl Dashboard {
     }
 }
 
-/// The dashboard's routes, all under `/dashboard`: over `sandbox`, signing in with what `auth` accepts, each
-/// action admitted by `admission` (the API's rate limit: an action counts as one request of its project).
+/// The dashboard's routes, all under `/dashboard`: over `sandbox`, signing in with what `auth` accepts within
+/// `sign_in`'s limits, each action admitted by `admission` (the API's rate limit: an action counts as one request
+/// of its project).
 pub fn routes<S: Clone + Send + Sync + 'static>(
     sandbox: Sandbox,
     auth: impl Authenticator + Clone,
     admission: Option<Arc<dyn Admission>>,
+    sign_in: sign_in::Limits,
 ) -> axum::Router<S> {
     let verify: Verify = Arc::new(move |credential| {
         let auth = auth.clone();
@@ -83,7 +91,9 @@ pub fn routes<S: Clone + Send + Sync + 'static>(
             }
         })
     });
-    let state = Arc::new(Dashboard { sandbox, verify, admission, sessions: Sessions::default() });
+    let sign_in = sign_in::Gate::new(sign_in);
+    let sessions = Sessions::new(sandbox.core().store.clone());
+    let state = Arc::new(Dashboard { sandbox, verify, admission, sessions, sign_in });
     axum::Router::new()
         .route("/dashboard", get(pages::index))
         .route("/dashboard/", get(|| async { Redirect::to("/dashboard") }))
@@ -151,7 +161,7 @@ pub fn session_cookie(headers: &HeaderMap, id: Option<&str>) -> HeaderValue {
     if id.is_none() {
         c = c.max_age(cookie::time::Duration::ZERO);
     }
-    HeaderValue::from_str(&c.build().to_string()).expect("a cookie of hex digits is a header value")
+    HeaderValue::from_str(&c.build().to_string()).expect("a cookie of base64url characters is a header value")
 }
 
 /// A signed-in request: its session and the caller its credential stands for now.
@@ -168,20 +178,35 @@ impl Signed {
     }
 }
 
-/// Where a request without a live session goes: the sign-in page (htmx polls are told to load it whole).
-pub struct SignInFirst {
-    htmx: bool,
-    forget: bool,
+/// A request without a live session: sent to the sign-in page (htmx polls are told to load it whole), or, when
+/// the store could not say, answered 503.
+pub enum SignInFirst {
+    Page { htmx: bool, forget: bool },
+    StoreFailed,
+}
+
+/// A dashboard request the store failed: 503 and a page saying so (the failure is logged).
+pub fn store_failed(error: StoreError) -> Response {
+    tracing::error!(error = %error, "dashboard: the store failed");
+    let page = view::refused("The sandbox store did not answer; try again in a moment.");
+    (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], page).into_response()
 }
 
 impl IntoResponse for SignInFirst {
     fn into_response(self) -> Response {
-        let mut response = if self.htmx {
+        let (htmx, forget) = match self {
+            Self::Page { htmx, forget } => (htmx, forget),
+            Self::StoreFailed => {
+                let page = view::refused("The sandbox store did not answer; try again in a moment.");
+                return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], page).into_response();
+            }
+        };
+        let mut response = if htmx {
             (StatusCode::OK, [("hx-redirect", "/dashboard")]).into_response()
         } else {
             Redirect::to("/dashboard").into_response()
         };
-        if self.forget {
+        if forget {
             response.headers_mut().insert(header::SET_COOKIE, session_cookie(&HeaderMap::new(), None));
         }
         response
@@ -193,15 +218,20 @@ impl FromRequestParts<State> for Signed {
 
     async fn from_request_parts(parts: &mut Parts, state: &State) -> Result<Self, Self::Rejection> {
         let htmx = parts.headers.contains_key("hx-request");
-        let id = session_id(&parts.headers).ok_or(SignInFirst { htmx, forget: false })?;
-        let session = state.sessions.get(&id).ok_or(SignInFirst { htmx, forget: true })?;
-        let Some(caller) = state.verify(&session.credential).await else {
-            // Expired or no longer accepted: the session ends with it.
-            state.sessions.end(&id);
-            return Err(SignInFirst { htmx, forget: true });
+        let failed = |error: StoreError| {
+            tracing::error!(error = %error, "dashboard: the session store failed");
+            SignInFirst::StoreFailed
+        };
+        let id = session_id(&parts.headers).ok_or(SignInFirst::Page { htmx, forget: false })?;
+        let session = state.sessions.get(&id).await.map_err(failed)?.ok_or(SignInFirst::Page { htmx, forget: true })?;
+        let verified = state.verify(&session.credential).await;
+        let Some(caller) = verified.filter(|caller| caller.project_id == session.project) else {
+            // Expired or no longer accepted: the session ends with it, on every instance.
+            state.sessions.end(&id).await.map_err(failed)?;
+            return Err(SignInFirst::Page { htmx, forget: true });
         };
         // A poll does not use up the notice of the last action.
-        let notice = if htmx { None } else { state.sessions.take_notice(&id) };
+        let notice = if htmx { None } else { state.sessions.take_notice(&id).await.map_err(failed)? };
         Ok(Signed { id, caller, csrf: session.csrf, notice })
     }
 }

@@ -11,9 +11,11 @@ use maud::{html, Markup};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::domain::webhook_url;
+
 use super::view::{self, cell, csrf, latest_date, pretty, text};
 use super::{SignInFirst, Signed, State};
-use crate::http::service::Sandbox;
+use crate::service::Sandbox;
 
 /// Most events a page reads from the feed (the newest are shown first).
 pub const FEED_LIMIT: usize = 2_000;
@@ -23,7 +25,9 @@ const ROWS: usize = 200;
 /// An operation's error as the API answers it: status, `_tag`, message.
 pub fn api_error<E: ErrorResponse>(e: &E) -> String {
     let body = serde_json::to_value(e).unwrap_or_default();
-    format!("{} {}: {}", e.status(), text(&body, "_tag"), text(&body, "message"))
+    let notice = format!("{} {}: {}", e.status(), text(&body, "_tag"), text(&body, "message"));
+    // As the API's error answers: a credential a message quotes is written redacted.
+    bridge_server::credential::redact(&notice).into_owned()
 }
 
 fn json<T: Serialize>(v: &T) -> Value {
@@ -322,7 +326,7 @@ pub async fn addresses(signed: Signed, Extract(state): Extract<State>) -> Markup
                 dl.facts {
                     dt { "Destination" } dd { (item.destination_chain) " " span.mono { (item.destination_address.clone().unwrap_or_default()) } }
                     @if let Some(note) = &item.address_note { dt { "Note" } dd { (note) } }
-                    @if let Some(url) = &item.webhook_url { dt { "Webhook" } dd.mono { (url) } }
+                    @if let Some(url) = &item.webhook_url { dt { "Webhook" } dd.mono { (webhook_url::redacted(url)) } }
                 }
                 @match &history {
                     Err(e) => (problem(e)),

@@ -1,17 +1,25 @@
 //! Identifiers and made-up chain data: unique by default, reproducible on request.
 //!
 //! Every id and made-up value comes from a durable counter value `n` of the store (unique across restarts,
-//! resets and instances on one database: [`crate::infra::counters`]) put through a ChaCha8 stream keyed by the
-//! sandbox's [`Ids`] key. The key is drawn from the operating system's entropy at every start, so two data
-//! directories, two instances or two runs never hand out the same id, address or hash; with `serve --seed N` it
-//! is derived from `N`, so a fresh sandbox answers the same ids for the same requests (snapshot tests).
+//! resets and instances on one database: [`crate::infra::counters`]) put through the sandbox's [`Ids`] key. The
+//! key is made at a data directory's first start from the operating system's entropy and kept with the data
+//! (`keys/ids.key`, or in the PostgreSQL database, shared by every instance: [`crate::infra::secrets`]), so two
+//! data directories never hand out the same id, address or hash, and the instances of one database agree; with
+//! `serve --seed N` it is derived from `N`, so a fresh sandbox answers the same ids for the same requests
+//! (snapshot tests).
 //!
 //! Ids have production's shape, 24 lower-case hex digits laid out like a MongoDB ObjectId: 4 bytes of creation
-//! time (seconds, on the project's clock), 5 random bytes (of the key and the counter's high bits) and the
-//! counter's low 3 bytes. Within one key the (random, counter) pair never repeats; across keys the random part
-//! differs. Quote (and bridge) ids and event ids are made so. Deposit and refund ids, which come with a made-up
-//! transaction, are 4 bytes of time and 8 bytes of that transaction's seed.
+//! time (seconds, on the project's clock) and 8 bytes that are a keyed permutation of the counter (the Blowfish
+//! block cipher, a 64-bit block, keyed from the [`Ids`] key for each counter: [`Ids::object_id`]). A permutation
+//! never maps two counter values to one block, so ids are unique within a key by construction; and without the
+//! key the 8 bytes say nothing of the counter, so a project's ids do not show how many ids other projects were
+//! given in between (the counters are global). Quote (and bridge) ids and event ids are made so. Deposit and
+//! refund ids, which come with a made-up transaction, are 4 bytes of time and 8 bytes of that transaction's seed
+//! (a ChaCha8 stream of the key at the counter value). Feed page tokens are the feed position put through one
+//! more permutation ([`Ids::page_token`]): the feed's positions are global too.
 
+use blowfish::cipher::{Block, BlockCipherDecrypt, BlockCipherEncrypt, KeyInit};
+use blowfish::Blowfish;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -42,11 +50,53 @@ impl Counter {
     }
 }
 
-/// The key of every id and made-up value of a sandbox.
+/// The key of every id, page token and made-up value of a sandbox, with the permutations keyed from it.
 #[derive(Clone)]
 pub struct Ids {
     key: [u8; 32],
+    /// The permutation of each counter's values (by `Counter as usize`), of which ids are made.
+    counters: [Permutation; COUNTERS],
+    /// The permutation of feed positions, of which page tokens are made.
+    feed: Permutation,
 }
+
+/// The first 8 hex digits of every page token handed out: `00000001`, told apart from the plain positions
+/// (`00000000…`) that earlier versions handed out.
+pub const PAGE_TOKEN_PREFIX: u32 = 1;
+
+/// How many [`Counter`]s there are.
+const COUNTERS: usize = 5;
+
+/// A keyed permutation of 64-bit values (a block cipher with a 64-bit block: unique outputs by construction).
+#[derive(Clone)]
+struct Permutation(Blowfish);
+
+impl Permutation {
+    /// Keyed by 56 bytes (Blowfish's longest key) of a ChaCha8 stream of the sandbox's key.
+    fn keyed(key: &[u8; 32], stream: u64) -> Self {
+        let mut rng = ChaCha8Rng::from_seed(*key);
+        rng.set_stream(stream);
+        let mut subkey = [0u8; 56];
+        rng.fill_bytes(&mut subkey);
+        Self(Blowfish::new_from_slice(&subkey).expect("56 bytes is a Blowfish key"))
+    }
+
+    fn apply(&self, value: u64) -> u64 {
+        let mut block = Block::<Blowfish>::from(value.to_be_bytes());
+        self.0.encrypt_block(&mut block);
+        u64::from_be_bytes(block.into())
+    }
+
+    fn invert(&self, value: u64) -> u64 {
+        let mut block = Block::<Blowfish>::from(value.to_be_bytes());
+        self.0.decrypt_block(&mut block);
+        u64::from_be_bytes(block.into())
+    }
+}
+
+/// The ChaCha streams of the permutations' keys (the made-up values use streams `0..2 * COUNTERS`).
+const PERMUTATION_STREAMS: u64 = 1 << 32;
+const FEED_STREAM: u64 = PERMUTATION_STREAMS + COUNTERS as u64;
 
 impl std::fmt::Debug for Ids {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -58,40 +108,69 @@ impl std::fmt::Debug for Ids {
 const WORDS_PER_VALUE: u128 = 4;
 
 impl Ids {
-    /// A key from the operating system's entropy: ids unique across data directories, restarts and instances.
-    pub fn random() -> Self {
+    /// The ids of `key` (a data directory's or database's, [`crate::infra::secrets::Keys`]).
+    pub fn from_key(key: [u8; 32]) -> Self {
+        let all = [Counter::Quote, Counter::Event, Counter::Tx, Counter::Address, Counter::RoutingAddress];
+        let counters = all.map(|kind| Permutation::keyed(&key, PERMUTATION_STREAMS + kind as u64));
+        Self { key, counters, feed: Permutation::keyed(&key, FEED_STREAM) }
+    }
+
+    /// A new key from the operating system's entropy.
+    pub fn new_key() -> [u8; 32] {
         let mut key = [0u8; 32];
         rand::rng().fill_bytes(&mut key);
-        Self { key }
+        key
     }
 
     /// The key of `serve --seed seed`: the same ids for the same requests on a fresh sandbox.
     pub fn seeded(seed: u64) -> Self {
         let mut key = [0u8; 32];
         ChaCha8Rng::seed_from_u64(seed).fill_bytes(&mut key);
-        Self { key }
+        Self::from_key(key)
     }
 
     /// The stream of `kind` at value `at` (random access: ChaCha's stream and word position).
-    fn stream(&self, kind: Counter, ids: bool, at: u64) -> ChaCha8Rng {
+    fn stream(&self, kind: Counter, at: u64) -> ChaCha8Rng {
         let mut rng = ChaCha8Rng::from_seed(self.key);
-        rng.set_stream(kind as u64 * 2 + u64::from(ids));
+        rng.set_stream(kind as u64 * 2);
         rng.set_word_pos(u128::from(at) * WORDS_PER_VALUE);
         rng
     }
 
     /// The made-up seed of value `n` of `kind` (transaction hashes, addresses, blocks, deposit ids).
     pub fn seed(&self, kind: Counter, n: u64) -> u64 {
-        self.stream(kind, false, n).next_u64()
+        self.stream(kind, n).next_u64()
     }
 
-    /// The ObjectId-like id of value `n` of `kind`, made at `at_ms`.
+    /// The ObjectId-like id of value `n` of `kind`, made at `at_ms`: 4 bytes of time, then `n` through the
+    /// kind's permutation.
     pub fn object_id(&self, kind: Counter, n: u64, at_ms: i64) -> String {
-        let mut bytes = [0u8; 12];
-        bytes[..4].copy_from_slice(&seconds(at_ms).to_be_bytes());
-        self.stream(kind, true, n >> 24).fill_bytes(&mut bytes[4..9]);
-        bytes[9..].copy_from_slice(&(n as u32).to_be_bytes()[1..]);
-        hex::encode(bytes)
+        format!("{:08x}{:016x}", seconds(at_ms), self.counters[kind as usize].apply(n))
+    }
+
+    /// The page token of a feed position (`0..=i64::MAX`): [`PAGE_TOKEN_PREFIX`], then the position through the
+    /// feed's permutation as 16 hex digits (the schema's `^[0-9a-f]{24}$`).
+    pub fn page_token(&self, position: i64) -> String {
+        format!("{PAGE_TOKEN_PREFIX:08x}{:016x}", self.feed.apply(position.max(0) as u64))
+    }
+
+    /// The feed position a token of 24 hex digits names (`None` for anything else). Every such token names one:
+    /// one with [`PAGE_TOKEN_PREFIX`] the position [`Ids::page_token`] put through the permutation; one with 8
+    /// zero digits the plain position that earlier versions of the sandbox handed out (so a traversal goes on across the
+    /// upgrade; a plain position only ever says where a page starts); any other, or a value above `i64::MAX`
+    /// (which no event can have), the last position, after which nothing follows.
+    pub fn page_position(&self, token: &str) -> Option<i64> {
+        if token.len() != 24 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let value = u128::from_str_radix(token, 16).ok()?;
+        let (prefix, low) = ((value >> 64) as u32, value as u64);
+        let position = match prefix {
+            PAGE_TOKEN_PREFIX => self.feed.invert(low),
+            0 => low,
+            _ => return Some(i64::MAX),
+        };
+        Some(i64::try_from(position).unwrap_or(i64::MAX))
     }
 }
 
@@ -148,14 +227,20 @@ pub fn refund(seed: u64, at_ms: i64) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use std::collections::HashSet;
+
+    fn random() -> Ids {
+        Ids::from_key(Ids::new_key())
+    }
 
     #[test]
     fn ids_have_production_shape_and_never_repeat_within_a_key() {
-        let ids = Ids::random();
+        let ids = random();
         let mut seen = HashSet::new();
-        // Across the counter's 3-byte wrap too: the high bits move the random part.
-        for n in (0..3_000u64).chain((1 << 24) - 1_000..(1 << 24) + 1_000) {
+        // Across the 3-byte and 4-byte boundaries too, and at the top of the range.
+        let edges = [(1u64 << 24) - 1_000..(1 << 24) + 1_000, (1 << 32) - 1_000..(1 << 32) + 1_000];
+        for n in (0..50_000u64).chain(edges.into_iter().flatten()).chain(u64::MAX - 1_000..=u64::MAX) {
             let id = ids.object_id(Counter::Quote, n, 1_767_225_600_000);
             assert_eq!(id.len(), 24);
             assert!(id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "{id}");
@@ -166,13 +251,52 @@ mod tests {
 
     #[test]
     fn keys_differ_unless_seeded_alike() {
-        let (a, b) = (Ids::random(), Ids::random());
-        assert_ne!(a.object_id(Counter::Event, 1, 0), b.object_id(Counter::Event, 1, 0), "two starts, two ids");
+        let (a, b) = (random(), random());
+        assert_ne!(a.object_id(Counter::Event, 1, 0), b.object_id(Counter::Event, 1, 0), "two keys, two ids");
         assert_ne!(a.seed(Counter::Tx, 1), b.seed(Counter::Tx, 1));
+        assert_ne!(a.page_token(1), b.page_token(1));
         let (s, t) = (Ids::seeded(7), Ids::seeded(7));
         assert_eq!(s.object_id(Counter::Event, 1, 0), t.object_id(Counter::Event, 1, 0), "same seed, same ids");
         assert_eq!(s.seed(Counter::Tx, 5), t.seed(Counter::Tx, 5));
+        assert_eq!(s.page_token(5), t.page_token(5));
         assert_ne!(s.object_id(Counter::Event, 1, 0), Ids::seeded(8).object_id(Counter::Event, 1, 0));
         assert_ne!(s.object_id(Counter::Event, 1, 0), s.object_id(Counter::Quote, 1, 0), "kinds apart");
+    }
+
+    proptest! {
+        /// Two counter values, two ids (the permutation is one to one), and the 8 bytes are not the counter's.
+        #[test]
+        fn distinct_values_give_distinct_ids(seed in any::<u64>(), n in any::<u64>(), m in any::<u64>()) {
+            let ids = Ids::seeded(seed);
+            prop_assume!(n != m);
+            prop_assert_ne!(ids.object_id(Counter::Event, n, 0), ids.object_id(Counter::Event, m, 0));
+            prop_assert_eq!(ids.counters[Counter::Event as usize].invert(ids.counters[Counter::Event as usize].apply(n)), n);
+        }
+
+        /// Every position round-trips through its token, which has the schema's pattern.
+        #[test]
+        fn every_position_round_trips_through_its_token(seed in any::<u64>(), p in 0..=i64::MAX) {
+            let ids = Ids::seeded(seed);
+            let token = ids.page_token(p);
+            prop_assert!(token.len() == 24 && token.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+            prop_assert_eq!(ids.page_position(&token), Some(p));
+        }
+
+        /// Every token of the pattern names a position: a plain one (earlier versions' tokens) itself, one with an
+        /// unknown prefix the last.
+        #[test]
+        fn every_token_of_the_pattern_is_a_position(seed in any::<u64>(), v in any::<u128>()) {
+            let ids = Ids::seeded(seed);
+            let value = v >> 32;
+            let token = format!("{value:024x}");
+            let position = ids.page_position(&token).expect("a position");
+            prop_assert!(position >= 0);
+            match (value >> 64) as u32 {
+                0 => prop_assert_eq!(position, i64::try_from(value).unwrap_or(i64::MAX)),
+                PAGE_TOKEN_PREFIX => {}
+                _ => prop_assert_eq!(position, i64::MAX),
+            }
+            prop_assert_eq!(ids.page_position(&token.to_uppercase()), Some(position), "hex of either case");
+        }
     }
 }

@@ -5,3 +5,4 @@ pub mod ids;
 pub mod lifecycle;
 pub mod pricing;
 pub mod records;
+pub mod webhook_url;

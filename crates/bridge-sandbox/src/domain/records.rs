@@ -186,6 +186,41 @@ pub fn is_failed(record: &BridgeRecord) -> bool {
     }
 }
 
+/// Whether the record is in a state its lifecycle ends in: EXECUTED, CANCELLED, FAILED, or one of the refunded
+/// states. (A CANCELLED `bridgeSwap` record is final unless a deposit still comes, which starts it again: a late
+/// deposit makes it DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD.) Every state of every family is named, so a state the
+/// schema adds is decided here.
+pub fn is_final(record: &BridgeRecord) -> bool {
+    match record {
+        BridgeRecord::Bridge(r) => match r.state {
+            BridgeState::Executed(_) | BridgeState::Cancelled(_) | BridgeState::Failed(_) => true,
+            BridgeState::Pending(_)
+            | BridgeState::PendingConfirmation(_)
+            | BridgeState::DepositAccepted(_)
+            | BridgeState::Accepted(_) => false,
+        },
+        BridgeRecord::BridgeSwap(r) => match r.state {
+            BridgeSwapState::Executed(_)
+            | BridgeSwapState::Cancelled(_)
+            | BridgeSwapState::SwapFailedRefunded(_)
+            | BridgeSwapState::DepositReceivedAfterGracePeriodRefunded(_) => true,
+            BridgeSwapState::Pending(_)
+            | BridgeSwapState::PendingConfirmation(_)
+            | BridgeSwapState::DepositAccepted(_)
+            | BridgeSwapState::Accepted(_)
+            | BridgeSwapState::SwapFailed(_)
+            | BridgeSwapState::DepositReceivedAfterGracePeriod(_) => false,
+        },
+        BridgeRecord::DepositAddressBridge(r) => match r.state {
+            DepositAddressBridgeState::Executed(_) | DepositAddressBridgeState::Failed(_) => true,
+            DepositAddressBridgeState::Pending(_)
+            | DepositAddressBridgeState::PendingConfirmation(_)
+            | DepositAddressBridgeState::DepositAccepted(_)
+            | DepositAddressBridgeState::Accepted(_) => false,
+        },
+    }
+}
+
 /// The payout of an EXECUTED record: its transaction hash and time.
 pub fn withdrawal(record: &BridgeRecord) -> Option<(&str, DateString)> {
     match record {
@@ -251,7 +286,7 @@ pub struct StoredBridge {
     /// its events carry; kept on the bridge so that the lifecycle does not read the address at each step.
     pub address_note: Option<String>,
     pub plan: Option<Plan>,
-    /// How many times it was saved: `Store::save_bridge` writes only over the version it was read at.
+    /// How many times it was saved: `BridgeStore::save_bridge` writes only over the version it was read at.
     pub version: i64,
 }
 
@@ -271,6 +306,12 @@ impl StoredBridge {
             plan: None,
             version: 0,
         }
+    }
+
+    /// Whether the bridge's lifecycle is over: its record [`is_final`] and no step of it is due. Retention purges
+    /// only such bridges (a parked bridge, whose step found nothing to do, is not final and is kept).
+    pub fn has_ended(&self) -> bool {
+        self.next_ms.is_none() && is_final(&self.record)
     }
 }
 

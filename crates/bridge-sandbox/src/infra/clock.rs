@@ -12,7 +12,7 @@
 //! A project's clock is read from the store by every request that needs its time, so an advance acknowledged by
 //! one instance is seen by the next request on any other. It never goes backwards (except by a reset): under
 //! `--clock real` each instance also keeps the latest time it answered per project ([`Floors`]), and the
-//! lifecycle pass stores the highest ([`crate::infra::store::Store::keep_project_floors`]), so a wall clock that steps
+//! lifecycle pass stores the highest ([`crate::infra::store::ClockStore::keep_project_floors`]), so a wall clock that steps
 //! back, or a restart on a machine whose clock is behind, does not move a project back.
 
 use std::collections::HashMap;
@@ -239,7 +239,7 @@ mod tests {
 
     #[test]
     fn two_clocks_syncing_through_a_store_add_up_their_advances() {
-        // The store's rule (`Store::sync_clock`): keep the first value, add every advance, keep the highest floor.
+        // The store's rule (`ClockStore::sync_clock`): keep the first value, add every advance, keep the highest floor.
         let mut stored: Option<(i64, i64)> = None;
         let mut sync = |clock: &Clock| {
             let s = clock.take_sync();

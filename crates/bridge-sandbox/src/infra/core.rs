@@ -1,6 +1,7 @@
 //! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the clocks (the sandbox's
 //! [`Clock`] and each project's, read from the store: [`crate::infra::clock`]), the webhook egress policy, and the counters
-//! and key that ids and made-up chain data come from ([`crate::domain::ids`]).
+//! and key that ids and made-up chain data come from ([`crate::domain::ids`]). The contract's operations are
+//! methods of `Core` too, an `impl Core` block per area in `crate::operations` (a layer above this one).
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use bridge_contract::WebhookEvent;
 
 use crate::domain::catalogue::Catalogue;
 use crate::domain::ids::Ids;
+use crate::domain::webhook_url;
 use crate::infra::clock::{base_ms, Clock, Floors, ProjectClock};
 use crate::infra::counters::Counters;
 use crate::infra::egress::WebhookEgress;
@@ -20,12 +22,13 @@ pub struct Core {
     pub clock: Clock,
     /// Where webhooks may be delivered: checked when a `webhookUrl` is given and again at delivery.
     pub egress: WebhookEgress,
-    /// One lifecycle pass at a time (`crate::http::bridges::advance`).
+    /// One lifecycle pass at a time (`crate::pipeline::lifecycle::advance`, and a cancel).
     pub(crate) pass: tokio::sync::Mutex<()>,
     /// The latest time answered per project (`--clock real` across wall-clock steps).
     pub(crate) floors: Floors,
     counters: Counters,
-    ids: Ids,
+    /// The key of ids and feed page tokens.
+    pub(crate) ids: Ids,
 }
 
 impl Core {
@@ -77,6 +80,16 @@ impl Core {
         Ok(self.ids.object_id(counter, n, at_ms))
     }
 
+    /// The checks of a `webhookUrl` when it is given: no user name or password in it
+    /// ([`webhook_url::refuse_credentials`]), then the webhook egress policy ([`WebhookEgress::check_webhook_url`]).
+    /// 422 `InvalidRequest` naming the rule.
+    pub async fn check_webhook_url(&self, url: Option<&str>) -> Result<(), bridge_contract::InvalidRequest> {
+        if let Some(url) = url {
+            webhook_url::refuse_credentials(url)?;
+        }
+        self.egress.check_webhook_url(url).await
+    }
+
     /// An event of `project` at `at_ms`, ready to append, with the next event id.
     pub async fn event(
         &self,
@@ -87,6 +100,21 @@ impl Core {
     ) -> StoreResult<NewEvent> {
         let id = self.object_id(Counter::Event, at_ms).await?;
         Ok(NewEvent { id, project: project.to_owned(), created_ms: at_ms, event: event.into(), webhook_url })
+    }
+
+    /// The events of `project` at `at_ms`, each with the next event id and the same `webhook_url`.
+    pub async fn new_events(
+        &self,
+        project: &str,
+        at_ms: i64,
+        events: Vec<WebhookEvent>,
+        webhook_url: &Option<String>,
+    ) -> StoreResult<Vec<NewEvent>> {
+        let mut out = Vec::with_capacity(events.len());
+        for event in events {
+            out.push(self.event(project, at_ms, event, webhook_url.clone()).await?);
+        }
+        Ok(out)
     }
 
     /// The USD price of `token` on `chain` as the JSON number records carry (0 when the catalogue has none).

@@ -8,8 +8,9 @@
 //!   address (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`)
 //!   is judged by the IPv4 address it embeds.
 //! * `any` (the default) keeps local use working (receivers on `localhost`, on the LAN), except link-local
-//!   addresses (`169.254.0.0/16`, `fe80::/10`, and their embedded forms): cloud metadata services answer there, so
-//!   they are refused in every mode.
+//!   addresses (`169.254.0.0/16`, `fe80::/10`, and their embedded forms), where most cloud metadata services
+//!   answer, and the big clouds' metadata and platform addresses outside that range ([`METADATA_SERVICES`]: AWS's
+//!   `fd00:ec2::254`, Alibaba's `100.100.100.200`, Azure's `168.63.129.16`, ...): refused in every mode.
 //! * `--webhook-allow CIDR` (repeatable) makes exceptions in either mode (an address, or the IPv4 address it
 //!   embeds, in one of the networks is allowed).
 //!
@@ -23,7 +24,10 @@
 //! followed and no proxy is used. A refused delivery is recorded with the reason and not retried.
 //!
 //! The ranges are a table of `ipnet` networks ([`RANGES_V4`], [`RANGES_V6`]), the IANA special-purpose address
-//! registries (RFC 6890 and its updates), most specific first.
+//! registries (RFC 6890 and its updates), most specific first; the cloud metadata addresses are one more table
+//! ([`METADATA_SERVICES`]), each row with the provider documentation it comes from, judged before the ranges.
+//! Host names such as Google's `metadata.google.internal` are not listed: they are judged by the addresses they
+//! resolve to, like every name.
 
 use std::fmt;
 use std::io;
@@ -43,7 +47,7 @@ pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(2);
 /// Which destinations webhook deliveries may reach (`serve --webhook-egress`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum EgressMode {
-    /// Every address except link-local ones (the cloud metadata range): local receivers work.
+    /// Every address except link-local ones and the clouds' metadata addresses: local receivers work.
     #[default]
     Any,
     /// Public addresses only.
@@ -59,9 +63,11 @@ impl EgressMode {
     }
 }
 
-/// What a non-public range is.
+/// What a refused range is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RangeKind {
+    /// A cloud provider's metadata or platform service ([`METADATA_SERVICES`]): refused in every mode.
+    CloudMetadata(&'static MetadataService),
     /// `0.0.0.0/8`, `::/128`.
     Unspecified,
     Loopback,
@@ -90,8 +96,14 @@ pub enum RangeKind {
 }
 
 impl RangeKind {
+    /// Whether `any` refuses it too (link-local and cloud metadata addresses), not only `public`.
+    pub fn refused_in_every_mode(self) -> bool {
+        matches!(self, RangeKind::LinkLocal | RangeKind::CloudMetadata(_))
+    }
+
     fn describe(self) -> &'static str {
         match self {
+            RangeKind::CloudMetadata(_) => "cloud metadata service",
             RangeKind::Unspecified => "unspecified (this network)",
             RangeKind::Loopback => "loopback",
             RangeKind::Private => "private network (RFC 1918)",
@@ -118,6 +130,64 @@ const fn v4(a: u8, b: u8, c: u8, d: u8, prefix: u8) -> Ipv4Net {
 const fn v6(segments: [u16; 8], prefix: u8) -> Ipv6Net {
     let [a, b, c, d, e, f, g, h] = segments;
     Ipv6Net::new_assert(Ipv6Addr::new(a, b, c, d, e, f, g, h), prefix)
+}
+
+/// A cloud provider's instance metadata (or platform) service address: a server that hands out credentials or
+/// controls the machine to whatever on it asks, so a webhook must never be pointed at it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct MetadataService {
+    pub network: IpNet,
+    /// Who answers there.
+    pub providers: &'static str,
+}
+
+const fn v4_service(a: u8, b: u8, c: u8, d: u8, providers: &'static str) -> MetadataService {
+    MetadataService { network: IpNet::V4(v4(a, b, c, d, 32)), providers }
+}
+
+const fn v6_service(segments: [u16; 8], providers: &'static str) -> MetadataService {
+    MetadataService { network: IpNet::V6(v6(segments, 128)), providers }
+}
+
+/// The well-known metadata and platform addresses of the big clouds, refused in every mode unless
+/// `--webhook-allow` lists them; the IPv6 forms that embed one of the IPv4 ones are refused as it is. Sources (each
+/// provider's own documentation):
+///
+/// * 169.254.169.254: the instance metadata service of AWS EC2
+///   (<https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-data-retrieval.html>), Google Compute Engine,
+///   also reached as `metadata.google.internal` (<https://cloud.google.com/compute/docs/metadata/querying-metadata>),
+///   Azure (<https://learn.microsoft.com/en-us/azure/virtual-machines/instance-metadata-service>), Oracle Cloud
+///   (<https://docs.oracle.com/en-us/iaas/Content/Compute/Tasks/gettingmetadata.htm>), DigitalOcean
+///   (<https://docs.digitalocean.com/reference/api/metadata/>), Hetzner Cloud
+///   (<https://docs.hetzner.cloud/reference/cloud#server-metadata>) and OpenStack
+///   (<https://docs.openstack.org/nova/latest/user/metadata.html>). It is link-local too.
+/// * fd00:ec2::254: AWS's IPv6 endpoint of the same service, on Nitro instances (same AWS page), in the
+///   unique-local range that `any` otherwise allows.
+/// * 169.254.170.2 and 169.254.170.23, fd00:ec2::23: the credentials endpoints of AWS ECS tasks
+///   (<https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-iam-roles.html>) and of the EKS Pod
+///   Identity agent (<https://docs.aws.amazon.com/eks/latest/userguide/pod-id-how-it-works.html>).
+/// * fd20:ce::254: Google Compute Engine's metadata server for IPv6-only instances (same Google page).
+/// * 168.63.129.16: Azure's WireServer, the host's platform endpoint (DHCP, DNS, the VM agent, health probes), a
+///   public address that Microsoft keeps for it in every region
+///   (<https://learn.microsoft.com/en-us/azure/virtual-network/what-is-ip-address-168-63-129-16>).
+/// * 100.100.100.200: Alibaba Cloud ECS's metadata service, in the shared (CGNAT) range that `any` otherwise
+///   allows (<https://www.alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata>).
+/// * 192.0.0.192: Oracle Cloud's other metadata address, in the IETF protocol range (Oracle's page above).
+pub const METADATA_SERVICES: &[MetadataService] = &[
+    v4_service(169, 254, 169, 254, "AWS, Google Cloud, Azure, Oracle Cloud, DigitalOcean, Hetzner, OpenStack"),
+    v4_service(169, 254, 170, 2, "AWS ECS task credentials"),
+    v4_service(169, 254, 170, 23, "AWS EKS Pod Identity"),
+    v4_service(168, 63, 129, 16, "Azure WireServer"),
+    v4_service(100, 100, 100, 200, "Alibaba Cloud"),
+    v4_service(192, 0, 0, 192, "Oracle Cloud"),
+    v6_service([0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254], "AWS"),
+    v6_service([0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23], "AWS EKS Pod Identity"),
+    v6_service([0xfd20, 0xce, 0, 0, 0, 0, 0, 0x254], "Google Cloud"),
+];
+
+/// The metadata service at `ip` (not judging embedded forms: [`classify`] does).
+fn metadata_service(ip: IpAddr) -> Option<&'static MetadataService> {
+    METADATA_SERVICES.iter().find(|service| service.network.contains(&ip))
 }
 
 /// The non-public IPv4 ranges, most specific first (the first that holds an address names it).
@@ -212,7 +282,8 @@ pub struct Classified {
     pub embedded: Option<(Ipv4Addr, Embedding)>,
 }
 
-/// The non-public range `ip` is in (`None`: a public address).
+/// The refused range `ip` is in: a metadata address, else a non-public range (`None`: a public address that is
+/// no metadata address).
 pub fn classify(ip: IpAddr) -> Option<Classified> {
     match ip {
         IpAddr::V4(ip) => classify_v4(ip).map(|(range, kind)| Classified { range, kind, embedded: None }),
@@ -221,6 +292,13 @@ pub fn classify(ip: IpAddr) -> Option<Classified> {
                 classify_v4(inner).map(|(range, kind)| Classified { range, kind, embedded: Some((inner, form)) })
             }
             None => {
+                if let Some(service) = metadata_service(IpAddr::V6(ip)) {
+                    return Some(Classified {
+                        range: service.network,
+                        kind: RangeKind::CloudMetadata(service),
+                        embedded: None,
+                    });
+                }
                 let known = RANGES_V6.iter().find(|(net, _)| net.contains(&ip)).map(|(net, kind)| (*net, *kind));
                 let (range, kind) = match known {
                     Some(found) => found,
@@ -234,7 +312,18 @@ pub fn classify(ip: IpAddr) -> Option<Classified> {
 }
 
 fn classify_v4(ip: Ipv4Addr) -> Option<(IpNet, RangeKind)> {
+    if let Some(service) = metadata_service(IpAddr::V4(ip)) {
+        return Some((service.network, RangeKind::CloudMetadata(service)));
+    }
     RANGES_V4.iter().find(|(net, _)| net.contains(&ip)).map(|(net, kind)| (IpNet::from(*net), *kind))
+}
+
+/// The IANA range of a metadata address, if it is in one (`169.254.169.254`: link-local).
+fn iana_range(address: IpAddr) -> Option<RangeKind> {
+    match address {
+        IpAddr::V4(ip) => RANGES_V4.iter().find(|(net, _)| net.contains(&ip)).map(|(_, kind)| *kind),
+        IpAddr::V6(ip) => RANGES_V6.iter().find(|(net, _)| net.contains(&ip)).map(|(_, kind)| *kind),
+    }
 }
 
 /// Why an address is refused: the address, its range and the rule.
@@ -249,12 +338,21 @@ impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Classified { range, kind, embedded } = self.classified;
         write!(f, "{} is in {range} ({}", self.address, kind.describe())?;
+        if let RangeKind::CloudMetadata(service) = kind {
+            write!(f, " of {}", service.providers)?;
+            if let Some(within) = iana_range(service.network.addr()) {
+                write!(f, "; {}", within.describe())?;
+            }
+        }
         if let Some((inner, form)) = embedded {
             write!(f, ", as the {} form of {inner}", form.describe())?;
         }
         match kind {
             RangeKind::LinkLocal => {
                 f.write_str("): the webhook egress policy refuses link-local addresses in every mode")?
+            }
+            RangeKind::CloudMetadata(_) => {
+                f.write_str("): the webhook egress policy refuses cloud metadata addresses in every mode")?
             }
             _ => write!(f, "): the webhook egress policy `{}` allows public addresses only", self.mode.flag())?,
         }
@@ -334,7 +432,7 @@ impl WebhookEgress {
             return Ok(());
         }
         match classify(ip) {
-            Some(classified) if self.mode == EgressMode::Public || classified.kind == RangeKind::LinkLocal => {
+            Some(classified) if self.mode == EgressMode::Public || classified.kind.refused_in_every_mode() => {
                 Err(Refusal { address: ip, classified, mode: self.mode })
             }
             _ => Ok(()),
@@ -379,7 +477,8 @@ impl WebhookEgress {
         let Some(url) = webhook_url.and_then(|u| Url::parse(u).ok()) else {
             return Ok(());
         };
-        let refused = |why: String| InvalidRequest::new(format!("webhookUrl {url} is refused: {why}"));
+        let shown = crate::domain::webhook_url::redacted(url.as_str()).into_owned();
+        let refused = |why: String| InvalidRequest::new(format!("webhookUrl {shown} is refused: {why}"));
         self.check_literal(&url).map_err(|r| refused(r.to_string()))?;
         let Some(url::Host::Domain(host)) = url.host() else {
             return Ok(());

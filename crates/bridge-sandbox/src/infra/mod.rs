@@ -3,7 +3,6 @@
 pub mod clock;
 pub mod core;
 pub mod counters;
-pub mod delivery;
 pub mod egress;
 pub mod rate_limit;
 pub mod secrets;

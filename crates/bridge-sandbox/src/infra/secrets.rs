@@ -1,20 +1,31 @@
-//! The sandbox's webhook signing key, made on first start and kept in the data directory: `keys/webhook-rsa.pem`
-//! (the RSA key that signs webhook deliveries; its public half is served by `GET /webhook/public-key`). On
-//! PostgreSQL it is kept in the database instead ([`Keys::shared`]), so every instance on one database signs with
-//! the same key. The JWT signing keys are in the store (`crate::access::signing`); the one JWT secret of earlier versions
+//! The sandbox's webhook signing key and ids key, made on first start and kept in the data directory:
+//! `keys/webhook-rsa.pem` (the RSA key that signs webhook deliveries; its public half is served by
+//! `GET /webhook/public-key`) and `keys/ids.key` (the key of ids and feed page tokens, 32 random bytes in hex:
+//! [`crate::domain::ids`]). On PostgreSQL they are kept in the database instead ([`Keys::shared`]), so every
+//! instance on one database signs with the same key, and makes ids and page tokens with the same key (a page token
+//! one instance hands out names the same position on every other, and after a restart). The JWT signing keys are in the store (`crate::access::signing`); the one JWT secret of earlier versions
 //! (`keys/jwt-hs256.secret`, or the database's `jwt-hs256-secret`) is only read, to carry it over
 //! ([`legacy_jwt_secret`], [`legacy_jwt_secret_shared`]).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use bridge_client::webhook::WebhookSigner;
+use bridge_contract::webhook::WebhookSigner;
 
+use crate::domain::ids::Ids;
 use crate::infra::store::PgStore;
 
 #[derive(Clone)]
 pub struct Keys {
     pub webhook: std::sync::Arc<WebhookSigner>,
+    /// The key of ids and page tokens ([`crate::domain::ids::Ids::from_key`]).
+    pub ids: [u8; 32],
+}
+
+/// An ids key as kept: 64 hex digits.
+fn parse_ids_key(text: &str) -> anyhow::Result<[u8; 32]> {
+    let bytes = hex::decode(text.trim()).context("the ids key is not hex")?;
+    bytes.try_into().map_err(|_| anyhow::anyhow!("the ids key is not 32 bytes"))
 }
 
 /// The JWT secret an earlier version kept in `data_dir`, if any.
@@ -53,7 +64,18 @@ impl Keys {
                 signer
             }
         };
-        Ok(Self { webhook: std::sync::Arc::new(webhook) })
+        let ids_path = dir.join("ids.key");
+        let ids = match std::fs::read_to_string(&ids_path) {
+            Ok(text) => parse_ids_key(&text).with_context(|| format!("reading {}", ids_path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let key = Ids::new_key();
+                write_private(&ids_path, &hex::encode(key))?;
+                tracing::info!(path = %ids_path.display(), "made a new ids key");
+                key
+            }
+            Err(e) => return Err(e).with_context(|| format!("reading {}", ids_path.display())),
+        };
+        Ok(Self { webhook: std::sync::Arc::new(webhook), ids })
     }
 }
 
@@ -71,13 +93,19 @@ impl Keys {
         };
         let webhook =
             WebhookSigner::from_pem(&pem).map_err(|e| anyhow::anyhow!("reading the stored webhook key: {e}"))?;
-        Ok(Self { webhook: std::sync::Arc::new(webhook) })
+        let ids = match store.shared_value(IDS_KEY).await? {
+            Some(text) => text,
+            None => store.keep_first(IDS_KEY, &hex::encode(Ids::new_key())).await?,
+        };
+        let ids = parse_ids_key(&ids).context("reading the stored ids key")?;
+        Ok(Self { webhook: std::sync::Arc::new(webhook), ids })
     }
 }
 
 /// Names of the keys in the database (the JWT secret: of earlier versions).
 const JWT_SECRET: &str = "jwt-hs256-secret";
 const WEBHOOK_KEY: &str = "webhook-rsa-pem";
+const IDS_KEY: &str = "ids-key";
 
 fn write_private(path: &PathBuf, text: &str) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp");

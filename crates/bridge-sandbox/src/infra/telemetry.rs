@@ -58,6 +58,15 @@ pub const LIFECYCLE_PASSES: &str = "bridge_sandbox_lifecycle_passes_total";
 /// Lifecycle steps (bridge transitions) this instance made.
 pub const LIFECYCLE_STEPS: &str = "bridge_sandbox_lifecycle_steps_total";
 
+/// Rows the retention purge deleted at this instance, by `kind`: `quotes`, `bridges`, `deposits`, `events`,
+/// `webhook_deliveries`, `webhook_attempts`.
+pub const RETENTION_PURGED: &str = "bridge_sandbox_retention_purged_total";
+/// How far behind the retention purge is: how long the oldest row it would delete has been older than the
+/// retention (0 when none is), on the store's wall clock; the whole store. Not set under `--retain forever`.
+pub const RETENTION_LAG: &str = "bridge_sandbox_retention_lag_seconds";
+/// Retention passes of this instance, by `outcome`: `ok`, `failed`, `busy` (another instance was purging).
+pub const RETENTION_PASSES: &str = "bridge_sandbox_retention_passes_total";
+
 /// 1, labelled with the sandbox's `version`.
 pub const BUILD_INFO: &str = "bridge_sandbox_build_info";
 /// The process's soft limit of open files (after raising it at start).
@@ -82,6 +91,9 @@ pub const ALL: &[&str] = &[
     LIFECYCLE_LAG,
     LIFECYCLE_PASSES,
     LIFECYCLE_STEPS,
+    RETENTION_PURGED,
+    RETENTION_LAG,
+    RETENTION_PASSES,
     BUILD_INFO,
     OPEN_FILES_LIMIT,
 ];
@@ -160,6 +172,22 @@ fn describe() {
     describe_gauge!(LIFECYCLE_LAG, Unit::Seconds, "How late the oldest due lifecycle step is, on the sandbox clock.");
     describe_counter!(LIFECYCLE_PASSES, Unit::Count, "Lifecycle passes of this instance, by outcome (ok, failed).");
     describe_counter!(LIFECYCLE_STEPS, Unit::Count, "Bridge transitions made by this instance's lifecycle passes.");
+    describe_counter!(
+        RETENTION_PURGED,
+        Unit::Count,
+        "Rows the retention purge deleted at this instance, by kind (quotes, bridges, deposits, events, \
+         webhook_deliveries, webhook_attempts)."
+    );
+    describe_gauge!(
+        RETENTION_LAG,
+        Unit::Seconds,
+        "How long the oldest row the retention purge would delete has been older than the retention (whole store)."
+    );
+    describe_counter!(
+        RETENTION_PASSES,
+        Unit::Count,
+        "Retention passes of this instance, by outcome (ok, failed, busy: another instance was purging)."
+    );
     describe_gauge!(BUILD_INFO, Unit::Count, "1, labelled with the sandbox's version.");
     describe_gauge!(OPEN_FILES_LIMIT, Unit::Count, "The process's soft limit of open files.");
 }

@@ -9,11 +9,17 @@
 //!   keep-alive they expect (a backend that closes first races their reuse of the connection) together with a
 //!   short header timeout against stalled clients. Go's `ReadHeaderTimeout`/`IdleTimeout` and Envoy split them
 //!   the same way.
-//! * **A cap on open connections**, below the process's open-file limit: at the cap, a new connection takes the
-//!   place of the oldest one that has no request in progress (stalled in its head, or idle), which is closed;
-//!   only when every open connection is in the middle of a request does the loop stop accepting until one ends
-//!   (new connections then wait in the kernel's queue). So connections that send nothing useful can neither
-//!   exhaust the file limit nor keep anyone else out.
+//! * **A cap on open connections**, below the process's open-file limit. At the cap, a connection is accepted
+//!   only when another can be closed for it: one with no request in progress that has had its chance, that is,
+//!   has been waiting at least [`CHANCE`] (500 ms, or the header-read timeout when shorter) for its request head or
+//!   its next request; of those, the one waiting longest is closed once the new connection is accepted. A
+//!   connection that has not had its chance (one just accepted, still sending its first head) and a connection
+//!   with a request in progress are never closed to make room; when every open connection is one of those, the
+//!   loop stops accepting until one ends or has had its chance, and new connections wait in the kernel's queue,
+//!   in the order they came. A request in progress ends by itself: bodies read before any credential is checked
+//!   (the API-key exchange, the dashboard's sign-in) within a short deadline (2 s), any other within the
+//!   body-read and request timeouts. So connections that send nothing useful can neither exhaust the file limit
+//!   nor reset anyone else's connection: a new client waits at most for the next slot, never for a reset.
 //! * **Graceful shutdown**: the loop stops accepting; connections with no request in progress close at once,
 //!   the others after their answer (hyper's graceful shutdown of the connection), all within the grace period.
 //!
@@ -22,6 +28,7 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -39,6 +46,12 @@ use crate::infra::telemetry;
 
 /// How often the watcher looks at the open connections.
 const SWEEP: Duration = Duration::from_millis(200);
+
+/// How long a connection with no request in progress is left to send its request head before it may be closed to
+/// make room for a new one (or the header-read timeout, when shorter): enough for any client that means to send
+/// one (a head arrives with the connection's first packets, right behind the handshake), short enough that
+/// stalled connections give their places up before a refused client's first SYN retry (1 s).
+pub const CHANCE: Duration = Duration::from_millis(500);
 
 /// The connection settings of [`serve`].
 #[derive(Debug, Clone, Copy)]
@@ -102,20 +115,43 @@ impl Conn {
         self.busy.load(Ordering::Acquire) == 0
     }
 
-    /// Past which moment (and why) this connection, with no request in progress, is closed.
-    fn deadline(&self, limits: &ConnectionLimits) -> (u64, CloseReason) {
-        let header = limits.header_read_timeout.as_millis() as u64;
+    /// What this connection, with no request in progress, waits for, and since when: its request head (from its
+    /// accept, or from the first byte of a head on a kept-alive connection), or its next request (from its last
+    /// answer).
+    fn waiting(&self) -> (Waiting, u64) {
         let started = self.head_started_ms.load(Ordering::Acquire);
         if self.served.load(Ordering::Acquire) == 0 {
-            (self.accepted_ms + header, CloseReason::HeaderTimeout)
+            (Waiting::Head, self.accepted_ms)
         } else if started != 0 {
-            (started - 1 + header, CloseReason::HeaderTimeout)
+            (Waiting::Head, started - 1)
         } else {
-            (
-                self.idle_since_ms.load(Ordering::Acquire) + limits.idle_timeout.as_millis() as u64,
-                CloseReason::IdleTimeout,
-            )
+            (Waiting::NextRequest, self.idle_since_ms.load(Ordering::Acquire))
         }
+    }
+
+    /// Past which moment (and why) this connection, with no request in progress, is closed.
+    fn deadline(&self, limits: &ConnectionLimits) -> (u64, CloseReason) {
+        match self.waiting() {
+            (Waiting::Head, since) => {
+                (since + limits.header_read_timeout.as_millis() as u64, CloseReason::HeaderTimeout)
+            }
+            (Waiting::NextRequest, since) => (since + limits.idle_timeout.as_millis() as u64, CloseReason::IdleTimeout),
+        }
+    }
+}
+
+/// What a connection with no request in progress waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    Head,
+    NextRequest,
+}
+
+impl ConnectionLimits {
+    /// How long a connection is left to send a request before it may be closed to make room ([`CHANCE`], or the
+    /// header-read timeout when shorter), in milliseconds.
+    fn chance_ms(&self) -> u64 {
+        CHANCE.min(self.header_read_timeout).as_millis() as u64
     }
 }
 
@@ -164,20 +200,23 @@ impl Registry {
         self.gone.notify_waiters();
     }
 
-    /// Makes room for one more connection under `cap`: true when there is room, or when the oldest connection
-    /// with no request in progress was told to close for it.
-    fn make_room(&self, cap: usize) -> bool {
+    /// Whether a connection accepted at `now` can be kept under the cap: there is room, or a connection to close for
+    /// it ([`victim`]).
+    fn has_room_at(&self, limits: &ConnectionLimits, now: u64) -> bool {
         let open = self.open();
-        let closing = open.values().filter(|c| c.closing.load(Ordering::Acquire)).count();
-        if open.len() - closing < cap {
-            return true;
-        }
-        match open.values().find(|c| !c.closing.load(Ordering::Acquire) && c.idle()) {
-            Some(oldest) => {
-                oldest.close(CloseReason::Evicted);
-                true
-            }
-            None => false,
+        let staying = open.values().filter(|c| !c.closing.load(Ordering::Acquire)).count();
+        staying < limits.max_connections || victim(&open, limits, now).is_some()
+    }
+
+    /// Once a connection was accepted: closes [`victim`]s until at most the cap stay open (none when there was
+    /// room; when there is none to close, the cap is exceeded by this one until one ends).
+    fn make_room_at(&self, limits: &ConnectionLimits, now: u64) {
+        let open = self.open();
+        let mut staying = open.values().filter(|c| !c.closing.load(Ordering::Acquire)).count();
+        while staying > limits.max_connections {
+            let Some(victim) = victim(&open, limits, now) else { return };
+            victim.close(CloseReason::Evicted);
+            staying -= 1;
         }
     }
 
@@ -201,6 +240,19 @@ impl Registry {
             }
         }
     }
+}
+
+/// The connection to close for a new one at `now`: of the connections with no request in progress that have had
+/// their chance (waiting for a request head or their next request for at least [`ConnectionLimits::chance_ms`]),
+/// the one waiting longest (the first accepted, of equals). `None`: every open connection is in a request, or has
+/// not had its chance yet.
+fn victim<'a>(open: &'a BTreeMap<u64, Arc<Conn>>, limits: &ConnectionLimits, now: u64) -> Option<&'a Arc<Conn>> {
+    open.values()
+        .filter(|c| !c.closing.load(Ordering::Acquire) && c.idle())
+        .map(|c| (c, c.waiting().1))
+        .filter(|(_, since)| now.saturating_sub(*since) >= limits.chance_ms())
+        .min_by_key(|(_, since)| *since)
+        .map(|(c, _)| c)
 }
 
 /// A request in progress on a connection: the connection is busy while this lives (until the answer's body is
@@ -325,8 +377,9 @@ pub async fn serve(
     });
     let mut shutdown = std::pin::pin!(shutdown);
     'accepting: loop {
-        // Room for the next connection first: a full house of busy connections waits for one to end.
-        while !registry.make_room(limits.max_connections) {
+        // Room for the next connection first: a full house of busy connections, or of connections that have not
+        // had their chance, waits for one to end or to have had it.
+        while !registry.has_room_at(&limits, registry.now_ms()) {
             tokio::select! {
                 _ = registry.gone.notified() => {}
                 _ = tokio::time::sleep(SWEEP) => {}
@@ -337,8 +390,8 @@ pub async fn serve(
             accepted = listener.accept() => accepted,
             _ = &mut shutdown => break 'accepting,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(e) => {
                 // Out of file descriptors or memory for a moment (the cap keeps a reserve, so rarely): wait, go on.
                 tracing::warn!(error = %e, "accepting a connection failed");
@@ -348,7 +401,8 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let (id, conn) = registry.add();
-        tokio::spawn(connection(stream, id, conn, registry.clone(), app.clone(), stopping.clone()));
+        registry.make_room_at(&limits, registry.now_ms());
+        tokio::spawn(connection(stream, peer, id, conn, registry.clone(), app.clone(), stopping.clone()));
     }
     // No new connection is even queued by the kernel from here on.
     drop(listener);
@@ -393,6 +447,7 @@ async fn finish(
 /// Serves one connection until it ends, the sandbox closes it, or shutdown asks it to finish its request.
 async fn connection(
     stream: TcpStream,
+    peer: SocketAddr,
     id: u64,
     conn: Arc<Conn>,
     registry: Arc<Registry>,
@@ -401,9 +456,11 @@ async fn connection(
 ) {
     let service = {
         let (conn, registry) = (conn.clone(), registry.clone());
-        hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+        hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
             let busy = Busy::begin(&conn, &registry);
             let app = app.clone();
+            // The client's address, as axum's `ConnectInfo` (the dashboard's sign-in budget per address).
+            request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
             async move {
                 let response = app.oneshot(request.map(Body::new)).await.unwrap_or_else(|never| match never {});
                 Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, _busy: busy })))
@@ -461,21 +518,45 @@ mod tests {
     };
 
     #[test]
-    fn at_the_cap_the_oldest_connection_without_a_request_makes_room() {
+    fn at_the_cap_a_connection_that_has_had_its_chance_and_waited_longest_makes_room() {
         let registry = Arc::new(registry());
         let (_, first) = registry.add();
         let (_, second) = registry.add();
         let _busy = Busy::begin(&first, &registry);
-        assert!(registry.make_room(LIMITS.max_connections));
+        let t = second.accepted_ms;
+        // At the cap: `second` has not had its chance (500 ms) yet, and `first` is in a request.
+        let chance = LIMITS.chance_ms();
+        assert_eq!(chance, 500);
+        assert!(!registry.has_room_at(&LIMITS, t + chance - 1));
+        assert!(registry.has_room_at(&LIMITS, t + chance));
+        // A third is accepted: `second` is closed for it, never the one with a request in progress.
+        let (_, third) = registry.add();
+        registry.make_room_at(&LIMITS, third.accepted_ms + chance);
         assert!(!first.closing.load(Ordering::Acquire), "a connection with a request in progress stays");
         assert!(second.closing.load(Ordering::Acquire));
-        // The evicted one is on its way out: room for the new one; once that one is busy too, no more room, and
-        // nobody is closed for it.
-        assert!(registry.make_room(LIMITS.max_connections));
-        let (_, third) = registry.add();
+        assert!(!third.closing.load(Ordering::Acquire), "one closed is enough");
+        // Once the third is in a request too, no room: nobody is closed, and nothing accepted.
         let _also_busy = Busy::begin(&third, &registry);
-        assert!(!registry.make_room(LIMITS.max_connections));
-        assert!(!first.closing.load(Ordering::Acquire) && !third.closing.load(Ordering::Acquire));
+        assert!(!registry.has_room_at(&LIMITS, t + 60_000));
+    }
+
+    #[test]
+    fn a_connection_that_has_not_had_its_chance_is_never_closed_to_make_room() {
+        let registry = Arc::new(registry());
+        let (_, first) = registry.add();
+        let _busy = Busy::begin(&first, &registry);
+        let (_, second) = registry.add();
+        // Accepted over the cap (as when the victim began a request in between): the new one is not closed for
+        // being over, nor is the one in a request; the cap is exceeded by one until one ends.
+        let (_, third) = registry.add();
+        registry.make_room_at(&LIMITS, third.accepted_ms + LIMITS.chance_ms() - 1);
+        assert!([&first, &second, &third].iter().all(|c| !c.closing.load(Ordering::Acquire)));
+        // Of two that have had their chance, the one waiting longest goes: a kept-alive connection idle since its
+        // answer at 5 s waits less long than one stalled in its head since its accept.
+        drop(Busy::begin(&second, &registry));
+        second.idle_since_ms.store(third.accepted_ms + 5_000, Ordering::Release);
+        registry.make_room_at(&LIMITS, third.accepted_ms + 7_000);
+        assert!(third.closing.load(Ordering::Acquire) && !second.closing.load(Ordering::Acquire));
     }
 
     #[test]

@@ -23,7 +23,7 @@ use bridge_server::OperationId;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::http::service::Sandbox;
+use crate::service::Sandbox;
 
 /// How long the store may take to answer the readiness round trip.
 pub const STORE_TIMEOUT: Duration = Duration::from_secs(2);

@@ -8,8 +8,8 @@
 //!   timeouts;
 //! * [`health`]: `GET /livez` and `GET /readyz` (per-check JSON, Kubernetes' conventions);
 //! * [`metrics`]: `GET /metrics` (Prometheus text, from [`crate::infra::telemetry`]'s recorder);
-//! * [`workers`]: the lifecycle ticker and the webhook courier, their heartbeats, and how they stop (leases handed
-//!   back).
+//! * [`workers`]: the lifecycle ticker, the webhook courier and the retention purge, their heartbeats, and how they
+//!   stop (leases handed back).
 
 pub mod connections;
 pub mod health;
@@ -31,6 +31,9 @@ pub struct ServeOptions {
     pub header_read_timeout: Duration,
     /// A request body must arrive whole within this, else the request is answered 503 `ServiceUnavailable`.
     pub body_read_timeout: Duration,
+    /// The body of a request read before any credential is checked (the API-key exchange, the dashboard's sign-in)
+    /// must arrive whole within this, else it is answered 408 and its connection closed.
+    pub unauthenticated_body_timeout: Duration,
     /// A kept-alive connection with no request for this long is closed.
     pub idle_timeout: Duration,
     /// A request not answered within this is answered 503 `ServiceUnavailable`.
@@ -40,6 +43,12 @@ pub struct ServeOptions {
     pub max_connections: Option<usize>,
     /// On shutdown, how long requests and webhook attempts in flight may take to finish.
     pub shutdown_grace: Duration,
+    /// The dashboard's sign-ins served per client address and per project.
+    pub sign_ins: crate::dashboard::sign_in::Budget,
+    /// The proxies (load balancers) whose `X-Forwarded-For` names the client of a request they forward.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How long quotes, ended bridges, events and delivery attempts are kept (`--retain`).
+    pub retention: crate::pipeline::retention::Retention,
 }
 
 impl Default for ServeOptions {
@@ -47,15 +56,36 @@ impl Default for ServeOptions {
         Self {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(15),
+            unauthenticated_body_timeout: bridge_server::UnauthenticatedBody::default().timeout,
             idle_timeout: Duration::from_secs(75),
             request_timeout: Duration::from_secs(30),
             max_connections: None,
             shutdown_grace: Duration::from_secs(10),
+            sign_ins: Default::default(),
+            trusted_proxies: Vec::new(),
+            retention: Default::default(),
         }
     }
 }
 
 impl ServeOptions {
+    /// How a body read before any credential is checked is bounded.
+    pub fn unauthenticated_body(&self) -> bridge_server::UnauthenticatedBody {
+        bridge_server::UnauthenticatedBody {
+            timeout: self.unauthenticated_body_timeout,
+            ..bridge_server::UnauthenticatedBody::default()
+        }
+    }
+
+    /// What bounds the dashboard's sign-in.
+    pub fn sign_in_limits(&self) -> crate::dashboard::sign_in::Limits {
+        crate::dashboard::sign_in::Limits {
+            budget: self.sign_ins,
+            trusted_proxies: self.trusted_proxies.clone(),
+            body: self.unauthenticated_body(),
+        }
+    }
+
     /// The connection settings, with the cap resolved against the process's open-file limit.
     pub fn connection_limits(&self) -> connections::ConnectionLimits {
         let files = open_files_limit();

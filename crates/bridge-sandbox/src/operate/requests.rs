@@ -1,10 +1,10 @@
 //! The layers every request goes through, outermost first:
 //!
-//! 1. its **request id**: the client's `x-request-id` when it is a sane one (1 to 128 visible ASCII characters),
-//!    else a new UUID (tower-http's request-id layers); echoed in the answer's `x-request-id`;
-//! 2. its **log span** `request` (request id, method, path; the operation and project are recorded by
-//!    bridge-server as soon as it knows them), so every log line of the request carries them, and one line when
-//!    it is answered, with the status and the latency;
+//! 1. its **request id**: the client's `x-request-id` when it is a sane one (1 to 128 visible ASCII characters,
+//!    no credential), else a new UUID (tower-http's request-id layers); echoed in the answer's `x-request-id`;
+//! 2. its **log span** `request` (request id, method, path with any credential redacted; the operation and
+//!    project are recorded by bridge-server as soon as it knows them), so every log line of the request carries
+//!    them, and one line when it is answered, with the status and the latency;
 //! 3. the **metrics** by operation and status ([`crate::infra::telemetry`]), read from the answer's extensions
 //!    ([`bridge_server::OperationId`], [`bridge_server::ErrorTag`]; `other` for paths outside the contract);
 //! 4. the **request timeout**: an answer not ready in time is replaced by 503 `ServiceUnavailable`;
@@ -60,9 +60,14 @@ pub fn layered(router: axum::Router, options: &ServeOptions) -> axum::Router {
     )
 }
 
-/// A client's request id is kept only when it is 1 to 128 visible ASCII characters: it goes into every log line.
+/// A client's request id is kept only when it is 1 to 128 visible ASCII characters and holds no credential
+/// ([`bridge_server::credential`]): it goes into every log line, and is echoed in the answer.
 async fn drop_odd_request_id(mut request: Request) -> Request {
-    let sane = |v: &HeaderValue| (1..=128).contains(&v.len()) && v.as_bytes().iter().all(|b| b.is_ascii_graphic());
+    let sane = |v: &HeaderValue| {
+        (1..=128).contains(&v.len())
+            && v.as_bytes().iter().all(|b| b.is_ascii_graphic())
+            && bridge_server::credential::find(v.as_bytes()).next().is_none()
+    };
     if request.headers().get(REQUEST_ID).is_some_and(|v| !sane(v)) {
         request.headers_mut().remove(REQUEST_ID);
     }
@@ -75,7 +80,7 @@ fn span(request: &Request) -> tracing::Span {
         "request",
         request_id = %id,
         method = %request.method(),
-        path = %request.uri().path(),
+        path = %bridge_server::credential::redact(request.uri().path()),
         operation = Empty,
         project = Empty,
     )

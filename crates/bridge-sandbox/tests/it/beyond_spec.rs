@@ -256,6 +256,9 @@ async fn an_api_key_is_exchanged_for_a_token_and_reads_the_feed() {
     // The client's provider exchanges the key itself, and the cursor pager reads the whole history.
     let provider = bridge_client::ApiKeyTokenProvider::new(&sandbox.base_url, key.clone()).unwrap();
     let by_provider = Client::new(&sandbox.base_url, Credentials::token_provider(provider)).unwrap();
+    // A millisecond later, so that `createdAt` orders the two (records of one millisecond are ordered by `_id`,
+    // which is unpredictable: HistorySortBy's description).
+    a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 1 }).await.unwrap();
     let second = committed(&by_provider).await;
     let ids: Vec<String> =
         futures_util::TryStreamExt::try_collect::<Vec<_>>(by_provider.history_records(ListBridgeHistoryCursorQuery {

@@ -384,7 +384,9 @@ impl Http {
     async fn csrf(&self, cookie: &str) -> String {
         let (_, page) = self.get(cookie, "/dashboard/clock").await;
         let at = page.find(r#"name="csrf" value=""#).expect("a form with a token") + r#"name="csrf" value=""#.len();
-        page[at..at + 64].to_owned()
+        let token = &page[at..at + page[at..].find('"').expect("the end of the token")];
+        assert!(bridge_server::credential::is_credential(token), "a token of the credential form: {token}");
+        token.to_owned()
     }
 
     async fn post(&self, cookie: &str, path: &str, headers: &[(&str, &str)], form: &[(&str, &str)]) -> u16 {
@@ -535,4 +537,261 @@ async fn a_revoked_api_key_ends_the_dashboard_session_it_signed_in() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(http.get(&cookie, "/dashboard/clock").await.0, 303, "the session was deleted");
+}
+
+/// Signs `credential` in `count` times, 16 at a time, from one client; each answer's status and `Retry-After`.
+async fn sign_in_flood(http: &Http, credential: &str, count: usize) -> Vec<(u16, Option<String>)> {
+    use futures_util::StreamExt;
+    futures_util::stream::iter(0..count)
+        .map(|_| async {
+            let response = http
+                .http
+                .post(format!("{}/dashboard/sign-in", http.base))
+                .header("origin", &http.base)
+                .form(&[("credential", credential)])
+                .send()
+                .await
+                .unwrap();
+            let retry = response.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+            (response.status().as_u16(), retry)
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await
+}
+
+/// Issue 32, item 3: 10,050 sign-ins of one project (which, when the sessions were one table of 10,000 that dropped
+/// the oldest, ended every other project's session in 5.5 s) with the default budgets. The flood is refused past
+/// the sign-in budget (429 with `Retry-After`, the sign-in page), and another project's session, signed in before
+/// it from the same address, still works after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_flood_of_one_project_is_refused_past_its_budget_and_ends_no_other_projects_session() {
+    let store = crate::support::TestStore::sqlite();
+    let sandbox = Running::on(&store).await;
+    let http = Http::new(&sandbox.base_url);
+    let bob = http.sign_in(&sandbox.token_of("bob")).await;
+    assert_eq!(http.get(&bob, "/dashboard/clock").await.0, 200);
+
+    let started = Instant::now();
+    let answers = sign_in_flood(&http, &sandbox.token_of("mallory"), 10_050).await;
+    let took = started.elapsed();
+    let signed_in = answers.iter().filter(|(status, _)| *status == 303).count();
+    let refused: Vec<_> = answers.iter().filter(|(status, _)| *status != 303).collect();
+    eprintln!("10,050 sign-ins in {took:?}: {signed_in} signed in, {} refused", refused.len());
+    for (status, retry) in &refused {
+        assert_eq!(*status, 429, "a sign-in over the budget is refused 429");
+        let retry: u64 = retry.as_deref().expect("with Retry-After").parse().expect("whole seconds");
+        assert!(retry >= 1, "Retry-After {retry}");
+    }
+    // The per-project budget: 10 at once, then one every 6 s (per address: 30 at once, one every 2 s).
+    let refilled = (took.as_secs_f64() / 6.0).ceil() as usize;
+    assert!(signed_in >= 1 && signed_in <= 10 + refilled, "{signed_in} sign-ins served in {took:?}");
+    // Bob's session, older than the whole flood, is untouched.
+    assert_eq!(http.get(&bob, "/dashboard/clock").await.0, 200, "another project's session survives the flood");
+    sandbox.stop().await;
+}
+
+/// The session store's own rule, with the sign-in budgets lifted: 10,050 sign-ins of one project end only that
+/// project's least recently used sessions (it keeps its cap of the latest), never another project's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_sign_ins_beyond_its_session_cap_end_only_its_own_sessions() {
+    let store = crate::support::TestStore::sqlite();
+    let lifted = bridge_sandbox::rate_limit::RateLimit::per_minute(1_000_000);
+    let options = bridge_sandbox::ServeOptions {
+        sign_ins: bridge_sandbox::SignInBudget { per_address: lifted, per_project: lifted },
+        ..Default::default()
+    };
+    let sandbox = Running::on_with(&store, options).await;
+    let http = Http::new(&sandbox.base_url);
+    let bob = http.sign_in(&sandbox.token_of("bob")).await;
+    let mallory = sandbox.token_of("mallory");
+    let first = http.sign_in(&mallory).await;
+
+    let started = Instant::now();
+    let answers = sign_in_flood(&http, &mallory, 10_050).await;
+    let signed_in = answers.iter().filter(|(status, _)| *status == 303).count();
+    eprintln!("10,050 sign-ins of one project in {:?}: {signed_in} signed in", started.elapsed());
+    assert_eq!(signed_in, 10_050, "no budget stood in the way: {:?}", &answers[..3]);
+    let last = http.sign_in(&mallory).await;
+
+    assert_eq!(http.get(&bob, "/dashboard/clock").await.0, 200, "another project's session survives the flood");
+    assert_eq!(http.get(&last, "/dashboard/clock").await.0, 200, "the project's latest session works");
+    assert_eq!(http.get(&first, "/dashboard/clock").await.0, 303, "its oldest ended (its cap is 20)");
+    sandbox.stop().await;
+}
+
+/// Issue 36, item 2: in Chromium, through two instances of one PostgreSQL database alternately: signed in on A,
+/// the session works on B; an action on A and one on B (each page's form carrying the CSRF token that instance
+/// rendered); sign-out on B; then A refuses the same session cookie, put back in the browser (sign-out deleted the
+/// session from the store, not only the cookie). Before issue 36 sessions were in each instance's memory: B sent
+/// the browser to sign in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_signed_in_on_one_instance_works_on_another_and_sign_out_ends_it_on_all_in_a_browser() {
+    let Some(store) = crate::support::TestStore::postgres() else { return };
+    let Some(browser) = Browser::start().await.unwrap() else { return };
+    let (a, b) = (Running::on(&store).await, Running::on(&store).await);
+    let api = a.client_of("fleet-dashboard");
+    let clock_now = r#"return document.querySelector('#clock-now')?.innerText"#;
+    let now_on_page = || async {
+        let text: String = serde_json::from_value(browser.eval(clock_now).await.unwrap()).unwrap();
+        text.parse::<DateString>().unwrap().millis()
+    };
+
+    // Sign in on A.
+    browser.open(&format!("{}/dashboard", a.base_url)).await.unwrap();
+    fill(&browser, "#credential", &a.token_of("fleet-dashboard")).await;
+    click(&browser, "form[action='/dashboard/sign-in'] button").await;
+    wait_for(&browser, "return location.pathname === '/dashboard/bridges'", "A's bridges page after sign-in").await;
+    let cookie = browser.client().get_named_cookie("sandbox_dashboard").await.expect("the session cookie");
+
+    // Navigate on B: signed in there too.
+    browser.open(&format!("{}/dashboard/clock", b.base_url)).await.unwrap();
+    wait_for(&browser, "return location.pathname === '/dashboard/clock'", "B's clock page, signed in").await;
+    let start = now_on_page().await;
+
+    // Act on A, then on B: each instance's form carries the token it rendered, and each accepts it.
+    for (instance, seconds) in [(&a, 3600), (&b, 60)] {
+        browser.open(&format!("{}/dashboard/clock", instance.base_url)).await.unwrap();
+        wait_for(&browser, "return location.pathname === '/dashboard/clock'", "the clock page").await;
+        fill(&browser, "#seconds", &seconds.to_string()).await;
+        click(&browser, "form[action='/dashboard/clock/advance'] button").await;
+        wait_for(
+            &browser,
+            "return document.querySelector('[role=status]')?.innerText.includes('clock is now')",
+            "the advance's notice",
+        )
+        .await;
+    }
+    assert_eq!(now_on_page().await, start + 3_660_000, "both actions done");
+    assert_eq!(api.sandbox_get_clock().await.unwrap().now.millis(), start + 3_660_000);
+
+    // Sign out on B.
+    click(&browser, "form[action='/dashboard/sign-out'] button").await;
+    wait_for(
+        &browser,
+        "return location.pathname === '/dashboard' && document.querySelector('#credential') !== null",
+        "B's sign-in page",
+    )
+    .await;
+    // A refuses the session, even with its cookie back in the browser.
+    browser.client().add_cookie(cookie).await.unwrap();
+    browser.open(&format!("{}/dashboard/clock", a.base_url)).await.unwrap();
+    wait_for(
+        &browser,
+        "return location.pathname === '/dashboard' && document.querySelector('#credential') !== null",
+        "A's sign-in page for the ended session",
+    )
+    .await;
+    browser.close().await.unwrap();
+    a.stop().await;
+    b.stop().await;
+}
+
+/// Polls both instances with `cookie` until each sends it to sign in (303); how long each took. Panics after 30 s.
+async fn ended_on_both(on: [&Http; 2], cookie: &str) -> [Duration; 2] {
+    let started = Instant::now();
+    let mut took = [None, None];
+    while took.iter().any(Option::is_none) {
+        for (i, http) in on.iter().enumerate() {
+            if took[i].is_none() && http.get(cookie, "/dashboard/clock").await.0 == 303 {
+                took[i] = Some(started.elapsed());
+            }
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the session goes on: {took:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    took.map(Option::unwrap)
+}
+
+/// Issue 36, item 2, over HTTP on two instances of one PostgreSQL database: a session signed in on either is
+/// served by both; revoking its API key, or disabling its project, ends it on both at once (and for good: the
+/// session is deleted, so enabling the project again does not bring it back); sign-out on one ends it on the
+/// other; a backup of the database (`pg_dump`) holds no session id, CSRF token or credential.
+#[tokio::test]
+async fn on_two_instances_revocation_disabling_and_sign_out_end_a_session_on_both() {
+    let Some(store) = crate::support::TestStore::postgres() else { return };
+    let (a, b) = (Running::on(&store).await, Running::on(&store).await);
+    let (on_a, on_b) = (Http::new(&a.base_url), Http::new(&b.base_url));
+    let admin = store.admin("ops").await;
+
+    // An API key's session, signed in on A, served by B with the same CSRF token.
+    let key = admin.create_api_key("fleet-a", "dashboard").await.unwrap();
+    let cookie = on_a.sign_in(&key.text).await;
+    let csrf = on_b.csrf(&cookie).await;
+    assert_eq!(on_a.csrf(&cookie).await, csrf, "one token, whichever instance renders it");
+    let token = a.token_of("fleet-b");
+    let other = on_b.sign_in(&token).await;
+    assert_eq!(on_a.get(&other, "/dashboard/clock").await.0, 200);
+
+    // Nothing usable at rest: the session ids, the CSRF tokens and the credentials are not in a backup.
+    let dump = store.dump().unwrap();
+    assert!(dump.contains("dashboard_sessions") && dump.contains("fleet-a"), "the sessions are in the database");
+    let id = |cookie: &str| cookie.split_once('=').unwrap().1.to_owned();
+    for secret in [id(&cookie), id(&other), csrf.clone(), on_a.csrf(&other).await, key.text.clone(), token.clone()] {
+        assert!(!dump.contains(&secret), "a backup holds {}…", &secret[..12]);
+    }
+
+    // Revoked on the command line: ended on both.
+    admin.revoke_api_key(&key.text).await.unwrap();
+    let took = ended_on_both([&on_a, &on_b], &cookie).await;
+    eprintln!("revoked key's session ended on A after {:?}, on B after {:?}", took[0], took[1]);
+    assert_eq!(on_b.get(&other, "/dashboard/clock").await.0, 200, "another project's session goes on");
+
+    // Project disabled: ended on both, and still ended once enabled again.
+    admin.set_disabled("fleet-b", true).await.unwrap();
+    let took = ended_on_both([&on_a, &on_b], &other).await;
+    eprintln!("disabled project's session ended on A after {:?}, on B after {:?}", took[0], took[1]);
+    admin.set_disabled("fleet-b", false).await.unwrap();
+    for instance in [&a, &b] {
+        let api = instance.client_of("fleet-b");
+        let enabled = || async { api.sandbox_get_clock().await.is_ok() };
+        crate::support::eventually("each instance accepts the enabled project", enabled).await;
+    }
+    let third = on_a.sign_in(&token).await;
+    assert_eq!(on_b.get(&third, "/dashboard/clock").await.0, 200, "enabled again: a new session works");
+    for http in [&on_a, &on_b] {
+        assert_eq!(http.get(&other, "/dashboard/clock").await.0, 303, "the ended session stays ended");
+    }
+
+    // Sign-out on A ends the session on B.
+    let origin = [("origin", a.base_url.as_str())];
+    let third_csrf = on_b.csrf(&third).await;
+    assert_eq!(on_a.post(&third, "/dashboard/sign-out", &origin, &[("csrf", &third_csrf)]).await, 303);
+    assert_eq!(on_b.get(&third, "/dashboard/clock").await.0, 303, "signed out on A: ended on B at once");
+    a.stop().await;
+    b.stop().await;
+}
+
+/// Issue 36, item 2: the session caps hold for the fleet. 25 sign-ins of one project, alternately on two
+/// instances (sign-in budgets lifted), keep its 20 latest sessions: its first five end on both instances, and
+/// another project's session is untouched.
+#[tokio::test]
+async fn the_per_project_session_cap_holds_across_instances() {
+    let Some(store) = crate::support::TestStore::postgres() else { return };
+    let lifted = bridge_sandbox::rate_limit::RateLimit::per_minute(1_000_000);
+    let options = || bridge_sandbox::ServeOptions {
+        sign_ins: bridge_sandbox::SignInBudget { per_address: lifted, per_project: lifted },
+        ..Default::default()
+    };
+    let (a, b) = (Running::on_with(&store, options()).await, Running::on_with(&store, options()).await);
+    let (on_a, on_b) = (Http::new(&a.base_url), Http::new(&b.base_url));
+    let bob = on_b.sign_in(&a.token_of("bob")).await;
+    let mallory = a.token_of("mallory");
+    let mut sessions = Vec::new();
+    for i in 0..25 {
+        let http = if i % 2 == 0 { &on_a } else { &on_b };
+        sessions.push(http.sign_in(&mallory).await);
+        // Least recently used is by the millisecond, and sessions of one millisecond are ordered by their id's hash
+        // (unpredictable): which five end is only known when no two sign-ins share a millisecond.
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    for http in [&on_a, &on_b] {
+        for (i, cookie) in sessions.iter().enumerate() {
+            let expected = if i < 5 { 303 } else { 200 };
+            assert_eq!(http.get(cookie, "/dashboard/clock").await.0, expected, "session {i}");
+        }
+        assert_eq!(http.get(&bob, "/dashboard/clock").await.0, 200, "another project's session");
+    }
+    a.stop().await;
+    b.stop().await;
 }

@@ -20,7 +20,8 @@ use bridge_contract::operations::*;
 use bridge_contract::*;
 use bridge_sandbox::delivery::REFUSED_PREFIX;
 use bridge_sandbox::egress::{
-    classify, embedded_ipv4, EgressMode, HostLookup, RangeKind, WebhookEgress, GLOBAL_UNICAST, RANGES_V4, RANGES_V6,
+    classify, embedded_ipv4, EgressMode, HostLookup, RangeKind, WebhookEgress, GLOBAL_UNICAST, METADATA_SERVICES,
+    RANGES_V4, RANGES_V6,
 };
 use bridge_sandbox::SandboxConfig;
 use ipnet::IpNet;
@@ -46,7 +47,16 @@ const TABLE: &[(&str, Option<RangeKind>)] = &[
     ("192.168.1.1", Some(RangeKind::Private)),
     ("127.0.0.1", Some(RangeKind::Loopback)),
     ("127.255.0.9", Some(RangeKind::Loopback)),
-    ("169.254.169.254", Some(RangeKind::LinkLocal)),
+    ("169.254.169.254", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[0]))),
+    ("169.254.169.253", Some(RangeKind::LinkLocal)),
+    ("169.254.170.2", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[1]))),
+    ("168.63.129.16", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[3]))),
+    ("100.100.100.200", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[4]))),
+    ("192.0.0.192", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[5]))),
+    ("fd00:ec2::254", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[6]))),
+    ("fd00:ec2::253", Some(RangeKind::UniqueLocal)),
+    ("fd20:ce::254", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[8]))),
+    ("168.63.129.17", None),
     ("100.64.0.1", Some(RangeKind::SharedCgnat)),
     ("100.127.255.254", Some(RangeKind::SharedCgnat)),
     ("224.0.0.1", Some(RangeKind::Multicast)),
@@ -81,11 +91,13 @@ const TABLE: &[(&str, Option<RangeKind>)] = &[
     // IPv6 forms that embed a refused IPv4 address are refused as it is.
     ("::ffff:10.0.0.1", Some(RangeKind::Private)),
     ("::ffff:127.0.0.1", Some(RangeKind::Loopback)),
-    ("::ffff:169.254.169.254", Some(RangeKind::LinkLocal)),
+    ("::ffff:169.254.169.254", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[0]))),
+    ("::ffff:100.100.100.200", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[4]))),
+    ("64:ff9b::a83f:8110", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[3]))),
     ("::10.0.0.1", Some(RangeKind::Private)),
-    ("64:ff9b::a9fe:a9fe", Some(RangeKind::LinkLocal)),
+    ("64:ff9b::a9fe:a9fe", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[0]))),
     ("64:ff9b::7f00:1", Some(RangeKind::Loopback)),
-    ("2002:a9fe:a9fe::1", Some(RangeKind::LinkLocal)),
+    ("2002:a9fe:a9fe::1", Some(RangeKind::CloudMetadata(&METADATA_SERVICES[0]))),
     ("2002:c0a8:101::1", Some(RangeKind::Private)),
     // Public addresses, and the embedded forms of public IPv4 addresses.
     ("8.8.8.8", None),
@@ -121,9 +133,9 @@ fn any_refuses_link_local_only_and_allow_lists_make_exceptions() {
     let any = WebhookEgress::default();
     for (text, expected) in TABLE {
         let refused = any.check_ip(ip(text)).is_err();
-        assert_eq!(refused, *expected == Some(RangeKind::LinkLocal), "{text} in `any`");
+        assert_eq!(refused, expected.is_some_and(RangeKind::refused_in_every_mode), "{text} in `any`");
     }
-    let message = any.check_ip(ip("169.254.169.254")).unwrap_err().to_string();
+    let message = any.check_ip(ip("169.254.1.1")).unwrap_err().to_string();
     assert!(message.contains("169.254.0.0/16") && message.contains("every mode"), "{message}");
 
     let metadata: IpNet = "169.254.169.254/32".parse().unwrap();
@@ -133,6 +145,31 @@ fn any_refuses_link_local_only_and_allow_lists_make_exceptions() {
     assert!(private.check_ip(ip("10.1.2.3")).is_ok());
     assert!(private.check_ip(ip("::ffff:10.1.2.3")).is_ok(), "the embedded address is allowed too");
     assert!(private.check_ip(ip("192.168.0.1")).is_err());
+}
+
+/// Every metadata address of the table, and each IPv6 form of the IPv4 ones, is refused by both modes with a
+/// message naming it, its providers and the rule; `--webhook-allow` with it lets it through, and only it.
+#[test]
+fn every_metadata_address_is_refused_in_every_mode_unless_allowed() {
+    for service in METADATA_SERVICES {
+        let address = service.network.addr();
+        let mut forms = vec![address];
+        if let IpAddr::V4(v4) = address {
+            forms.push(IpAddr::V6(v4.to_ipv6_mapped()));
+            forms.push(IpAddr::V6(Ipv6Addr::from((0x0064_ff9b_u128 << 96) | u128::from(u32::from(v4)))));
+        }
+        for form in forms {
+            for mode in [EgressMode::Any, EgressMode::Public] {
+                let refusal = WebhookEgress::new(mode).check_ip(form).expect_err("refused");
+                assert_eq!(refusal.classified.kind, RangeKind::CloudMetadata(service), "{form}");
+                let message = refusal.to_string();
+                for part in [&address.to_string(), service.providers, "cloud metadata", "every mode"] {
+                    assert!(message.contains(part), "{message} names {part}");
+                }
+            }
+            assert!(WebhookEgress::default().allowing([service.network]).check_ip(form).is_ok(), "{form} allowed");
+        }
+    }
 }
 
 /// An arbitrary address inside `net`.
@@ -160,10 +197,14 @@ proptest! {
         let address = inside(net, bits);
         let refusal = public().check_ip(address).expect_err("refused");
         prop_assert!(refusal.classified.range.contains(&address));
-        prop_assert_eq!(WebhookEgress::default().check_ip(address).is_err(), refusal.classified.kind == RangeKind::LinkLocal);
+        prop_assert_eq!(WebhookEgress::default().check_ip(address).is_err(), refusal.classified.kind.refused_in_every_mode());
         prop_assert!(public().allowing([net]).check_ip(address).is_ok());
         if let IpAddr::V4(v4) = address {
-            prop_assert_eq!(refusal.classified.kind, RANGES_V4.iter().find(|(n, _)| n.contains(&v4)).unwrap().1);
+            let expected = match METADATA_SERVICES.iter().find(|s| s.network.contains(&address)) {
+                Some(service) => RangeKind::CloudMetadata(service),
+                None => RANGES_V4.iter().find(|(n, _)| n.contains(&v4)).unwrap().1,
+            };
+            prop_assert_eq!(refusal.classified.kind, expected);
             let o = v4.octets();
             let forms = [
                 v4.to_ipv6_mapped(),
@@ -491,3 +532,47 @@ both_stores!(
     a_literal_refused_at_delivery_is_recorded_and_not_retried,
     allowed_addresses_are_delivered_to,
 );
+
+/// The big clouds' metadata and platform addresses are refused in every mode (issue 32), not only the link-local
+/// range: AWS's IPv6 IMDS, Google's IPv6 metadata server, Alibaba's (in the shared CGNAT range), Oracle's
+/// second one (in the IETF protocol range), Azure's wire server (a public address), and Google's metadata name,
+/// looked up by the test's own table. Each 422 names the address and the rule; `--webhook-allow` lets a listed
+/// one through; ordinary local receivers still work in `any`. No address here is ever connected to: a quote
+/// sends nothing.
+#[tokio::test]
+async fn every_mode_refuses_the_cloud_metadata_addresses() {
+    let store = TestStore::sqlite();
+    let names = Names::with(&[("metadata.google.internal", &[&["169.254.169.254"]])]);
+    let urls = [
+        ("http://[fd00:ec2::254]/latest/meta-data/", "fd00:ec2::254"),
+        ("http://[fd20:ce::254]/computeMetadata/v1/", "fd20:ce::254"),
+        ("http://100.100.100.200/latest/meta-data/", "100.100.100.200"),
+        ("http://192.0.0.192/opc/v2/instance/", "192.0.0.192"),
+        ("http://168.63.129.16/machine?comp=goalstate", "168.63.129.16"),
+        ("http://169.254.170.2/v2/credentials", "169.254.170.2"),
+        ("http://[::ffff:100.100.100.200]/", "100.100.100.200"),
+        ("http://metadata.google.internal/computeMetadata/v1/", "169.254.169.254"),
+    ];
+    for mode in [EgressMode::Any, EgressMode::Public] {
+        let egress = WebhookEgress::new(mode).with_lookup(names.clone());
+        let sandbox = Running::with(with_egress(&store, egress)).await;
+        let client = sandbox.client_of("project-a").with_retry(RetryPolicy::none());
+        for (url, address) in urls {
+            let message = quote_refusal(&client, url).await.unwrap_or_else(|| panic!("{url} was accepted in {mode:?}"));
+            for part in [address, "cloud metadata", "every mode", "--webhook-allow"] {
+                assert!(message.contains(part), "{url} in {mode:?}: {message:?} names {part}");
+            }
+        }
+        sandbox.stop().await;
+    }
+
+    let allowed = WebhookEgress::default().allowing(["100.100.100.200/32".parse().unwrap()]).with_lookup(names);
+    let sandbox = Running::with(with_egress(&store, allowed)).await;
+    let client = sandbox.client_of("project-a").with_retry(RetryPolicy::none());
+    assert_eq!(quote_refusal(&client, "http://100.100.100.200/").await, None, "allowed explicitly");
+    assert!(quote_refusal(&client, "http://[fd00:ec2::254]/").await.is_some(), "only that address");
+    for url in ["http://127.0.0.1:9/hook", "http://10.0.0.1/hook", "http://100.100.100.201/hook", "http://[fd00::1]/"] {
+        assert_eq!(quote_refusal(&client, url).await, None, "{url} is accepted in `any`");
+    }
+    sandbox.stop().await;
+}

@@ -16,12 +16,15 @@
 //! * [`fuzz_corpus`]: the fuzz targets' corpora replayed on the stable toolchain;
 //! * [`operate`] (in process) and [`processes`] (the binary as a child process): probes, metrics, logs, timeouts,
 //!   the connection cap under stalled connections, graceful shutdown of one of two instances;
+//! * [`deployment`]: what a container runtime and a log collector rely on: the `probe` command (the image's
+//!   health check), logs coloured only on a terminal;
 //! * [`sdk`]: the production service's official TypeScript SDK against a fresh sandbox, and the production
 //!   payload fixtures against the pinned SDK's types;
 //! * [`clients`]: Python and TypeScript clients generated from the document the sandbox serves, by the
 //!   mainstream generators, driven through a scenario against it.
 //! * [`rate_limits`] and [`egress`]: a sandbox shared by many projects: per-project rate limits (429
-//!   `TooManyRequests`), and the webhook egress policy (refusals when a `webhookUrl` is given and at delivery).
+//!   `TooManyRequests`), and the webhook egress policy (refusals when a `webhookUrl` is given and at delivery);
+//!   [`retention`]: what `serve --retain` deletes, and never deletes, in the store and over HTTP.
 //!
 //! [`support`] starts a sandbox on a free loopback port, over SQLite or over a database of the throw-away
 //! PostgreSQL server of [`pg`]; `support::both_stores!` runs a store-behaviour test on each (`name::sqlite`,
@@ -35,6 +38,7 @@ mod bridge_versions;
 mod clients;
 mod counters;
 mod dashboard;
+mod deployment;
 mod egress;
 mod feed_store;
 mod fuzz_corpus;
@@ -45,6 +49,7 @@ mod pricing;
 mod processes;
 mod projects;
 mod rate_limits;
+mod retention;
 mod scenarios;
 mod sdk;
 mod support;

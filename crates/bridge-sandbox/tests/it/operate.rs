@@ -100,7 +100,7 @@ async fn readiness_follows_a_postgresql_server_that_stops_and_starts() {
 
 /// A metric's value in a scrape: the sum over the samples of `name` whose labels include `labels` (a histogram
 /// counts its observations).
-fn value(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]) -> f64 {
+pub(crate) fn value(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]) -> f64 {
     scrape
         .samples
         .iter()
@@ -115,7 +115,7 @@ fn value(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)])
         .sum()
 }
 
-async fn scrape(base: &str) -> prometheus_parse::Scrape {
+pub(crate) async fn scrape(base: &str) -> prometheus_parse::Scrape {
     let response = reqwest::get(format!("{base}/metrics")).await.unwrap();
     assert_eq!(response.status(), 200);
     let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
@@ -420,4 +420,68 @@ fn the_example_alert_rules_name_served_metrics_and_pass_promtool() {
         Err(e) if std::env::var_os("CI").is_some() => panic!("promtool is not installed ({e}): CI installs it"),
         Err(e) => eprintln!("skipping promtool check rules: {e} (apt-get install prometheus)"),
     }
+}
+
+/// The operations that read a body before any credential (the API-key exchange, the dashboard's sign-in) read at
+/// most 4 KiB of it, whole within the short deadline (`--unauthenticated-body-timeout`, here 300 ms against a
+/// 10 s body-read timeout): a body that announces 100 bytes and sends one is answered 408 at the deadline (the
+/// exchange in the contract's shape, `RequestTimeout`), and its connection closed; one announcing 5,000 bytes is
+/// answered 413 without being read. A normal exchange is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthenticated_bodies_are_refused_past_their_short_deadline_or_small_limit_and_closed() {
+    let store = TestStore::sqlite();
+    let options = ServeOptions {
+        body_read_timeout: Duration::from_secs(10),
+        unauthenticated_body_timeout: Duration::from_millis(300),
+        ..ServeOptions::default()
+    };
+    let sandbox = Running::on_with(&store, options).await;
+    let base = sandbox.base_url.clone();
+    let key = bridge_sandbox::mint_api_key(store.dir(), "p").unwrap();
+    let ask = |request: String| {
+        let base = base.clone();
+        tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let answer = exchange(&base, request.as_bytes(), Duration::from_secs(8));
+            (answer, started.elapsed())
+        })
+    };
+    let exchange_head = |length: usize| {
+        format!(
+            "POST /authentication/auth/apiKey HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: {length}\r\n\r\n"
+        )
+    };
+    let sign_in_head = |length: usize| {
+        format!(
+            "POST /dashboard/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+             Content-Length: {length}\r\n\r\n"
+        )
+    };
+
+    // Slow: the answer comes at the deadline, and then the connection is closed (read_to_end returned).
+    let (answer, took) = ask(exchange_head(100) + "{").await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("connection: close"), "{answer}");
+    assert_eq!(body_of(&answer)["_tag"], "RequestTimeout", "{answer}");
+    assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(8), "answered at the deadline: {took:?}");
+    let (answer, _) = ask(sign_in_head(100) + "c").await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive whole within 300 ms"), "the sign-in page says why: {answer}");
+
+    // Large: refused from its Content-Length.
+    let (answer, _) = ask(exchange_head(5_000) + "{").await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert_eq!(body_of(&answer)["_tag"], "PayloadTooLarge", "{answer}");
+    assert!(body_of(&answer)["message"].as_str().unwrap().contains("4096 bytes"), "{answer}");
+    let (answer, _) = ask(sign_in_head(5_000) + "c").await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+
+    // Normal: served.
+    let body = serde_json::json!({ "apiKey": key }).to_string();
+    let (answer, _) =
+        ask(exchange_head(body.len()).replace("Host: x", "Host: x\r\nConnection: close") + &body).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(body_of(&answer)["jwt"].is_string(), "{answer}");
+    sandbox.stop().await;
 }

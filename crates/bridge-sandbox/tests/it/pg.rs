@@ -117,9 +117,15 @@ impl PgServer {
         self.run("pg_ctl", &["-D", &self.data(), "-o", &options, "-l", &log, "-w", "-t", "60", "start"]);
     }
 
+    /// Everything the database at `url` holds, as `pg_dump` writes it (plain SQL, data included): what a backup
+    /// of it would hold.
+    pub fn dump(&self, url: &str) -> String {
+        self.run("pg_dump", &["--no-owner", url])
+    }
+
     /// Runs one of the server's binaries (as the unprivileged user when the tests run as root); panics with its
-    /// output if it fails.
-    fn run(&self, program: &str, args: &[&str]) {
+    /// output if it fails, else returns its standard output.
+    fn run(&self, program: &str, args: &[&str]) -> String {
         let path = self.bin.join(program);
         let mut command = match &self.user {
             Some(user) => {
@@ -137,6 +143,7 @@ impl PgServer {
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
+        String::from_utf8_lossy(&output.stdout).into_owned()
     }
 }
 

@@ -229,3 +229,141 @@ async fn a_project_clock_stops_at_the_latest_date_and_survives_a_restart() {
     assert_eq!(sandbox.client_of("latest-b").sandbox_get_clock().await.unwrap().now, b_start);
     sandbox.stop().await;
 }
+
+/// The feed's page tokens of `client`, one event a page, in order.
+async fn page_tokens(client: &Client) -> Vec<String> {
+    let (mut tokens, mut token) = (Vec::new(), None);
+    loop {
+        let page = client.list_user_events(&feed_query(token, 1)).await.unwrap();
+        match page.next_page_token {
+            Some(next) => {
+                tokens.push(next.clone());
+                token = Some(next);
+            }
+            None => return tokens,
+        }
+    }
+}
+
+/// The ids of a quiet project read nothing of a busy one (issue 32): between each two of its quotes and events
+/// another project makes five of each. Ids were 4 bytes of time, 5 bytes fixed for 2^24 values and the global
+/// counter's low 3 bytes, so the quiet project's consecutive ids differed by the other's activity plus one; its
+/// page tokens were global feed positions, likewise. Now the 8 bytes after the time, and a page token, are a keyed
+/// permutation of the counter (of the feed position): consecutive ones differ in their high bytes too, and the
+/// differences form no arithmetic progression. The tokens still have the schema's shape, and still name the same
+/// positions after a restart and on another instance of the same database (the key is kept with the data).
+async fn ids_and_page_tokens_reveal_nothing_of_other_projects(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let (quiet, busy) = (sandbox.client_of("quiet"), sandbox.client_of("busy"));
+    let (mut quotes, mut events) = (Vec::new(), Vec::new());
+    for _ in 0..4 {
+        quotes.push(quote(&quiet).await);
+        events.push(webhook_test(&quiet, "quiet").await);
+        for _ in 0..5 {
+            quote(&busy).await;
+            webhook_test(&busy, "busy").await;
+        }
+    }
+    for ids in [&quotes, &events] {
+        assert!(ids.iter().all(|id| is_object_id(id)), "production's shape: {ids:?}");
+        let tails: Vec<u64> = ids.iter().map(|id| u64::from_str_radix(&id[8..], 16).unwrap()).collect();
+        for pair in ids.windows(2) {
+            assert_ne!(pair[0][8..18], pair[1][8..18], "consecutive ids differ beyond the low bytes: {pair:?}");
+        }
+        let steps: Vec<u64> = tails.windows(2).map(|t| t[1].wrapping_sub(t[0])).collect();
+        assert!(steps.windows(2).all(|s| s[0] != s[1]), "no arithmetic progression: {ids:?}");
+    }
+
+    let tokens = page_tokens(&quiet).await;
+    assert_eq!(tokens.len(), 3, "four events, one a page: {tokens:?}");
+    assert!(tokens.iter().all(|t| is_object_id(t)), "the schema's pattern ^[0-9a-f]{{24}}$: {tokens:?}");
+    let values: Vec<u128> = tokens.iter().map(|t| u128::from_str_radix(t, 16).unwrap()).collect();
+    for pair in values.windows(2) {
+        assert!(pair[0].abs_diff(pair[1]) >= 1 << 32, "not near each other: {tokens:?}");
+    }
+    assert_ne!(values[1].wrapping_sub(values[0]), values[2].wrapping_sub(values[1]), "no progression: {tokens:?}");
+    let pages = |client: Client, tokens: Vec<String>| async move {
+        let mut pages = Vec::new();
+        for token in tokens {
+            let page = client.list_user_events(&feed_query(Some(token), 1)).await.unwrap();
+            pages.push(serde_json::to_value(&page.items).unwrap());
+        }
+        pages
+    };
+    let seen = pages(quiet.clone(), tokens.clone()).await;
+    assert_eq!(seen.len(), 3);
+    assert!(seen.iter().all(|items| items.as_array().unwrap().len() == 1), "each token is a position: {seen:?}");
+
+    if store.is_shared() {
+        let other = Running::on(&store).await;
+        assert_eq!(pages(other.client_of("quiet"), tokens.clone()).await, seen, "another instance agrees");
+        other.stop().await;
+    }
+    sandbox.stop().await;
+    let restarted = Running::on(&store).await;
+    assert_eq!(pages(restarted.client_of("quiet"), tokens).await, seen, "the same positions after a restart");
+    restarted.stop().await;
+}
+
+both_stores!(ids_and_page_tokens_reveal_nothing_of_other_projects);
+
+/// An advance is done when it answers, on every instance (issue 36): after `POST /sandbox/clock/advance` answers
+/// on instance A, instance B reads every bridge the advance made due in its new state, while another instance's
+/// lifecycle pass runs without pause (taking, with its lease, whatever is due the moment it looks) and both
+/// served instances are under quote load. Each round commits bridges on A, advances A's project a day (past their
+/// cancellation) on A, and reads them on B at once: every one must be `CANCELLED`.
+#[tokio::test]
+async fn an_advance_is_done_on_every_instance_when_it_answers() {
+    let Some(store) = TestStore::postgres() else { return };
+    let (a, b) = (Running::on(&store).await, Running::on(&store).await);
+    // A third instance that only runs lifecycle passes, one after the other: "another instance's pass in the way".
+    let passer = bridge_sandbox::open(&store.config()).await.expect("the third instance opens");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut background = Vec::new();
+    {
+        let (sandbox, stop) = (passer.sandbox.clone(), stop.clone());
+        background.push(tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                sandbox.tick().await.expect("a pass");
+            }
+        }));
+    }
+    // Load on both served instances: quotes and commits of other projects (whose bridges the passes move too).
+    for (i, instance) in [&a, &b, &a, &b].into_iter().enumerate() {
+        let (client, stop) = (instance.client_of(&format!("load-{i}")), stop.clone());
+        background.push(tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                committed(&client).await;
+                client.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: 60_000 }).await.unwrap();
+            }
+        }));
+    }
+    let (on_a, on_b) = (a.client_of("advanced"), b.client_of("advanced"));
+    let (rounds, per_round) = (40, 3);
+    let mut late = Vec::new();
+    for round in 0..rounds {
+        let mut ids = Vec::new();
+        for _ in 0..per_round {
+            ids.push(committed(&on_a).await);
+        }
+        on_a.sandbox_advance_clock(&SandboxAdvanceClockRequest { ms: DAY_MS }).await.unwrap();
+        for id in &ids {
+            let seen = state(&on_b, id).await;
+            if seen != "CANCELLED" {
+                late.push(format!("round {round}: {id} {seen}"));
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for task in background {
+        task.await.unwrap();
+    }
+    a.stop().await;
+    b.stop().await;
+    assert!(
+        late.is_empty(),
+        "{} of {} bridges read on B in their past state: {late:#?}",
+        late.len(),
+        rounds * per_round
+    );
+}

@@ -515,6 +515,11 @@ async fn resend_and_recover_try_deliveries_again_now(store: TestStore) {
     // A delivered event can be resent too (as Svix and Stripe do): the receiver gets it again.
     client.sandbox_resend_webhook_delivery(&first).await.unwrap();
     wait_for("the second resend", || receiver.deliveries().len() == 2).await;
+    // The receiver has the delivery before the sandbox has recorded its answer; until then the delivery is in
+    // flight, not delivered, and a recovery would rightly send it again. Wait for the record.
+    let delivered_twice =
+        || async { attempts(client.clone()).await.iter().filter(|a| a.event_id == first && a.delivered).count() == 2 };
+    crate::support::eventually("the second resend recorded as delivered", delivered_twice).await;
     // Recover: the one still failing, not the delivered one.
     let recovered = client.sandbox_recover_webhook_deliveries(&SandboxWebhookRecoverRequest { since }).await.unwrap();
     assert_eq!(recovered.deliveries, 1);
@@ -530,7 +535,45 @@ async fn resend_and_recover_try_deliveries_again_now(store: TestStore) {
     sandbox.stop().await;
 }
 
+/// A resend acknowledged while an attempt of the same delivery is in flight is not lost: the attempt's outcome,
+/// recorded after the resend, must not close the delivery the resend made due again (seen lost under load: the
+/// first attempt's "delivered" overwrote the resend's schedule, so the second delivery never came).
+async fn a_resend_while_an_attempt_is_in_flight_is_not_lost(store: TestStore) {
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
+    // The receiver takes each delivery at once but holds its answer to the first until the test releases it.
+    let received = Arc::new(Mutex::new(Vec::<Vec<u8>>::new()));
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let (r, gate) = (received.clone(), release.clone());
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: Bytes| {
+            let (r, gate) = (r.clone(), gate.clone());
+            async move {
+                let first = {
+                    let mut r = r.lock().unwrap();
+                    r.push(body.to_vec());
+                    r.len() == 1
+                };
+                if first {
+                    gate.acquire().await.unwrap().forget();
+                }
+                StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let url = format!("http://{}/hook", crate::support::serve_locally(app).await);
+    let event = send_test_event(&client, &url, "in flight").await;
+    wait_for("the first attempt reaches the receiver", || received.lock().unwrap().len() == 1).await;
+    let resent = client.sandbox_resend_webhook_delivery(&event).await.unwrap();
+    assert_eq!(resent.deliveries, 1, "the resend is acknowledged");
+    release.add_permits(1);
+    wait_for("the acknowledged resend is delivered", || received.lock().unwrap().len() == 2).await;
+    sandbox.stop().await;
+}
+
 both_stores!(
+    a_resend_while_an_attempt_is_in_flight_is_not_lost,
     resend_and_recover_try_deliveries_again_now,
     real_deliveries_verify_in_rust_and_in_javascript,
     moving_the_clock_during_a_delivery_does_not_deliver_it_twice,
@@ -583,4 +626,65 @@ async fn two_instances_on_one_database_share_keys_and_one_exact_feed() {
     }
     a.stop().await;
     b.stop().await;
+}
+
+/// A `webhookUrl` is at most 2,048 characters (the schema's `maxLength`): one character more, or 900 KB, is a
+/// decode error (400, the reference framework's Refinement message at `["webhookUrl"]`) and nothing is created;
+/// one of exactly 2,048 is accepted, and its failed attempt records why without repeating the URL (each attempt
+/// once kept the URL twice: in its `url` and again inside its error). The receiver's port is closed (bound, then
+/// released), so the attempt fails to connect, on loopback.
+#[tokio::test]
+async fn a_webhook_url_is_at_most_2048_characters_and_attempts_do_not_repeat_it() {
+    let store = TestStore::sqlite();
+    let sandbox = Running::on(&store).await;
+    let client = sandbox.client_of("project-a");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let base = format!("http://{closed}/hook?pad=");
+    let at_limit = format!("{base}{}", "p".repeat(2048 - base.len()));
+    let http = reqwest::Client::new();
+    let send = |url: String| {
+        let (http, token, base_url) = (http.clone(), sandbox.token_of("project-a"), sandbox.base_url.clone());
+        async move {
+            let answer = http
+                .post(format!("{base_url}/sandbox/webhook-test"))
+                .bearer_auth(token)
+                .json(&serde_json::json!({ "webhookUrl": url }))
+                .send()
+                .await
+                .unwrap();
+            let status = answer.status().as_u16();
+            (status, answer.json::<serde_json::Value>().await.unwrap())
+        }
+    };
+    for too_long in [format!("{at_limit}q"), format!("{base}{}", "p".repeat(900 * 1024))] {
+        let (status, body) = send(too_long.clone()).await;
+        assert_eq!(status, 400, "{} characters", too_long.len());
+        let issue = &body["issues"][0];
+        assert_eq!(
+            (&issue["_tag"], &issue["path"]),
+            (&serde_json::json!("Refinement"), &serde_json::json!(["webhookUrl"]))
+        );
+        let expected = format!("Expected a string at most 2048 character(s) long, actual \"{too_long}\"");
+        assert_eq!(issue["message"].as_str(), Some(expected.as_str()));
+    }
+    assert!(client.list_user_events(&feed_query(None, 50)).await.unwrap().items.is_empty(), "nothing was created");
+
+    let (status, body) = send(at_limit.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    let event_id = body["eventId"].as_str().unwrap().to_owned();
+    let query = SandboxListWebhookDeliveriesQuery { event_id: Some(event_id) };
+    let mut attempts = Vec::new();
+    for _ in 0..300 {
+        attempts = client.sandbox_list_webhook_deliveries(&query).await.unwrap().items;
+        if !attempts.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let attempt = attempts.first().expect("an attempt within 30 s");
+    assert_eq!(attempt.url, at_limit, "the attempt names its URL once");
+    let error = attempt.error.as_deref().expect("the attempt failed: nothing listens there");
+    assert!(!attempt.delivered && !error.is_empty());
+    assert!(!error.contains("pad=") && !error.contains(&closed.to_string()), "the error repeats the URL: {error}");
+    sandbox.stop().await;
 }

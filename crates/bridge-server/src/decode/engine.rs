@@ -2,7 +2,9 @@
 //! JSON body is read into by `decode::fast`: see `Node`) against a [`Shape`] and either produces the normalised
 //! JSON that serde turns into the operation's Rust type, or the
 //! issues the reference framework (Effect's `Schema` with `HttpApi`) reports for the same input: same `_tag`s,
-//! paths and messages (`../shared/spec/decode-errors.md`).
+//! paths and messages. The rules, what is accepted and where we deliberately differ are written out in the
+//! repository's `docs/decode-errors.md`; this module is their executable form, pinned by the snapshot tests of
+//! `tests/it/decode_errors.rs`.
 //!
 //! Rules, in the framework's terms:
 //! * a struct checks its members in declaration order; in `First` mode it stops at the first failing member,
@@ -184,7 +186,11 @@ struct Walker {
 }
 
 impl Walker {
-    fn issue(&mut self, tag: IssueTag, message: String) {
+    /// An issue at the current path. A credential in its message (the value quoted after `actual`) is written
+    /// redacted ([`crate::credential::redact`]): a deliberate difference from the reference framework, which quotes
+    /// the value whole.
+    fn issue(&mut self, tag: IssueTag, mut message: String) {
+        crate::credential::redact_in_place(&mut message);
         let path = self
             .path
             .iter()
@@ -399,7 +405,7 @@ impl Walker {
             return None;
         }
         if !n.is_finite() {
-            // The framework would pass NaN and ±Infinity on; the contract's numbers are finite (see README).
+            // The framework would pass NaN and ±Infinity on; the contract's numbers are finite (docs/decode-errors.md).
             self.issue(IssueTag::Transformation, format!("Unable to decode {} into a finite number", actual()));
             return None;
         }

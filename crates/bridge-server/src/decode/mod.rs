@@ -61,9 +61,7 @@ pub fn typed<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Vec<Iss
 
 /// The issue of a checked value that serde refused (see [`typed`]).
 fn typed_issues(e: &serde_json::Error) -> Vec<Issue> {
-    vec![Issue {
-        tag: IssueTag::Transformation,
-        path: Vec::new(),
-        message: format!("Unable to decode the request: {e}"),
-    }]
+    let mut message = format!("Unable to decode the request: {e}");
+    crate::credential::redact_in_place(&mut message);
+    vec![Issue { tag: IssueTag::Transformation, path: Vec::new(), message }]
 }

@@ -49,7 +49,9 @@ pub fn json(bytes: &[u8]) -> Result<JsValue, Issue> {
 
 /// The one issue of a body that is not JSON: where the JSON broke.
 pub(crate) fn json_issue(e: &serde_json::Error) -> Issue {
-    Issue { tag: IssueTag::Transformation, path: Vec::new(), message: format!("Unable to parse the body as JSON: {e}") }
+    let mut message = format!("Unable to parse the body as JSON: {e}");
+    crate::credential::redact_in_place(&mut message);
+    Issue { tag: IssueTag::Transformation, path: Vec::new(), message }
 }
 
 /// `a=1&b=2&b=3` → `{"a":"1","b":["2","3"]}`.

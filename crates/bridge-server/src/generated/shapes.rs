@@ -237,7 +237,7 @@ pub static STRUCT_BRIDGE_QUOTE_REQUEST: StructShape = StructShape {
             default: None,
             shape: Shape::String(StringRules {
                 min_length: None,
-                max_length: None,
+                max_length: Some(2048),
                 pattern: None,
                 trim: false,
             }),
@@ -349,7 +349,7 @@ pub static STRUCT_BRIDGE_SWAP_QUOTE_REQUEST: StructShape = StructShape {
             default: None,
             shape: Shape::String(StringRules {
                 min_length: None,
-                max_length: None,
+                max_length: Some(2048),
                 pattern: None,
                 trim: false,
             }),
@@ -788,7 +788,7 @@ pub static STRUCT_DEPOSIT_ADDRESS_CREATE_REQUEST: StructShape = StructShape {
             default: None,
             shape: Shape::String(StringRules {
                 min_length: Some(1),
-                max_length: None,
+                max_length: Some(2048),
                 pattern: None,
                 trim: false,
             }),
@@ -894,7 +894,7 @@ pub static STRUCT_LEGACY_DEPOSIT_ADDRESS_CREATE_REQUEST: StructShape = StructSha
             default: None,
             shape: Shape::String(StringRules {
                 min_length: None,
-                max_length: None,
+                max_length: Some(2048),
                 pattern: None,
                 trim: false,
             }),
@@ -1675,7 +1675,7 @@ pub static STRUCT_SANDBOX_ROUTING_DEPOSIT_ADDRESS_REQUEST: StructShape = StructS
             default: None,
             shape: Shape::String(StringRules {
                 min_length: Some(1),
-                max_length: None,
+                max_length: Some(2048),
                 pattern: None,
                 trim: false,
             }),
@@ -1706,7 +1706,7 @@ pub static STRUCT_SANDBOX_WEBHOOK_TEST_REQUEST: StructShape = StructShape {
             default: None,
             shape: Shape::String(StringRules {
                 min_length: Some(1),
-                max_length: None,
+                max_length: Some(2048),
                 pattern: None,
                 trim: false,
             }),

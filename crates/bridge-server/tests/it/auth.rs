@@ -1,4 +1,4 @@
-//! Authentication, for each failure the facts file lists: no credential, malformed token, bad signature,
+//! Authentication, for each failure production answers (docs/production.md): no credential, malformed token, bad signature,
 //! `alg: none`, algorithm not configured, expiry, the legacy API key, and the public key needing nothing.
 
 use crate::common;
@@ -126,6 +126,21 @@ async fn body_over_the_limit_is_413() {
     let answer = Send::json("POST", "/bridge/quote/user", &big).to(&app).await;
     assert_eq!((answer.status, answer.body["_tag"].as_str()), (413, Some("PayloadTooLarge")));
     assert!(recorder.last().is_none(), "nothing reached the handler");
+}
+
+/// An operation without authentication reads its body before any credential is checked: it accepts 4 KiB of it
+/// (not the 1 MiB of the others), so a larger one is 413 even below `body_limit`, and nothing reaches the handler.
+#[tokio::test]
+async fn an_unauthenticated_body_over_its_small_limit_is_413() {
+    let (app, recorder) = app(ServerConfig::default());
+    let big = format!("{{\"apiKey\":\"{}\"}}", "x".repeat(4096));
+    let answer = Send::json("POST", "/authentication/auth/apiKey", &big).without_auth().to(&app).await;
+    assert_eq!((answer.status, answer.body["_tag"].as_str()), (413, Some("PayloadTooLarge")), "{:?}", answer.body);
+    assert!(answer.body["message"].as_str().unwrap().contains("4096 bytes"), "{:?}", answer.body);
+    assert!(recorder.last().is_none(), "nothing reached the handler");
+    let small = format!("{{\"apiKey\":\"{}\"}}", "x".repeat(4000));
+    let answer = Send::json("POST", "/authentication/auth/apiKey", &small).without_auth().to(&app).await;
+    assert_ne!(answer.status, 413, "{:?}", answer.body);
 }
 
 /// The production service's SDK sends the JWT as the whole `Authorization` value, without `Bearer`: every

@@ -1,4 +1,4 @@
-//! Decode errors pinned with insta snapshots: every row of `../shared/spec/decode-errors.md`, across the
+//! Decode errors pinned with insta snapshots: every rule of `docs/decode-errors.md`, across the
 //! operations. Each case is one request through the real router; its status and body are the snapshot
 //! (`tests/it/snapshots/it__decode_errors__<case>.snap`). A few cases also assert the doc's exact words in code, so
 //! a wrongly accepted snapshot cannot hide a regression of the core rules.
@@ -27,6 +27,7 @@ fn sda_body() -> Value {
 fn cases() -> Vec<(&'static str, Send<'static>)> {
     let long_note = "n".repeat(81);
     let astral_81 = "😀".repeat(41); // 82 UTF-16 code units
+    let long_url = format!("http://127.0.0.1/{}", "u".repeat(2049 - 17));
     vec![
         // --- required keys, JSON types (quote/user, declaration order: token, chainIn, chainOut, amount, ...)
         ("quote_empty_object_missing_first_key", Send::json("POST", QUOTE, "{}")),
@@ -170,6 +171,7 @@ fn cases() -> Vec<(&'static str, Send<'static>)> {
         ("sda_address_note_utf16_length", Send::json("POST", SDA, &with(sda_body(), "addressNote", json!(astral_81)))),
         ("sda_reuse_policy_enum", Send::json("POST", SDA, &with(sda_body(), "reusePolicy", json!("sometimes")))),
         ("sda_webhook_url_empty", Send::json("POST", SDA, &with(sda_body(), "webhookUrl", json!("")))),
+        ("sda_webhook_url_too_long", Send::json("POST", SDA, &with(sda_body(), "webhookUrl", json!(long_url)))),
         ("sda_destination_chain_empty", Send::json("POST", SDA, &with(sda_body(), "destinationChain", json!("")))),
         (
             "sda_bridge_if_not_swappable_string",
@@ -347,5 +349,41 @@ async fn a_page_token_of_the_pattern_decodes_whatever_position_it_names() {
         let a = Send::get(&uri).to(&app).await;
         assert_eq!(a.status, 400, "{token}: {:?}", a.body);
         assert_eq!(a.body["issues"][0]["path"], json!(["pageToken"]));
+    }
+}
+
+/// Every `webhookUrl` of a request is at most 2,048 characters (UTF-16 code units, as the reference framework
+/// counts): one more is the framework's Refinement at `["webhookUrl"]` quoting the value, on every operation that
+/// takes one; exactly 2,048 is no decode error.
+#[tokio::test]
+async fn a_webhook_url_longer_than_2048_characters_is_refused_by_every_operation() {
+    let (app, _) = app(ServerConfig::default());
+    let routing = json!({"depositChain": "ETHEREUM", "routes": [{"action": {"_tag": "bridge",
+        "destinationChain": "BASE", "destinationAddress": "0xdef"}}]});
+    let bodies = [
+        (QUOTE, quote_body()),
+        (SWAP, swap_body()),
+        (SDA, sda_body()),
+        (LEGACY, sda_body()),
+        ("/sandbox/routing-deposit-addresses", routing),
+        ("/sandbox/webhook-test", json!({})),
+    ];
+    let at_limit = format!("http://127.0.0.1/{}", "u".repeat(2048 - 17));
+    let astral = format!("http://127.0.0.1/{}", "😀".repeat((2048 - 17) / 2 + 1)); // 2,049 or 2,050 code units
+    assert_eq!(at_limit.encode_utf16().count(), 2048);
+    for (path, body) in bodies {
+        for too_long in [format!("{at_limit}u"), astral.clone()] {
+            let a = Send::json("POST", path, &with(body.clone(), "webhookUrl", json!(too_long))).to(&app).await;
+            assert_eq!(a.status, 400, "{path}");
+            let expected = format!("Expected a string at most 2048 character(s) long, actual \"{too_long}\"");
+            assert_eq!(
+                a.body["issues"][0],
+                json!({"_tag": "Refinement", "path": ["webhookUrl"], "message": expected}),
+                "{path}"
+            );
+        }
+        let a = Send::json("POST", path, &with(body, "webhookUrl", json!(at_limit))).to(&app).await;
+        let on_url = a.body["issues"].as_array().into_iter().flatten().any(|i| i["path"] == json!(["webhookUrl"]));
+        assert!(!on_url, "{path}: 2,048 characters are no decode error: {:?}", a.body);
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! * [`admission`]: the admission step (429 `TooManyRequests` after authentication, before decoding) and the
 //!   `ErrorTag` of every error answer;
-//! * [`auth`]: authentication, for each failure the facts file lists;
+//! * [`auth`]: authentication, for each failure production answers;
+//! * [`credentials`]: credentials recognised by their form, and never quoted back by an error answer;
 //! * [`decode_errors`]: decode errors pinned with insta snapshots, one request through the real router each;
 //! * [`properties`]: property tests of the decoder (valid requests accepted unchanged, nothing makes it panic).
 //!
@@ -12,6 +13,7 @@
 mod admission;
 mod auth;
 mod common;
+mod credentials;
 mod decode_errors;
 mod fast_path;
 mod properties;

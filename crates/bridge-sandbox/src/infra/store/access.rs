@@ -6,9 +6,15 @@
 //! milliseconds: they are about people and processes, not about the sandbox clock.
 //!
 //! The audit entries are made here, once for both backends ([`audit`]), and written by the backend in the same
-//! transaction as the change they describe.
+//! transaction as the change they describe; so is the SQL both backends share (`sqlite/access.rs` and
+//! `postgres/access.rs` implement [`AccessStore`] with it: how a change takes its turn differs).
 
+use async_trait::async_trait;
 use bridge_contract::DateString;
+
+use super::rows::{Columns, FromRow};
+use super::sql::{query, Query};
+use super::{StoreError, StoreResult};
 
 /// An API key as the store keeps it: its secret never, only the SHA-256 of the key's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,22 +108,6 @@ pub enum KeyLookup<'a> {
     Id(&'a str),
     /// SHA-256 of the key's text, hex.
     Hash(&'a str),
-}
-
-impl KeyLookup<'_> {
-    /// The column it is found by (both backends name them alike).
-    pub fn column(&self) -> &'static str {
-        match self {
-            KeyLookup::Id(_) => "id",
-            KeyLookup::Hash(_) => "hash",
-        }
-    }
-
-    pub fn value(&self) -> &str {
-        match self {
-            KeyLookup::Id(value) | KeyLookup::Hash(value) => value,
-        }
-    }
 }
 
 /// Use seen by one instance since its last flush (wall clock): keys' last use and projects' last activity. Both
@@ -215,6 +205,274 @@ pub fn time(ms: i64) -> String {
 }
 
 /// The audit entries of each change, made once for both backends.
+/// Projects, API keys, signing keys and the audit list (every change and its audit entries in one transaction;
+/// wall-clock times).
+#[async_trait]
+pub trait AccessStore: Send + Sync {
+    /// The access version: it grows with every revocation, project state change and signing-key change.
+    async fn access_version(&self) -> StoreResult<i64>;
+    /// Everything an instance keeps in memory to decide on credentials, at one version.
+    async fn access_snapshot(&self) -> StoreResult<AccessSnapshot>;
+    async fn api_key(&self, lookup: KeyLookup<'_>) -> StoreResult<Option<StoredApiKey>>;
+    /// The keys of a project (or of all), oldest first.
+    async fn api_keys(&self, project: Option<&str>) -> StoreResult<Vec<StoredApiKey>>;
+    /// Inserts a key, and its project when the project has no record yet, with their audit entries (`imported`:
+    /// a key of an earlier version seen for the first time). `false`: a key with that hash exists (nothing written).
+    async fn insert_api_key(&self, key: &StoredApiKey, imported: bool, actor: &str) -> StoreResult<bool>;
+    /// Revokes a key at `at_ms` (audited; the access version grows): the key as it is now, `None` when there is no
+    /// such key. A key revoked already stays as it was (nothing written).
+    async fn revoke_api_key(&self, id: &str, at_ms: i64, actor: &str) -> StoreResult<Option<StoredApiKey>>;
+    /// Makes the project's record if it has none (audited, saying `how`); `true` when it was made.
+    async fn ensure_project(&self, project: &str, at_ms: i64, actor: &str, how: &str) -> StoreResult<bool>;
+    /// Disables or enables a project, making its record if it has none (audited; the access version grows when
+    /// its state changed).
+    async fn set_project_disabled(
+        &self,
+        project: &str,
+        disabled: bool,
+        at_ms: i64,
+        actor: &str,
+    ) -> StoreResult<ProjectChange>;
+    /// Every project with a record, by id.
+    async fn projects(&self) -> StoreResult<Vec<StoredProject>>;
+    /// Keeps the later of the stored and the given last use and activity; a project seen for the first time gets
+    /// its record (audited as made by `sandbox`). Not versioned: nobody decides on it.
+    async fn record_usage(&self, usage: &Usage) -> StoreResult<()>;
+    /// Keeps `candidate` as the first signing key unless there is one (audited); returns whether it was kept.
+    async fn initial_signing_key(&self, candidate: &StoredSigningKey, actor: &str) -> StoreResult<bool>;
+    /// Makes the next signing key (`k<n>`) from `secret` at `at_ms`, the current one from then on, and retires the
+    /// ones it replaces as `how` says (audited; the access version grows). Returns the new key.
+    async fn rotate_signing_key(
+        &self,
+        secret: &[u8],
+        at_ms: i64,
+        how: Retire,
+        actor: &str,
+    ) -> StoreResult<StoredSigningKey>;
+    /// Records that `kid` signed a token valid until `until_ms` (the later of that and what is kept stays), if
+    /// `kid` is still the current key; `false` when a rotation replaced it meanwhile (sign with the new one).
+    async fn extend_signed_until(&self, kid: &str, until_ms: i64) -> StoreResult<bool>;
+    /// The latest audit entries, oldest first.
+    async fn audit(&self, query: &AuditQuery) -> StoreResult<Vec<AuditEntry>>;
+}
+
+const KEY_COLUMNS: &str = "id, project, name, hash, created_ms, last_used_ms, revoked_ms";
+
+impl FromRow for StoredApiKey {
+    fn from_row(row: &impl Columns) -> StoreResult<Self> {
+        Ok(StoredApiKey {
+            id: row.at(0)?,
+            project: row.at(1)?,
+            name: row.at(2)?,
+            hash: row.at(3)?,
+            created_ms: row.at(4)?,
+            last_used_ms: row.at(5)?,
+            revoked_ms: row.at(6)?,
+        })
+    }
+}
+
+/// A signing key; its secret is stored as hex.
+const SIGNING_COLUMNS: &str = "kid, secret, created_ms, unlabelled, signed_until_ms, retires_ms";
+
+impl FromRow for StoredSigningKey {
+    fn from_row(row: &impl Columns) -> StoreResult<Self> {
+        let secret: String = row.at(1)?;
+        Ok(StoredSigningKey {
+            kid: row.at(0)?,
+            secret: hex::decode(secret).map_err(|e| StoreError::new(e).context("a stored signing key"))?,
+            created_ms: row.at(2)?,
+            unlabelled: row.at(3)?,
+            signed_until_ms: row.at(4)?,
+            retires_ms: row.at(5)?,
+        })
+    }
+}
+
+const PROJECT_COLUMNS: &str = "project, created_ms, disabled_ms, last_activity_ms";
+
+impl FromRow for StoredProject {
+    fn from_row(row: &impl Columns) -> StoreResult<Self> {
+        Ok(StoredProject {
+            project: row.at(0)?,
+            created_ms: row.at(1)?,
+            disabled_ms: row.at(2)?,
+            last_activity_ms: row.at(3)?,
+        })
+    }
+}
+
+/// An audit entry; its action is stored by name ([`AuditAction::as_str`]).
+const AUDIT_COLUMNS: &str = "at_ms, actor, action, project, subject, detail";
+
+impl FromRow for AuditEntry {
+    fn from_row(row: &impl Columns) -> StoreResult<Self> {
+        let action: String = row.at(2)?;
+        Ok(AuditEntry {
+            at_ms: row.at(0)?,
+            actor: row.at(1)?,
+            action: AuditAction::from_name(&action)
+                .ok_or_else(|| StoreError::new(anyhow::anyhow!("unknown audit action {action:?}")))?,
+            project: row.at(3)?,
+            subject: row.at(4)?,
+            detail: row.at(5)?,
+        })
+    }
+}
+
+/// The SQL of the access area, for both backends.
+pub(super) mod sql {
+    use super::*;
+
+    /// Raises the access version (on PostgreSQL, taking its row lock until the transaction ends).
+    pub(in crate::infra::store) fn bump_version() -> Query {
+        query!("UPDATE access_head SET version = version + 1")
+    }
+
+    pub(in crate::infra::store) fn version() -> Query {
+        query!("SELECT version FROM access_head")
+    }
+
+    pub(in crate::infra::store) fn write_audit(entry: &AuditEntry) -> Query {
+        query!(
+            "INSERT INTO audit_log (at_ms, actor, action, project, subject, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            entry.at_ms,
+            &entry.actor,
+            entry.action.as_str(),
+            &entry.project,
+            &entry.subject,
+            &entry.detail,
+        )
+    }
+
+    /// Makes a project's record unless it has one: one row, or none.
+    pub(in crate::infra::store) fn insert_project(project: &str, at_ms: i64) -> Query {
+        query!(
+            "INSERT INTO project_access (project, created_ms) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            project,
+            at_ms
+        )
+    }
+
+    pub(in crate::infra::store) fn signing_keys() -> Query {
+        query!("SELECT {SIGNING_COLUMNS} FROM signing_keys ORDER BY seq")
+    }
+
+    pub(in crate::infra::store) fn revoked_keys() -> Query {
+        query!("SELECT id FROM api_keys WHERE revoked_ms IS NOT NULL")
+    }
+
+    pub(in crate::infra::store) fn disabled_projects() -> Query {
+        query!("SELECT project FROM project_access WHERE disabled_ms IS NOT NULL")
+    }
+
+    pub(in crate::infra::store) fn api_key(lookup: KeyLookup<'_>) -> Query {
+        match lookup {
+            KeyLookup::Id(id) => query!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1", id),
+            KeyLookup::Hash(hash) => query!("SELECT {KEY_COLUMNS} FROM api_keys WHERE hash = ?1", hash),
+        }
+    }
+
+    pub(in crate::infra::store) fn api_keys(project: Option<&str>) -> Query {
+        query!(
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE CAST(?1 AS TEXT) IS NULL OR project = ?1 ORDER BY created_ms, id",
+            project,
+        )
+    }
+
+    /// Inserts a key unless one with its hash exists: one row, or none.
+    pub(in crate::infra::store) fn insert_api_key(key: &StoredApiKey) -> Query {
+        query!(
+            "INSERT INTO api_keys ({KEY_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (hash) DO NOTHING",
+            &key.id,
+            &key.project,
+            &key.name,
+            &key.hash,
+            key.created_ms,
+            key.last_used_ms,
+            key.revoked_ms,
+        )
+    }
+
+    /// Revokes a key unless it is revoked: the key after, or no row.
+    pub(in crate::infra::store) fn revoke_api_key(id: &str, at_ms: i64) -> Query {
+        query!(
+            "UPDATE api_keys SET revoked_ms = ?2 WHERE id = ?1 AND revoked_ms IS NULL RETURNING {KEY_COLUMNS}",
+            id,
+            at_ms,
+        )
+    }
+
+    /// Disables or enables a project unless it is so already: one row, or none.
+    pub(in crate::infra::store) fn set_disabled(project: &str, disabled: bool, at_ms: i64) -> Query {
+        match disabled {
+            true => query!(
+                "UPDATE project_access SET disabled_ms = ?2 WHERE project = ?1 AND disabled_ms IS NULL",
+                project,
+                at_ms,
+            ),
+            false => query!(
+                "UPDATE project_access SET disabled_ms = NULL WHERE project = ?1 AND disabled_ms IS NOT NULL",
+                project,
+            ),
+        }
+    }
+
+    pub(in crate::infra::store) fn projects() -> Query {
+        query!("SELECT {PROJECT_COLUMNS} FROM project_access ORDER BY project")
+    }
+
+    pub(in crate::infra::store) fn key_used(id: &str, at_ms: i64) -> Query {
+        query!("UPDATE api_keys SET last_used_ms = greatest(coalesce(last_used_ms, ?2), ?2) WHERE id = ?1", id, at_ms,)
+    }
+
+    pub(in crate::infra::store) fn project_active(project: &str, at_ms: i64) -> Query {
+        query!(
+            "UPDATE project_access SET last_activity_ms = greatest(coalesce(last_activity_ms, ?2), ?2) WHERE project = ?1",
+            project,
+            at_ms,
+        )
+    }
+
+    /// Inserts the `seq`-th signing key unless there is one: one row, or none.
+    pub(in crate::infra::store) fn insert_signing_key(seq: i64, key: &StoredSigningKey) -> Query {
+        query!(
+            "INSERT INTO signing_keys (seq, {SIGNING_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+            seq,
+            &key.kid,
+            hex::encode(&key.secret),
+            key.created_ms,
+            key.unlabelled,
+            key.signed_until_ms,
+            key.retires_ms,
+        )
+    }
+
+    pub(in crate::infra::store) fn retire_signing_key(kid: &str, retires_ms: Option<i64>) -> Query {
+        query!("UPDATE signing_keys SET retires_ms = ?2 WHERE kid = ?1", kid, retires_ms)
+    }
+
+    /// Extends the current key's signed-until time: one row, or none when `kid` is not the current key.
+    pub(in crate::infra::store) fn extend_signed_until(kid: &str, until_ms: i64) -> Query {
+        query!(
+            "UPDATE signing_keys SET signed_until_ms = greatest(signed_until_ms, ?2) WHERE kid = ?1 AND retires_ms IS NULL",
+            kid,
+            until_ms,
+        )
+    }
+
+    pub(in crate::infra::store) fn audit(q: &AuditQuery) -> Query {
+        query!(
+            "SELECT {AUDIT_COLUMNS} FROM (
+                 SELECT seq, {AUDIT_COLUMNS} FROM audit_log WHERE CAST(?1 AS TEXT) IS NULL OR project = ?1
+                 ORDER BY seq DESC LIMIT ?2
+             ) latest ORDER BY seq",
+            &q.project,
+            q.limit as i64,
+        )
+    }
+}
+
 pub mod audit {
     use super::{time, AuditAction, AuditEntry, Retire, StoredApiKey, StoredSigningKey};
 

@@ -78,6 +78,11 @@ impl TestStore {
         }
     }
 
+    /// What a backup of the database holds (`pg_dump`), on PostgreSQL.
+    pub fn dump(&self) -> Option<String> {
+        self.database.as_ref().map(|(server, url)| server.dump(url))
+    }
+
     /// The database URL, on PostgreSQL.
     pub fn database_url(&self) -> Option<&str> {
         self.database.as_ref().map(|(_, url)| url.as_str())

@@ -5,9 +5,9 @@
 //! with `FOR UPDATE SKIP LOCKED` and a wall-clock lease, so each is in flight at one instance at a time and a dead
 //! instance's lease runs out and the delivery is retried. JSON is kept as `TEXT`, byte for byte.
 
-// One file per area of the store, each an `impl Areas<'_, PgStore>` block with that area's `Store` methods
-// (`store_by_area!` at the end forwards the trait to them); this file holds the connection handling and the
-// helpers the areas share (events, bridges, and reading rows through `rows::FromRow`, the one mapping per type).
+// One file per area of the store, each implementing that area's trait (`super::<area>`) for `PgStore` with the
+// area's SQL (written once for both backends, in `super::<area>`); this file holds the connection handling and
+// the helpers the areas share (running a `Query`, appending events in commit order, writing a bridge).
 mod access;
 mod addresses;
 mod bridges;
@@ -16,18 +16,22 @@ mod deliveries;
 mod events;
 mod health;
 mod quotes;
+mod rate_budgets;
+mod retention;
+mod sessions;
 
-use sqlx_core::migrate::{Migration, MigrationSource, MigrationType, Migrator};
+use sqlx_core::arguments::Arguments;
+use sqlx_core::migrate::{Migration, MigrationSource, Migrator};
 use sqlx_core::query::query;
 use sqlx_core::query_scalar::query_scalar;
 use sqlx_core::row::Row;
-use sqlx_postgres::{PgPool, PgPoolOptions, PgRow, Postgres};
+use sqlx_postgres::{PgArguments, PgExecutor, PgPool, PgPoolOptions, PgRow, Postgres};
 
-use super::rows::{
-    Column, Columns, FromRow, ADDRESS_COLUMNS, ATTEMPT_COLUMNS, BRIDGE_COLUMNS, CLOCK_COLUMNS, DEPOSIT_COLUMNS,
-    FEED_COLUMNS, QUOTE_COLUMNS, ROUTING_ADDRESS_COLUMNS,
-};
-use super::{to_json, BridgeText, NewEvent, StoreError, StoreResult, StoredBridge};
+pub use rate_budgets::{Lease, LeaseAsk, MICROS};
+
+use super::rows::{Column, Columns, FromRow};
+use super::sql::{sql, Arg, Query, Sql};
+use super::{to_json, NewEvent, StoreError, StoreResult, StoredBridge};
 
 type Tx = sqlx_core::transaction::Transaction<'static, Postgres>;
 
@@ -46,37 +50,18 @@ impl From<sqlx_core::Error> for StoreError {
     }
 }
 
-/// The versioned migrations (`migrations/postgres/<version>_<name>.sql`), embedded in the binary. sqlx keeps the
+/// The migrations of the plan that PostgreSQL has (`super::migrations`), embedded in the binary. sqlx keeps the
 /// applied versions and their checksums in `_sqlx_migrations`, refuses a database whose applied migrations were
 /// changed, and holds an advisory lock while migrating, so instances starting together migrate once.
 #[derive(Debug)]
 struct Migrations;
-
-const MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "sandbox", include_str!("../../../../migrations/postgres/0001_sandbox.sql")),
-    (2, "beyond spec", include_str!("../../../../migrations/postgres/0002_beyond_spec.sql")),
-    (3, "feed time floor", include_str!("../../../../migrations/postgres/0003_feed_time_floor.sql")),
-    (4, "bridge version", include_str!("../../../../migrations/postgres/0004_bridge_version.sql")),
-    (5, "projects", include_str!("../../../../migrations/postgres/0005_projects.sql")),
-    (7, "access", include_str!("../../../../migrations/postgres/0007_access.sql")),
-    (8, "lease holders", include_str!("../../../../migrations/postgres/0008_lease_holders.sql")),
-    (9, "delivery details", include_str!("../../../../migrations/postgres/0009_delivery_details.sql")),
-    (10, "bridge address note", include_str!("../../../../migrations/postgres/0010_bridge_address_note.sql")),
-];
 
 type Resolved =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<Migration>, sqlx_core::error::BoxDynError>> + Send>>;
 
 impl MigrationSource<'static> for Migrations {
     fn resolve(self) -> Resolved {
-        Box::pin(async {
-            Ok(MIGRATIONS
-                .iter()
-                .map(|(version, name, sql)| {
-                    Migration::new(*version, (*name).into(), MigrationType::Simple, (*sql).into(), false)
-                })
-                .collect())
-        })
+        Box::pin(async { Ok(super::migrations::postgres()) })
     }
 }
 
@@ -104,6 +89,9 @@ impl PgStore {
             .connect(url)
             .await
             .map_err(|e| StoreError::new(e).context("connecting to PostgreSQL"))?;
+        super::migrations::renumber_recorded(&pool)
+            .await
+            .map_err(|e| e.context("renumbering the recorded migrations to the migration plan"))?;
         let migrator = Migrator::new(Migrations).await.map_err(|e| StoreError::new(e).context("the migrations"))?;
         migrator.run(&pool).await.map_err(|e| StoreError::new(e).context("migrating the sandbox database"))?;
         let instance = format!("{:016x}", rand::random::<u64>()).into();
@@ -149,54 +137,38 @@ async fn commit_with_events(mut tx: Tx, events: &[NewEvent]) -> StoreResult<()> 
     .await?;
     let first = last - events.len() as i64 + 1;
     for (i, e) in events.iter().enumerate() {
-        query(
-            "INSERT INTO events (seq, id, project, created_ms, body, webhook_url, latest_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(first + i as i64)
-        .bind(&e.id)
-        .bind(&e.project)
-        .bind(e.created_ms)
-        .bind(to_json(&e.event)?)
-        .bind(&e.webhook_url)
-        .bind(latest)
-        .execute(&mut *tx)
-        .await?;
-        if let Some(url) = &e.webhook_url {
-            query("INSERT INTO outbox (event_id, project, url, next_ms) VALUES ($1, $2, $3, $4)")
-                .bind(&e.id)
-                .bind(&e.project)
-                .bind(url)
-                .bind(e.created_ms)
-                .execute(&mut *tx)
-                .await?;
+        static INSERT: Sql = sql!(
+            "INSERT INTO events (seq, id, project, created_ms, body, webhook_url, latest_ms, stored_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, wall_ms())"
+        );
+        query(INSERT.postgres())
+            .bind(first + i as i64)
+            .bind(&e.id)
+            .bind(&e.project)
+            .bind(e.created_ms)
+            .bind(to_json(&e.event)?)
+            .bind(&e.webhook_url)
+            .bind(latest)
+            .execute(&mut *tx)
+            .await?;
+        if let Some(outbox) = super::events::outbox_row(e) {
+            execute(&mut *tx, outbox).await?;
         }
     }
     commit(tx).await
 }
 
+/// Inserts a bridge, or saves it over the stored one and ends its lease ([`super::bridges::saved_values`]).
 async fn upsert_bridge(tx: &mut Tx, b: &StoredBridge) -> StoreResult<()> {
-    let text = BridgeText::of(b)?;
-    query(
-        "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan, address_note)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    static UPSERT: Sql = sql!(
+        "INSERT INTO bridges (id, record, rejections, state, updated_ms, next_ms, plan, ended, project, created_ms,
+           webhook_url, address_note, stored_ms)
+         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, wall_ms())
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
-           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan, leased_until = NULL,
-           version = bridges.version + 1",
-    )
-    .bind(&b.id)
-    .bind(&b.project)
-    .bind(text.record)
-    .bind(text.rejections)
-    .bind(text.state)
-    .bind(b.created_ms)
-    .bind(b.updated_ms)
-    .bind(b.next_ms)
-    .bind(&b.webhook_url)
-    .bind(text.plan)
-    .bind(&b.address_note)
-    .execute(&mut **tx)
-    .await?;
+           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan, ended = excluded.ended,
+           stored_ms = excluded.stored_ms, leased_until = NULL, version = bridges.version + 1"
+    );
+    with_args(UPSERT.postgres(), super::bridges::saved_values(b)?)?.execute(&mut **tx).await?;
     Ok(())
 }
 
@@ -206,23 +178,37 @@ impl Columns for PgRow {
     }
 }
 
-/// Rows each read as a `T`.
-fn all<T: FromRow>(rows: &[PgRow]) -> StoreResult<Vec<T>> {
-    rows.iter().map(T::from_row).collect()
+type PgQuery<'q> = sqlx_core::query::Query<'q, Postgres, PgArguments>;
+
+/// A statement's text with its arguments bound.
+fn with_args(text: &str, args: Vec<Arg>) -> StoreResult<PgQuery<'_>> {
+    let mut arguments = PgArguments::default();
+    for arg in args {
+        arguments.add(arg).map_err(|e| StoreError::new(anyhow::anyhow!(e)))?;
+    }
+    Ok(sqlx_core::query::query_with(text, arguments))
 }
 
-type PgQuery<'q> = sqlx_core::query::Query<'q, Postgres, sqlx_postgres::PgArguments>;
-
-impl PgStore {
-    /// The rows of a query, each read as a `T`.
-    async fn select<T: FromRow>(&self, query: PgQuery<'_>) -> StoreResult<Vec<T>> {
-        all(&query.fetch_all(&self.pool).await?)
-    }
-
-    /// The first row of a query, if any, read as a `T`.
-    async fn select_first<T: FromRow>(&self, query: PgQuery<'_>) -> StoreResult<Option<T>> {
-        query.fetch_optional(&self.pool).await?.as_ref().map(T::from_row).transpose()
-    }
+/// Runs a statement on `on` (the pool, or a transaction's connection): how many rows it changed.
+async fn execute<'e>(on: impl PgExecutor<'e>, q: Query) -> StoreResult<u64> {
+    let text = q.text.postgres();
+    Ok(with_args(&text, q.args)?.execute(on).await?.rows_affected())
 }
 
-crate::infra::store::store_by_area!(PgStore);
+/// The rows of a query, each read as a `T`.
+async fn select<'e, T: FromRow>(on: impl PgExecutor<'e>, q: Query) -> StoreResult<Vec<T>> {
+    let text = q.text.postgres();
+    with_args(&text, q.args)?.fetch_all(on).await?.iter().map(T::from_row).collect()
+}
+
+/// The first row of a query, if any, read as a `T`.
+async fn select_first<'e, T: FromRow>(on: impl PgExecutor<'e>, q: Query) -> StoreResult<Option<T>> {
+    let text = q.text.postgres();
+    with_args(&text, q.args)?.fetch_optional(on).await?.as_ref().map(T::from_row).transpose()
+}
+
+/// The one row of a query, read as a `T`.
+async fn select_one<'e, T: FromRow>(on: impl PgExecutor<'e>, q: Query) -> StoreResult<T> {
+    let text = q.text.postgres();
+    T::from_row(&with_args(&text, q.args)?.fetch_one(on).await?)
+}

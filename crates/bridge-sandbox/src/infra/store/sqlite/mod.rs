@@ -7,9 +7,9 @@
 //! one fsync per batch, each write answered after its batch is durable. Reads run on the blocking thread pool
 //! (`tokio::task::spawn_blocking`), writes on the writer's own thread, never on an async worker.
 
-// One file per area of the store, each an `impl Areas<'_, SqliteStore>` block with that area's `Store` methods
-// (`store_by_area!` at the end forwards the trait to them); this file holds the connection handling and the
-// helpers the areas share (events, bridges, and reading rows through `rows::FromRow`, the one mapping per type).
+// One file per area of the store, each implementing that area's trait (`super::<area>`) for `SqliteStore` with
+// the area's SQL (written once for both backends, in `super::<area>`); this file holds the connection handling
+// and the helpers the areas share (running a `Query`, appending events, writing a bridge).
 mod access;
 mod addresses;
 mod bridges;
@@ -20,19 +20,17 @@ mod events;
 mod group_commit;
 mod health;
 mod quotes;
+mod retention;
+mod sessions;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{params, Connection, OptionalExtension};
-use rusqlite_migration::{Migrations, M};
 
-use super::rows::{
-    Column, Columns, FromRow, ADDRESS_COLUMNS, ATTEMPT_COLUMNS, BRIDGE_COLUMNS, CLOCK_COLUMNS, DEPOSIT_COLUMNS,
-    FEED_COLUMNS, QUOTE_COLUMNS, ROUTING_ADDRESS_COLUMNS,
-};
-use super::{to_json, BridgeText, NewEvent, StoreError, StoreResult, StoredBridge};
-use crate::infra::clock::ProjectClock;
+use super::rows::{Columns, FromRow};
+use super::sql::{sql, Query, Sql};
+use super::{to_json, NewEvent, StoreError, StoreResult, StoredBridge};
 use checkpoint::Checkpointer;
 use group_commit::Writer;
 
@@ -42,33 +40,8 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
-impl From<serde_json::Error> for StoreError {
-    fn from(e: serde_json::Error) -> Self {
-        StoreError::new(e)
-    }
-}
-
-/// The migrations (`migrations/sqlite/`), in the order existing data directories applied them: SQLite's
-/// `user_version` counts how many are applied, so the list only grows at its end (the test below pins each step).
-fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
-        M::up(include_str!("../../../../migrations/sqlite/0001_sandbox.sql")),
-        M::up(include_str!("../../../../migrations/sqlite/0002_outbox.sql")),
-        M::up(include_str!("../../../../migrations/sqlite/0003_bridge_plan.sql")),
-        M::up(include_str!("../../../../migrations/sqlite/0004_routing_addresses.sql")),
-        M::up(include_str!("../../../../migrations/sqlite/0005_outbox_lease.sql")),
-        M::up(include_str!("../../../../migrations/sqlite/0006_plans_as_json.sql")),
-        M::up(include_str!("../../../../migrations/sqlite/0007_beyond_spec.sql")),
-        M::up(include_str!("../../../../migrations/sqlite/0008_bridge_version.sql")),
-        M::up(include_str!("../../../../migrations/sqlite/0009_feed_time_floor.sql")),
-        M::up(include_str!("../../../../migrations/sqlite/0010_projects.sql")),
-        M::up(include_str!("../../../../migrations/sqlite/0011_access.sql")),
-        // What each delivery attempt took and the start of its answer (issue 27; PostgreSQL migration 0009).
-        M::up(include_str!("../../../../migrations/sqlite/0012_delivery_details.sql")),
-        // A deposit-address bridge keeps its address's note (issue 28; PostgreSQL migration 0010).
-        M::up(include_str!("../../../../migrations/sqlite/0013_bridge_address_note.sql")),
-    ])
-}
+/// Statements kept prepared per connection: every statement of the store fits, so none is prepared twice.
+const STATEMENT_CACHE: usize = 128;
 
 /// Query plans that do not depend on bound values (SQLite's query planner stability guarantee). Without it, a
 /// cached statement with a bound `LIMIT` or range is prepared again at every execution (to plan for the new
@@ -76,6 +49,7 @@ fn migrations() -> Migrations<'static> {
 /// indexes alone.
 fn stable_plans(conn: &Connection) -> StoreResult<()> {
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(())
 }
 
@@ -104,7 +78,9 @@ impl SqliteStore {
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         stable_plans(&conn)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        migrations().to_latest(&mut conn).map_err(|e| StoreError::new(e).context("migrating the sandbox database"))?;
+        super::migrations::sqlite()
+            .to_latest(&mut conn)
+            .map_err(|e| StoreError::new(e).context("migrating the sandbox database"))?;
         let readers = (0..READERS)
             .map(|_| {
                 let reader = Connection::open_with_flags(
@@ -175,7 +151,8 @@ impl SqliteStore {
     }
 }
 
-/// Appends events, and an outbox row for each that has a `webhookUrl`, in the caller's transaction.
+/// Appends events, and an outbox row for each that has a `webhookUrl`, in the caller's transaction. The feed
+/// positions are `events.seq` (`AUTOINCREMENT`), taken in commit order since SQLite has one writer.
 fn insert_events(c: &Connection, events: &[NewEvent]) -> StoreResult<()> {
     if events.is_empty() {
         return Ok(());
@@ -188,59 +165,49 @@ fn insert_events(c: &Connection, events: &[NewEvent]) -> StoreResult<()> {
         .flatten();
     let newest = events.iter().map(|e| e.created_ms).max().unwrap_or(i64::MIN);
     let latest = before.map_or(newest, |b| b.max(newest));
-    let mut stmt = c.prepare_cached(
-        "INSERT INTO events (id, project, created_ms, body, webhook_url, latest_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
-    let mut outbox =
-        c.prepare_cached("INSERT INTO outbox (event_id, project, url, next_ms) VALUES (?1, ?2, ?3, ?4)")?;
+    static INSERT: Sql = sql!(
+        "INSERT INTO events (id, project, created_ms, body, webhook_url, latest_ms, stored_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, wall_ms())"
+    );
+    let mut stmt = c.prepare_cached(INSERT.sqlite())?;
     for e in events {
         stmt.execute(params![e.id, e.project, e.created_ms, to_json(&e.event)?, e.webhook_url, latest])?;
-        if let Some(url) = &e.webhook_url {
-            outbox.execute(params![e.id, e.project, url, e.created_ms])?;
+        if let Some(outbox) = super::events::outbox_row(e) {
+            execute(c, &outbox)?;
         }
     }
     Ok(())
 }
 
+/// Inserts a bridge, or saves it over the stored one ([`super::bridges::saved_values`]).
 fn upsert_bridge(c: &Connection, b: &StoredBridge) -> StoreResult<()> {
-    let text = BridgeText::of(b)?;
-    c.prepare_cached(
-        "INSERT INTO bridges (id, project, record, rejections, state, created_ms, updated_ms, next_ms, webhook_url, plan, address_note)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+    static UPSERT: Sql = sql!(
+        "INSERT INTO bridges (id, record, rejections, state, updated_ms, next_ms, plan, ended, project, created_ms,
+           webhook_url, address_note, stored_ms)
+         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, wall_ms())
          ON CONFLICT (id) DO UPDATE SET record = excluded.record, rejections = excluded.rejections, state = excluded.state,
-           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan,
-           version = bridges.version + 1",
-    )?
-    .execute(params![
-            b.id,
-            b.project,
-            text.record,
-            text.rejections,
-            text.state,
-            b.created_ms,
-            b.updated_ms,
-            b.next_ms,
-            b.webhook_url,
-            text.plan,
-            b.address_note
-        ],
-    )?;
+           updated_ms = excluded.updated_ms, next_ms = excluded.next_ms, plan = excluded.plan, ended = excluded.ended,
+           stored_ms = excluded.stored_ms, version = bridges.version + 1"
+    );
+    c.prepare_cached(UPSERT.sqlite())?.execute(rusqlite::params_from_iter(super::bridges::saved_values(b)?))?;
     Ok(())
 }
 
-/// The clock of `project`, if it was seen.
-fn read_project_clock(c: &Connection, project: &str) -> StoreResult<Option<ProjectClock>> {
-    select_first(c, &format!("SELECT {CLOCK_COLUMNS} FROM projects WHERE id = ?1"), params![project])
-}
-
 impl Columns for rusqlite::Row<'_> {
-    fn at<T: Column>(&self, index: usize) -> StoreResult<T> {
+    fn at<T: super::rows::Column>(&self, index: usize) -> StoreResult<T> {
         Ok(self.get(index)?)
     }
 }
 
-/// The rows of a statement, each read as a `T`.
-fn collect<T: FromRow>(mut rows: rusqlite::Rows<'_>) -> StoreResult<Vec<T>> {
+/// Runs a statement (prepared once per connection): how many rows it changed.
+fn execute(c: &Connection, q: &Query) -> StoreResult<usize> {
+    Ok(c.prepare_cached(&q.text.sqlite())?.execute(rusqlite::params_from_iter(&q.args))?)
+}
+
+/// The rows of a query (prepared once per connection), each read as a `T`.
+fn select<T: FromRow>(c: &Connection, q: &Query) -> StoreResult<Vec<T>> {
+    let mut stmt = c.prepare_cached(&q.text.sqlite())?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(&q.args))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         out.push(T::from_row(row)?);
@@ -248,19 +215,17 @@ fn collect<T: FromRow>(mut rows: rusqlite::Rows<'_>) -> StoreResult<Vec<T>> {
     Ok(out)
 }
 
-/// The rows of a query (its statement cached on the connection), each read as a `T`.
-fn select<T: FromRow>(c: &Connection, sql: &str, params: impl rusqlite::Params) -> StoreResult<Vec<T>> {
-    collect(c.prepare_cached(sql)?.query(params)?)
-}
-
-/// The first row of a query (its statement cached on the connection), read as a `T`, if there is one.
-fn select_first<T: FromRow>(c: &Connection, sql: &str, params: impl rusqlite::Params) -> StoreResult<Option<T>> {
-    let mut stmt = c.prepare_cached(sql)?;
-    let mut rows = stmt.query(params)?;
+/// The first row of a query (prepared once per connection), read as a `T`, if there is one.
+fn select_first<T: FromRow>(c: &Connection, q: &Query) -> StoreResult<Option<T>> {
+    let mut stmt = c.prepare_cached(&q.text.sqlite())?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(&q.args))?;
     rows.next()?.map(T::from_row).transpose()
 }
 
-crate::infra::store::store_by_area!(SqliteStore);
+/// The one row of a query, read as a `T`.
+fn select_one<T: FromRow>(c: &Connection, q: &Query) -> StoreResult<T> {
+    select_first(c, q)?.ok_or_else(|| StoreError::new(anyhow::anyhow!("a query returned no row")))
+}
 
 #[cfg(test)]
 mod tests {
@@ -271,10 +236,10 @@ mod tests {
     /// may change. The snapshot was taken from the list as it was before the migrations moved to `.sql` files.
     #[test]
     fn every_migration_step_keeps_its_schema() {
-        let migrations = super::migrations();
+        let migrations = crate::infra::store::migrations::sqlite();
         let mut conn = Connection::open_in_memory().unwrap();
         let mut steps = Vec::new();
-        for version in 1..=13 {
+        for version in 1..=crate::infra::store::migrations::last_version() as usize {
             migrations.to_version(&mut conn, version).unwrap();
             let mut stmt = conn
                 .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name")
@@ -295,7 +260,7 @@ mod tests {
                 .unwrap();
             steps.push(format!("-- after migration {version}\n{}", schema.join("\n")));
         }
-        assert_eq!(migrations.pending_migrations(&conn).unwrap(), 0, "a migration past the 13th: add a step here");
+        assert_eq!(migrations.pending_migrations(&conn).unwrap(), 0);
         insta::assert_snapshot!(steps.join("\n\n"));
     }
 }
