@@ -7137,6 +7137,177 @@ impl Arbitrary for SandboxWebhookRecover {
             .boxed()
     }
 }
+impl Arbitrary for SandboxFaults {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((any::<SandboxFaultProfile>(), any::<SandboxFaultSource>()),)
+            .prop_map(|((profile, source),)| SandboxFaults { profile, source })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxFaultSource {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(SandboxFaultSource::ALL).boxed()
+    }
+}
+impl Arbitrary for SandboxFaultProfile {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::option::of(any::<SandboxRequestFaults>()),
+                proptest::option::of(any::<SandboxDeliveryFaults>()),
+            ),
+        )
+            .prop_map(|((requests, deliveries),)| SandboxFaultProfile {
+                requests,
+                deliveries,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxRequestFaults {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::option::of(any::<SandboxTooManyRequestsFault>()),
+                proptest::option::of(any::<SandboxFaultFraction>()),
+                proptest::option::of(any::<SandboxRequestDelayFault>()),
+            ),
+        )
+            .prop_map(|((too_many_requests, unavailable, delay),)| SandboxRequestFaults {
+                too_many_requests,
+                unavailable,
+                delay,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxDeliveryFaults {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::option::of(any::<SandboxFaultFraction>()),
+                proptest::option::of(any::<SandboxHoldBackFault>()),
+                proptest::option::of(any::<SandboxDeliveryDelayFault>()),
+            ),
+        )
+            .prop_map(|((duplicate, hold_back, delay),)| SandboxDeliveryFaults {
+                duplicate,
+                hold_back,
+                delay,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxFaultFraction {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                (0.0f64..=1.0f64)
+                    .prop_map(|x| crate::DecimalNumber::try_from(x).expect("finite")),
+            ),
+        )
+            .prop_map(|((fraction,),)| SandboxFaultFraction { fraction })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxTooManyRequestsFault {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                (0.0f64..=1.0f64)
+                    .prop_map(|x| crate::DecimalNumber::try_from(x).expect("finite")),
+                1u64..=60_000u64,
+            ),
+        )
+            .prop_map(|((fraction, ms),)| SandboxTooManyRequestsFault {
+                fraction,
+                ms,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxRequestDelayFault {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                (0.0f64..=1.0f64)
+                    .prop_map(|x| crate::DecimalNumber::try_from(x).expect("finite")),
+                1u64..=10_000u64,
+            ),
+        )
+            .prop_map(|((fraction, ms),)| SandboxRequestDelayFault {
+                fraction,
+                ms,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxHoldBackFault {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                (0.0f64..=1.0f64)
+                    .prop_map(|x| crate::DecimalNumber::try_from(x).expect("finite")),
+                100u64..=60_000u64,
+            ),
+        )
+            .prop_map(|((fraction, ms),)| SandboxHoldBackFault {
+                fraction,
+                ms,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxDeliveryDelayFault {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                (0.0f64..=1.0f64)
+                    .prop_map(|x| crate::DecimalNumber::try_from(x).expect("finite")),
+                1u64..=30_000u64,
+            ),
+        )
+            .prop_map(|((fraction, ms),)| SandboxDeliveryDelayFault {
+                fraction,
+                ms,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for SandboxRequestFault {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(SandboxRequestFault::ALL).boxed()
+    }
+}
+impl Arbitrary for SandboxDeliveryFault {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(SandboxDeliveryFault::ALL).boxed()
+    }
+}
 impl Arbitrary for WebhookDeliveryNotFoundTag {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;
@@ -7182,6 +7353,7 @@ impl Arbitrary for WebhookDeliveryAttempt {
                 proptest::option::of(0u64..=9_007_199_254_740_991u64),
                 proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
                 proptest::option::of(any::<WebhookEvent>()),
+                proptest::option::of(any::<SandboxDeliveryFault>()),
             ),
         )
             .prop_map(|
@@ -7196,7 +7368,7 @@ impl Arbitrary for WebhookDeliveryAttempt {
                         delivered,
                         next_attempt_at,
                     ),
-                    (latency_ms, response_body_start, event),
+                    (latency_ms, response_body_start, event, fault),
                 )|
             WebhookDeliveryAttempt {
                 event_id,
@@ -7210,6 +7382,7 @@ impl Arbitrary for WebhookDeliveryAttempt {
                 latency_ms,
                 response_body_start,
                 event,
+                fault,
             })
             .boxed()
     }

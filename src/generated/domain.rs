@@ -2925,6 +2925,21 @@ impl<T: crate::IntoServiceUnavailable> From<T> for SandboxRecoverWebhookDeliveri
         Self::from(failure.into_service_unavailable())
     }
 }
+impl<T: crate::IntoServiceUnavailable> From<T> for SandboxGetFaultsError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for SandboxSetFaultsError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
+impl<T: crate::IntoServiceUnavailable> From<T> for SandboxClearFaultsError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
 impl UserEventsPage {
     /// This answer's JSON, exactly as its `Serialize` writes it, from its lists already encoded (copied, not
     /// decoded) and its other members.

@@ -4850,6 +4850,363 @@ impl From<InvalidJwt> for SandboxRecoverWebhookDeliveriesError {
         Self::BadRequest(BadRequest::from(v))
     }
 }
+/// `GET /sandbox/faults` (`sandboxGetFaults`): The caller's fault profile (sandbox only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxGetFaults;
+impl Operation for SandboxGetFaults {
+    const ID: &'static str = "sandboxGetFaults";
+    const METHOD: &'static str = "GET";
+    const PATH: &'static str = "/sandbox/faults";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = ();
+    type Response = SandboxFaults;
+    type Error = SandboxGetFaultsError;
+}
+/// Every documented error answer of `sandboxGetFaults`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SandboxGetFaultsError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for SandboxGetFaultsError {
+    const STATUSES: &'static [u16] = &[400, 401, 429, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::TooManyRequests(_) => 429,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    #[inline]
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
+            _ => None,
+        }
+    }
+}
+impl Serialize for SandboxGetFaultsError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for SandboxGetFaultsError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for SandboxGetFaultsError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<TooManyRequests> for SandboxGetFaultsError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxGetFaultsError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxGetFaultsError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxGetFaultsError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+/// `PUT /sandbox/faults` (`sandboxSetFaults`): Turn faults on (or off) for the caller's own traffic (sandbox only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxSetFaults;
+impl Operation for SandboxSetFaults {
+    const ID: &'static str = "sandboxSetFaults";
+    const METHOD: &'static str = "PUT";
+    const PATH: &'static str = "/sandbox/faults";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = SandboxFaultProfile;
+    type Response = SandboxFaults;
+    type Error = SandboxSetFaultsError;
+}
+/// Every documented error answer of `sandboxSetFaults`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SandboxSetFaultsError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
+    PayloadTooLarge(PayloadTooLarge),
+    /// 422: A well-formed request the service cannot serve.
+    InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for SandboxSetFaultsError {
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 429, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::PayloadTooLarge(_) => 413,
+            Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    #[inline]
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
+            422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
+            _ => None,
+        }
+    }
+}
+impl Serialize for SandboxSetFaultsError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::PayloadTooLarge(v) => v.serialize(serializer),
+            Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for SandboxSetFaultsError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for SandboxSetFaultsError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<PayloadTooLarge> for SandboxSetFaultsError {
+    fn from(v: PayloadTooLarge) -> Self {
+        Self::PayloadTooLarge(v)
+    }
+}
+impl From<InvalidRequest> for SandboxSetFaultsError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for SandboxSetFaultsError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxSetFaultsError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxSetFaultsError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxSetFaultsError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+/// `DELETE /sandbox/faults` (`sandboxClearFaults`): Follow the sandbox's default fault profile again (sandbox only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxClearFaults;
+impl Operation for SandboxClearFaults {
+    const ID: &'static str = "sandboxClearFaults";
+    const METHOD: &'static str = "DELETE";
+    const PATH: &'static str = "/sandbox/faults";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = ();
+    type Response = SandboxFaults;
+    type Error = SandboxClearFaultsError;
+}
+/// Every documented error answer of `sandboxClearFaults`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SandboxClearFaultsError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for SandboxClearFaultsError {
+    const STATUSES: &'static [u16] = &[400, 401, 429, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::TooManyRequests(_) => 429,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    #[inline]
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
+            _ => None,
+        }
+    }
+}
+impl Serialize for SandboxClearFaultsError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for SandboxClearFaultsError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for SandboxClearFaultsError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<TooManyRequests> for SandboxClearFaultsError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxClearFaultsError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxClearFaultsError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxClearFaultsError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// Every operation of the document as a value, one variant per `operationId` (named as its unit struct in
 /// this module), in the document's order. A `match` over it names every operation: one added to the schema
 /// does not compile until each `match` handles it.
@@ -4927,10 +5284,16 @@ pub enum AnyOperation {
     SandboxResendWebhookDelivery,
     /// `POST /sandbox/webhook-deliveries/recover` (`sandboxRecoverWebhookDeliveries`).
     SandboxRecoverWebhookDeliveries,
+    /// `GET /sandbox/faults` (`sandboxGetFaults`).
+    SandboxGetFaults,
+    /// `PUT /sandbox/faults` (`sandboxSetFaults`).
+    SandboxSetFaults,
+    /// `DELETE /sandbox/faults` (`sandboxClearFaults`).
+    SandboxClearFaults,
 }
 impl AnyOperation {
     /// Every operation, in the document's order (`ALL[op as usize] == op`).
-    pub const ALL: [AnyOperation; 36] = [
+    pub const ALL: [AnyOperation; 39] = [
         Self::QuoteBridge,
         Self::QuoteBridgeSwap,
         Self::CommitQuote,
@@ -4967,6 +5330,9 @@ impl AnyOperation {
         Self::SandboxListWebhookDeliveries,
         Self::SandboxResendWebhookDelivery,
         Self::SandboxRecoverWebhookDeliveries,
+        Self::SandboxGetFaults,
+        Self::SandboxSetFaults,
+        Self::SandboxClearFaults,
     ];
     /// The `operationId`.
     pub const fn id(self) -> &'static str {
@@ -5033,6 +5399,9 @@ impl AnyOperation {
             Self::SandboxRecoverWebhookDeliveries => {
                 <SandboxRecoverWebhookDeliveries as Operation>::ID
             }
+            Self::SandboxGetFaults => <SandboxGetFaults as Operation>::ID,
+            Self::SandboxSetFaults => <SandboxSetFaults as Operation>::ID,
+            Self::SandboxClearFaults => <SandboxClearFaults as Operation>::ID,
         }
     }
     /// The operation whose `operationId` is `id`.
@@ -5050,6 +5419,10 @@ impl std::fmt::Display for AnyOperation {
 pub const LEGACY_API_KEY_HEADER: &str = "x-api-key";
 /// The header that carries a webhook delivery's signature (the `webhookEvent` callback).
 pub const WEBHOOK_SIGNATURE_HEADER: &str = "X-Webhook-Signature";
+/// The header the answers name `components.headers.SandboxFault`.
+pub const SANDBOX_FAULT_HEADER: &str = "x-sandbox-fault";
+/// The header the answers name `components.headers.RetryAfter`.
+pub const RETRY_AFTER_HEADER: &str = "Retry-After";
 /// Calls `$callback!(Operation, "operationId");` once for every operation, in the document's order.
 #[macro_export]
 macro_rules! every_operation {
@@ -5086,6 +5459,8 @@ macro_rules! every_operation {
         "sandboxSendWebhookTest"); $callback ! (SandboxListWebhookDeliveries,
         "sandboxListWebhookDeliveries"); $callback ! (SandboxResendWebhookDelivery,
         "sandboxResendWebhookDelivery"); $callback ! (SandboxRecoverWebhookDeliveries,
-        "sandboxRecoverWebhookDeliveries");
+        "sandboxRecoverWebhookDeliveries"); $callback ! (SandboxGetFaults,
+        "sandboxGetFaults"); $callback ! (SandboxSetFaults, "sandboxSetFaults");
+        $callback ! (SandboxClearFaults, "sandboxClearFaults");
     };
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::anyhow;
-use heck::ToUpperCamelCase;
+use heck::{ToShoutySnakeCase, ToUpperCamelCase};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_norway::Value;
@@ -197,10 +197,52 @@ fn headers(doc: &Yaml) -> anyhow::Result<TokenStream> {
         .and_then(|p| schema::str_of(p, "name"))
         .ok_or_else(|| anyhow!("the webhookEvent callback declares no signature header"))?
         .to_owned();
+    let response_headers = response_headers(doc)?;
     Ok(quote! {
         /// The header of the legacy API key (`components.securitySchemes.legacyApiKey`).
         pub const LEGACY_API_KEY_HEADER: &str = #api_key_header;
         /// The header that carries a webhook delivery's signature (the `webhookEvent` callback).
         pub const WEBHOOK_SIGNATURE_HEADER: &str = #signature_header;
+        #response_headers
     })
+}
+
+/// A constant per header component (`components.headers.X`) that answers send, named `X_HEADER` (snake case)
+/// and holding the name the responses give it (`headers: { name: { $ref: '#/components/headers/X' } }`); an
+/// error when two responses name one component differently. Nothing for a component no response names.
+fn response_headers(doc: &Yaml) -> anyhow::Result<TokenStream> {
+    let Some(components) = doc.get("components").and_then(|c| c.get("headers")).and_then(Value::as_mapping) else {
+        return Ok(TokenStream::new());
+    };
+    let mut responses: Vec<&Yaml> = Vec::new();
+    if let Some(shared) = doc.get("components").and_then(|c| c.get("responses")).and_then(Value::as_mapping) {
+        responses.extend(shared.values());
+    }
+    for op in schema::operations(doc)? {
+        if let Some(answers) = op.op.get("responses").and_then(Value::as_mapping) {
+            responses.extend(answers.values());
+        }
+    }
+    let mut named: BTreeMap<String, String> = BTreeMap::new();
+    for response in responses {
+        for (name, header) in response.get("headers").and_then(Value::as_mapping).into_iter().flatten() {
+            let (Some(name), Some(target)) = (name.as_str(), schema::str_of(header, "$ref")) else { continue };
+            let Some(component) = target.strip_prefix("#/components/headers/") else { continue };
+            match named.get(component) {
+                Some(earlier) if earlier != name => {
+                    return Err(anyhow!("components.headers.{component} is named both {earlier} and {name}"))
+                }
+                _ => {
+                    named.insert(component.to_owned(), name.to_owned());
+                }
+            }
+        }
+    }
+    let consts = components.keys().filter_map(Value::as_str).filter_map(|component| {
+        let name = named.get(component)?;
+        let konst = format_ident!("{}_HEADER", component.to_shouty_snake_case());
+        let doc = doc_comment(&format!("The header the answers name `components.headers.{component}`."));
+        Some(quote! { #doc pub const #konst: &str = #name; })
+    });
+    Ok(quote! { #(#consts)* })
 }

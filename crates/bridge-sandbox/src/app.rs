@@ -14,8 +14,8 @@ use bridge_server::{ErrorsMode, ServerConfig};
 use crate::access::{self, admin, signing};
 use crate::dashboard;
 use crate::docs;
-use crate::domain::{catalogue, ids};
-use crate::infra::{clock, core, egress, rate_limit, secrets, store, telemetry};
+use crate::domain::{catalogue, faults as fault_model, ids};
+use crate::infra::{clock, core, egress, faults, rate_limit, secrets, store, telemetry};
 use crate::operate::{self, ServeOptions};
 use crate::pipeline::delivery;
 use crate::service::Sandbox;
@@ -40,6 +40,9 @@ pub struct SandboxConfig {
     pub webhook_egress: egress::WebhookEgress,
     /// Each project's request rate limit (`--rate-limit`, `--rate-limit-burst`); `None`: no limit.
     pub rate_limit: Option<rate_limit::RateLimit>,
+    /// The fault profile of every project without its own (`--faults`); `None`: no fault unless a project sets
+    /// its own (`PUT /sandbox/faults`).
+    pub faults: Option<bridge_contract::SandboxFaultProfile>,
 }
 
 /// Where a fresh sandbox's manual clock starts under `--seed`: 2026-01-01T00:00:00.000Z.
@@ -126,7 +129,12 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     };
     let (value, floor) = store.sync_clock(clock.take_sync()).await?;
     clock.adopt(value, floor);
-    let core = core::Core::new(store, catalogue, clock, ids).with_webhook_egress(config.webhook_egress.clone());
+    let fault_key = config.seed.map_or_else(fault_model::FaultKey::random, fault_model::FaultKey::seeded);
+    let default_faults = config.faults.clone().unwrap_or_else(fault_model::none);
+    let faults = faults::Faults::open(store.clone(), default_faults, fault_key).await?;
+    let core = core::Core::new(store, catalogue, clock, ids)
+        .with_webhook_egress(config.webhook_egress.clone())
+        .with_faults(faults);
     let sandbox = Sandbox::new(core, keys.webhook.served_public_key(), access.clone());
     Ok(Opened { sandbox, keys, rate_limit: config.rate_limit, access, database })
 }
@@ -134,7 +142,9 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
 /// The contract's routes and the sandbox helpers (a panicking handler answers 503, see [`bridge_server::router`]
 /// and [`bridge_server::sandbox_router`]; with a rate limit, one budget per project for both), `/openapi.json`,
 /// `/docs`, and `/dashboard` (with the API's own authenticator); bodies read before any credential is checked
-/// bounded as `options` say.
+/// bounded as `options` say. The projects' fault profiles apply to the contract's routes only
+/// ([`faults::ApiAdmission`]): never to the sandbox helpers (so a project can always turn faults off), the
+/// dashboard, the documents, the probes or `/metrics`.
 fn api_routes(opened: &Opened, errors: ErrorsMode, options: &ServeOptions) -> axum::Router {
     // With a rate limit: one budget per project, in memory (SQLite) or shared by the instances of the database
     // (PostgreSQL), readied as part of authentication ([`rate_limit::ReadyBudget`]) and decided at admission.
@@ -145,15 +155,19 @@ fn api_routes(opened: &Opened, errors: ErrorsMode, options: &ServeOptions) -> ax
         })
     });
     let auth = rate_limit::ReadyBudget { inner: opened.access.clone(), limiter: limiter.clone() };
-    let mut config =
-        ServerConfig { errors, unauthenticated_body: options.unauthenticated_body(), ..ServerConfig::default() };
-    if let Some(limiter) = limiter {
-        config.admission = Some(limiter);
-    }
-    bridge_server::router(opened.sandbox.clone(), auth.clone(), config.clone())
-        .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth.clone(), config.clone()))
+    let rate_limit = limiter.map(|limiter| limiter as Arc<dyn bridge_server::Admission>);
+    let helpers = ServerConfig {
+        errors,
+        unauthenticated_body: options.unauthenticated_body(),
+        admission: rate_limit.clone(),
+        ..ServerConfig::default()
+    };
+    let faults = opened.sandbox.core().faults.clone();
+    let api = helpers.clone().with_admission(faults::ApiAdmission { rate_limit: rate_limit.clone(), faults });
+    bridge_server::router(opened.sandbox.clone(), auth.clone(), api)
+        .merge(bridge_server::sandbox_router(opened.sandbox.clone(), auth.clone(), helpers))
         .merge(docs::routes())
-        .merge(dashboard::routes(opened.sandbox.clone(), auth, config.admission.clone(), options.sign_in_limits()))
+        .merge(dashboard::routes(opened.sandbox.clone(), auth, rate_limit, options.sign_in_limits()))
 }
 
 /// The whole HTTP application: the contract's routes and the sandbox helpers, `/openapi.json`, `/docs`, inside the

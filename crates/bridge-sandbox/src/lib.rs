@@ -14,8 +14,8 @@
 //!    limits, fee settings), the pricing model, the bridge records and the lifecycle's state machine, ids and
 //!    made-up chain data.
 //! 2. `infra`: what it runs on: the store (the async `Store` trait over SQLite or PostgreSQL), the clocks, the
-//!    counters ids come from, the webhook egress policy, the webhook key, rate limits, the metrics' names, and
-//!    the `Core` that gathers them.
+//!    counters ids come from, the webhook egress policy, the webhook key, rate limits, fault profiles, the
+//!    metrics' names, and the `Core` that gathers them.
 //! 3. [`access`]: who may call: the authenticator (each instance's view of projects, API keys and signing keys),
 //!    API keys, JWT signing keys and their rotation, and what an operator changes from the command line. Beside
 //!    it, `pipeline`: the event pipeline's jobs, the lifecycle pass (due bridges step on, their events and
@@ -50,7 +50,7 @@ pub use app::{
 };
 pub use dashboard::sign_in::Budget as SignInBudget;
 pub use domain::{catalogue, pricing};
-pub use infra::{clock, counters, egress, rate_limit, store, telemetry};
+pub use infra::{clock, counters, egress, faults, rate_limit, store, telemetry};
 pub use operate::ServeOptions;
 pub use pipeline::delivery;
 pub use pipeline::retention::{self, Retention};

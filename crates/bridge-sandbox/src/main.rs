@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use bridge_contract::SandboxFaultProfile;
 use bridge_sandbox::admin::{self, Admin};
 use bridge_sandbox::clock::ClockMode;
 use bridge_sandbox::egress::{EgressMode, WebhookEgress};
@@ -110,6 +111,22 @@ enum Command {
         /// up).
         #[arg(long, value_name = "B", requires = "rate_limit", help_heading = "Shared sandbox")]
         rate_limit_burst: Option<NonZeroU32>,
+        /// Faults injected on purpose into the traffic of every project that has no profile of its own, to test
+        /// clients and receivers against a service that is sometimes slow or refuses (off by default). A project
+        /// sets its own with PUT /sandbox/faults (`{}`: none) or on the dashboard. Comma-separated
+        /// KIND=FRACTION[:DURATION], FRACTION from 0 to 1 (the fractions of one group add up to at most 1):
+        ///   requests.tooManyRequests=F:D  answered 429 TooManyRequests, retryAfter D (1ms to 60s)
+        ///   requests.unavailable=F        answered 503 ServiceUnavailable
+        ///   requests.delay=F:D            answered after waiting D (1ms to 10s)
+        ///   deliveries.duplicate=F        a webhook the receiver acknowledged is sent again
+        ///   deliveries.holdBack=F:D       a webhook is held back D (100ms to 60s) while later ones go first
+        ///   deliveries.delay=F:D          a webhook waits D (1ms to 30s) before it is sent
+        /// Requests are the API operations that need a credential, except /sandbox/* (never faulted); faulted
+        /// answers carry `x-sandbox-fault: KIND`, faulted delivery attempts are marked in
+        /// GET /sandbox/webhook-deliveries, /metrics counts both. With --seed the faulted requests are the same in
+        /// every run. Example: --faults 'requests.tooManyRequests=0.1:1s,requests.unavailable=0.05'
+        #[arg(long, value_name = "PROFILE", value_parser = parse_faults, help_heading = "Faults", verbatim_doc_comment)]
+        faults: Option<Box<SandboxFaultProfile>>,
     },
     /// Print a bearer token (JWT) for a project, signed with the sandbox's current signing key. A project seen for
     /// the first time is created. The token is refused once the project is disabled.
@@ -352,6 +369,11 @@ fn parse_network(text: &str) -> Result<IpNet, String> {
         .map_err(|_| format!("{text:?} is neither a network in CIDR notation (10.1.0.0/16) nor an IP address"))
 }
 
+/// A fault profile (`--faults`), checked as `PUT /sandbox/faults` checks one (boxed: the profile is large).
+fn parse_faults(text: &str) -> Result<Box<SandboxFaultProfile>, String> {
+    bridge_sandbox::faults::profile_from_flag(text).map(Box::new)
+}
+
 /// A rate: a positive number of requests per second, at most a billion.
 fn parse_rate(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
@@ -383,6 +405,7 @@ async fn main() -> anyhow::Result<()> {
             webhook_allow,
             rate_limit,
             rate_limit_burst,
+            faults,
         } => {
             operations.init_logs();
             let open_files = bridge_sandbox::operate::raise_open_files_limit();
@@ -401,6 +424,7 @@ async fn main() -> anyhow::Result<()> {
                 errors,
                 webhook_egress: WebhookEgress::new(webhook_egress).allowing(webhook_allow),
                 rate_limit: rate_limit.and_then(|n| RateLimit::new(n, rate_limit_burst)),
+                faults: faults.map(|profile| *profile),
             };
             bridge_sandbox::serve_with(config, operations.options(), bridge_sandbox::shutdown_signal()).await
         }

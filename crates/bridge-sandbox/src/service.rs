@@ -153,4 +153,7 @@ impl SandboxApi for Sandbox {
     on_core!(SandboxListWebhookDeliveries: sandbox_list_webhook_deliveries(caller, query));
     on_core!(SandboxResendWebhookDelivery: sandbox_resend_webhook_delivery(caller, path));
     on_core!(SandboxRecoverWebhookDeliveries: sandbox_recover_webhook_deliveries(caller, body));
+    on_core!(SandboxGetFaults: sandbox_get_faults(caller));
+    on_core!(SandboxSetFaults: sandbox_set_faults(caller, body));
+    on_core!(SandboxClearFaults: sandbox_clear_faults(caller));
 }

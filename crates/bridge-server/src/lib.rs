@@ -134,7 +134,7 @@ mod api;
 pub mod shapes;
 pub mod serve;
 
-pub use admission::{Admission, Throttled};
+pub use admission::{Admission, Decision, Throttled, Verdict};
 pub use api::{BridgeApi, SandboxApi};
 pub use auth::{AuthFailure, Authenticator, Caller, Claims, JwtAuthenticator};
 pub use body::UnauthenticatedBody;

@@ -10,10 +10,10 @@ use axum::extract::{FromRequestParts, RawPathParams, Request};
 use axum::response::{IntoResponse, Response};
 use bridge_contract::js::JsValue;
 use bridge_contract::{Encoded, ErrorResponse, HttpApiDecodeError, Issue, IssueTag, Operation, PropertyKey, Security};
-use http::{header, StatusCode};
+use http::{header, HeaderMap, StatusCode};
 use serde::{de::DeserializeOwned, Serialize};
 
-use crate::admission::Admission;
+use crate::admission::{Admission, Verdict};
 use crate::auth::{authenticate_dyn, AuthFailure, Authenticator, Caller, DynAuthenticator};
 use crate::body::{self, UnauthenticatedBody, Unread};
 use crate::decode::engine::{self, ErrorsMode};
@@ -159,7 +159,8 @@ where
     R: Into<Answer<O::Response>>,
 {
     tracing::Span::current().record("operation", O::ID);
-    let mut response = match prepare::<O, A>(&state, request).await {
+    let mut headers = HeaderMap::new();
+    let mut response = match prepare::<O, A>(&state, request, &mut headers).await {
         Ok((caller, input)) => match call(ApiHandle(state.0.clone()), caller, input).await {
             Ok(answer) => match answer.into() {
                 Answer::Value(value) => json(StatusCode::OK, &value),
@@ -169,6 +170,7 @@ where
         },
         Err(response) => response,
     };
+    response.headers_mut().extend(headers);
     response.extensions_mut().insert(OperationId(O::ID));
     response
 }
@@ -185,13 +187,15 @@ where
     R: Into<Answer<Target::Response>>,
 {
     tracing::Span::current().record("operation", Alias::ID);
-    let mut response = match prepare::<Alias, A>(&state, request).await {
+    let mut headers = HeaderMap::new();
+    let mut response = match prepare::<Alias, A>(&state, request, &mut headers).await {
         Ok((caller, input)) => match alias_input::<Alias, Target>(&input) {
             Ok(input) => alias_response::<Alias, Target>(call(ApiHandle(state.0.clone()), caller, input).await),
             Err(e) => internal(&format!("alias {} → {}: {e}", Alias::ID, Target::ID)),
         },
         Err(response) => response,
     };
+    response.headers_mut().extend(headers);
     response.extensions_mut().insert(OperationId(Alias::ID));
     response
 }
@@ -240,10 +244,15 @@ pub fn has_empty_segment(path: &str) -> bool {
     path.strip_prefix('/').unwrap_or(path).split('/').any(str::is_empty) && path != "/"
 }
 
-/// Routing's last word (an empty path segment matches no route), then authentication, then admission (an
-/// authenticated request the configured [`Admission`] refuses is answered 429), then decoding: path parameters,
-/// body, query.
-async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Result<(Caller, Input<O>), Response> {
+/// Routing's last word (an empty path segment matches no route), then authentication, then admission (the
+/// configured [`Admission`]'s [`Decision`](crate::admission::Decision) for an authenticated request: served now,
+/// served after a wait, or answered 429 or 503; its headers go into `answer_headers`, for the answer whatever it
+/// is), then decoding: path parameters, body, query.
+async fn prepare<O: Operation, A>(
+    state: &AppState<A>,
+    request: Request,
+    answer_headers: &mut HeaderMap,
+) -> Result<(Caller, Input<O>), Response> {
     let inner = &state.0;
     let (mut head, body) = request.into_parts();
     if has_empty_segment(head.uri.path()) {
@@ -254,7 +263,14 @@ async fn prepare<O: Operation, A>(state: &AppState<A>, request: Request) -> Resu
         tracing::Span::current().record("project", caller.project_id.as_str());
     }
     if let (Some(admission), false) = (&inner.config.admission, O::SECURITY == Security::None) {
-        admission.admit(&caller, O::ID).map_err(IntoResponse::into_response)?;
+        let decision = admission.decide(&caller, O::ID);
+        *answer_headers = decision.headers;
+        match decision.verdict {
+            Verdict::Serve => {}
+            Verdict::ServeAfter(wait) => tokio::time::sleep(wait).await,
+            Verdict::TooManyRequests(throttled) => return Err(throttled.into_response()),
+            Verdict::Unavailable(message) => return Err(crate::admission::unavailable(message)),
+        }
     }
     let Some(shapes) = shapes::by_operation_id(O::ID) else {
         return Err(internal(&format!("no decoder tables for {}", O::ID)));

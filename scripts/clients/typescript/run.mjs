@@ -4,6 +4,8 @@
 //      warning it prints is listed in the report;
 //   2. scenario.ts (copied beside it) is compiled with `tsc --strict` against it and openapi-fetch;
 //   3. the compiled scenario runs under node against the server (scenario.ts says what it checks).
+// With SCENARIO=faults, faults.ts instead of scenario.ts (the scenario against a project with 429 and 503 faults
+// on, with and without the few lines of retrying `fetch` openapi-fetch needs).
 // The versions are pinned in ../package.json and ../package-lock.json (installed by ../install.sh).
 //
 // Prints a JSON report on stdout: { generators: { name: { version, warnings } }, calls, kinds, error }.
@@ -25,6 +27,7 @@ if (!base || !token || !work) {
 }
 const version = (name) => JSON.parse(fs.readFileSync(path.join(modules, name, 'package.json'), 'utf8')).version;
 const report = { generators: {}, calls: [], error: null };
+const scenarioName = process.env.SCENARIO ?? 'scenario';
 
 function run(name, args) {
   const out = spawnSync(process.execPath, args, { cwd: work, encoding: 'utf8', timeout: 600_000 });
@@ -41,7 +44,7 @@ try {
   if (gen.status !== 0) throw new Error(`openapi-typescript failed:\n${gen.lines.join('\n')}`);
 
   // 2. The scenario, compiled with --strict against the types and openapi-fetch.
-  fs.copyFileSync(path.join(here, 'scenario.ts'), path.join(work, 'scenario.ts'));
+  fs.copyFileSync(path.join(here, `${scenarioName}.ts`), path.join(work, `${scenarioName}.ts`));
   fs.writeFileSync(path.join(work, 'package.json'), JSON.stringify({ type: 'module' }));
   fs.rmSync(path.join(work, 'node_modules'), { force: true, recursive: true });
   fs.symlinkSync(modules, path.join(work, 'node_modules'), 'dir');
@@ -58,7 +61,7 @@ try {
         noUncheckedIndexedAccess: true,
         skipLibCheck: false,
       },
-      files: ['scenario.ts', 'api.d.ts'],
+      files: [`${scenarioName}.ts`, 'api.d.ts'],
     }),
   );
   const tsc = run('tsc', [path.join(modules, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json']);
@@ -69,14 +72,11 @@ try {
   // 3. The scenario against the server.
   let out;
   try {
-    out = execFileSync(process.execPath, [path.join(work, 'out', 'scenario.js'), base, token], { cwd: work, encoding: 'utf8' });
+    out = execFileSync(process.execPath, [path.join(work, 'out', `${scenarioName}.js`), base, token], { cwd: work, encoding: 'utf8' });
   } catch (e) {
     out = e.stdout;
   }
-  const scenario = JSON.parse(out);
-  report.calls = scenario.calls;
-  report.kinds = scenario.kinds;
-  report.error = scenario.error;
+  Object.assign(report, JSON.parse(out));
 } catch (e) {
   report.error = String(e?.stack ?? e);
 }

@@ -1249,12 +1249,174 @@ Sends a `POST` request to `/sandbox/deposit-addresses/{depositAddress}/{depositC
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**The caller's fault profile (sandbox only)
+
+The faults the sandbox injects into the caller's own traffic (`SandboxFaultProfile`), and whether they are
+the project's own (`source: project`, set with `PUT /sandbox/faults`) or the sandbox's default
+(`source: default`: `serve --faults`, no fault at all unless the operator set one). Off by default.
+
+
+Sends a `GET` request to `/sandbox/faults`
+
+*/
+    pub async fn sandbox_get_faults<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<::bridge_contract::SandboxFaults>, Error<ByteStream>> {
+        let url = format!("{}/sandbox/faults", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "sandbox_get_faults",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Turn faults on (or off) for the caller's own traffic (sandbox only)
+
+Sets the caller's fault profile: from now on a fraction of the project's API requests is answered 429
+`TooManyRequests` (with `retryAfter` and `Retry-After`), 503 `ServiceUnavailable`, or late, and a fraction of
+its webhook deliveries is sent twice, held back behind later ones, or late (`SandboxFaultProfile` says
+which and how). The profile replaces the project's earlier one whole (a kind left out is off), overrides
+the sandbox's default (`serve --faults`), survives restarts and `POST /sandbox/reset`, and reaches every
+instance on one database within about a second (the instance that answered at once). A profile with no
+kind in it (`{}`) turns every fault off for the project, whatever the default. Only the caller's project
+is affected: no other project's requests or deliveries are ever faulted by it. The sandbox helpers (this
+tag, these operations among them), operations without authentication, the dashboard, `/docs`,
+`/openapi.json`, the probes and `/metrics` are never faulted, so a project can always turn faults off.
+
+Every injected fault can be traced: a faulted answer carries the `x-sandbox-fault` header naming its kind
+(`SandboxRequestFault`); a faulted delivery attempt is marked with `fault` in
+`GET /sandbox/webhook-deliveries` and on the dashboard; `/metrics` counts them
+(`bridge_sandbox_faults_injected_total`, by kind, never by project). With `serve --seed`, which requests
+and deliveries are faulted is a function of the seed, the project and the order of the project's requests
+(and deliveries) since the instance started: a fresh sandbox started with the same seed faults the same
+ones (per instance: several instances each count their own).
+
+422 `InvalidRequest` when the fractions of one group (`requests`, `deliveries`) add up to more than 1:
+each request or delivery gets at most one fault, drawn once. Nothing is changed then.
+
+
+Sends a `PUT` request to `/sandbox/faults`
+
+*/
+    pub async fn sandbox_set_faults<'a>(
+        &'a self,
+        body: &'a ::bridge_contract::SandboxFaultProfile,
+    ) -> Result<ResponseValue<::bridge_contract::SandboxFaults>, Error<ByteStream>> {
+        let url = format!("{}/sandbox/faults", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "sandbox_set_faults",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            413u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            422u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Follow the sandbox's default fault profile again (sandbox only)
+
+Forgets the caller's own fault profile: the project follows the sandbox's default again (`serve --faults`;
+no fault at all unless the operator set one). Answers the profile now in force (`source: default`), also
+when the project had none of its own. To turn every fault off whatever the default, `PUT` the empty
+profile `{}`.
+
+
+Sends a `DELETE` request to `/sandbox/faults`
+
+*/
+    pub async fn sandbox_clear_faults<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<::bridge_contract::SandboxFaults>, Error<ByteStream>> {
+        let url = format!("{}/sandbox/faults", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .delete(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "sandbox_clear_faults",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            401u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            429u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            503u16 => Err(Error::ErrorResponse(ResponseValue::stream(response))),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Start the caller's project over (sandbox only)
 
 Deletes everything of the caller's project, in one transaction: quotes, bridges, deposit addresses,
 routing deposit addresses, the deposits into them, events, pending webhook deliveries and the delivery log;
 then sets the project's clock to the sandbox's time now. No other project is touched. Ids are never
 reused afterwards (also under `serve --seed`): a receiver that deduplicates by `eventId` loses nothing.
+The project's fault profile (`PUT /sandbox/faults`) is kept.
 
 
 Sends a `POST` request to `/sandbox/reset`

@@ -716,6 +716,7 @@ impl crate::client::Client {
     /// routing deposit addresses, the deposits into them, events, pending webhook deliveries and the delivery log;
     /// then sets the project's clock to the sandbox's time now. No other project is touched. Ids are never
     /// reused afterwards (also under `serve --seed`): a receiver that deduplicates by `eventId` loses nothing.
+    /// The project's fault profile (`PUT /sandbox/faults`) is kept.
     ///
     /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
     /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
@@ -813,5 +814,79 @@ impl crate::client::Client {
         >,
     > {
         crate::error::lift(self.raw.sandbox_recover_webhook_deliveries(body).await).await
+    }
+    /// The caller's fault profile (sandbox only).
+    ///
+    /// `GET /sandbox/faults` (`sandboxGetFaults`); documented errors: [`SandboxGetFaultsError`](bridge_contract::operations::SandboxGetFaultsError).
+    ///
+    /// The faults the sandbox injects into the caller's own traffic (`SandboxFaultProfile`), and whether they are
+    /// the project's own (`source: project`, set with `PUT /sandbox/faults`) or the sandbox's default
+    /// (`source: default`: `serve --faults`, no fault at all unless the operator set one). Off by default.
+    ///
+    /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
+    /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
+    pub async fn sandbox_get_faults<'a>(
+        &'a self,
+    ) -> Result<
+        ::bridge_contract::SandboxFaults,
+        crate::error::Error<::bridge_contract::operations::SandboxGetFaultsError>,
+    > {
+        crate::error::lift(self.raw.sandbox_get_faults().await).await
+    }
+    /// Turn faults on (or off) for the caller's own traffic (sandbox only).
+    ///
+    /// `PUT /sandbox/faults` (`sandboxSetFaults`); documented errors: [`SandboxSetFaultsError`](bridge_contract::operations::SandboxSetFaultsError).
+    ///
+    /// Sets the caller's fault profile: from now on a fraction of the project's API requests is answered 429
+    /// `TooManyRequests` (with `retryAfter` and `Retry-After`), 503 `ServiceUnavailable`, or late, and a fraction of
+    /// its webhook deliveries is sent twice, held back behind later ones, or late (`SandboxFaultProfile` says
+    /// which and how). The profile replaces the project's earlier one whole (a kind left out is off), overrides
+    /// the sandbox's default (`serve --faults`), survives restarts and `POST /sandbox/reset`, and reaches every
+    /// instance on one database within about a second (the instance that answered at once). A profile with no
+    /// kind in it (`{}`) turns every fault off for the project, whatever the default. Only the caller's project
+    /// is affected: no other project's requests or deliveries are ever faulted by it. The sandbox helpers (this
+    /// tag, these operations among them), operations without authentication, the dashboard, `/docs`,
+    /// `/openapi.json`, the probes and `/metrics` are never faulted, so a project can always turn faults off.
+    ///
+    /// Every injected fault can be traced: a faulted answer carries the `x-sandbox-fault` header naming its kind
+    /// (`SandboxRequestFault`); a faulted delivery attempt is marked with `fault` in
+    /// `GET /sandbox/webhook-deliveries` and on the dashboard; `/metrics` counts them
+    /// (`bridge_sandbox_faults_injected_total`, by kind, never by project). With `serve --seed`, which requests
+    /// and deliveries are faulted is a function of the seed, the project and the order of the project's requests
+    /// (and deliveries) since the instance started: a fresh sandbox started with the same seed faults the same
+    /// ones (per instance: several instances each count their own).
+    ///
+    /// 422 `InvalidRequest` when the fractions of one group (`requests`, `deliveries`) add up to more than 1:
+    /// each request or delivery gets at most one fault, drawn once. Nothing is changed then.
+    ///
+    /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
+    /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
+    pub async fn sandbox_set_faults<'a>(
+        &'a self,
+        body: &'a ::bridge_contract::SandboxFaultProfile,
+    ) -> Result<
+        ::bridge_contract::SandboxFaults,
+        crate::error::Error<::bridge_contract::operations::SandboxSetFaultsError>,
+    > {
+        crate::error::lift(self.raw.sandbox_set_faults(body).await).await
+    }
+    /// Follow the sandbox's default fault profile again (sandbox only).
+    ///
+    /// `DELETE /sandbox/faults` (`sandboxClearFaults`); documented errors: [`SandboxClearFaultsError`](bridge_contract::operations::SandboxClearFaultsError).
+    ///
+    /// Forgets the caller's own fault profile: the project follows the sandbox's default again (`serve --faults`;
+    /// no fault at all unless the operator set one). Answers the profile now in force (`source: default`), also
+    /// when the project had none of its own. To turn every fault off whatever the default, `PUT` the empty
+    /// profile `{}`.
+    ///
+    /// **Sandbox only**: production deployments do not have this path and answer 404, which surfaces as
+    /// [`Error::UnexpectedResponse`](crate::Error::UnexpectedResponse).
+    pub async fn sandbox_clear_faults<'a>(
+        &'a self,
+    ) -> Result<
+        ::bridge_contract::SandboxFaults,
+        crate::error::Error<::bridge_contract::operations::SandboxClearFaultsError>,
+    > {
+        crate::error::lift(self.raw.sandbox_clear_faults().await).await
     }
 }

@@ -115,6 +115,15 @@ pub(crate) fn security(operation: &str) -> Option<Security> {
             "sandbox_recover_webhook_deliveries" => {
                 <::bridge_contract::operations::SandboxRecoverWebhookDeliveries as Operation>::SECURITY
             }
+            "sandbox_get_faults" => {
+                <::bridge_contract::operations::SandboxGetFaults as Operation>::SECURITY
+            }
+            "sandbox_set_faults" => {
+                <::bridge_contract::operations::SandboxSetFaults as Operation>::SECURITY
+            }
+            "sandbox_clear_faults" => {
+                <::bridge_contract::operations::SandboxClearFaults as Operation>::SECURITY
+            }
             _ => return None,
         },
     )
@@ -160,6 +169,9 @@ pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {
             "sandbox_list_webhook_deliveries" => true,
             "sandbox_resend_webhook_delivery" => false,
             "sandbox_recover_webhook_deliveries" => false,
+            "sandbox_get_faults" => true,
+            "sandbox_set_faults" => false,
+            "sandbox_clear_faults" => false,
             _ => return None,
         },
     )
@@ -303,4 +315,16 @@ for ::bridge_contract::operations::SandboxResendWebhookDeliveryError {
 impl crate::error::OperationError
 for ::bridge_contract::operations::SandboxRecoverWebhookDeliveriesError {
     type Operation = ::bridge_contract::operations::SandboxRecoverWebhookDeliveries;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxGetFaultsError {
+    type Operation = ::bridge_contract::operations::SandboxGetFaults;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxSetFaultsError {
+    type Operation = ::bridge_contract::operations::SandboxSetFaults;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxClearFaultsError {
+    type Operation = ::bridge_contract::operations::SandboxClearFaults;
 }

@@ -9,6 +9,7 @@
 mod harness;
 
 mod commit;
+mod faults;
 mod feed;
 mod receiver;
 mod retries;

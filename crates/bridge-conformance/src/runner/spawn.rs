@@ -84,6 +84,7 @@ impl SpawnedSandbox {
             errors: ErrorsMode::First,
             webhook_egress: Default::default(),
             rate_limit,
+            faults: None,
         };
         let opened = bridge_sandbox::open(&config).await.context("opening the sandbox")?;
         let access = opened.access.clone();

@@ -2,6 +2,7 @@
 //! [`Action`] (session, cross-site checks, CSRF token). Each answers `303 See Other` back to its page, where a
 //! notice says what the API answered (Post/Redirect/Get: a reload never repeats an action).
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use axum::extract::{ConnectInfo, Path, Request, State as Extract};
@@ -298,6 +299,51 @@ pub async fn reset(Extract(state): Extract<State>, action: Action<ResetForm>) ->
         })
         .map_err(|e| api_error(&e));
     back(&state, &action.signed.id, to, notice).await
+}
+
+/// `POST /dashboard/faults`: `PUT /sandbox/faults` with the form's shares (an empty share: that kind off) and
+/// durations, decoded as the API decodes the body.
+pub async fn set_faults(Extract(state): Extract<State>, action: Action<HashMap<String, String>>) -> Response {
+    let to = "/dashboard/clock";
+    let profile = match faults_of(&action.form) {
+        Ok(profile) => profile,
+        Err(e) => return back(&state, &action.signed.id, to, Err(e)).await,
+    };
+    let done = state.sandbox.sandbox_set_faults(action.signed.caller.clone(), profile).await;
+    let notice = done
+        .map(|f| match (f.profile.requests.is_some(), f.profile.deliveries.is_some()) {
+            (false, false) => "No fault for this project now, whatever the sandbox's default.".to_owned(),
+            _ => "Faults set: this project's requests and webhooks get them from now on.".to_owned(),
+        })
+        .map_err(|e| api_error(&e));
+    back(&state, &action.signed.id, to, notice).await
+}
+
+/// The profile a faults form says: each kind with a share, with its duration when it has one.
+fn faults_of(form: &HashMap<String, String>) -> Result<SandboxFaultProfile, String> {
+    let mut profile = serde_json::Map::new();
+    for k in view::fault_kinds() {
+        let name = format!("{}.{}", k.group, k.kind);
+        let Some(share) = form.get(&name).map(|v| v.trim()).filter(|v| !v.is_empty()) else { continue };
+        let fraction: f64 = share.parse().map_err(|_| format!("{name}: {share:?} is not a share from 0 to 1"))?;
+        let mut fault = serde_json::json!({ "fraction": fraction });
+        if k.ms.is_some() {
+            let ms = form.get(&format!("{name}.ms")).map(|v| v.trim()).unwrap_or_default();
+            let ms: u64 = ms.parse().map_err(|_| format!("{name}: {ms:?} is not a number of milliseconds"))?;
+            fault["ms"] = ms.into();
+        }
+        let group = profile.entry(k.group.to_owned()).or_insert_with(|| serde_json::json!({}));
+        group[k.kind] = fault;
+    }
+    crate::infra::faults::decode_profile(&Value::Object(profile))
+}
+
+/// `POST /dashboard/faults/clear`: `DELETE /sandbox/faults`.
+pub async fn clear_faults(Extract(state): Extract<State>, action: Action<Empty>) -> Response {
+    let done = state.sandbox.sandbox_clear_faults(action.signed.caller.clone()).await;
+    let notice =
+        done.map(|_| "This project follows the sandbox's default faults again.".to_owned()).map_err(|e| api_error(&e));
+    back(&state, &action.signed.id, "/dashboard/clock", notice).await
 }
 
 /// A path segment, percent-encoded (an id goes back into a `Location`).

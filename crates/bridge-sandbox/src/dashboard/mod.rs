@@ -114,6 +114,8 @@ pub fn routes<S: Clone + Send + Sync + 'static>(
         .route("/dashboard/clock", get(pages::clock))
         .route("/dashboard/clock/advance", post(actions::advance_clock))
         .route("/dashboard/reset", post(actions::reset))
+        .route("/dashboard/faults", post(actions::set_faults))
+        .route("/dashboard/faults/clear", post(actions::clear_faults))
         .layer(axum::middleware::map_response(secure_headers))
         .with_state(state)
 }

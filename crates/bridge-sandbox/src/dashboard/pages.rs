@@ -160,6 +160,7 @@ fn attempts_table(caption: &str, attempts: &[&WebhookDeliveryAttempt], csrf_toke
                             td {
                                 @if a.delivered { span.badge.ok { "delivered" } }
                                 @else { span.badge.bad { "failed" } }
+                                @if let Some(fault) = a.fault { " " span.badge.warn { "fault: " (fault.as_str()) } }
                                 @if let Some(e) = &a.error { br; span.muted { (e) } }
                             }
                             td.num { @if let Some(s) = a.status { (s) } @else { "—" } }
@@ -459,14 +460,88 @@ pub async fn deliveries(signed: Signed, Extract(state): Extract<State>) -> Marku
     view::page(signed.frame("/dashboard/deliveries"), "Webhook deliveries", controls, live, "/dashboard/deliveries")
 }
 
-/// `/dashboard/clock`: the project's clock, advancing it, and resetting the project.
+/// The project's fault profile as a table: each kind on (named as `serve --faults` names it), its share and
+/// duration, and where the profile comes from.
+fn faults_table(faults: &SandboxFaults) -> Markup {
+    let profile = json(&faults.profile);
+    let source = match faults.source {
+        SandboxFaultSource::Project => "the project's own (PUT /sandbox/faults)",
+        SandboxFaultSource::Default => "the sandbox's default (serve --faults)",
+    };
+    let on: Vec<_> = view::fault_kinds()
+        .into_iter()
+        .filter_map(|k| Some((format!("{}.{}", k.group, k.kind), profile.get(k.group)?.get(k.kind)?.clone())))
+        .collect();
+    html! {
+        div.table-wrap {
+            table id="faults" {
+                caption { "Faults injected into this project's traffic: " (source) }
+                thead { tr { th scope="col" { "Fault" } th scope="col" { "Share" } th scope="col" { "Duration" } } }
+                tbody {
+                    @for (name, fault) in &on {
+                        tr {
+                            td { code { (name) } }
+                            td.num { (cell(fault, "fraction")) }
+                            td.num { @if fault.get("ms").is_some() { (cell(fault, "ms")) " ms" } @else { "—" } }
+                        }
+                    }
+                    @if on.is_empty() { tr { td colspan="3" { "None: every request and webhook is served as usual." } } }
+                }
+            }
+        }
+    }
+}
+
+/// The faults form: a share (0 to 1, empty for off) of each kind, and its duration within the schema's bounds,
+/// as the profile has them now.
+fn faults_form(faults: &SandboxFaults, csrf_token: &str) -> Markup {
+    let profile = json(&faults.profile);
+    html! {
+        form method="post" action="/dashboard/faults" {
+            h2 { "Faults (this project only)" }
+            (csrf(csrf_token))
+            @for k in view::fault_kinds() {
+                @let fault = profile.get(k.group).and_then(|g| g.get(k.kind));
+                @let name = format!("{}.{}", k.group, k.kind);
+                @let id = format!("fault-{}-{}", k.group, k.kind);
+                div.field {
+                    label for=(id) { code { (name) } ": share (0 to 1)" }
+                    input id=(id) name=(name) type="number" min="0" max="1" step="any"
+                        value=(fault.map(|f| cell(f, "fraction")).unwrap_or_default());
+                }
+                @if let Some(rules) = k.ms {
+                    div.field {
+                        label for={ (id) "-ms" } { code { (name) } ": milliseconds" }
+                        input id={ (id) "-ms" } name={ (name) ".ms" } type="number" step="1"
+                            min=[rules.minimum] max=[rules.maximum]
+                            value=(fault.and_then(|f| f.get("ms")).and_then(Value::as_u64).map(|ms| ms.to_string()).unwrap_or_default());
+                    }
+                }
+            }
+            button type="submit" { "Set faults" }
+            p.help { "PUT /sandbox/faults: only this project's API requests and webhooks; /sandbox/* and this page are never faulted. tooManyRequests answers 429, unavailable 503, delay serves late; duplicate sends a webhook twice, holdBack sends it after later ones, delay sends it late. Empty shares turn every fault off for this project." }
+        }
+        form method="post" action="/dashboard/faults/clear" {
+            (csrf(csrf_token))
+            button.secondary type="submit" { "Use the sandbox's default" }
+            p.help { "DELETE /sandbox/faults: forget this project's own faults." }
+        }
+    }
+}
+
+/// `/dashboard/clock`: the project's clock, advancing it, and resetting the project; its fault profile.
 pub async fn clock(signed: Signed, Extract(state): Extract<State>) -> Markup {
+    let faults = state.sandbox.sandbox_get_faults(signed.caller.clone()).await;
     let live = match state.sandbox.sandbox_get_clock(signed.caller.clone()).await {
         Err(e) => problem(&api_error(&e)),
-        Ok(c) => html! { p { "The project's clock: " } p.clock id="clock-now" { (c.now.to_string()) } },
+        Ok(c) => html! {
+            p { "The project's clock: " } p.clock id="clock-now" { (c.now.to_string()) }
+            @match &faults { Ok(f) => (faults_table(f)), Err(e) => (problem(&api_error(e))) }
+        },
     };
     let controls = html! {
         div.forms {
+            @if let Ok(f) = &faults { (faults_form(f, &signed.csrf)) }
             form method="post" action="/dashboard/clock/advance" {
                 h2 { "Advance the clock" }
                 (csrf(&signed.csrf))

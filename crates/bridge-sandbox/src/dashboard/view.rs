@@ -2,7 +2,10 @@
 //! of the last action), the palette (checked for WCAG AA contrast in the tests below), the stylesheet, and small
 //! helpers that render API values. Everything is written with `maud`, which escapes every value it inserts.
 
-use bridge_contract::{BridgeRecord, BridgeState, BridgeSwapState, DepositAddressBridgeState, WebhookEvent};
+use bridge_contract::operations::SandboxSetFaults;
+use bridge_contract::{BridgeRecord, BridgeState, BridgeSwapState, DepositAddressBridgeState, Operation, WebhookEvent};
+use bridge_server::decode::shape::{NumberRules, Shape};
+use bridge_server::shapes;
 use maud::{html, Markup, DOCTYPE};
 use serde::Deserialize;
 use serde_json::Value;
@@ -70,6 +73,34 @@ pub const NAV: &[(&str, &str)] = &[
     ("/dashboard/deliveries", "Webhook deliveries"),
     ("/dashboard/clock", "Clock and project"),
 ];
+
+/// One kind of a fault profile (`SandboxFaultProfile`) as the faults form shows it, read from the schema's decoder
+/// tables (the body of `PUT /sandbox/faults`): its group (`requests`, `deliveries`), its name, and the bounds of its
+/// duration (`ms`) when it has one. Named as `serve --faults` names it: `group.kind`.
+pub struct FaultKind {
+    pub group: &'static str,
+    pub kind: &'static str,
+    pub ms: Option<NumberRules>,
+}
+
+/// Every kind of `SandboxFaultProfile`, in the schema's order.
+pub fn fault_kinds() -> Vec<FaultKind> {
+    let body = shapes::by_operation_id(SandboxSetFaults::ID).and_then(|shapes| shapes.body.as_ref());
+    let Some(Shape::Struct(profile)) = body.map(|body| body.shape) else { return Vec::new() };
+    let mut kinds = Vec::new();
+    for group in profile.fields {
+        let Shape::Struct(group_shape) = group.shape else { continue };
+        for kind in group_shape.fields {
+            let Shape::Struct(fault) = kind.shape else { continue };
+            let ms = fault.fields.iter().find(|f| f.name == "ms").and_then(|f| match f.shape {
+                Shape::Number(rules) => Some(rules),
+                _ => None,
+            });
+            kinds.push(FaultKind { group: group.name, kind: kind.name, ms });
+        }
+    }
+    kinds
+}
 
 /// What a signed-in page needs from the session for its frame.
 pub struct Frame<'a> {

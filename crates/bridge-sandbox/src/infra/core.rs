@@ -1,5 +1,6 @@
 //! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the clocks (the sandbox's
-//! [`Clock`] and each project's, read from the store: [`crate::infra::clock`]), the webhook egress policy, and the counters
+//! [`Clock`] and each project's, read from the store: [`crate::infra::clock`]), the webhook egress policy, the fault
+//! profiles ([`crate::infra::faults`]), and the counters
 //! and key that ids and made-up chain data come from ([`crate::domain::ids`]). The contract's operations are
 //! methods of `Core` too, an `impl Core` block per area in `crate::operations` (a layer above this one).
 
@@ -13,6 +14,7 @@ use crate::domain::webhook_url;
 use crate::infra::clock::{base_ms, Clock, Floors, ProjectClock};
 use crate::infra::counters::Counters;
 use crate::infra::egress::WebhookEgress;
+use crate::infra::faults::Faults;
 use crate::infra::store::{Counter, NewEvent, Store, StoreResult};
 
 pub struct Core {
@@ -22,6 +24,8 @@ pub struct Core {
     pub clock: Clock,
     /// Where webhooks may be delivered: checked when a `webhookUrl` is given and again at delivery.
     pub egress: WebhookEgress,
+    /// The projects' fault profiles (`PUT /sandbox/faults`, `serve --faults`): none unless set.
+    pub faults: Faults,
     /// One lifecycle pass at a time (`crate::pipeline::lifecycle::advance`, and a cancel).
     pub(crate) pass: tokio::sync::Mutex<()>,
     /// The latest time answered per project (`--clock real` across wall-clock steps).
@@ -34,6 +38,7 @@ pub struct Core {
 impl Core {
     pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock, ids: Ids) -> Self {
         Self {
+            faults: Faults::off(store.clone()),
             store,
             catalogue,
             clock,
@@ -48,6 +53,12 @@ impl Core {
     /// This core with the webhook egress policy `egress` (the default is [`WebhookEgress::default`]).
     pub fn with_webhook_egress(mut self, egress: WebhookEgress) -> Self {
         self.egress = egress;
+        self
+    }
+
+    /// This core with the fault profiles `faults` (the default has none: [`Faults::off`]).
+    pub fn with_faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
         self
     }
 

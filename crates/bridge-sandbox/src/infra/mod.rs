@@ -4,6 +4,7 @@ pub mod clock;
 pub mod core;
 pub mod counters;
 pub mod egress;
+pub mod faults;
 pub mod rate_limit;
 pub mod secrets;
 pub mod store;

@@ -66,6 +66,9 @@ pub const RETENTION_PURGED: &str = "bridge_sandbox_retention_purged_total";
 pub const RETENTION_LAG: &str = "bridge_sandbox_retention_lag_seconds";
 /// Retention passes of this instance, by `outcome`: `ok`, `failed`, `busy` (another instance was purging).
 pub const RETENTION_PASSES: &str = "bridge_sandbox_retention_passes_total";
+/// Faults injected on purpose into a project's own traffic (its fault profile, `PUT /sandbox/faults`), by `on`
+/// (`request`, `delivery`) and `kind` (`tooManyRequests`, `unavailable`, `delay`; `duplicate`, `holdBack`, `delay`).
+pub const FAULTS_INJECTED: &str = "bridge_sandbox_faults_injected_total";
 
 /// 1, labelled with the sandbox's `version`.
 pub const BUILD_INFO: &str = "bridge_sandbox_build_info";
@@ -94,6 +97,7 @@ pub const ALL: &[&str] = &[
     RETENTION_PURGED,
     RETENTION_LAG,
     RETENTION_PASSES,
+    FAULTS_INJECTED,
     BUILD_INFO,
     OPEN_FILES_LIMIT,
 ];
@@ -187,6 +191,11 @@ fn describe() {
         RETENTION_PASSES,
         Unit::Count,
         "Retention passes of this instance, by outcome (ok, failed, busy: another instance was purging)."
+    );
+    describe_counter!(
+        FAULTS_INJECTED,
+        Unit::Count,
+        "Faults injected on purpose by projects' fault profiles, by on (request, delivery) and kind."
     );
     describe_gauge!(BUILD_INFO, Unit::Count, "1, labelled with the sandbox's version.");
     describe_gauge!(OPEN_FILES_LIMIT, Unit::Count, "The process's soft limit of open files.");

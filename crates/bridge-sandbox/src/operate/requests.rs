@@ -94,9 +94,14 @@ async fn record(request: Request, next: Next) -> Response {
     let status = response.status();
     metrics::counter!(telemetry::HTTP_REQUESTS, "operation" => operation, "status" => status.as_u16().to_string())
         .increment(1);
-    metrics::histogram!(telemetry::HTTP_REQUEST_DURATION, "operation" => operation)
-        .record(started.elapsed().as_secs_f64());
-    if status == StatusCode::TOO_MANY_REQUESTS {
+    // An answer a fault profile faulted on purpose (a 429, a 503, a delay) is counted with the faults
+    // (`FAULTS_INJECTED`): neither its injected latency nor its 429 describes the sandbox.
+    let faulted = response.headers().contains_key(bridge_contract::operations::SANDBOX_FAULT_HEADER);
+    if !faulted {
+        metrics::histogram!(telemetry::HTTP_REQUEST_DURATION, "operation" => operation)
+            .record(started.elapsed().as_secs_f64());
+    }
+    if status == StatusCode::TOO_MANY_REQUESTS && !faulted {
         let reason = response.extensions().get::<ErrorTag>().map_or_else(|| "unknown".to_owned(), |t| t.0.clone());
         metrics::counter!(telemetry::HTTP_RATE_LIMITED, "operation" => operation, "reason" => reason).increment(1);
     }

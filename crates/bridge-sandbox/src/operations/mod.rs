@@ -12,6 +12,7 @@ pub mod addresses;
 pub mod bridge_config;
 pub mod bridges;
 pub mod deposits;
+pub mod faults;
 pub mod feed;
 pub mod projects;
 pub mod quotes;

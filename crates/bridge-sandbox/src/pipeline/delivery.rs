@@ -25,6 +25,14 @@
 //! shutting down never makes a delivered event be delivered again; a cut attempt had no answer, which is the case
 //! at-least-once delivery retries anyway.
 //!
+//! **Faults** (the project's fault profile, `PUT /sandbox/faults`: [`crate::infra::faults`]): each attempt taken draws
+//! once. `holdBack`: the delivery is not attempted but held (its lease extended, on the wall clock) while the
+//! project's deliveries that fall due meanwhile are taken; its attempt after the hold is marked and draws nothing.
+//! `delay`: the attempt waits before it sends, keeping its place at its URL but holding no slot of the instance (so
+//! no other project's delivery waits for it). `duplicate`: once the receiver acknowledged the
+//! attempt, the same signed envelope is sent again at once, recorded as the next attempt (the delivery stays
+//! delivered whatever it answers). Each faulted attempt is recorded with its `fault`.
+//!
 //! Every attempt obeys the webhook egress policy ([`crate::infra::egress`]): the client resolves host names through the
 //! policy's resolver, which hands the connector only allowed addresses; an IP literal is judged before anything is
 //! sent; redirects are not followed and no proxy is used. An attempt the policy refuses connects nowhere, is
@@ -36,13 +44,15 @@ use std::time::Duration;
 
 use backon::BackoffBuilder as _;
 use bridge_contract::webhook::{WebhookSigner, SIGNATURE_HEADER};
-use bridge_contract::{DecimalNumber, WebhookEnvelope};
+use bridge_contract::{DecimalNumber, SandboxDeliveryFault, WebhookEnvelope};
 use rand::Rng;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 
+use crate::domain::faults::DeliveryFault;
 use crate::domain::webhook_url;
 use crate::infra::core::Core;
 use crate::infra::egress;
+use crate::infra::faults::count_delivery_fault;
 use crate::infra::store::{AttemptOutcome, DeliveryClaim, DueDelivery};
 use crate::infra::telemetry;
 
@@ -195,24 +205,78 @@ impl Deliverer {
             busy: self.busy.lock().unwrap_or_else(|e| e.into_inner()).clone(),
         };
         let due = self.core.store.take_due_deliveries(&claim).await?;
-        let started = due.len();
+        let mut started = 0;
         for delivery in due {
+            let fault = match (delivery.held_back, self.core.faults.for_delivery(&delivery.project)) {
+                (true, _) => Some(AttemptFault::HeldBack),
+                (false, Some(DeliveryFault::HoldBack(hold))) => {
+                    self.hold_back(&delivery, hold).await;
+                    continue;
+                }
+                (false, Some(DeliveryFault::Delay(wait))) => Some(AttemptFault::Delay(wait)),
+                (false, Some(DeliveryFault::Duplicate)) => Some(AttemptFault::Duplicate),
+                (false, None) => None,
+            };
+            started += 1;
+            if let Some(AttemptFault::Delay(wait)) = fault {
+                // Its place at its URL is kept while it waits, but no slot of the instance: another project's
+                // deliveries never wait for a project's delay faults.
+                let in_flight = InFlight::start(&self.busy, &delivery.url);
+                tokio::spawn(self.clone().deliver_late(delivery, wait, in_flight));
+                continue;
+            }
             let permit = self.slots.clone().acquire_owned().await?;
             let in_flight = InFlight::start(&self.busy, &delivery.url);
-            metrics::gauge!(telemetry::WEBHOOK_IN_FLIGHT).set(self.in_flight() as f64);
-            let this = self.clone();
-            tokio::spawn(async move {
-                if let Err(e) = this.deliver(delivery).await {
-                    tracing::warn!(error = %format!("{e:#}"), "recording a delivery attempt failed");
-                }
-                drop((permit, in_flight));
-                metrics::gauge!(telemetry::WEBHOOK_IN_FLIGHT).set(this.in_flight() as f64);
-            });
+            tokio::spawn(self.clone().deliver_in_slot(delivery, fault, permit, in_flight));
         }
         Ok(started)
     }
 
-    async fn deliver(&self, delivery: DueDelivery) -> anyhow::Result<()> {
+    /// Makes the attempt in the slot `permit` holds, then frees it and the URL's place.
+    async fn deliver_in_slot(
+        self,
+        delivery: DueDelivery,
+        fault: Option<AttemptFault>,
+        permit: OwnedSemaphorePermit,
+        in_flight: InFlight,
+    ) {
+        metrics::gauge!(telemetry::WEBHOOK_IN_FLIGHT).set(self.in_flight() as f64);
+        if let Err(e) = self.deliver(delivery, fault).await {
+            tracing::warn!(error = %format!("{e:#}"), "recording a delivery attempt failed");
+        }
+        drop((permit, in_flight));
+        metrics::gauge!(telemetry::WEBHOOK_IN_FLIGHT).set(self.in_flight() as f64);
+    }
+
+    /// A delay fault: waits `wait` holding the URL's place but no slot, then takes a slot and makes the attempt,
+    /// marked `delay`. A wait cut by shutdown makes an interrupted attempt (due again at once); a wait still
+    /// running when the process ends makes none: the delivery stays leased, and is attempted when its lease runs
+    /// out or is handed back at the next start.
+    async fn deliver_late(self, delivery: DueDelivery, wait: Duration, in_flight: InFlight) {
+        count_delivery_fault(SandboxDeliveryFault::Delay);
+        tracing::info!(event = %delivery.event_id, project = %delivery.project, attempt = delivery.attempt,
+            wait_ms = wait.as_millis() as u64, "webhook fault injected: delayed");
+        self.wait(wait).await;
+        let Ok(permit) = self.slots.clone().acquire_owned().await else { return };
+        self.deliver_in_slot(delivery, Some(AttemptFault::Delay(wait)), permit, in_flight).await;
+    }
+
+    /// A hold-back fault: the delivery is not attempted now but leased for `hold` (real time), so the project's
+    /// deliveries that fall due meanwhile go first. A failure to hold it leaves the lease it was taken with: it is
+    /// attempted when that runs out.
+    async fn hold_back(&self, delivery: &DueDelivery, hold: Duration) {
+        let until = crate::infra::clock::wall_ms() + hold.as_millis().min(i64::MAX as u128) as i64;
+        match self.core.store.hold_back(delivery, until).await {
+            Ok(()) => {
+                count_delivery_fault(SandboxDeliveryFault::HoldBack);
+                tracing::info!(event = %delivery.event_id, project = %delivery.project, attempt = delivery.attempt,
+                    hold_ms = hold.as_millis() as u64, "webhook fault injected: held back");
+            }
+            Err(e) => tracing::warn!(error = %e, event = %delivery.event_id, "holding a delivery back failed"),
+        }
+    }
+
+    async fn deliver(&self, delivery: DueDelivery, fault: Option<AttemptFault>) -> anyhow::Result<()> {
         let core = &self.core;
         let ts = core.now_of(&delivery.project).await?;
         let envelope = WebhookEnvelope {
@@ -255,8 +319,47 @@ impl Deliverer {
                 tracing::warn!(event = %delivery.event_id, url = %url, attempt = delivery.attempt, error = %e, "webhook delivery failed; giving up")
             }
         }
-        let outcome = AttemptOutcome { at_ms, status, error, delivered, next_ms, latency_ms, body_start: body };
-        Ok(self.core.store.record_attempt(&delivery, &outcome).await?)
+        let mark = fault.and_then(AttemptFault::mark);
+        let outcome =
+            AttemptOutcome { at_ms, status, error, delivered, next_ms, latency_ms, body_start: body, fault: mark };
+        self.core.store.record_attempt(&delivery, &outcome).await?;
+        if delivered && fault == Some(AttemptFault::Duplicate) {
+            self.duplicate(&delivery, &envelope).await?;
+        }
+        Ok(())
+    }
+
+    /// Waits `wait` before an attempt, unless this instance's shutdown cuts it first (the attempt is then
+    /// interrupted at once: [`Deliverer::attempt`] sees the cut).
+    async fn wait(&self, wait: Duration) {
+        let mut interrupt = self.interrupt.subscribe();
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = interrupt.wait_for(|cut| *cut) => {}
+        }
+    }
+
+    /// A duplicate fault: `envelope`, just acknowledged, sent again as it was (the same body and signature) and
+    /// recorded as the delivery's next attempt, marked `duplicate`; the delivery stays delivered.
+    async fn duplicate(&self, delivery: &DueDelivery, envelope: &WebhookEnvelope) -> anyhow::Result<()> {
+        count_delivery_fault(SandboxDeliveryFault::Duplicate);
+        tracing::info!(event = %delivery.event_id, project = %delivery.project, attempt = delivery.attempt + 1,
+            "webhook fault injected: sent twice");
+        let again = DueDelivery { attempt: delivery.attempt + 1, ..delivery.clone() };
+        let started = std::time::Instant::now();
+        let Attempt { status, error, body, .. } = self.attempt(&again.url, envelope).await;
+        let latency_ms = Some(started.elapsed().as_millis().min(i64::MAX as u128) as i64);
+        let outcome = AttemptOutcome {
+            at_ms: self.core.now_of(&again.project).await?,
+            status,
+            delivered: error.is_none(),
+            error,
+            next_ms: None,
+            latency_ms,
+            body_start: body,
+            fault: Some(SandboxDeliveryFault::Duplicate),
+        };
+        Ok(self.core.store.record_duplicate(&again, &outcome).await?)
     }
 
     /// One POST of the signed envelope to `url`, unless the egress policy refuses its address.
@@ -283,8 +386,9 @@ impl Deliverer {
             Ok::<_, reqwest::Error>((status, read_body_start(response).await))
         };
         let sent = tokio::select! {
-            sent = send => sent,
+            biased;
             _ = interrupt.wait_for(|cut| *cut) => return Attempt::interrupted(),
+            sent = send => sent,
         };
         match sent {
             Ok((status, body)) if status.is_success() => Attempt {
@@ -302,6 +406,28 @@ impl Deliverer {
                 None if e.is_timeout() => Attempt::failed(None, format!("no answer within {TIMEOUT:?}")),
                 None => Attempt::failed(None, without_url(e)),
             },
+        }
+    }
+}
+
+/// The fault an attempt gets from its project's profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AttemptFault {
+    /// Waits this long before sending.
+    Delay(Duration),
+    /// Sent again once acknowledged.
+    Duplicate,
+    /// Held back by a fault when it fell due, made now.
+    HeldBack,
+}
+
+impl AttemptFault {
+    /// The mark of the attempt itself: a duplicate's first send is an ordinary attempt (its repeat is marked).
+    fn mark(self) -> Option<SandboxDeliveryFault> {
+        match self {
+            Self::Delay(_) => Some(SandboxDeliveryFault::Delay),
+            Self::Duplicate => None,
+            Self::HeldBack => Some(SandboxDeliveryFault::HoldBack),
         }
     }
 }

@@ -11,6 +11,11 @@
 //! * TypeScript: openapi-typescript's types, openapi-fetch calls typed by them, compiled with `tsc --strict` and
 //!   run under node (`scripts/clients/typescript/`).
 //!
+//! The `*_rides_out_429_and_503_faults_*` tests run a shorter scenario (quote, commit, history, three rounds;
+//! `scripts/clients/python/faults.py`, `scripts/clients/typescript/faults.ts`) against a sandbox whose
+//! `--faults` answer a fifth of the requests 429 and a fifth 503 (`--seed 35`): with the few retrying lines
+//! docs/integrating.md ("Faults") shows, which the generated clients lack, and again without them, which must fail.
+//!
 //! Needs Python 3 with venv, Node.js and npm, and the package registries (install.sh). Outside CI the tests are
 //! skipped, with the reason printed, when those are missing; in CI (`CI` set) they fail instead.
 
@@ -20,9 +25,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::support::Running;
+use crate::support::{Running, TestStore};
 use bridge_contract::operations::*;
 use bridge_contract::Operation;
+use bridge_sandbox::SandboxConfig;
 use serde_json::Value;
 
 fn clients_dir() -> PathBuf {
@@ -43,10 +49,21 @@ fn ready(test: &str) -> bool {
 /// Starts a sandbox, runs `program args… <base-url> <token> <work dir>` (with `env` set) and returns its JSON
 /// report.
 async fn run_scenario(project: &str, program: PathBuf, args: Vec<PathBuf>, env: Vec<(&'static str, PathBuf)>) -> Value {
-    let dir = tempfile::tempdir().unwrap();
+    run_scenario_with(|config| config, project, program, args, env).await
+}
+
+/// [`run_scenario`] against a sandbox started with the configuration `configure` makes of the usual one.
+async fn run_scenario_with(
+    configure: impl FnOnce(SandboxConfig) -> SandboxConfig,
+    project: &str,
+    program: PathBuf,
+    args: Vec<PathBuf>,
+    env: Vec<(&'static str, PathBuf)>,
+) -> Value {
+    let store = TestStore::sqlite();
     let work = tempfile::tempdir().unwrap();
-    let sandbox = Running::start(dir.path()).await;
-    let token = bridge_sandbox::mint_token(dir.path(), project, false, Duration::from_secs(3600)).unwrap();
+    let sandbox = Running::with(configure(store.config())).await;
+    let token = bridge_sandbox::mint_token(store.dir(), project, false, Duration::from_secs(3600)).unwrap();
     let base = sandbox.base_url.clone();
     let work_dir = work.path().to_owned();
     let out = tokio::task::spawn_blocking(move || {
@@ -132,4 +149,48 @@ async fn typescript_client_generated_from_the_served_document_works() {
     check_report(&report, &["openapi-typescript", "typescript"]);
     let kinds: BTreeSet<&str> = report["kinds"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(kinds.contains("BRIDGE_EXECUTED of this bridge"), "the feed's events were read: {kinds:?}");
+}
+
+/// The faults of the two tests below: `serve --seed 35 --faults` answering a fifth of every project's requests 429
+/// (`retryAfter` 0.2 s, `Retry-After: 1`) and a fifth 503. The seed fixes which requests: the same in every run.
+fn faulty(config: SandboxConfig) -> SandboxConfig {
+    let faults =
+        bridge_sandbox::faults::profile_from_flag("requests.tooManyRequests=0.2:200ms,requests.unavailable=0.2");
+    SandboxConfig { seed: Some(35), faults: Some(faults.unwrap()), ..config }
+}
+
+/// What a faults scenario must show: the generator did not warn, the scenario (quote, commit, history, three rounds)
+/// completed with the retrying code the docs show, after at least one 429 and one 503, and failed at a fault
+/// without it.
+fn check_faults_report(report: &Value, generator: &str) {
+    assert_eq!(report["generators"][generator]["warnings"], serde_json::json!([]), "{report:#}");
+    assert!(report["error"].is_null(), "the scenario failed: {}", report["error"].as_str().unwrap_or_default());
+    let faults = &report["faults"];
+    assert!(faults["tooManyRequests"].as_u64() >= Some(1) && faults["unavailable"].as_u64() >= Some(1), "{report:#}");
+    let without = &report["withoutRetries"];
+    assert!([429, 503].contains(&without["status"].as_u64().unwrap_or_default()), "without retries: {report:#}");
+    assert!(without["fault"].is_string(), "the refusal carried x-sandbox-fault: {report:#}");
+    println!("{generator}: {} faults ridden out ({} retries) in {} s", faults, report["retries"], report["seconds"]);
+}
+
+#[tokio::test]
+async fn python_client_rides_out_429_and_503_faults_with_a_retrying_transport() {
+    if !ready("python_client_rides_out_429_and_503_faults_with_a_retrying_transport") {
+        return;
+    }
+    let python = clients_dir().join("python/.venv/bin/python");
+    let script = vec![clients_dir().join("python/faults.py")];
+    let report = run_scenario_with(faulty, "python-faults", python, script, vec![]).await;
+    check_faults_report(&report, "openapi-python-client");
+}
+
+#[tokio::test]
+async fn typescript_client_rides_out_429_and_503_faults_with_a_retrying_fetch() {
+    if !ready("typescript_client_rides_out_429_and_503_faults_with_a_retrying_fetch") {
+        return;
+    }
+    let run = vec![clients_dir().join("typescript/run.mjs")];
+    let report =
+        run_scenario_with(faulty, "typescript-faults", "node".into(), run, vec![("SCENARIO", "faults".into())]).await;
+    check_faults_report(&report, "openapi-typescript");
 }

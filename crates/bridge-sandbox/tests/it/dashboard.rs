@@ -795,3 +795,71 @@ async fn the_per_project_session_cap_holds_across_instances() {
     a.stop().await;
     b.stop().await;
 }
+
+/// The faults form on the clock page: its kinds and the bounds of their durations come from the schema; it sets
+/// the project's own profile as `PUT /sandbox/faults` does (a refused form changes nothing and says why); the page
+/// shows the profile in force; a faulted delivery attempt is marked on the deliveries page; "Use the sandbox's
+/// default" drops the project's own.
+#[tokio::test]
+async fn the_faults_form_sets_the_projects_profile_and_faulted_attempts_are_marked() {
+    let data = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(data.path()).await;
+    let http = Http::new(&sandbox.base_url);
+    let key = bridge_sandbox::mint_api_key(data.path(), "faulty").unwrap();
+    let cookie = http.sign_in(&key).await;
+    let csrf = http.csrf(&cookie).await;
+    let origin = [("origin", sandbox.base_url.as_str())];
+    let client = sandbox.client(data.path(), "faulty");
+    let profile = || async { serde_json::to_value(client.sandbox_get_faults().await.unwrap()).unwrap() };
+
+    let (_, page) = http.get(&cookie, "/dashboard/clock").await;
+    for kind in ["tooManyRequests", "unavailable", "delay"] {
+        assert!(page.contains(&format!(r#"name="requests.{kind}""#)), "requests.{kind}: {page}");
+    }
+    for kind in ["duplicate", "holdBack", "delay"] {
+        assert!(page.contains(&format!(r#"name="deliveries.{kind}""#)), "deliveries.{kind}");
+    }
+    assert!(page.contains(r#"name="deliveries.holdBack.ms" type="number" step="1" min="100" max="60000""#), "{page}");
+    assert!(page.contains("None: every request and webhook is served as usual."));
+
+    let form = [
+        ("csrf", csrf.as_str()),
+        ("requests.unavailable", "0.25"),
+        ("requests.delay", ""),
+        ("requests.delay.ms", ""),
+        ("deliveries.duplicate", "1"),
+    ];
+    assert_eq!(http.post(&cookie, "/dashboard/faults", &origin, &form).await, 303);
+    let set = serde_json::json!({
+        "profile": {"requests": {"unavailable": {"fraction": 0.25}}, "deliveries": {"duplicate": {"fraction": 1}}},
+        "source": "project"
+    });
+    assert_eq!(profile().await, set);
+    let (_, page) = http.get(&cookie, "/dashboard/clock").await;
+    assert!(page.contains("<code>requests.unavailable</code></td><td class=\"num\">0.25"), "{page}");
+
+    // Refused as the API refuses: a group over 1 (422), a duration out of the schema's bounds (400).
+    for (bad, says) in [
+        (vec![("requests.unavailable", "0.6"), ("requests.delay", "0.6"), ("requests.delay.ms", "10")], "add up to"),
+        (vec![("deliveries.holdBack", "0.5"), ("deliveries.holdBack.ms", "5")], "holdBack"),
+    ] {
+        let form = [vec![("csrf", csrf.as_str())], bad].concat();
+        assert_eq!(http.post(&cookie, "/dashboard/faults", &origin, &form).await, 303);
+        let (_, page) = http.get(&cookie, "/dashboard/clock").await;
+        assert!(page.contains(says), "the notice says why ({says}): {page}");
+        assert_eq!(profile().await, set, "a refused form changed nothing");
+    }
+
+    // A delivery sent twice: the repeat is marked on the deliveries page.
+    let app = axum::Router::new().route("/hook", axum::routing::post(|| async { StatusCode::NO_CONTENT }));
+    let url = format!("http://{}/hook", crate::support::serve_locally(app).await);
+    let event = crate::support::send_test_event(&client, &url, "twice").await;
+    crate::support::eventually("the repeat recorded", || async {
+        let (_, page) = http.get(&cookie, "/dashboard/deliveries").await;
+        page.contains(&event) && page.contains("fault: duplicate")
+    })
+    .await;
+
+    assert_eq!(http.post(&cookie, "/dashboard/faults/clear", &origin, &[("csrf", csrf.as_str())]).await, 303);
+    assert_eq!(profile().await, serde_json::json!({"profile": {}, "source": "default"}));
+}

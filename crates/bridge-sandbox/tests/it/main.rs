@@ -22,6 +22,8 @@
 //!   payload fixtures against the pinned SDK's types;
 //! * [`clients`]: Python and TypeScript clients generated from the document the sandbox serves, by the
 //!   mainstream generators, driven through a scenario against it.
+//! * [`faults`]: fault profiles (`PUT /sandbox/faults`, `serve --faults`): each kind of request and delivery
+//!   fault, only to its project, marked, the same for the same seed, followed by a second instance;
 //! * [`rate_limits`] and [`egress`]: a sandbox shared by many projects: per-project rate limits (429
 //!   `TooManyRequests`), and the webhook egress policy (refusals when a `webhookUrl` is given and at delivery);
 //!   [`retention`]: what `serve --retain` deletes, and never deletes, in the store and over HTTP.
@@ -40,6 +42,7 @@ mod counters;
 mod dashboard;
 mod deployment;
 mod egress;
+mod faults;
 mod feed_store;
 mod fuzz_corpus;
 mod migrations;

@@ -244,6 +244,7 @@ async fn deliver(store: &dyn Store, runner: &mut TestRunner, model: &mut Model, 
             next_ms: (fate == Fate::Retrying).then_some(i64::MAX / 2),
             latency_ms: Some(1),
             body_start: None,
+            fault: None,
         };
         store.record_attempt(&due, &outcome).await.unwrap();
         let event = model.events.iter_mut().find(|(id, ..)| *id == due.event_id).expect("a delivery of a known event");

@@ -949,6 +949,31 @@ pub trait SandboxApi: Send + Sync + 'static {
             SandboxRecoverWebhookDeliveriesError,
         >,
     > + Send;
+    /// `GET /sandbox/faults` (`sandboxGetFaults`): The caller's fault profile (sandbox only).
+    fn sandbox_get_faults(
+        &self,
+        caller: Caller,
+    ) -> impl Future<
+        Output = Result<<SandboxGetFaults as Operation>::Response, SandboxGetFaultsError>,
+    > + Send;
+    /// `PUT /sandbox/faults` (`sandboxSetFaults`): Turn faults on (or off) for the caller's own traffic (sandbox only).
+    fn sandbox_set_faults(
+        &self,
+        caller: Caller,
+        body: SandboxFaultProfile,
+    ) -> impl Future<
+        Output = Result<<SandboxSetFaults as Operation>::Response, SandboxSetFaultsError>,
+    > + Send;
+    /// `DELETE /sandbox/faults` (`sandboxClearFaults`): Follow the sandbox's default fault profile again (sandbox only).
+    fn sandbox_clear_faults(
+        &self,
+        caller: Caller,
+    ) -> impl Future<
+        Output = Result<
+            <SandboxClearFaults as Operation>::Response,
+            SandboxClearFaultsError,
+        >,
+    > + Send;
 }
 /// The routes of [`SandboxApi`]'s operations.
 pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
@@ -1184,5 +1209,65 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
                     )
                     .await
             }),
+        )
+        .route(
+            "/sandbox/faults",
+            axum::routing::get(|
+                    axum::extract::State(state): axum::extract::State<AppState<A>>,
+                    request: axum::extract::Request|
+                async move {
+                    handle::<
+                        SandboxGetFaults,
+                        A,
+                        _,
+                        _,
+                        _,
+                    >(
+                            state,
+                            request,
+                            |api, caller, _input| async move {
+                                api.sandbox_get_faults(caller).await
+                            },
+                        )
+                        .await
+                })
+                .put(|
+                    axum::extract::State(state): axum::extract::State<AppState<A>>,
+                    request: axum::extract::Request|
+                async move {
+                    handle::<
+                        SandboxSetFaults,
+                        A,
+                        _,
+                        _,
+                        _,
+                    >(
+                            state,
+                            request,
+                            |api, caller, input| async move {
+                                api.sandbox_set_faults(caller, input.body).await
+                            },
+                        )
+                        .await
+                })
+                .delete(|
+                    axum::extract::State(state): axum::extract::State<AppState<A>>,
+                    request: axum::extract::Request|
+                async move {
+                    handle::<
+                        SandboxClearFaults,
+                        A,
+                        _,
+                        _,
+                        _,
+                    >(
+                            state,
+                            request,
+                            |api, caller, _input| async move {
+                                api.sandbox_clear_faults(caller).await
+                            },
+                        )
+                        .await
+                }),
         )
 }

@@ -1767,6 +1767,184 @@ pub static STRUCT_SANDBOX_WEBHOOK_RECOVER_REQUEST: StructShape = StructShape {
         },
     ],
 };
+pub static STRUCT_SANDBOX_TOO_MANY_REQUESTS_FAULT: StructShape = StructShape {
+    name: "SandboxTooManyRequestsFault",
+    fields: &[
+        Field {
+            name: "fraction",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(0.0),
+                maximum: Some(1.0),
+                integer: false,
+            }),
+        },
+        Field {
+            name: "ms",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(1.0),
+                maximum: Some(60000.0),
+                integer: true,
+            }),
+        },
+    ],
+};
+pub static STRUCT_SANDBOX_FAULT_FRACTION: StructShape = StructShape {
+    name: "SandboxFaultFraction",
+    fields: &[
+        Field {
+            name: "fraction",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(0.0),
+                maximum: Some(1.0),
+                integer: false,
+            }),
+        },
+    ],
+};
+pub static STRUCT_SANDBOX_REQUEST_DELAY_FAULT: StructShape = StructShape {
+    name: "SandboxRequestDelayFault",
+    fields: &[
+        Field {
+            name: "fraction",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(0.0),
+                maximum: Some(1.0),
+                integer: false,
+            }),
+        },
+        Field {
+            name: "ms",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(1.0),
+                maximum: Some(10000.0),
+                integer: true,
+            }),
+        },
+    ],
+};
+pub static STRUCT_SANDBOX_REQUEST_FAULTS: StructShape = StructShape {
+    name: "SandboxRequestFaults",
+    fields: &[
+        Field {
+            name: "tooManyRequests",
+            required: false,
+            default: None,
+            shape: Shape::Struct(&STRUCT_SANDBOX_TOO_MANY_REQUESTS_FAULT),
+        },
+        Field {
+            name: "unavailable",
+            required: false,
+            default: None,
+            shape: Shape::Struct(&STRUCT_SANDBOX_FAULT_FRACTION),
+        },
+        Field {
+            name: "delay",
+            required: false,
+            default: None,
+            shape: Shape::Struct(&STRUCT_SANDBOX_REQUEST_DELAY_FAULT),
+        },
+    ],
+};
+pub static STRUCT_SANDBOX_HOLD_BACK_FAULT: StructShape = StructShape {
+    name: "SandboxHoldBackFault",
+    fields: &[
+        Field {
+            name: "fraction",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(0.0),
+                maximum: Some(1.0),
+                integer: false,
+            }),
+        },
+        Field {
+            name: "ms",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(100.0),
+                maximum: Some(60000.0),
+                integer: true,
+            }),
+        },
+    ],
+};
+pub static STRUCT_SANDBOX_DELIVERY_DELAY_FAULT: StructShape = StructShape {
+    name: "SandboxDeliveryDelayFault",
+    fields: &[
+        Field {
+            name: "fraction",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(0.0),
+                maximum: Some(1.0),
+                integer: false,
+            }),
+        },
+        Field {
+            name: "ms",
+            required: true,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(1.0),
+                maximum: Some(30000.0),
+                integer: true,
+            }),
+        },
+    ],
+};
+pub static STRUCT_SANDBOX_DELIVERY_FAULTS: StructShape = StructShape {
+    name: "SandboxDeliveryFaults",
+    fields: &[
+        Field {
+            name: "duplicate",
+            required: false,
+            default: None,
+            shape: Shape::Struct(&STRUCT_SANDBOX_FAULT_FRACTION),
+        },
+        Field {
+            name: "holdBack",
+            required: false,
+            default: None,
+            shape: Shape::Struct(&STRUCT_SANDBOX_HOLD_BACK_FAULT),
+        },
+        Field {
+            name: "delay",
+            required: false,
+            default: None,
+            shape: Shape::Struct(&STRUCT_SANDBOX_DELIVERY_DELAY_FAULT),
+        },
+    ],
+};
+pub static STRUCT_SANDBOX_FAULT_PROFILE: StructShape = StructShape {
+    name: "SandboxFaultProfile",
+    fields: &[
+        Field {
+            name: "requests",
+            required: false,
+            default: None,
+            shape: Shape::Struct(&STRUCT_SANDBOX_REQUEST_FAULTS),
+        },
+        Field {
+            name: "deliveries",
+            required: false,
+            default: None,
+            shape: Shape::Struct(&STRUCT_SANDBOX_DELIVERY_FAULTS),
+        },
+    ],
+};
 /// Decoder tables of `POST /bridge/quote/user` (`quoteBridge`).
 pub static QUOTE_BRIDGE: OperationShapes = OperationShapes {
     operation_id: "quoteBridge",
@@ -2091,6 +2269,33 @@ pub static SANDBOX_RECOVER_WEBHOOK_DELIVERIES: OperationShapes = OperationShapes
         required: true,
     }),
 };
+/// Decoder tables of `GET /sandbox/faults` (`sandboxGetFaults`).
+pub static SANDBOX_GET_FAULTS: OperationShapes = OperationShapes {
+    operation_id: "sandboxGetFaults",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: None,
+};
+/// Decoder tables of `PUT /sandbox/faults` (`sandboxSetFaults`).
+pub static SANDBOX_SET_FAULTS: OperationShapes = OperationShapes {
+    operation_id: "sandboxSetFaults",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: Some(BodyShape {
+        shape: Shape::Struct(&STRUCT_SANDBOX_FAULT_PROFILE),
+        required: true,
+    }),
+};
+/// Decoder tables of `DELETE /sandbox/faults` (`sandboxClearFaults`).
+pub static SANDBOX_CLEAR_FAULTS: OperationShapes = OperationShapes {
+    operation_id: "sandboxClearFaults",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: None,
+};
 /// The decoder tables of an operation, by `operationId`.
 pub fn by_operation_id(id: &str) -> Option<&'static OperationShapes> {
     match id {
@@ -2136,6 +2341,9 @@ pub fn by_operation_id(id: &str) -> Option<&'static OperationShapes> {
         "sandboxListWebhookDeliveries" => Some(&SANDBOX_LIST_WEBHOOK_DELIVERIES),
         "sandboxResendWebhookDelivery" => Some(&SANDBOX_RESEND_WEBHOOK_DELIVERY),
         "sandboxRecoverWebhookDeliveries" => Some(&SANDBOX_RECOVER_WEBHOOK_DELIVERIES),
+        "sandboxGetFaults" => Some(&SANDBOX_GET_FAULTS),
+        "sandboxSetFaults" => Some(&SANDBOX_SET_FAULTS),
+        "sandboxClearFaults" => Some(&SANDBOX_CLEAR_FAULTS),
         _ => None,
     }
 }

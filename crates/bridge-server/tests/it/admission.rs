@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::body::Body;
 use bridge_contract::operations::*;
 use bridge_contract::{ErrorResponse, Operation, Security};
-use bridge_server::{Admission, Caller, ErrorTag, ServerConfig, Throttled};
+use bridge_server::{Admission, Caller, Decision, ErrorTag, ServerConfig, Throttled, Verdict};
 use http::{Request, Response};
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -152,4 +152,62 @@ async fn every_error_answer_carries_its_tag() {
         send(&panicking, "POST", "/bridge/quote/user", bearer("project-a"), &common::quote_body().to_string()).await;
     assert_eq!(response.status().as_u16(), 503);
     assert_eq!(response.extensions().get::<ErrorTag>().map(|t| t.0.as_str()), Some("ServiceUnavailable"));
+}
+
+/// An admission that decides more than "now or 429" (`Admission::decide`): by project, served after a wait,
+/// answered 503 `ServiceUnavailable`, or 429; each answer carries the decision's header, whatever its status.
+#[derive(Clone, Default)]
+struct Faulty;
+
+impl Admission for Faulty {
+    fn admit(&self, _: &Caller, _: &'static str) -> Result<(), Throttled> {
+        Ok(())
+    }
+
+    fn decide(&self, caller: &Caller, _: &'static str) -> Decision {
+        let verdict = match caller.project_id.as_str() {
+            "slow" => Verdict::ServeAfter(Duration::from_millis(300)),
+            "unavailable" => Verdict::Unavailable("on purpose".into()),
+            "throttled" => Verdict::TooManyRequests(Throttled {
+                message: "on purpose".into(),
+                retry_after: Duration::from_millis(200),
+            }),
+            _ => return Decision::serve(),
+        };
+        Decision::new(verdict)
+            .with_header(http::HeaderName::from_static("x-decided"), http::HeaderValue::from_static("yes"))
+    }
+}
+
+#[tokio::test]
+async fn a_decision_delays_or_refuses_with_503_or_429_and_marks_the_answer() {
+    let (app, recorder) = common::app(ServerConfig::default().with_admission(Faulty));
+    const HISTORY: &str = "/bridge/history/user?page=1&limit=1&sortBy=createdAt&sortDirection=desc";
+    let marked =
+        |response: &Response<Body>| response.headers().get("x-decided").map(|v| v.to_str().unwrap().to_owned());
+
+    let started = std::time::Instant::now();
+    let slow = send(&app, "GET", HISTORY, bearer("slow"), "").await;
+    assert!(started.elapsed() >= Duration::from_millis(300), "served after the wait: {:?}", started.elapsed());
+    assert_eq!(slow.status().as_u16(), 422, "decoded and served (the recorder answers 422)");
+    assert_eq!(marked(&slow).as_deref(), Some("yes"), "a served answer carries the decision's header");
+
+    let unavailable = send(&app, "POST", "/bridge/quote/user", bearer("unavailable"), "{not json").await;
+    assert_eq!(unavailable.status().as_u16(), 503, "refused before decoding");
+    assert_eq!(marked(&unavailable).as_deref(), Some("yes"));
+    assert_eq!(unavailable.extensions().get::<ErrorTag>(), Some(&ErrorTag("ServiceUnavailable".into())));
+    let body = json(unavailable).await;
+    assert_eq!(body, serde_json::json!({"_tag": "ServiceUnavailable", "message": "on purpose"}));
+    let typed = QuoteBridgeError::from_response(503, body.to_string().as_bytes());
+    assert!(matches!(typed, Some(Ok(QuoteBridgeError::ServiceUnavailable(_)))), "the documented 503: {typed:?}");
+
+    let throttled = send(&app, "GET", HISTORY, bearer("throttled"), "").await;
+    assert_eq!(throttled.status().as_u16(), 429);
+    assert_eq!(marked(&throttled).as_deref(), Some("yes"));
+    assert_eq!(throttled.headers().get("retry-after").unwrap(), "1");
+
+    let plain = send(&app, "GET", HISTORY, bearer("project-a"), "").await;
+    assert_eq!((plain.status().as_u16(), marked(&plain)), (422, None));
+    let served: Vec<String> = recorder.calls.lock().unwrap().iter().map(|c| c.project.clone()).collect();
+    assert_eq!(served, ["slow", "project-a"], "the refused requests reached no method");
 }

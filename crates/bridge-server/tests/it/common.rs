@@ -311,6 +311,22 @@ impl SandboxApi for Recorder {
         self.record(SandboxResetProject::ID, &caller, json!(null));
         Err(ServiceUnavailable::new(SandboxResetProject::ID).into())
     }
+    async fn sandbox_get_faults(&self, caller: Caller) -> Result<SandboxFaults, SandboxGetFaultsError> {
+        self.record(SandboxGetFaults::ID, &caller, json!(null));
+        Err(ServiceUnavailable::new(SandboxGetFaults::ID).into())
+    }
+    async fn sandbox_set_faults(
+        &self,
+        caller: Caller,
+        body: SandboxFaultProfile,
+    ) -> Result<SandboxFaults, SandboxSetFaultsError> {
+        self.record(SandboxSetFaults::ID, &caller, &body);
+        Err(invalid(SandboxSetFaults::ID).into())
+    }
+    async fn sandbox_clear_faults(&self, caller: Caller) -> Result<SandboxFaults, SandboxClearFaultsError> {
+        self.record(SandboxClearFaults::ID, &caller, json!(null));
+        Err(ServiceUnavailable::new(SandboxClearFaults::ID).into())
+    }
 }
 
 /// A router over a fresh recorder, accepting HS256 tokens signed with [`SECRET`] and the API key `legacy-key`.

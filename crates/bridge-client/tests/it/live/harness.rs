@@ -34,26 +34,33 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub async fn start() -> Self {
-        Self::start_with(None).await
+        Self::start_with(None, None).await
     }
 
     /// A sandbox that limits each project's requests (`serve --rate-limit`).
     pub async fn start_rate_limited(limit: RateLimit) -> Self {
-        Self::start_with(Some(limit)).await
+        Self::start_with(Some(limit), None).await
     }
 
-    async fn start_with(rate_limit: Option<RateLimit>) -> Self {
+    /// A sandbox started with `serve --seed seed`: the same ids and, for a project with a fault profile, the same
+    /// requests faulted in every run.
+    pub async fn start_seeded(seed: u64) -> Self {
+        Self::start_with(None, Some(seed)).await
+    }
+
+    async fn start_with(rate_limit: Option<RateLimit>, seed: Option<u64>) -> Self {
         let data = tempfile::Builder::new().prefix("bridge-client-tests-").tempdir().unwrap();
         let config = SandboxConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
             data_dir: data.path().to_owned(),
             database_url: None,
             clock: ClockMode::Manual,
-            seed: None,
+            seed,
             catalogue: None,
             errors: ErrorsMode::First,
             webhook_egress: Default::default(),
             rate_limit,
+            faults: None,
         };
         let opened = bridge_sandbox::open(&config).await.expect("the sandbox opens");
         let listener = TcpListener::bind(config.listen).await.unwrap();

@@ -172,6 +172,20 @@ async fn exercise(ctx: &Ctx, op: AnyOperation) -> anyhow::Result<()> {
         AnyOperation::SandboxRecoverWebhookDeliveries => {
             api.call(op, &[], &[], Some(json!({"since": "2026-01-01T00:00:00.000Z"}))).await?.ok()?;
         }
+        // The fault profile: read, set to no fault, refused when a group's fractions add up to more than 1
+        // (nothing changed), then back to the deployment's default, as it was.
+        AnyOperation::SandboxGetFaults => {
+            api.call(op, &[], &[], None).await?.ok()?;
+        }
+        AnyOperation::SandboxSetFaults => {
+            api.call(op, &[], &[], Some(json!({}))).await?.ok()?;
+            let over = json!({"requests": {"unavailable": {"fraction": 0.6}, "delay": {"fraction": 0.6, "ms": 1}}});
+            api.call(op, &[], &[], Some(over)).await?.expect(422)?;
+            api.call(AnyOperation::SandboxClearFaults, &[], &[], None).await?.ok()?;
+        }
+        AnyOperation::SandboxClearFaults => {
+            api.call(op, &[], &[], None).await?.ok()?;
+        }
         // Production endpoints beyond the spec.
         AnyOperation::CancelBridge => {
             let (q, _) = committed_bridge(api, quote_request(f)).await?;

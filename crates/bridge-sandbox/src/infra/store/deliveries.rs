@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use bridge_contract::{DateString, WebhookDeliveryAttempt, WebhookEvent};
+use bridge_contract::{DateString, SandboxDeliveryFault, WebhookDeliveryAttempt, WebhookEvent};
 
 use super::rows::{Columns, FromRow};
 use super::sql::{query, Query};
-use super::{from_json, StoreResult};
+use super::{from_json, from_text, StoreResult};
 
 /// A delivery that is due: the outbox row, its event, and the attempt number it is about to make.
 #[derive(Debug, Clone)]
@@ -24,6 +24,8 @@ pub struct DueDelivery {
     /// The delivery's generation when it was taken: a resend or recovery acknowledged while the attempt is in
     /// flight raises it, and the attempt's outcome then no longer decides when (or whether) to try again.
     pub generation: i64,
+    /// This attempt was held back by a fault ([`DeliveryStore::hold_back`]) and is made now, after the hold.
+    pub held_back: bool,
 }
 
 /// What became of one attempt.
@@ -39,6 +41,8 @@ pub struct AttemptOutcome {
     pub latency_ms: Option<i64>,
     /// The start of the answer's body ([`crate::pipeline::delivery::BODY_START_BYTES`] at most), when there was an answer.
     pub body_start: Option<String>,
+    /// The fault the sandbox injected into this attempt on purpose (the project's fault profile), if any.
+    pub fault: Option<SandboxDeliveryFault>,
 }
 
 /// Which deliveries to take: those due on their project's clock at `base_ms` ([`crate::infra::clock::base_ms`]: 0 under
@@ -69,6 +73,14 @@ pub trait DeliveryStore: Send + Sync {
     /// Records an attempt and schedules the next one (or closes the delivery); nothing when the delivery is gone
     /// (its project was reset meanwhile).
     async fn record_attempt(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> StoreResult<()>;
+    /// Records an attempt that sent again an envelope its receiver had acknowledged (a duplicate, `delivery`
+    /// numbered after that attempt): logged, counted in the delivery's attempts, its schedule left as the
+    /// acknowledged attempt set it (delivered). Nothing when the delivery is gone.
+    async fn record_duplicate(&self, delivery: &DueDelivery, outcome: &AttemptOutcome) -> StoreResult<()>;
+    /// Holds a taken delivery back until `until_wall_ms` (wall clock) without attempting it: it stays due and
+    /// leased, so deliveries that fall due meanwhile are taken first; when taken again, its attempt is marked
+    /// [`DueDelivery::held_back`].
+    async fn hold_back(&self, delivery: &DueDelivery, until_wall_ms: i64) -> StoreResult<()>;
     /// Makes every delivery of `event_id` (a project's) due at `now_ms`, delivered or not (a resend); returns how
     /// many (0: the project has no delivery of that event). The next attempt continues the delivery's numbering.
     async fn resend_deliveries(&self, project: &str, event_id: &str, now_ms: i64) -> StoreResult<u64>;
@@ -85,8 +97,8 @@ pub trait DeliveryStore: Send + Sync {
 }
 
 /// A delivery attempt (`delivery_attempts a`) and its event's body (`events e`, `NULL` when the event is gone).
-const ATTEMPT_COLUMNS: &str =
-    "a.event_id, a.url, a.attempt, a.at_ms, a.status, a.error, a.delivered, a.next_ms, a.latency_ms, a.body_start, e.body";
+const ATTEMPT_COLUMNS: &str = "a.event_id, a.url, a.attempt, a.at_ms, a.status, a.error, a.delivered, a.next_ms, \
+     a.latency_ms, a.body_start, e.body, a.fault";
 
 impl FromRow for WebhookDeliveryAttempt {
     fn from_row(row: &impl Columns) -> StoreResult<Self> {
@@ -102,6 +114,7 @@ impl FromRow for WebhookDeliveryAttempt {
             latency_ms: row.at::<Option<i64>>(8)?.map(|ms| ms.max(0) as u64),
             response_body_start: row.at(9)?,
             event: row.at::<Option<String>>(10)?.map(|body| from_json(&body)).transpose()?,
+            fault: row.at::<Option<String>>(11)?.map(|fault| from_text(&fault)).transpose()?,
         })
     }
 }
@@ -123,11 +136,27 @@ pub(super) fn schedule(d: &DueDelivery, o: &AttemptOutcome) -> Query {
     )
 }
 
+/// Counts a duplicate attempt in its delivery (nothing else of the schedule changes): one row, or none when the
+/// delivery is gone.
+pub(super) fn count_duplicate(d: &DueDelivery) -> Query {
+    query!("UPDATE outbox SET attempts = greatest(attempts, ?2) WHERE id = ?1", d.outbox_id, d.attempt)
+}
+
+/// Holds a delivery back: leased (not taken) until the wall-clock time, the held attempt noted.
+pub(super) fn hold_back(d: &DueDelivery, until_wall_ms: i64) -> Query {
+    query!(
+        "UPDATE outbox SET leased_until = ?2, held_back_attempt = ?3 WHERE id = ?1",
+        d.outbox_id,
+        until_wall_ms,
+        d.attempt,
+    )
+}
+
 /// The attempt's entry in the delivery log.
 pub(super) fn log_attempt(d: &DueDelivery, o: &AttemptOutcome) -> Query {
     query!(
-        "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms, latency_ms, body_start, stored_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, wall_ms())",
+        "INSERT INTO delivery_attempts (outbox_id, event_id, project, url, attempt, at_ms, status, error, delivered, next_ms, latency_ms, body_start, fault, stored_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, wall_ms())",
         d.outbox_id,
         &d.event_id,
         &d.project,
@@ -140,6 +169,7 @@ pub(super) fn log_attempt(d: &DueDelivery, o: &AttemptOutcome) -> Query {
         o.next_ms,
         o.latency_ms,
         &o.body_start,
+        o.fault.map(SandboxDeliveryFault::as_str),
     )
 }
 

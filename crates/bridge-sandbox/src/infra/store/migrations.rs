@@ -74,6 +74,7 @@ pub(crate) const PLAN: &[Step] = &[
     step!(13, "bridge_address_note", "0013_bridge_address_note.sql", "0013_bridge_address_note.sql"),
     step!(14, "lease_holders", -, "0014_lease_holders.sql"),
     step!(15, "outbox_generation", "0015_outbox_generation.sql", "0015_outbox_generation.sql"),
+    step!(16, "faults", "0016_faults.sql", "0016_faults.sql"),
     step!(17, "rate_budgets", -, "0017_rate_budgets.sql"),
     step!(18, "dashboard_sessions", "0018_dashboard_sessions.sql", "0018_dashboard_sessions.sql"),
     step!(19, "retention", "0019_retention.sql", "0019_retention.sql"),

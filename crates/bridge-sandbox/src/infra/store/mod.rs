@@ -1,10 +1,10 @@
 //! Persistence. The sandbox talks to the [`Store`] trait, the sum of one trait per area (quotes, bridges,
-//! addresses, events, deliveries, clocks, access, health, dashboard sessions, retention): one atomic domain
-//! operation per method, each an `async` method whose future is `Send`, so a backend may be a blocking embedded
-//! database run off the async workers ([`SqliteStore`], the default) or a server database reached through an
-//! async driver and a pool, shared by several sandbox instances. Every failure is one typed [`StoreError`], which
-//! converts into every operation's 503 `ServiceUnavailable` (`bridge_contract::IntoServiceUnavailable`), so the
-//! areas propagate it with `?`.
+//! addresses, events, deliveries, clocks, access, faults, health, dashboard sessions, retention): one atomic
+//! domain operation per method, each an `async` method whose future is `Send`, so a backend may be a blocking
+//! embedded database run off the async workers ([`SqliteStore`], the default) or a server database reached through
+//! an async driver and a pool, shared by several sandbox instances. Every failure is one typed [`StoreError`],
+//! which converts into every operation's 503 `ServiceUnavailable` (`bridge_contract::IntoServiceUnavailable`), so
+//! the areas propagate it with `?`.
 //!
 //! An area is written once: `store/<area>.rs` declares its trait, its stored types, how each is read from a row
 //! (`rows`) and its SQL for both backends (`sql`: one text per statement, the dialects' few differences rewritten
@@ -58,6 +58,7 @@ mod bridges;
 mod clocks;
 mod deliveries;
 mod events;
+mod faults;
 mod health;
 mod migrations;
 mod postgres;
@@ -84,6 +85,7 @@ pub use bridges::{BridgeStore, HistoryCursorQuery, HistoryQuery};
 pub use clocks::{ClockStore, ResetCounts};
 pub use deliveries::{AttemptOutcome, DeliveryClaim, DeliveryStore, DueDelivery};
 pub use events::{EventStore, FeedEvents, NewEvent};
+pub use faults::{FaultSnapshot, FaultStore, StoredFaultProfile};
 pub use health::{Backlog, HealthStore, SchemaStatus};
 pub use postgres::{Lease, LeaseAsk, PgStore, MICROS};
 pub use quotes::{QuoteStore, StoredQuote};
@@ -93,7 +95,7 @@ pub use sqlite::SqliteStore;
 
 /// The sandbox's persistence: every area of it, one atomic domain operation per method. Each area is a trait of
 /// its own ([`ClockStore`], [`QuoteStore`], [`BridgeStore`], [`AddressStore`], [`EventStore`], [`DeliveryStore`],
-/// [`HealthStore`], [`AccessStore`], [`SessionStore`], [`RetentionStore`]), declared with its types and SQL in `store/<area>.rs` and implemented by each
+/// [`HealthStore`], [`AccessStore`], [`FaultStore`], [`SessionStore`], [`RetentionStore`]), declared with its types and SQL in `store/<area>.rs` and implemented by each
 /// backend in `store/<backend>/<area>.rs`; a type that implements them all is a `Store`, and the sandbox holds an
 /// `Arc<dyn Store>` (the areas' methods are callable on it without importing their traits).
 pub trait Store:
@@ -107,6 +109,7 @@ pub trait Store:
     + AccessStore
     + SessionStore
     + RetentionStore
+    + FaultStore
     + 'static
 {
 }
@@ -122,6 +125,7 @@ impl<T> Store for T where
         + AccessStore
         + SessionStore
         + RetentionStore
+        + FaultStore
         + 'static
 {
 }

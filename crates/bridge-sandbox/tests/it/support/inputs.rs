@@ -27,6 +27,7 @@ pub fn local_config(data: &Path) -> SandboxConfig {
         errors: ErrorsMode::First,
         webhook_egress: Default::default(),
         rate_limit: None,
+        faults: None,
     }
 }
 

@@ -18,7 +18,7 @@ impl DeliveryStore for PgStore {
         // the oldest due rows of this batch (window functions and `FOR UPDATE` do not mix).
         let batch = (claim.limit.max(1) * claim.per_url.max(1) as u64).min(1_000) as i64;
         let rows = query(
-            "SELECT o.id, o.event_id, o.project, o.url, o.attempts, e.body, o.generation
+            "SELECT o.id, o.event_id, o.project, o.url, o.attempts, e.body, o.generation, o.held_back_attempt
              FROM projects p JOIN outbox o ON o.project = p.id JOIN events e ON e.id = o.event_id
              WHERE o.next_ms IS NOT NULL AND o.next_ms <= GREATEST(p.clock_value + $1, p.clock_floor)
                AND (o.leased_until IS NULL OR o.leased_until <= $2)
@@ -41,14 +41,17 @@ impl DeliveryStore for PgStore {
                 continue;
             }
             *n += 1;
+            let attempts: i32 = r.try_get(4)?;
+            let held_back_attempt: Option<i32> = r.try_get(7)?;
             out.push(DueDelivery {
                 outbox_id: r.try_get(0)?,
                 event_id: r.try_get(1)?,
                 project: r.try_get(2)?,
                 url,
                 event: from_json(r.try_get(5)?)?,
-                attempt: r.try_get::<i32, _>(4)? as u32 + 1,
+                attempt: attempts as u32 + 1,
                 generation: r.try_get(6)?,
+                held_back: held_back_attempt == Some(attempts + 1),
             });
         }
         let ids: Vec<i64> = out.iter().map(|d| d.outbox_id).collect();
@@ -75,6 +78,19 @@ impl DeliveryStore for PgStore {
         }
         execute(&mut *tx, deliveries::log_attempt(d, o)).await?;
         commit(tx).await
+    }
+
+    async fn record_duplicate(&self, d: &DueDelivery, o: &AttemptOutcome) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        if execute(&mut *tx, deliveries::count_duplicate(d)).await? == 0 {
+            return Ok(()); // reset meanwhile
+        }
+        execute(&mut *tx, deliveries::log_attempt(d, o)).await?;
+        commit(tx).await
+    }
+
+    async fn hold_back(&self, d: &DueDelivery, until_wall_ms: i64) -> StoreResult<()> {
+        execute(&self.pool, deliveries::hold_back(d, until_wall_ms)).await.map(drop)
     }
 
     async fn delivery_attempts(

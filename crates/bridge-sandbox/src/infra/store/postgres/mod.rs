@@ -14,6 +14,7 @@ mod bridges;
 mod clocks;
 mod deliveries;
 mod events;
+mod faults;
 mod health;
 mod quotes;
 mod rate_budgets;

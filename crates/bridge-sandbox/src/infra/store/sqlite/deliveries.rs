@@ -16,10 +16,12 @@ impl DeliveryStore for SqliteStore {
         self.run(move |c| {
             // The oldest due rows of each URL, at most `per_url` of each (so a backlog of one receiver cannot
             // hide the others), oldest first overall.
-            let rows: Vec<(i64, String, String, String, i64, String, i64, i64)> = {
+            type Row = (i64, String, String, String, i64, String, i64, i64, Option<i64>);
+            let rows: Vec<Row> = {
                 let mut stmt = c.prepare_cached(
-                    "SELECT d.id, d.event_id, d.project, d.url, d.attempts, e.body, d.rank, d.generation FROM (
-                         SELECT id, event_id, project, url, attempts, next_ms, generation,
+                    "SELECT d.id, d.event_id, d.project, d.url, d.attempts, e.body, d.rank, d.generation,
+                            d.held_back_attempt FROM (
+                         SELECT id, event_id, project, url, attempts, next_ms, generation, held_back_attempt,
                                 ROW_NUMBER() OVER (PARTITION BY url ORDER BY next_ms, id) AS rank
                          FROM outbox o
                          WHERE next_ms IS NOT NULL
@@ -29,13 +31,13 @@ impl DeliveryStore for SqliteStore {
                      WHERE d.rank <= ?3 ORDER BY d.next_ms, d.id",
                 )?;
                 let rows = stmt.query_map(params![claim.base_ms, claim.wall_ms, claim.per_url as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?))
                 })?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
             let mut lease = c.prepare_cached("UPDATE outbox SET leased_until = ?2 WHERE id = ?1")?;
             let mut out = Vec::new();
-            for (id, event_id, project, url, attempts, body, rank, generation) in rows {
+            for (id, event_id, project, url, attempts, body, rank, generation, held_back_attempt) in rows {
                 if out.len() as u64 >= claim.limit {
                     break;
                 }
@@ -51,6 +53,7 @@ impl DeliveryStore for SqliteStore {
                     event: from_json(&body)?,
                     attempt: attempts as u32 + 1,
                     generation,
+                    held_back: held_back_attempt == Some(attempts + 1),
                 });
             }
             drop(lease);
@@ -76,6 +79,22 @@ impl DeliveryStore for SqliteStore {
             execute(c, &log).map(drop)
         })
         .await
+    }
+
+    async fn record_duplicate(&self, d: &DueDelivery, o: &AttemptOutcome) -> StoreResult<()> {
+        let (count, log) = (deliveries::count_duplicate(d), deliveries::log_attempt(d, o));
+        self.run(move |c| {
+            if execute(c, &count)? == 0 {
+                return Ok(()); // reset meanwhile
+            }
+            execute(c, &log).map(drop)
+        })
+        .await
+    }
+
+    async fn hold_back(&self, d: &DueDelivery, until_wall_ms: i64) -> StoreResult<()> {
+        let hold = deliveries::hold_back(d, until_wall_ms);
+        self.run(move |c| execute(c, &hold).map(drop)).await
     }
 
     async fn delivery_attempts(

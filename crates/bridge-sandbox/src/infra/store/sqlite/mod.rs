@@ -17,6 +17,7 @@ mod checkpoint;
 mod clocks;
 mod deliveries;
 mod events;
+mod faults;
 mod group_commit;
 mod health;
 mod quotes;
