@@ -7387,6 +7387,198 @@ impl Arbitrary for WebhookDeliveryAttempt {
             .boxed()
     }
 }
+impl Arbitrary for SandboxReceiverCheckRequest {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{1,2048}",
+                proptest::option::of(100u64..=10_000u64),
+            ),
+        )
+            .prop_map(|((url, timeout_ms),)| SandboxReceiverCheckRequest {
+                url,
+                timeout_ms,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for ReceiverCheckReport {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<crate::DateString>(),
+                0u64..=9_007_199_254_740_991u64,
+                100u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+                0u64..=9_007_199_254_740_991u64,
+                proptest::collection::vec(any::<ReceiverCheck>(), 0..=3),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        url,
+                        started_at,
+                        duration_ms,
+                        timeout_ms,
+                        passed,
+                        failed,
+                        must_failed,
+                        checks,
+                    ),
+                )|
+            ReceiverCheckReport {
+                url,
+                started_at,
+                duration_ms,
+                timeout_ms,
+                passed,
+                failed,
+                must_failed,
+                checks,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for ReceiverCheck {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                any::<ReceiverCheckName>(),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                any::<ReceiverCheckSeverity>(),
+                any::<ReceiverCheckOutcome>(),
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::collection::vec(any::<ReceiverCheckExchange>(), 0..=3),
+            ),
+        )
+            .prop_map(|
+                (
+                    (
+                        name,
+                        event_kind,
+                        title,
+                        severity,
+                        outcome,
+                        reason,
+                        detail,
+                        exchanges,
+                    ),
+                )|
+            ReceiverCheck {
+                name,
+                event_kind,
+                title,
+                severity,
+                outcome,
+                reason,
+                detail,
+                exchanges,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for ReceiverCheckName {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(ReceiverCheckName::ALL).boxed()
+    }
+}
+impl Arbitrary for ReceiverCheckSeverity {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(ReceiverCheckSeverity::ALL).boxed()
+    }
+}
+impl Arbitrary for ReceiverCheckOutcome {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        proptest::sample::select(ReceiverCheckOutcome::ALL).boxed()
+    }
+}
+impl Arbitrary for ReceiverCheckExchange {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        ((any::<ReceiverCheckSent>(), any::<ReceiverCheckReceived>()),)
+            .prop_map(|((sent, received),)| ReceiverCheckExchange {
+                sent,
+                received,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for ReceiverCheckSent {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                proptest::collection::vec(any::<ReceiverCheckHeader>(), 0..=3),
+            ),
+        )
+            .prop_map(|((event_id, body_start, headers),)| ReceiverCheckSent {
+                event_id,
+                body_start,
+                headers,
+            })
+            .boxed()
+    }
+}
+impl Arbitrary for ReceiverCheckHeader {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+                "[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}",
+            ),
+        )
+            .prop_map(|((name, value),)| ReceiverCheckHeader { name, value })
+            .boxed()
+    }
+}
+impl Arbitrary for ReceiverCheckReceived {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Self>;
+    fn arbitrary_with(_: ()) -> Self::Strategy {
+        (
+            (
+                proptest::option::of(
+                    -9_007_199_254_740_991i64..=9_007_199_254_740_991i64,
+                ),
+                proptest::option::of(0u64..=9_007_199_254_740_991u64),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+                proptest::option::of("[ -~\u{a0}-\u{d7ff}\u{e000}-\u{fffd}]{0,24}"),
+            ),
+        )
+            .prop_map(|((status, latency_ms, body_start, stale_flag, error),)| ReceiverCheckReceived {
+                status,
+                latency_ms,
+                body_start,
+                stale_flag,
+                error,
+            })
+            .boxed()
+    }
+}
 impl Arbitrary for HttpApiDecodeErrorTag {
     type Parameters = ();
     type Strategy = BoxedStrategy<Self>;

@@ -2940,6 +2940,11 @@ impl<T: crate::IntoServiceUnavailable> From<T> for SandboxClearFaultsError {
         Self::from(failure.into_service_unavailable())
     }
 }
+impl<T: crate::IntoServiceUnavailable> From<T> for SandboxCheckWebhookReceiverError {
+    fn from(failure: T) -> Self {
+        Self::from(failure.into_service_unavailable())
+    }
+}
 impl UserEventsPage {
     /// This answer's JSON, exactly as its `Serialize` writes it, from its lists already encoded (copied, not
     /// decoded) and its other members.

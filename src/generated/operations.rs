@@ -5207,6 +5207,141 @@ impl From<InvalidJwt> for SandboxClearFaultsError {
         Self::BadRequest(BadRequest::from(v))
     }
 }
+/// `POST /sandbox/webhook-receiver-checks` (`sandboxCheckWebhookReceiver`): Check a webhook receiver against how production delivers (sandbox only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxCheckWebhookReceiver;
+impl Operation for SandboxCheckWebhookReceiver {
+    const ID: &'static str = "sandboxCheckWebhookReceiver";
+    const METHOD: &'static str = "POST";
+    const PATH: &'static str = "/sandbox/webhook-receiver-checks";
+    const SECURITY: Security = Security::Bearer;
+    const DEPRECATED: bool = false;
+    const ALIAS_OF: Option<&'static str> = None;
+    type Path = ();
+    type Query = ();
+    type Body = SandboxReceiverCheckRequest;
+    type Response = ReceiverCheckReport;
+    type Error = SandboxCheckWebhookReceiverError;
+}
+/// Every documented error answer of `sandboxCheckWebhookReceiver`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SandboxCheckWebhookReceiverError {
+    /// 400: The request could not be decoded, or its JWT is malformed or unverifiable.
+    BadRequest(BadRequest),
+    /// 401: Missing or rejected credential.
+    Unauthorized(Unauthorized),
+    /// 413: The request body is larger than the server accepts: 1 MiB by default, 4 KiB for an operation without
+    PayloadTooLarge(PayloadTooLarge),
+    /// 422: A well-formed request the service cannot serve.
+    InvalidRequest(InvalidRequest),
+    /// 429: The project sent more requests than the deployment's per-project rate limit allows (the sandbox's
+    TooManyRequests(TooManyRequests),
+    /// 503: The service cannot answer now (its store or a dependency failed). Nothing was changed; the same request
+    ServiceUnavailable(ServiceUnavailable),
+}
+impl ErrorResponse for SandboxCheckWebhookReceiverError {
+    const STATUSES: &'static [u16] = &[400, 401, 413, 422, 429, 503];
+    fn status(&self) -> u16 {
+        match self {
+            Self::BadRequest(_) => 400,
+            Self::Unauthorized(_) => 401,
+            Self::PayloadTooLarge(_) => 413,
+            Self::InvalidRequest(_) => 422,
+            Self::TooManyRequests(_) => 429,
+            Self::ServiceUnavailable(_) => 503,
+        }
+    }
+    #[inline]
+    fn from_response(
+        status: u16,
+        body: &[u8],
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde_json::from_slice(body).map(Self::BadRequest)),
+            401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
+            413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
+            422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
+            429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
+            503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
+            _ => None,
+        }
+    }
+}
+impl Serialize for SandboxCheckWebhookReceiverError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::BadRequest(v) => v.serialize(serializer),
+            Self::Unauthorized(v) => v.serialize(serializer),
+            Self::PayloadTooLarge(v) => v.serialize(serializer),
+            Self::InvalidRequest(v) => v.serialize(serializer),
+            Self::TooManyRequests(v) => v.serialize(serializer),
+            Self::ServiceUnavailable(v) => v.serialize(serializer),
+        }
+    }
+}
+impl From<BadRequest> for SandboxCheckWebhookReceiverError {
+    fn from(v: BadRequest) -> Self {
+        Self::BadRequest(v)
+    }
+}
+impl From<Unauthorized> for SandboxCheckWebhookReceiverError {
+    fn from(v: Unauthorized) -> Self {
+        Self::Unauthorized(v)
+    }
+}
+impl From<PayloadTooLarge> for SandboxCheckWebhookReceiverError {
+    fn from(v: PayloadTooLarge) -> Self {
+        Self::PayloadTooLarge(v)
+    }
+}
+impl From<InvalidRequest> for SandboxCheckWebhookReceiverError {
+    fn from(v: InvalidRequest) -> Self {
+        Self::InvalidRequest(v)
+    }
+}
+impl From<TooManyRequests> for SandboxCheckWebhookReceiverError {
+    fn from(v: TooManyRequests) -> Self {
+        Self::TooManyRequests(v)
+    }
+}
+impl From<ServiceUnavailable> for SandboxCheckWebhookReceiverError {
+    fn from(v: ServiceUnavailable) -> Self {
+        Self::ServiceUnavailable(v)
+    }
+}
+impl From<HttpApiDecodeError> for SandboxCheckWebhookReceiverError {
+    fn from(v: HttpApiDecodeError) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
+impl From<InvalidJwt> for SandboxCheckWebhookReceiverError {
+    fn from(v: InvalidJwt) -> Self {
+        Self::BadRequest(BadRequest::from(v))
+    }
+}
 /// Every operation of the document as a value, one variant per `operationId` (named as its unit struct in
 /// this module), in the document's order. A `match` over it names every operation: one added to the schema
 /// does not compile until each `match` handles it.
@@ -5290,10 +5425,12 @@ pub enum AnyOperation {
     SandboxSetFaults,
     /// `DELETE /sandbox/faults` (`sandboxClearFaults`).
     SandboxClearFaults,
+    /// `POST /sandbox/webhook-receiver-checks` (`sandboxCheckWebhookReceiver`).
+    SandboxCheckWebhookReceiver,
 }
 impl AnyOperation {
     /// Every operation, in the document's order (`ALL[op as usize] == op`).
-    pub const ALL: [AnyOperation; 39] = [
+    pub const ALL: [AnyOperation; 40] = [
         Self::QuoteBridge,
         Self::QuoteBridgeSwap,
         Self::CommitQuote,
@@ -5333,6 +5470,7 @@ impl AnyOperation {
         Self::SandboxGetFaults,
         Self::SandboxSetFaults,
         Self::SandboxClearFaults,
+        Self::SandboxCheckWebhookReceiver,
     ];
     /// The `operationId`.
     pub const fn id(self) -> &'static str {
@@ -5402,6 +5540,9 @@ impl AnyOperation {
             Self::SandboxGetFaults => <SandboxGetFaults as Operation>::ID,
             Self::SandboxSetFaults => <SandboxSetFaults as Operation>::ID,
             Self::SandboxClearFaults => <SandboxClearFaults as Operation>::ID,
+            Self::SandboxCheckWebhookReceiver => {
+                <SandboxCheckWebhookReceiver as Operation>::ID
+            }
         }
     }
     /// The operation whose `operationId` is `id`.
@@ -5423,6 +5564,9 @@ pub const WEBHOOK_SIGNATURE_HEADER: &str = "X-Webhook-Signature";
 pub const SANDBOX_FAULT_HEADER: &str = "x-sandbox-fault";
 /// The header the answers name `components.headers.RetryAfter`.
 pub const RETRY_AFTER_HEADER: &str = "Retry-After";
+/// The header a receiver may set on its 2xx answer to a delivery (the `webhookEvent` callback's
+/// answer): it acknowledges the delivery but holds its `ts` too old to act on.
+pub const WEBHOOK_STALE_HEADER: &str = "X-Webhook-Stale";
 /// Calls `$callback!(Operation, "operationId");` once for every operation, in the document's order.
 #[macro_export]
 macro_rules! every_operation {
@@ -5461,6 +5605,7 @@ macro_rules! every_operation {
         "sandboxResendWebhookDelivery"); $callback ! (SandboxRecoverWebhookDeliveries,
         "sandboxRecoverWebhookDeliveries"); $callback ! (SandboxGetFaults,
         "sandboxGetFaults"); $callback ! (SandboxSetFaults, "sandboxSetFaults");
-        $callback ! (SandboxClearFaults, "sandboxClearFaults");
+        $callback ! (SandboxClearFaults, "sandboxClearFaults"); $callback !
+        (SandboxCheckWebhookReceiver, "sandboxCheckWebhookReceiver");
     };
 }

@@ -186,24 +186,44 @@ fn headers(doc: &Yaml) -> anyhow::Result<TokenStream> {
         .and_then(|k| k.get("name"))
         .and_then(Value::as_str)
         .ok_or_else(|| anyhow!("components.securitySchemes.legacyApiKey.name is missing"))?;
-    let signature_header = schema::operations(doc)?
-        .iter()
-        .filter_map(|op| op.op.get("callbacks").and_then(Value::as_mapping))
-        .flat_map(|callbacks| callbacks.values())
-        .filter_map(|cb| cb.as_mapping().and_then(|m| m.values().next()))
-        .filter_map(|item| item.get("post").and_then(|p| p.get("parameters")).and_then(Value::as_sequence))
+    let operations = schema::operations(doc)?;
+    let callbacks = || {
+        operations
+            .iter()
+            .filter_map(|op| op.op.get("callbacks").and_then(Value::as_mapping))
+            .flat_map(|callbacks| callbacks.values())
+            .filter_map(|cb| cb.as_mapping().and_then(|m| m.values().next()))
+            .filter_map(|item| item.get("post"))
+    };
+    let signature_header = callbacks()
+        .filter_map(|post| post.get("parameters").and_then(Value::as_sequence))
         .flatten()
         .find(|p| schema::str_of(p, "in") == Some("header"))
         .and_then(|p| schema::str_of(p, "name"))
         .ok_or_else(|| anyhow!("the webhookEvent callback declares no signature header"))?
         .to_owned();
     let response_headers = response_headers(doc)?;
+    // A header a receiver may set on its 2xx answer (the callback's answer headers): optional.
+    let answer_header = callbacks()
+        .filter_map(|post| post.get("responses").and_then(Value::as_mapping))
+        .flat_map(|responses| responses.values())
+        .filter_map(|response| response.get("headers").and_then(Value::as_mapping))
+        .flat_map(|headers| headers.keys())
+        .find_map(Value::as_str)
+        .map(|name| {
+            quote! {
+                /// The header a receiver may set on its 2xx answer to a delivery (the `webhookEvent` callback's
+                /// answer): it acknowledges the delivery but holds its `ts` too old to act on.
+                pub const WEBHOOK_STALE_HEADER: &str = #name;
+            }
+        });
     Ok(quote! {
         /// The header of the legacy API key (`components.securitySchemes.legacyApiKey`).
         pub const LEGACY_API_KEY_HEADER: &str = #api_key_header;
         /// The header that carries a webhook delivery's signature (the `webhookEvent` callback).
         pub const WEBHOOK_SIGNATURE_HEADER: &str = #signature_header;
         #response_headers
+        #answer_header
     })
 }
 

@@ -52,11 +52,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Only some checks: --only isolation, --only quoteBridge, --only schema::getBridge (whole `::` segments of
 /// check names), or a glob: --only 'decode::*::query*'.
 ///
-/// Two more commands (each has its --help):
+/// More commands (each has its --help):
 ///
 ///   bridge-conformance proxy --upstream URL    a validating proxy: put it between a service and the
 ///                                              deployment; it checks every exchange and reports coverage
 ///   bridge-conformance replay FILE --base-url URL   sends a recording of the proxy again and compares
+///   bridge-conformance receiver --url URL --spawn-sandbox   checks your webhook receiver: signed deliveries
+///                                              as production sends them, and what it did with each
 #[derive(Parser, Debug)]
 #[command(name = "bridge-conformance", version, about, long_about, verbatim_doc_comment)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -77,6 +79,8 @@ enum Command {
     Proxy(ProxyArgs),
     /// Sends a recording of the proxy (--record) again and reports how the answers differ.
     Replay(ReplayArgs),
+    // The about and --help text are ReceiverArgs's.
+    Receiver(ReceiverArgs),
 }
 
 #[derive(Args, Debug)]
@@ -329,6 +333,83 @@ struct ReplayArgs {
     json: Option<PathBuf>,
 }
 
+/// Checks a webhook receiver: a sandbox sends it deliveries as production does and reports what it did.
+///
+/// The sandbox sends a battery of signed deliveries (every event kind; one unsigned, one signed with another key,
+/// one changed after signing; a retry; a bridge's events out of order; an event with a member, and one of a kind,
+/// the receiver does not know; an envelope an hour old) and reports what the receiver did with each, as `must` and
+/// `should` checks, each with why it matters and, when it failed, what was sent and what came back.
+///
+///   bridge-conformance receiver --url http://127.0.0.1:3000/webhooks/bridge \
+///       --sandbox http://127.0.0.1:8080 --token "$(bridge-sandbox token --project my-app)"
+///
+///   # in CI: a throw-away sandbox on 127.0.0.1:8080, JUnit XML for the CI's test view
+///   bridge-conformance receiver --url http://127.0.0.1:3000/webhooks/bridge --spawn-sandbox --junit receiver.xml
+///
+/// The receiver verifies signatures with the key of the sandbox that sends (its GET /webhook/public-key): with
+/// --spawn-sandbox that sandbox listens on --sandbox-listen (127.0.0.1:8080 by default, the address of
+/// `bridge-sandbox serve`), so point your receiver there, as in development. The sandbox must reach the receiver
+/// (its webhook egress policy applies: a refused URL is refused before anything is sent).
+///
+/// Prints the report on stdout (--format text, json, junit or html); --json, --junit and --html also write it to
+/// files. Exit status: 0 when every must check passed (failed should checks are reported, not gated on), 1 when a
+/// must check failed, 2 when the check could not run (the sandbox unreachable, the URL refused: the reason is
+/// printed).
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+#[command(group(ArgGroup::new("sender").required(true).args(["sandbox", "spawn_sandbox"])))]
+struct ReceiverArgs {
+    /// The receiver's URL (http://...): where a quote's webhookUrl would lead.
+    #[arg(long, value_name = "URL")]
+    url: String,
+
+    /// Base URL of the sandbox that sends the deliveries.
+    #[arg(long, env = "BRIDGE_CONFORMANCE_SANDBOX", value_name = "URL", requires = "token")]
+    sandbox: Option<String>,
+
+    /// Bearer JWT of a project of that sandbox (`bridge-sandbox token --project ID`).
+    #[arg(long, env = "BRIDGE_CONFORMANCE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+
+    /// Start a sandbox for the check (temporary data directory, manual clock) on --sandbox-listen, and stop it
+    /// afterwards.
+    #[arg(long, conflicts_with = "sandbox")]
+    spawn_sandbox: bool,
+
+    /// Where the spawned sandbox listens: where the receiver fetches the webhook key.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    sandbox_listen: std::net::SocketAddr,
+
+    /// The sender's timeout the receiver is held to, in milliseconds (100 to 10000): shorter than the sandbox's
+    /// own (10000, production's 10 seconds) to see a slow receiver fail quickly.
+    #[arg(long, value_name = "MS")]
+    timeout_ms: Option<u64>,
+
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReceiverFormat,
+
+    /// Also write the report as JSON (as the sandbox answered it) to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+
+    /// Also write the report as JUnit XML to FILE (one test case per check; every failed check a failure).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+
+    /// Also write the report as one self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ReceiverFormat {
+    Text,
+    Json,
+    Junit,
+    Html,
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -348,6 +429,7 @@ async fn main() -> ExitCode {
         Some(Command::Run(args)) => go(args).await,
         Some(Command::Proxy(args)) => proxy(args).await,
         Some(Command::Replay(args)) => replay_command(args).await,
+        Some(Command::Receiver(args)) => receiver_command(args).await,
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
@@ -519,6 +601,56 @@ async fn replay_command(args: &ReplayArgs) -> anyhow::Result<bool> {
         write_file(path, &serde_json::to_string_pretty(&report)?, "replay report")?;
     }
     Ok(report.failed() == 0)
+}
+
+/// The receiver check; `Ok(true)` when no must check failed.
+async fn receiver_command(args: &ReceiverArgs) -> anyhow::Result<bool> {
+    use bridge_conformance::report::receiver;
+    use bridge_conformance::runner::receiver_check::{check_receiver, ReceiverCheckConfig};
+    let config = |sandbox: &str, token: &str| ReceiverCheckConfig {
+        sandbox: sandbox.to_owned(),
+        token: token.to_owned(),
+        url: args.url.clone(),
+        timeout_ms: args.timeout_ms,
+    };
+    let report = if args.spawn_sandbox {
+        #[cfg(not(feature = "spawn-sandbox"))]
+        anyhow::bail!("--spawn-sandbox: this runner was built without the `spawn-sandbox` feature (a default one)");
+        #[cfg(feature = "spawn-sandbox")]
+        {
+            let sandbox = bridge_conformance::SpawnedSandbox::start_on(args.sandbox_listen).await.map_err(|e| {
+                anyhow::anyhow!("{e:#}; give another --sandbox-listen, or a running sandbox with --sandbox and --token")
+            })?;
+            eprintln!("bridge-conformance receiver: a sandbox on {} sends the deliveries", sandbox.base_url);
+            let report = check_receiver(&config(&sandbox.base_url, &sandbox.token)).await;
+            sandbox.stop().await?;
+            report?
+        }
+    } else {
+        let sandbox = args.sandbox.as_deref().unwrap_or_default();
+        let token = args.token.as_deref().ok_or_else(|| anyhow::anyhow!("--token is required with --sandbox"))?;
+        check_receiver(&config(sandbox, token)).await?
+    };
+    let json = serde_json::to_string_pretty(&report)?;
+    let printed = match args.format {
+        ReceiverFormat::Text => receiver::text(&report),
+        ReceiverFormat::Json => format!("{json}\n"),
+        ReceiverFormat::Junit => receiver::junit(&report)?,
+        ReceiverFormat::Html => receiver::html(&report),
+    };
+    let mut stdout = std::io::stdout();
+    stdout.write_all(printed.as_bytes())?;
+    stdout.flush()?;
+    if let Some(path) = &args.json {
+        write_file(path, &json, "JSON report")?;
+    }
+    if let Some(path) = &args.junit {
+        write_file(path, &receiver::junit(&report)?, "JUnit XML")?;
+    }
+    if let Some(path) = &args.html {
+        write_file(path, &receiver::html(&report), "HTML report")?;
+    }
+    Ok(!receiver::must_failed(&report))
 }
 
 /// Ctrl-C, or SIGTERM on Unix (the proxy stops and writes its reports).

@@ -132,7 +132,7 @@ pub async fn open(config: &SandboxConfig) -> anyhow::Result<Opened> {
     let fault_key = config.seed.map_or_else(fault_model::FaultKey::random, fault_model::FaultKey::seeded);
     let default_faults = config.faults.clone().unwrap_or_else(fault_model::none);
     let faults = faults::Faults::open(store.clone(), default_faults, fault_key).await?;
-    let core = core::Core::new(store, catalogue, clock, ids)
+    let core = core::Core::new(store, catalogue, clock, ids, keys.webhook.clone())
         .with_webhook_egress(config.webhook_egress.clone())
         .with_faults(faults);
     let sandbox = Sandbox::new(core, keys.webhook.served_public_key(), access.clone());

@@ -156,4 +156,5 @@ impl SandboxApi for Sandbox {
     on_core!(SandboxGetFaults: sandbox_get_faults(caller));
     on_core!(SandboxSetFaults: sandbox_set_faults(caller, body));
     on_core!(SandboxClearFaults: sandbox_clear_faults(caller));
+    on_core!(SandboxCheckWebhookReceiver: sandbox_check_webhook_receiver(caller, body));
 }

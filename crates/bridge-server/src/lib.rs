@@ -110,6 +110,7 @@
 //! #   async fn sandbox_get_faults(&self, _: Caller) -> Result<<SandboxGetFaults as bridge_contract::Operation>::Response, SandboxGetFaultsError> { todo!() }
 //! #   async fn sandbox_set_faults(&self, _: Caller, _: SandboxFaultProfile) -> Result<<SandboxSetFaults as bridge_contract::Operation>::Response, SandboxSetFaultsError> { todo!() }
 //! #   async fn sandbox_clear_faults(&self, _: Caller) -> Result<<SandboxClearFaults as bridge_contract::Operation>::Response, SandboxClearFaultsError> { todo!() }
+//! #   async fn sandbox_check_webhook_receiver(&self, _: Caller, _: SandboxReceiverCheckRequest) -> Result<<SandboxCheckWebhookReceiver as bridge_contract::Operation>::Response, SandboxCheckWebhookReceiverError> { todo!() }
 //! }
 //!
 //! let auth = JwtAuthenticator::new().with_hs256(b"a secret of at least 32 bytes, please!!");

@@ -124,6 +124,9 @@ pub(crate) fn security(operation: &str) -> Option<Security> {
             "sandbox_clear_faults" => {
                 <::bridge_contract::operations::SandboxClearFaults as Operation>::SECURITY
             }
+            "sandbox_check_webhook_receiver" => {
+                <::bridge_contract::operations::SandboxCheckWebhookReceiver as Operation>::SECURITY
+            }
             _ => return None,
         },
     )
@@ -172,6 +175,7 @@ pub(crate) fn safe_to_retry(operation: &str) -> Option<bool> {
             "sandbox_get_faults" => true,
             "sandbox_set_faults" => false,
             "sandbox_clear_faults" => false,
+            "sandbox_check_webhook_receiver" => false,
             _ => return None,
         },
     )
@@ -327,4 +331,8 @@ for ::bridge_contract::operations::SandboxSetFaultsError {
 impl crate::error::OperationError
 for ::bridge_contract::operations::SandboxClearFaultsError {
     type Operation = ::bridge_contract::operations::SandboxClearFaults;
+}
+impl crate::error::OperationError
+for ::bridge_contract::operations::SandboxCheckWebhookReceiverError {
+    type Operation = ::bridge_contract::operations::SandboxCheckWebhookReceiver;
 }

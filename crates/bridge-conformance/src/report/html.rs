@@ -25,7 +25,8 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-const STYLE: &str = r#"
+/// The page's styles (also the receiver check's page, [`crate::report::receiver`]).
+pub(crate) const STYLE: &str = r#"
 :root { color-scheme: light; --ink: #1f2328; --muted: #57606a; --line: #d0d7de; --ok: #116329; --ok-bg: #dafbe1;
   --bad: #a40e26; --bad-bg: #ffebe9; --warn: #7d4e00; --warn-bg: #fff8c5; --chip: #eaeef2; }
 * { box-sizing: border-box; }
@@ -72,7 +73,8 @@ footer { color: var(--muted); font-size: 13px; padding: 24px; }
 a { color: #0550ae; }
 "#;
 
-fn card(out: &mut String, class: &str, figure: &str, label: &str) {
+/// A summary card: a figure and what it counts; `class` is `ok`, `bad` or `neutral`.
+pub(crate) fn card(out: &mut String, class: &str, figure: &str, label: &str) {
     let _ = write!(
         out,
         r#"<li class="{class}"><span class="figure">{}</span><span class="label">{}</span></li>"#,

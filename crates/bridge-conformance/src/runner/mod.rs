@@ -1,6 +1,7 @@
 //! The runner: checks a deployment with requests of its own. Its parts: [`check`] (what a check is), [`checks`]
 //! (the registry, one module per area), [`config`], [`http`] (raw requests, every answer checked against the
-//! document), [`receiver`] (webhook deliveries), `spawn` (`--spawn-sandbox`); here, the run loop.
+//! document), [`receiver`] (webhook deliveries), `spawn` (`--spawn-sandbox`); here, the run loop. Beside it,
+//! [`receiver_check`] drives the sandbox's receiver check (`bridge-conformance receiver`).
 //!
 //! The run loop selects checks from the registry ([`checks::all`]) and runs them. Checks run one after another
 //! (several of them move the sandbox clock, which every project shares); each check makes the quotes, bridges and
@@ -12,6 +13,7 @@ pub mod checks;
 pub mod config;
 pub mod http;
 pub mod receiver;
+pub mod receiver_check;
 #[cfg(feature = "spawn-sandbox")]
 pub mod spawn;
 

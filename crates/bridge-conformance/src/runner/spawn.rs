@@ -19,6 +19,10 @@ use crate::runner::config::{RateLimited, RunConfig};
 /// The limit of [`SpawnedSandbox::start_rate_limited`]: one request per second per project, three at once.
 pub const RATE_LIMIT: RateLimit = RateLimit::fixed(1, 3);
 
+/// Where a spawned sandbox listens unless told: a free port of 127.0.0.1.
+const LOOPBACK_ANY_PORT: std::net::SocketAddr =
+    std::net::SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
+
 /// The projects of the spawned sandbox's tokens.
 pub const MAIN_PROJECT: &str = "conformance-main";
 /// The second project has the `postBridgeData` feature, so both answers of that check are exercised.
@@ -48,34 +52,44 @@ pub struct SpawnedSandbox {
 impl SpawnedSandbox {
     /// The sandbox exactly as `bridge-sandbox serve --clock manual` runs it (`bridge_sandbox::serve_on`).
     pub async fn start() -> anyhow::Result<Self> {
-        Self::launch(None, None).await
+        Self::launch(None, None, LOOPBACK_ANY_PORT).await
+    }
+
+    /// As [`SpawnedSandbox::start`], listening on `listen` (`bridge-conformance receiver --spawn-sandbox
+    /// --sandbox-listen`: a receiver under check fetches the webhook key from an address it was told).
+    pub async fn start_on(listen: std::net::SocketAddr) -> anyhow::Result<Self> {
+        Self::launch(None, None, listen).await
     }
 
     /// A sandbox whose HTTP application is `app(&opened)` instead of `bridge_sandbox::app`: wrap the router in
     /// a middleware, or serve a `BridgeApi` that wraps `opened.sandbox`. The lifecycle ticker and the webhook
     /// courier run as in `serve_on`.
     pub async fn start_with(app: impl FnOnce(&Opened) -> axum::Router) -> anyhow::Result<Self> {
-        Self::launch(Some(Box::new(app)), None).await
+        Self::launch(Some(Box::new(app)), None, LOOPBACK_ANY_PORT).await
     }
 
     /// A sandbox that limits each project's requests to [`RATE_LIMIT`] (`serve --rate-limit 1
     /// --rate-limit-burst 3`), for the `limits` checks; the other checks run against one without a limit.
     pub async fn start_rate_limited() -> anyhow::Result<Self> {
-        Self::launch(None, Some(RATE_LIMIT)).await
+        Self::launch(None, Some(RATE_LIMIT), LOOPBACK_ANY_PORT).await
     }
 
     /// As [`SpawnedSandbox::start_rate_limited`], serving `app(&opened)` (whose `opened.rate_limit` is set).
     pub async fn start_rate_limited_with(app: impl FnOnce(&Opened) -> axum::Router) -> anyhow::Result<Self> {
-        Self::launch(Some(Box::new(app)), Some(RATE_LIMIT)).await
+        Self::launch(Some(Box::new(app)), Some(RATE_LIMIT), LOOPBACK_ANY_PORT).await
     }
 
-    async fn launch(app: Option<AppOf<'_>>, rate_limit: Option<RateLimit>) -> anyhow::Result<Self> {
+    async fn launch(
+        app: Option<AppOf<'_>>,
+        rate_limit: Option<RateLimit>,
+        listen: std::net::SocketAddr,
+    ) -> anyhow::Result<Self> {
         let data = tempfile::Builder::new()
             .prefix("bridge-conformance-")
             .tempdir()
             .context("making a temporary data directory")?;
         let config = SandboxConfig {
-            listen: "127.0.0.1:0".parse()?,
+            listen,
             data_dir: data.path().to_owned(),
             database_url: None,
             clock: ClockMode::Manual,
@@ -88,7 +102,8 @@ impl SpawnedSandbox {
         };
         let opened = bridge_sandbox::open(&config).await.context("opening the sandbox")?;
         let access = opened.access.clone();
-        let listener = tokio::net::TcpListener::bind(config.listen).await.context("binding a loopback port")?;
+        let listener =
+            tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("binding {}", config.listen))?;
         let base_url = format!("http://{}", listener.local_addr()?);
         let (stop, stopped) = oneshot::channel::<()>();
         let shutdown = async move {

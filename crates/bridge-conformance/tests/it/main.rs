@@ -7,6 +7,7 @@
 //!   headless Chromium, record and replay;
 //! * [`proxy_upstream`]: the proxy talks to its upstream only (`OPTIONS *`, `CONNECT`, absolute-form targets) and
 //!   answers 504 when it is silent;
+//! * [`receiver_check`]: `bridge-conformance receiver`: the exit status (musts only), the report's formats;
 //! * [`recording_redaction`]: no credential the sandbox issues is written whole in a recording or a report, in
 //!   any body type, header or target.
 //!
@@ -17,5 +18,6 @@ mod broken_deployments;
 mod cli;
 mod proxy;
 mod proxy_upstream;
+mod receiver_check;
 mod recording_redaction;
 mod spawn_sandbox;

@@ -18,11 +18,13 @@
 //!   is not this host.
 //! * Rate limit: with `serve --rate-limit`, each action counts as one request of its project against the API's own
 //!   budget (pages, which only read, do not), and is refused like the API refuses (429, nothing changed).
-//! * Pages ([`pages`]) and actions ([`actions`]); the look ([`view`]).
+//! * Pages ([`pages`]) and actions ([`actions`]); "Check a receiver" ([`receiver_check`]: a form whose post answers
+//!   the receiver check's report); the look ([`view`]).
 
 pub mod actions;
 pub mod guard;
 pub mod pages;
+pub mod receiver_check;
 pub mod session;
 pub mod sign_in;
 pub mod view;
@@ -111,6 +113,7 @@ pub fn routes<S: Clone + Send + Sync + 'static>(
         .route("/dashboard/deliveries/recover", post(actions::recover))
         .route("/dashboard/deliveries/{event}/resend", post(actions::resend))
         .route("/dashboard/webhook-test", post(actions::webhook_test))
+        .route("/dashboard/receiver-check", get(receiver_check::page).post(receiver_check::check))
         .route("/dashboard/clock", get(pages::clock))
         .route("/dashboard/clock/advance", post(actions::advance_clock))
         .route("/dashboard/reset", post(actions::reset))

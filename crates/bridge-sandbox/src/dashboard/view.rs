@@ -71,6 +71,7 @@ pub const NAV: &[(&str, &str)] = &[
     ("/dashboard/addresses", "Deposit addresses"),
     ("/dashboard/events", "Events"),
     ("/dashboard/deliveries", "Webhook deliveries"),
+    ("/dashboard/receiver-check", "Check a receiver"),
     ("/dashboard/clock", "Clock and project"),
 ];
 
@@ -129,6 +130,23 @@ fn head(title: &str) -> Markup {
 /// A page of a signed-in project: `live` is the part that updates by itself (polled every two seconds and
 /// swapped in place), `controls` the forms beside it (never replaced while someone types).
 pub fn page(frame: Frame<'_>, title: &str, controls: Markup, live: Markup, live_url: &str) -> Markup {
+    let content = html! {
+        (controls)
+        div id="live" hx-get=(live_url) hx-trigger="every 2s" hx-select="#live" hx-swap="outerHTML" {
+            (live)
+        }
+    };
+    layout(frame, title, content)
+}
+
+/// A page of a signed-in project that does not update by itself: `controls`, then `content` (the answer of an
+/// action shown once, such as a receiver check's report).
+pub fn still_page(frame: Frame<'_>, title: &str, controls: Markup, content: Markup) -> Markup {
+    layout(frame, title, html! { (controls) div id="content" { (content) } })
+}
+
+/// What every signed-in page shares: the skip link, the navigation, the notice of the last action, the footer.
+fn layout(frame: Frame<'_>, title: &str, content: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -161,10 +179,7 @@ pub fn page(frame: Frame<'_>, title: &str, controls: Markup, live: Markup, live_
                     @if let Some(notice) = &frame.notice {
                         div.notice.ok[notice.ok].bad[!notice.ok] role="status" { (notice.text) }
                     }
-                    (controls)
-                    div id="live" hx-get=(live_url) hx-trigger="every 2s" hx-select="#live" hx-swap="outerHTML" {
-                        (live)
-                    }
+                    (content)
                 }
                 footer { p { "Everything here goes through the sandbox's API, as the signed-in project. "
                     a href="/docs" { "API reference" } } }

@@ -1,11 +1,12 @@
 //! The core every area of the sandbox works over: the [`Store`], the [`Catalogue`], the clocks (the sandbox's
-//! [`Clock`] and each project's, read from the store: [`crate::infra::clock`]), the webhook egress policy, the fault
-//! profiles ([`crate::infra::faults`]), and the counters
-//! and key that ids and made-up chain data come from ([`crate::domain::ids`]). The contract's operations are
+//! [`Clock`] and each project's, read from the store: [`crate::infra::clock`]), the webhook egress policy and signing
+//! key, the fault profiles ([`crate::infra::faults`]), and the counters and key that ids and made-up chain data come
+//! from ([`crate::domain::ids`]). The contract's operations are
 //! methods of `Core` too, an `impl Core` block per area in `crate::operations` (a layer above this one).
 
 use std::sync::Arc;
 
+use bridge_contract::webhook::WebhookSigner;
 use bridge_contract::WebhookEvent;
 
 use crate::domain::catalogue::Catalogue;
@@ -26,6 +27,9 @@ pub struct Core {
     pub egress: WebhookEgress,
     /// The projects' fault profiles (`PUT /sandbox/faults`, `serve --faults`): none unless set.
     pub faults: Faults,
+    /// The key webhook deliveries are signed with (its public half is `GET /webhook/public-key`): the deliverer's,
+    /// and the receiver check's.
+    pub signer: Arc<WebhookSigner>,
     /// One lifecycle pass at a time (`crate::pipeline::lifecycle::advance`, and a cancel).
     pub(crate) pass: tokio::sync::Mutex<()>,
     /// The latest time answered per project (`--clock real` across wall-clock steps).
@@ -36,13 +40,20 @@ pub struct Core {
 }
 
 impl Core {
-    pub fn new(store: Arc<dyn Store>, catalogue: Catalogue, clock: Clock, ids: Ids) -> Self {
+    pub fn new(
+        store: Arc<dyn Store>,
+        catalogue: Catalogue,
+        clock: Clock,
+        ids: Ids,
+        signer: Arc<WebhookSigner>,
+    ) -> Self {
         Self {
             faults: Faults::off(store.clone()),
             store,
             catalogue,
             clock,
             egress: WebhookEgress::default(),
+            signer,
             pass: tokio::sync::Mutex::new(()),
             floors: Floors::default(),
             counters: Counters::default(),

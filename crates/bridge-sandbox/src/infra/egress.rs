@@ -493,6 +493,14 @@ impl WebhookEgress {
     pub fn resolver(&self) -> Arc<EgressResolver> {
         Arc::new(EgressResolver(self.clone()))
     }
+
+    /// A client builder for requests to webhook receivers under this policy: host names resolved through
+    /// [`Self::resolver`] (the connector gets only allowed addresses), no redirect followed, no proxy. The
+    /// deliverer's client and the receiver check's are built from it; an IP literal is judged with
+    /// [`Self::check_literal`] before each request.
+    pub fn client_builder(&self) -> reqwest::ClientBuilder {
+        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy().dns_resolver(self.resolver())
+    }
 }
 
 /// The delivery client's DNS resolver (`reqwest::dns::Resolve`): the connector is handed only the addresses the

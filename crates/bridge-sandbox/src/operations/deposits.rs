@@ -116,7 +116,7 @@ struct Extras {
 }
 
 /// `amount` in the token's smallest unit, as an integer string (truncated past the token's decimals).
-fn amount_wei(amount: &DecimalString, decimals: u32) -> String {
+pub fn amount_wei(amount: &DecimalString, decimals: u32) -> String {
     match amount.to_decimal() {
         Ok(d) => {
             let scaled = d * Decimal::from_i128_with_scale(10i128.pow(decimals.min(28)), 0);

@@ -16,5 +16,6 @@ pub mod faults;
 pub mod feed;
 pub mod projects;
 pub mod quotes;
+pub mod receiver_check;
 pub mod routing;
 pub mod webhooks;

@@ -81,7 +81,7 @@ pub fn body_start(body: &[u8]) -> String {
 }
 
 /// Reads at most [`BODY_START_BYTES`] of an answer's body (the rest is never read).
-async fn read_body_start(mut response: reqwest::Response) -> String {
+pub async fn read_body_start(mut response: reqwest::Response) -> String {
     let mut body = Vec::new();
     while body.len() <= BODY_START_BYTES {
         match response.chunk().await {
@@ -148,12 +148,7 @@ impl Deliverer {
     /// A deliverer for the sandbox's outbox. It takes over the leases of any earlier deliverer of the data
     /// directory (one sandbox process per data directory), so what was in flight at a crash is retried at once.
     pub async fn new(core: Arc<Core>, signer: Arc<WebhookSigner>) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder()
-            .timeout(TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(core.egress.resolver())
-            .build()?;
+        let http = core.egress.client_builder().timeout(TIMEOUT).build()?;
         core.store.release_leases().await?;
         Ok(Self {
             core,
@@ -465,7 +460,7 @@ impl Attempt {
 
 /// What a failed send recorded: the error and its causes, without the URL (the attempt names it once, in its
 /// `url`; reqwest's own text would repeat it, however long, in every attempt).
-fn without_url(error: reqwest::Error) -> String {
+pub fn without_url(error: reqwest::Error) -> String {
     let error = error.without_url();
     let mut text = error.to_string();
     let mut source = std::error::Error::source(&error);

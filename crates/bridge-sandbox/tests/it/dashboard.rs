@@ -863,3 +863,186 @@ async fn the_faults_form_sets_the_projects_profile_and_faulted_attempts_are_mark
     assert_eq!(http.post(&cookie, "/dashboard/faults/clear", &origin, &[("csrf", csrf.as_str())]).await, 303);
     assert_eq!(profile().await, serde_json::json!({"profile": {}, "source": "default"}));
 }
+
+/// "Check a receiver": the form runs the receiver check as the signed-in project and the page shows its report
+/// (the summary, every check, each failed one with why it matters and what was sent and came back), labelled,
+/// without a console error or a request elsewhere, and within a 380 px window (the table of checks too, unscrolled).
+/// The receiver checked answers 500 to a duplicate, so the report has one failed `should` check, whose row links to
+/// its deliveries. docs/receiver-check.png is cut from this test's `dashboard-receiver-check-readme` screenshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_is_checked_from_the_dashboard_in_a_browser() {
+    let Some(browser) = Browser::start().await.unwrap() else { return };
+    let data = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(data.path()).await;
+    let base = sandbox.base_url.clone();
+    let client = sandbox.client(data.path(), "receiver-team");
+    let served = client.get_webhook_public_key().await.unwrap();
+    let (_receiver, url) = crate::receiver_check::start(crate::receiver_check::Fault::RefusesDuplicates, &served).await;
+    let token = bridge_sandbox::mint_token(data.path(), "receiver-team", false, Duration::from_secs(3600)).unwrap();
+
+    browser.open(&format!("{base}/dashboard")).await.unwrap();
+    fill(&browser, "#credential", &token).await;
+    click(&browser, "form[action='/dashboard/sign-in'] button").await;
+    wait_for(&browser, "return location.pathname === '/dashboard/bridges'", "the bridges page after sign-in").await;
+    click(&browser, "nav a[href='/dashboard/receiver-check']").await;
+    wait_for(&browser, "return document.querySelector('#receiver-url') !== null", "the receiver check's form").await;
+    check_page(&browser, "receiver-check-form").await;
+
+    fill(&browser, "#receiver-url", &url).await;
+    click(&browser, "form[action='/dashboard/receiver-check'] button").await;
+    wait_for(&browser, "return document.querySelector('#report-heading') !== null", "the report").await;
+    let text = browser.eval(TEXT).await.unwrap().as_str().unwrap().to_owned();
+    for expected in [
+        "23 passed",
+        "0 must failed",
+        "1 should failed",
+        "The receiver meets every must.",
+        "acknowledges a signed BRIDGE_EXECUTED delivery",
+        "delivery 2 of 2: not acknowledged: answered 500 (duplicate key)",
+        "Why it matters: Delivery is at least once",
+        "X-Webhook-Signature: ",
+    ] {
+        assert!(text.contains(expected), "{expected:?} on the page:\n{text}");
+    }
+    let rows = browser.eval("return document.querySelectorAll('#content tbody tr').length").await.unwrap();
+    assert_eq!(rows, 24, "a row per check");
+    let url_kept = browser.eval("return document.querySelector('#receiver-url').value").await.unwrap();
+    assert_eq!(url_kept, url.as_str(), "the form stays filled in");
+    assert!(browser.requests().await.unwrap().iter().all(|r| r.starts_with(&base)), "nothing from elsewhere");
+    check_page(&browser, "receiver-check").await;
+    browser.client().set_window_size(960, 800).await.unwrap();
+    browser.screenshot("dashboard-receiver-check-readme").await.unwrap();
+
+    // The failed check's row links to its account, which shows what was sent and what came back.
+    click(&browser, "#content tbody tr.failed th a").await;
+    let shown = browser
+        .eval(
+            "const d = document.querySelector(location.hash); \
+             return d !== null && d.open && d.innerText.includes('Received') && d.innerText.includes('duplicate key')",
+        )
+        .await
+        .unwrap();
+    assert_eq!(shown, true, "the link leads to the failed check's deliveries");
+
+    browser.client().set_window_size(380, 900).await.unwrap();
+    let widths = browser
+        .eval(
+            "const t = document.querySelector('#content .table-wrap'); \
+             return [document.documentElement.scrollWidth, window.innerWidth, t.scrollWidth, t.clientWidth]",
+        )
+        .await
+        .unwrap();
+    browser.screenshot("dashboard-receiver-check-narrow").await.unwrap();
+    assert!(widths[0].as_f64() <= widths[1].as_f64(), "the report at 380 px: {widths}");
+    assert!(widths[2].as_f64() <= widths[3].as_f64(), "the table of checks fits 380 px unscrolled: {widths}");
+    browser.close().await.unwrap();
+}
+
+/// Posts the dashboard's receiver-check form as a page of this origin would; the status and the page.
+async fn post_check(http: &Http, cookie: &str, form: &[(&str, &str)]) -> (u16, String) {
+    let request = http.http.post(format!("{}/dashboard/receiver-check", http.base)).header("cookie", cookie);
+    let response = request.header("origin", &http.base).form(form).send().await.unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+/// The receiver check from the dashboard is an action like the others: without the session's token, or from
+/// another origin, it is refused (403) and nothing is sent to the receiver; a form the API's decoder refuses (a
+/// timeout that is no number, or below the schema's minimum) answers its 400 and sends nothing; a URL the API
+/// refuses answers the page with the API's 422 and its message; with the token, the page answers the report.
+#[tokio::test]
+async fn the_dashboards_receiver_check_needs_the_sessions_token_and_answers_the_report() {
+    let data = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(data.path()).await;
+    let base = sandbox.base_url.clone();
+    let http = Http::new(&base);
+    let served = sandbox.client(data.path(), "carol").get_webhook_public_key().await.unwrap();
+    let (receiver, url) = crate::receiver_check::start(crate::receiver_check::Fault::None, &served).await;
+    let key = bridge_sandbox::mint_api_key(data.path(), "carol").unwrap();
+    let cookie = http.sign_in(&key).await;
+    let csrf = http.csrf(&cookie).await;
+    let origin = [("origin", base.as_str())];
+    let path = "/dashboard/receiver-check";
+    assert_eq!(http.post(&cookie, path, &origin, &[("url", &url)]).await, 403, "no token");
+    let foreign = [("origin", "http://evil.example")];
+    assert_eq!(http.post(&cookie, path, &foreign, &[("csrf", &csrf), ("url", &url)]).await, 403, "another origin");
+    let cross = [("sec-fetch-site", "cross-site")];
+    assert_eq!(http.post(&cookie, path, &cross, &[("csrf", &csrf), ("url", &url)]).await, 403, "cross-site");
+
+    let (status, page) = post_check(&http, &cookie, &[("csrf", &csrf), ("url", &url), ("timeout_ms", "soon")]).await;
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("400 HttpApiDecodeError: [&quot;timeoutMs&quot;]: Expected"), "{page}");
+    let (status, page) = post_check(&http, &cookie, &[("csrf", &csrf), ("url", &url), ("timeout_ms", "5")]).await;
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("[&quot;timeoutMs&quot;]: Expected a number greater than or equal to 100"), "{page}");
+    assert!(page.contains(r#"value="5""#), "the form keeps what was typed: {page}");
+    let with_password = url.replace("http://", "http://user:secret@");
+    let (status, page) = post_check(&http, &cookie, &[("csrf", &csrf), ("url", &with_password)]).await;
+    assert_eq!(status, 422, "{page}");
+    assert!(page.contains("422 InvalidRequest: url http://user:***@") && !page.contains("secret"), "{page}");
+    assert!(receiver.handled.lock().unwrap().is_empty(), "a refused action sent nothing");
+
+    let (status, page) = post_check(&http, &cookie, &[("csrf", &csrf), ("url", &url), ("timeout_ms", "")]).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("24 passed") && page.contains("0 must failed"), "{page}");
+    assert!(page.contains("None: the receiver did what production needs of it in every check."), "{page}");
+    let out_of_order = "delivery 1 of 2: acknowledged: 204; delivery 2 of 2: acknowledged: 204";
+    assert!(page.contains(out_of_order), "a check of two deliveries says what each got: {page}");
+    assert!(!receiver.handled.lock().unwrap().is_empty(), "the receiver got the deliveries");
+}
+
+/// What a receiver answers is shown as text, never as markup: a receiver answering every delivery 500 with an
+/// HTML body fails every `signedEvent` check, and the page shows its body escaped.
+#[tokio::test]
+async fn the_dashboards_receiver_report_shows_a_receivers_answer_as_text() {
+    let data = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(data.path()).await;
+    let http = Http::new(&sandbox.base_url);
+    let answer = "<script>alert('receiver')</script><img src=x onerror=alert(1)>";
+    let app = axum::Router::new()
+        .route("/hook", axum::routing::post(move || async move { (StatusCode::INTERNAL_SERVER_ERROR, answer) }));
+    let url = format!("http://{}/hook", crate::support::serve_locally(app).await);
+    let token = bridge_sandbox::mint_token(data.path(), "dave", false, Duration::from_secs(3600)).unwrap();
+    let cookie = http.sign_in(&token).await;
+    let csrf = http.csrf(&cookie).await;
+    let (status, page) = post_check(&http, &cookie, &[("csrf", &csrf), ("url", &url)]).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("15 must failed"), "every signedEvent check failed: {page}");
+    assert!(!page.contains("<script>alert") && !page.contains("<img src=x"), "{page}");
+    assert!(page.contains("&lt;script&gt;alert(") && page.contains("&lt;img src=x onerror=alert(1)&gt;"), "{page}");
+}
+
+/// The dashboard's receiver check obeys the webhook egress policy (a loopback URL under `--webhook-egress public`
+/// is refused 422 before any connection) and counts once against the project's rate limit, as the API's does:
+/// past the burst it is refused 429.
+#[tokio::test]
+async fn the_dashboards_receiver_check_obeys_the_egress_policy_and_the_rate_limit() {
+    let store = crate::support::TestStore::sqlite();
+    let limit = bridge_sandbox::rate_limit::RateLimit::new(0.01, std::num::NonZeroU32::new(2));
+    let egress = bridge_sandbox::egress::WebhookEgress::new(bridge_sandbox::egress::EgressMode::Public);
+    let config = bridge_sandbox::SandboxConfig { rate_limit: limit, webhook_egress: egress, ..store.config() };
+    let sandbox = Running::with(config).await;
+    let http = Http::new(&sandbox.base_url);
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let counted = delivered.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { StatusCode::NO_CONTENT }
+        }),
+    );
+    let url = format!("http://{}/hook", crate::support::serve_locally(app).await);
+    let token = bridge_sandbox::mint_token(store.dir(), "erin", false, Duration::from_secs(3600)).unwrap();
+    let cookie = http.sign_in(&token).await;
+    let csrf = http.csrf(&cookie).await;
+    let (status, page) = post_check(&http, &cookie, &[("csrf", &csrf), ("url", &url)]).await;
+    assert_eq!(status, 422, "{page}");
+    assert!(page.contains("--webhook-egress public"), "the refusal names the rule: {page}");
+    assert_eq!(post_check(&http, &cookie, &[("csrf", &csrf), ("url", &url)]).await.0, 422);
+    let (status, page) = post_check(&http, &cookie, &[("csrf", &csrf), ("url", &url)]).await;
+    assert_eq!(status, 429, "the burst of 2 is spent: {page}");
+    assert_eq!(delivered.load(Ordering::SeqCst), 0, "nothing was sent to a refused address");
+    let api = sandbox.client(store.dir(), "erin");
+    let refused = api.sandbox_get_clock().await.unwrap_err();
+    assert_eq!(refused.status().map(|s| s.as_u16()), Some(429), "one budget with the API: {refused:?}");
+}

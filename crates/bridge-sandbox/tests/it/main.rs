@@ -27,6 +27,8 @@
 //! * [`rate_limits`] and [`egress`]: a sandbox shared by many projects: per-project rate limits (429
 //!   `TooManyRequests`), and the webhook egress policy (refusals when a `webhookUrl` is given and at delivery);
 //!   [`retention`]: what `serve --retain` deletes, and never deletes, in the store and over HTTP.
+//! * [`receiver_check`]: the receiver check (`POST /sandbox/webhook-receiver-checks`): each check failing against a
+//!   receiver built to break it, the events it sends, refusals before any connection, the egress policy.
 //!
 //! [`support`] starts a sandbox on a free loopback port, over SQLite or over a database of the throw-away
 //! PostgreSQL server of [`pg`]; `support::both_stores!` runs a store-behaviour test on each (`name::sqlite`,
@@ -52,6 +54,7 @@ mod pricing;
 mod processes;
 mod projects;
 mod rate_limits;
+mod receiver_check;
 mod retention;
 mod scenarios;
 mod sdk;

@@ -5,7 +5,8 @@
 //! production endpoints beyond the spec (`getBridgeConfig`, `cancelBridge`, the swap token configs, the cursor
 //! history, the deposit-address rate-limit status); every answer
 //! must be 2xx and decode into the contract type of its operation; every webhook the sandbox delivers meanwhile
-//! is verified with the SDK's own `isSignatureValid` (and a tampered one must not verify).
+//! is verified with the SDK's own `isSignatureValid` (and a tampered one must not verify). A receiver built on that
+//! verifier (scripts/sdk/receiver.mjs) passes every check of the receiver check.
 //!
 //! Needs Node.js and npm, and the npm registry (install.sh fetches the SDK with `npm pack`). Outside CI the
 //! tests are skipped, with the reason printed, when those are missing; in CI (`CI` set) they fail instead.
@@ -20,6 +21,7 @@ use crate::support::Running;
 use bridge_contract::operations::*;
 use bridge_contract::Operation;
 use serde_json::Value;
+use tokio::io::AsyncBufReadExt as _;
 
 fn sdk_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/sdk")
@@ -153,4 +155,43 @@ fn production_payload_fixtures_match_the_pinned_sdk() {
         let expected = serde_json::json!({"type": fixture["type"], "payload": fixture["json"]});
         assert_eq!(on_disk, expected, "{name} differs from what the pinned SDK's types give");
     }
+}
+
+/// The receiver check against a receiver built on the production SDK's own verifier (`isSignatureValid`;
+/// scripts/sdk/receiver.mjs, a small Node receiver as a team integrating with production would write one): it
+/// passes every check, `must` and `should` (the totals are printed).
+#[tokio::test]
+async fn the_receiver_check_passes_a_receiver_on_the_sdks_verifier() {
+    if !ready("the_receiver_check_passes_a_receiver_on_the_sdks_verifier") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Running::start(dir.path()).await;
+    let mut node = tokio::process::Command::new("node")
+        .arg(sdk_dir().join("receiver.mjs"))
+        .arg(&sandbox.base_url)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(node.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the receiver listens within 30 s")
+        .unwrap()
+        .and_then(|line| line.strip_prefix("listening ").map(str::to_owned))
+        .expect("the receiver prints the URL it listens on");
+    let http = bridge_client::Client::reqwest_builder().unwrap().timeout(Duration::from_secs(60)).build().unwrap();
+    let client = bridge_client::Client::with_reqwest(&sandbox.base_url, http, sandbox.credentials_of("sdk-receiver"));
+    let request = bridge_contract::SandboxReceiverCheckRequest { url, timeout_ms: None };
+    let report = client.sandbox_check_webhook_receiver(&request).await.unwrap();
+    println!(
+        "SDK receiver: {} passed, {} failed ({} must) in {} ms",
+        report.passed, report.failed, report.must_failed, report.duration_ms
+    );
+    let failed: Vec<&bridge_contract::ReceiverCheck> =
+        report.checks.iter().filter(|c| c.outcome == bridge_contract::ReceiverCheckOutcome::Failed).collect();
+    assert!(failed.is_empty(), "{}", serde_json::to_string_pretty(&failed).unwrap());
+    node.kill().await.unwrap();
+    sandbox.stop().await;
 }

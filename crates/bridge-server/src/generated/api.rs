@@ -974,6 +974,17 @@ pub trait SandboxApi: Send + Sync + 'static {
             SandboxClearFaultsError,
         >,
     > + Send;
+    /// `POST /sandbox/webhook-receiver-checks` (`sandboxCheckWebhookReceiver`): Check a webhook receiver against how production delivers (sandbox only).
+    fn sandbox_check_webhook_receiver(
+        &self,
+        caller: Caller,
+        body: SandboxReceiverCheckRequest,
+    ) -> impl Future<
+        Output = Result<
+            <SandboxCheckWebhookReceiver as Operation>::Response,
+            SandboxCheckWebhookReceiverError,
+        >,
+    > + Send;
 }
 /// The routes of [`SandboxApi`]'s operations.
 pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
@@ -1269,5 +1280,27 @@ pub(crate) fn sandbox_routes<A: SandboxApi>() -> axum::Router<AppState<A>> {
                         )
                         .await
                 }),
+        )
+        .route(
+            "/sandbox/webhook-receiver-checks",
+            axum::routing::post(|
+                axum::extract::State(state): axum::extract::State<AppState<A>>,
+                request: axum::extract::Request|
+            async move {
+                handle::<
+                    SandboxCheckWebhookReceiver,
+                    A,
+                    _,
+                    _,
+                    _,
+                >(
+                        state,
+                        request,
+                        |api, caller, input| async move {
+                            api.sandbox_check_webhook_receiver(caller, input.body).await
+                        },
+                    )
+                    .await
+            }),
         )
 }

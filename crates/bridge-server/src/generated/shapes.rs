@@ -1945,6 +1945,32 @@ pub static STRUCT_SANDBOX_FAULT_PROFILE: StructShape = StructShape {
         },
     ],
 };
+pub static STRUCT_SANDBOX_RECEIVER_CHECK_REQUEST: StructShape = StructShape {
+    name: "SandboxReceiverCheckRequest",
+    fields: &[
+        Field {
+            name: "url",
+            required: true,
+            default: None,
+            shape: Shape::String(StringRules {
+                min_length: Some(1),
+                max_length: Some(2048),
+                pattern: None,
+                trim: false,
+            }),
+        },
+        Field {
+            name: "timeoutMs",
+            required: false,
+            default: None,
+            shape: Shape::Number(NumberRules {
+                minimum: Some(100.0),
+                maximum: Some(10000.0),
+                integer: true,
+            }),
+        },
+    ],
+};
 /// Decoder tables of `POST /bridge/quote/user` (`quoteBridge`).
 pub static QUOTE_BRIDGE: OperationShapes = OperationShapes {
     operation_id: "quoteBridge",
@@ -2296,6 +2322,17 @@ pub static SANDBOX_CLEAR_FAULTS: OperationShapes = OperationShapes {
     query: None,
     body: None,
 };
+/// Decoder tables of `POST /sandbox/webhook-receiver-checks` (`sandboxCheckWebhookReceiver`).
+pub static SANDBOX_CHECK_WEBHOOK_RECEIVER: OperationShapes = OperationShapes {
+    operation_id: "sandboxCheckWebhookReceiver",
+    path_names: &[],
+    path: None,
+    query: None,
+    body: Some(BodyShape {
+        shape: Shape::Struct(&STRUCT_SANDBOX_RECEIVER_CHECK_REQUEST),
+        required: true,
+    }),
+};
 /// The decoder tables of an operation, by `operationId`.
 pub fn by_operation_id(id: &str) -> Option<&'static OperationShapes> {
     match id {
@@ -2344,6 +2381,7 @@ pub fn by_operation_id(id: &str) -> Option<&'static OperationShapes> {
         "sandboxGetFaults" => Some(&SANDBOX_GET_FAULTS),
         "sandboxSetFaults" => Some(&SANDBOX_SET_FAULTS),
         "sandboxClearFaults" => Some(&SANDBOX_CLEAR_FAULTS),
+        "sandboxCheckWebhookReceiver" => Some(&SANDBOX_CHECK_WEBHOOK_RECEIVER),
         _ => None,
     }
 }

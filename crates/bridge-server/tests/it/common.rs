@@ -303,6 +303,14 @@ impl SandboxApi for Recorder {
         self.record(SandboxRecoverWebhookDeliveries::ID, &caller, &body);
         Ok(SandboxWebhookRecover { deliveries: 0 })
     }
+    async fn sandbox_check_webhook_receiver(
+        &self,
+        caller: Caller,
+        body: SandboxReceiverCheckRequest,
+    ) -> Result<ReceiverCheckReport, SandboxCheckWebhookReceiverError> {
+        self.record(SandboxCheckWebhookReceiver::ID, &caller, &body);
+        Err(invalid(SandboxCheckWebhookReceiver::ID).into())
+    }
     async fn sandbox_get_clock(&self, caller: Caller) -> Result<SandboxClock, SandboxGetClockError> {
         self.record(SandboxGetClock::ID, &caller, json!(null));
         Err(ServiceUnavailable::new(SandboxGetClock::ID).into())

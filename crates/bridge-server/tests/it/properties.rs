@@ -242,7 +242,7 @@ async fn sandbox_helpers_are_served_only_by_the_sandbox_router() {
             }
         }
     }
-    assert_eq!(helpers.len(), 13, "the 13 sandbox helpers of the schema: {helpers:?}");
+    assert_eq!(helpers.len(), 14, "the 14 sandbox helpers of the schema: {helpers:?}");
     let production = common::production_app(common::Recorder::default(), ServerConfig::default());
     let (sandbox, recorder) =
         common::app_over(common::Recorder { panics: true, ..Default::default() }, ServerConfig::default());

@@ -186,6 +186,15 @@ async fn exercise(ctx: &Ctx, op: AnyOperation) -> anyhow::Result<()> {
         AnyOperation::SandboxClearFaults => {
             api.call(op, &[], &[], None).await?.ok()?;
         }
+        AnyOperation::SandboxCheckWebhookReceiver => {
+            // A receiver that answers 200 to everything: the report has failed checks (it verifies nothing), which
+            // is what this exercise's answer may say; the schema check judges its shape.
+            let receiver = crate::runner::receiver::Receiver::start(false).await?;
+            api.call(op, &[], &[], Some(json!({"url": receiver.url, "timeoutMs": 2000}))).await?.ok()?;
+            // A URL with a password is refused before anything is sent (422 InvalidRequest).
+            let refused = json!({"url": "http://user:secret@127.0.0.1:9/hook"});
+            api.call(op, &[], &[], Some(refused)).await?.expect_tag(422, "InvalidRequest")?;
+        }
         // Production endpoints beyond the spec.
         AnyOperation::CancelBridge => {
             let (q, _) = committed_bridge(api, quote_request(f)).await?;
