@@ -1,33 +1,25 @@
-//! Runtime helpers that the generated serde impls call (hand-written, small, and generic over every type).
+//! The decoder the generated types share, and the runtime helpers of their impls (hand-written, small, and
+//! generic over every type).
 //!
-//! * [`required_nullable`], [`optional_nullable`]: members that may be `null`;
-//! * [`union`], [`flattened`], [`by_kind`] and [`Body`]: the unions and the structs that flatten `allOf` members,
-//!   which read an object whole before they know what to read from it (module [`buffer`]).
+//! Every generated type's `Deserialize` is [`deserialize`]: the type gives a static table ([`Struct`], [`Enum`],
+//! [`Union`], [`Kinds`]: member names, which are required, closed or not, tags) and the places its members are
+//! written to ([`Decode`], [`Place`]); one decoder reads them all:
+//!
+//! * `stream`: from any serde deserializer, as serde's derived impls read (one copy per deserializer type);
+//! * `tree`: from an object read whole ([`Buffered`], module `buffer`), for the unions, whose tag may come
+//!   anywhere, and the structs that flatten `allOf` parts (not generic: compiled once, here).
 
 mod buffer;
+mod stream;
+mod table;
+mod tree;
 
-pub use buffer::{by_kind, flattened, union, Body, Buffered, Error, Held, Key, Parts};
-
-use serde::{Deserialize, Deserializer};
-
-/// Deserializes a required member whose value may be `null`: absent is an error, `null` is `None`.
-pub fn required_nullable<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer)
-}
-
-/// Deserializes an optional member whose value may be `null`: absent is `None` (by `#[serde(default)]`),
-/// `null` is `Some(None)`.
-pub fn optional_nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer).map(Some)
-}
+pub use buffer::{Buffered, Error, Key, Replay};
+pub use stream::deserialize;
+pub use table::{
+    Choice, Decode, Discriminant, Enum, Enumeration, Kinds, MapPlace, Members, OptionPlace, Place, Record, Struct,
+    Union, Variants, VecPlace,
+};
 
 /// JSON Schema of a required member that may be `null` (`{anyOf: [T, null]}`), for schemars: unlike
 /// `Option<T>`, it does not make the member optional.

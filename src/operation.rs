@@ -49,6 +49,15 @@ pub trait ErrorResponse: Sized + Serialize {
     const STATUSES: &'static [u16];
     /// Decodes an error answer: `None` when `status` is not documented for this operation.
     fn from_response(status: u16, body: &[u8]) -> Option<Result<Self, serde_json::Error>>;
+    /// Decodes an error answer already read into a `serde_json::Value` (which keeps the last value of a member
+    /// repeated in an object): `None` when `status` is not documented for this operation. The generated impls
+    /// read the `Value` in place; this default writes it out and reads it back with [`Self::from_response`].
+    fn from_value(status: u16, value: &serde_json::Value) -> Option<Result<Self, serde_json::Error>> {
+        match serde_json::to_vec(value) {
+            Ok(body) => Self::from_response(status, &body),
+            Err(e) => Some(Err(e)),
+        }
+    }
 }
 
 /// A failure that means "the service could not answer, and nothing was changed": a store or a dependency of an

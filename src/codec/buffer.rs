@@ -1,22 +1,24 @@
-//! A JSON value held while a union's tag is looked for, and replayed into the chosen variant.
+//! A JSON value held while a union's tag is looked for, and read into the chosen variant.
 //!
 //! The contract's unions are told apart by a member that may come anywhere in the object (the bridge records and
 //! events write their tag last), so a union's object is read whole before its variant is known. It is held as a
 //! [`Buffered`] tree: strings are borrowed from the input whenever the deserializer lends them (serde_json does,
 //! for strings without escapes), numbers are kept as read, objects are their members in order. Nothing is copied
-//! that the typed value does not keep anyway: reading the chosen variant from it ([`Body::read`]) is a walk over
+//! that the typed value does not keep anyway: reading the chosen variant from it (`super::tree`) is a walk over
 //! the tree, without parsing anything again.
 //!
-//! Replaying matches serde_json's `Value` deserializer (what the unions read their variants from before): the same
-//! calls on the visitors and the same error messages, so a variant fails exactly as it did. The one difference a
-//! `Value` would hide, members repeated in one object, is made up for where the object was read (see
-//! [`Buffered::without_repeats`]): the last value of a repeated member wins, as in a `Value`.
+//! Reading from the tree answers as serde_json's `Value` deserializer did (what the unions read their variants
+//! from before; [`Replay`] is that deserializer over a tree): the same errors, so a variant fails exactly as it
+//! did. The one difference a `Value` would hide, members repeated in one object, is made up for where the object
+//! was read (see [`Buffered::without_repeats`]): the last value of a repeated member wins, as in a `Value`.
 
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Unexpected, Visitor};
+
+use super::table::same;
 
 /// A member name.
 pub type Key<'de> = Cow<'de, str>;
@@ -69,10 +71,15 @@ impl<'de> Buffered<'de> {
         deserializer.deserialize_any(BufferVisitor { capacity: NESTED_MEMBERS })
     }
 
-    /// Reads one value from `deserializer`, expected to be a union's or a flattening struct's object: room is made
-    /// for as many members as the contract's records have, so that reading one does not grow the list twice.
-    fn read_top<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    /// Reads one value from `deserializer`, expected to be a union's object: room is made for as many members as
+    /// the contract's records have, so that reading one does not grow the list twice.
+    pub(super) fn read_top<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(BufferVisitor { capacity: TOP_MEMBERS })
+    }
+
+    /// The members of an object a flattening struct reads whole (with room as [`Buffered::read_top`] makes).
+    pub(super) fn top_entries<A: MapAccess<'de>>(map: &mut A) -> Result<Vec<(Key<'de>, Buffered<'de>)>, A::Error> {
+        entries(map, TOP_MEMBERS)
     }
 
     /// The JSON kind, as the schema's `type` names it.
@@ -103,10 +110,10 @@ impl<'de> Buffered<'de> {
 
     /// A deserializer over this value, by reference.
     pub fn replay<'a>(&'a self, human_readable: bool) -> Replay<'a, 'de> {
-        Replay { value: self, human_readable, taken: None }
+        Replay { value: self, human_readable }
     }
 
-    fn unexpected(&self) -> Unexpected<'_> {
+    pub(super) fn unexpected(&self) -> Unexpected<'_> {
         match self {
             Self::Null => Unexpected::Unit,
             Self::Bool(b) => Unexpected::Bool(*b),
@@ -245,19 +252,15 @@ impl<'de> Visitor<'de> for KeySeed {
     }
 }
 
-/// A deserializer over a [`Buffered`] value, by reference (so that it can be read again). When `taken` is given,
-/// the value is one member of a [`Parts`] split, and reading it as anything but `IgnoredAny` marks it taken.
+/// A deserializer over a [`Buffered`] value, by reference (so that it can be read again), as serde_json's `Value`
+/// deserializer reads a `Value`.
 pub struct Replay<'a, 'de> {
     value: &'a Buffered<'de>,
     human_readable: bool,
-    taken: Option<&'a Cell<bool>>,
 }
 
 impl<'a, 'de> Replay<'a, 'de> {
     fn value(&self) -> &'a Buffered<'de> {
-        if let Some(taken) = self.taken {
-            taken.set(true);
-        }
         self.value
     }
 
@@ -445,7 +448,6 @@ impl<'a, 'de> Deserializer<'de> for Replay<'a, 'de> {
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        // Not marked taken: a struct that ignores a member leaves it to the next part (see `Parts`).
         visitor.visit_unit()
     }
 
@@ -566,13 +568,18 @@ impl<'a, 'de> Deserializer<'de> for Name<'a, 'de> {
 /// The members of an object read whole (or those of them that the parts read before have not taken, see
 /// [`Parts`]), from which a union picks its variant and reads it.
 pub struct Body<'a, 'de> {
-    entries: &'a [(Key<'de>, Buffered<'de>)],
+    pub(super) entries: &'a [(Key<'de>, Buffered<'de>)],
     /// Members taken by the parts read before are skipped; reading one marks it taken.
     taken: Option<&'a [Cell<bool>]>,
-    human_readable: bool,
+    pub(super) human_readable: bool,
 }
 
 impl<'a, 'de> Body<'a, 'de> {
+    /// All the members of an object.
+    pub(super) fn whole(entries: &'a [(Key<'de>, Buffered<'de>)], human_readable: bool) -> Self {
+        Self { entries, taken: None, human_readable }
+    }
+
     fn visit<V: Visitor<'de>>(&self, visitor: V) -> Result<V::Value, Error> {
         let mut map = MapReplay { body: self, at: 0, value: None };
         let value = visitor.visit_map(&mut map)?;
@@ -583,20 +590,25 @@ impl<'a, 'de> Body<'a, 'de> {
         }
     }
 
-    fn is_taken(&self, i: usize) -> bool {
+    /// Member `i` was taken by a part read before.
+    #[inline]
+    pub(super) fn is_taken(&self, i: usize) -> bool {
         self.taken.is_some_and(|taken| taken[i].get())
     }
 
-    /// Reads `T` from the members (not taken yet), as from a `serde_json::Value` object.
-    pub fn read<T: serde::Deserialize<'de>>(&self) -> Result<T, Error> {
-        T::deserialize(BodyDeserializer(self))
+    /// Marks member `i` taken (by the part being read), when the members are split between parts.
+    #[inline]
+    pub(super) fn take(&self, i: usize) {
+        if let Some(taken) = self.taken {
+            taken[i].set(true);
+        }
     }
 
     /// The index in `tags` of the value of the member `property` (its last occurrence, as in a `Value`), or
     /// `default` when it is absent. Errors name the union, the property and the bad tag, and list the tags.
     pub fn tag(&self, union: &str, property: &str, tags: &[&str], default: Option<usize>) -> Result<usize, Error> {
         let expected = || tags.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ");
-        let found = (0..self.entries.len()).rev().find(|i| !self.is_taken(*i) && self.entries[*i].0 == property);
+        let found = (0..self.entries.len()).rev().find(|i| !self.is_taken(*i) && same(&self.entries[*i].0, property));
         let custom = |message: String| Error(message);
         match found.map(|i| &self.entries[i].1) {
             None => default
@@ -618,7 +630,7 @@ impl<'a, 'de> Body<'a, 'de> {
     /// one member of `members` that the object has. None of them, or more than one, is an error naming them.
     pub fn presence(&self, union: &str, members: &[&str]) -> Result<usize, Error> {
         let expected = || members.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(" or ");
-        let has = |member: &str| (0..self.entries.len()).any(|i| !self.is_taken(i) && self.entries[i].0 == member);
+        let has = |member: &str| (0..self.entries.len()).any(|i| !self.is_taken(i) && same(&self.entries[i].0, member));
         let mut present = members.iter().enumerate().filter(|(_, m)| has(m));
         match (present.next(), present.next()) {
             (Some((index, _)), None) => Ok(index),
@@ -686,65 +698,17 @@ impl<'b, 'a, 'de> MapAccess<'de> for MapReplay<'b, 'a, 'de> {
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
         let i = self.value.take().ok_or_else(|| <Error as de::Error>::custom("value is missing"))?;
-        let replay = Replay {
-            value: &self.body.entries[i].1,
-            human_readable: self.body.human_readable,
-            taken: self.body.taken.map(|taken| &taken[i]),
-        };
-        seed.deserialize(replay)
-    }
-}
-
-/// A [`Body`] as a deserializer: an object, like serde_json's `Map` as a deserializer.
-struct BodyDeserializer<'b, 'a, 'de>(&'b Body<'a, 'de>);
-
-impl<'b, 'a, 'de> Deserializer<'de> for BodyDeserializer<'b, 'a, 'de> {
-    type Error = Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.0.visit(visitor)
-    }
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_unit()
-    }
-
-    fn is_human_readable(&self) -> bool {
-        self.0.human_readable
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map struct enum identifier
-    }
-}
-
-/// One value read whole (a union told apart by JSON kind), from which the variant is read.
-pub struct Held<'de> {
-    value: Buffered<'de>,
-    human_readable: bool,
-}
-
-impl<'de> Held<'de> {
-    /// The JSON kind, as the schema's `type` names it.
-    pub fn kind(&self) -> &'static str {
-        self.value.kind()
-    }
-
-    /// Reads `T` from the value, as from a `serde_json::Value`.
-    pub fn read<T: serde::Deserialize<'de>>(&self) -> Result<T, Error> {
-        T::deserialize(self.value.replay(self.human_readable))
+        seed.deserialize(self.body.entries[i].1.replay(self.body.human_readable))
     }
 }
 
 /// Reads an object whole, then `build` reads the typed value from its members; should that fail while some
 /// object repeats a member, it is tried again with each repeated member reduced to its last value (what a
 /// `serde_json::Value` holds: the variant then succeeds or fails exactly as it did from one).
-fn build_from<'de, T>(
+pub(super) fn build_from<'de, T>(
     entries: &[(Key<'de>, Buffered<'de>)],
     human_readable: bool,
-    build: impl Fn(&Body<'_, 'de>) -> Result<T, Error>,
+    mut build: impl FnMut(&Body<'_, 'de>) -> Result<T, Error>,
 ) -> Result<T, Error> {
     let first = build(&Body { entries, taken: None, human_readable });
     match first {
@@ -767,66 +731,4 @@ fn without_repeats<'de>(entries: &[(Key<'de>, Buffered<'de>)]) -> Vec<(Key<'de>,
         .filter(|(i, (k, _))| !entries[i + 1..].iter().any(|(other, _)| other == k))
         .map(|(_, (k, v))| (k.clone(), v.without_repeats()))
         .collect()
-}
-
-/// A discriminated union: reads the object whole, then `variant` reads its tag and the variant it names
-/// ([`Body::tag`], [`Body::read`]). A value that is not an object fails with `expected an object (<union>), got a
-/// JSON <kind>`.
-pub fn union<'de, D, T>(
-    deserializer: D,
-    name: &str,
-    variant: impl Fn(&Body<'_, 'de>) -> Result<T, Error>,
-) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    let human_readable = deserializer.is_human_readable();
-    match Buffered::read_top(deserializer)? {
-        Buffered::Map(entries) => build_from(&entries, human_readable, variant).map_err(de::Error::custom),
-        other => Err(de::Error::custom(format_args!("expected an object ({name}), got a JSON {}", other.kind()))),
-    }
-}
-
-/// A struct that flattens other components (`allOf`): reads the object whole, then `build` reads each part from it
-/// ([`Body::parts`]). A value that is not an object fails as serde's derived impl does (`invalid type: …, expected
-/// struct <name>`).
-pub fn flattened<'de, D, T>(
-    deserializer: D,
-    name: &'static str,
-    build: impl Fn(&Body<'_, 'de>) -> Result<T, Error>,
-) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    let human_readable = deserializer.is_human_readable();
-    let entries = deserializer.deserialize_map(ObjectVisitor(name))?;
-    build_from(&entries, human_readable, build).map_err(de::Error::custom)
-}
-
-struct ObjectVisitor(&'static str);
-
-impl<'de> Visitor<'de> for ObjectVisitor {
-    type Value = Vec<(Key<'de>, Buffered<'de>)>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "struct {}", self.0)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        entries(&mut map, TOP_MEMBERS)
-    }
-}
-
-/// A union told apart by JSON kind: reads the value whole, then `variant` reads the variant its kind names.
-pub fn by_kind<'de, D, T>(deserializer: D, variant: impl Fn(&Held<'de>) -> Result<T, Error>) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    let human_readable = deserializer.is_human_readable();
-    let held = Held { value: Buffered::read(deserializer)?, human_readable };
-    let first = variant(&held);
-    match first {
-        Err(_) if held.value.has_repeats() => {
-            variant(&Held { value: held.value.without_repeats(), human_readable }).map_err(de::Error::custom)
-        }
-        result => result.map_err(de::Error::custom),
-    }
 }

@@ -51,6 +51,7 @@ impl ErrorResponse for QuoteBridgeError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -62,6 +63,34 @@ impl ErrorResponse for QuoteBridgeError {
             422 => Some(serde_json::from_slice(body).map(Self::QuoteBridgeUnprocessable)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::QuoteBridgeUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -200,6 +229,7 @@ impl ErrorResponse for QuoteBridgeSwapError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -216,6 +246,37 @@ impl ErrorResponse for QuoteBridgeSwapError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            404 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::NoRouteFoundError))
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::QuoteBridgeSwapUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -377,6 +438,7 @@ impl ErrorResponse for CommitQuoteError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -388,6 +450,27 @@ impl ErrorResponse for CommitQuoteError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            404 => Some(serde::Deserialize::deserialize(value).map(Self::QuoteNotFound)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -485,6 +568,7 @@ impl ErrorResponse for ListBridgeHistoryError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -495,6 +579,26 @@ impl ErrorResponse for ListBridgeHistoryError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -586,6 +690,7 @@ impl ErrorResponse for GetBridgeError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -596,6 +701,26 @@ impl ErrorResponse for GetBridgeError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -693,6 +818,7 @@ impl ErrorResponse for CancelBridgeError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -707,6 +833,35 @@ impl ErrorResponse for CancelBridgeError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            404 => Some(serde::Deserialize::deserialize(value).map(Self::BridgeNotFound)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::CancelBridgeUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -820,6 +975,7 @@ impl ErrorResponse for ListBridgeHistoryCursorError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -830,6 +986,26 @@ impl ErrorResponse for ListBridgeHistoryCursorError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -924,6 +1100,7 @@ impl ErrorResponse for GetBridgesByDepositHashError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -935,6 +1112,29 @@ impl ErrorResponse for GetBridgesByDepositHashError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            404 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::HistoryNotFound))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1032,6 +1232,7 @@ impl ErrorResponse for GetBridgeByWithdrawHashError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1042,6 +1243,26 @@ impl ErrorResponse for GetBridgeByWithdrawHashError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1135,6 +1356,7 @@ impl ErrorResponse for GetBridgeByWithdrawHashLegacyError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1145,6 +1367,26 @@ impl ErrorResponse for GetBridgeByWithdrawHashLegacyError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1227,6 +1469,7 @@ impl ErrorResponse for GetBridgeConfigsError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1234,6 +1477,25 @@ impl ErrorResponse for GetBridgeConfigsError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::HttpApiDecodeError),
+                )
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1288,6 +1550,7 @@ impl ErrorResponse for GetBridgeTokenConfigError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1295,6 +1558,26 @@ impl ErrorResponse for GetBridgeTokenConfigError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::TokenConfigBadRequest)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::TokenConfigBadRequest),
+                )
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1364,6 +1647,7 @@ impl ErrorResponse for GetBridgeSwapTokenConfigsError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1371,6 +1655,25 @@ impl ErrorResponse for GetBridgeSwapTokenConfigsError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::HttpApiDecodeError),
+                )
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -1431,6 +1734,7 @@ impl ErrorResponse for GetDepositAddressRateLimitStatusError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1440,6 +1744,21 @@ impl ErrorResponse for GetDepositAddressRateLimitStatusError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -1535,6 +1854,7 @@ impl ErrorResponse for GetDepositAddressStatusError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1547,6 +1867,27 @@ impl ErrorResponse for GetDepositAddressStatusError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::PublicStatusUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -1658,6 +1999,7 @@ impl ErrorResponse for GetDepositAddressHistoryError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1673,6 +2015,27 @@ impl ErrorResponse for GetDepositAddressHistoryError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::DepositAddressHistoryUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -1795,6 +2158,7 @@ impl ErrorResponse for GetDepositAddressCompletedRefundsError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1807,6 +2171,27 @@ impl ErrorResponse for GetDepositAddressCompletedRefundsError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::PublicStatusUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -1912,6 +2297,7 @@ impl ErrorResponse for GetDepositAddressSupportedTokensError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -1924,6 +2310,31 @@ impl ErrorResponse for GetDepositAddressSupportedTokensError {
                 )
             }
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::HttpApiDecodeError),
+                )
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::SupportedTokensUnprocessable),
+                )
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2008,6 +2419,7 @@ impl ErrorResponse for ExchangeApiKeyError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2018,6 +2430,30 @@ impl ErrorResponse for ExchangeApiKeyError {
             408 => Some(serde_json::from_slice(body).map(Self::RequestTimeout)),
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::HttpApiDecodeError),
+                )
+            }
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            408 => Some(serde::Deserialize::deserialize(value).map(Self::RequestTimeout)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2105,6 +2541,7 @@ impl ErrorResponse for CreateDepositAddressesError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2127,6 +2564,38 @@ impl ErrorResponse for CreateDepositAddressesError {
                 )
             }
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            403 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ExtensionNotEnabled),
+                )
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::DepositAddressCreateUnprocessable),
+                )
+            }
+            429 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::DepositAddressCreateTooManyRequests),
+                )
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -2318,6 +2787,7 @@ impl ErrorResponse for CreateDepositAddressesLegacyError {
             Self::Unavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2340,6 +2810,38 @@ impl ErrorResponse for CreateDepositAddressesLegacyError {
                 )
             }
             503 => Some(serde_json::from_slice(body).map(Self::Unavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            403 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ExtensionNotEnabled),
+                )
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::DepositAddressCreateUnprocessable),
+                )
+            }
+            429 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::DepositAddressCreateTooManyRequests),
+                )
+            }
+            503 => Some(serde::Deserialize::deserialize(value).map(Self::Unavailable)),
             _ => None,
         }
     }
@@ -2525,6 +3027,7 @@ impl ErrorResponse for SearchDepositAddressesError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2535,6 +3038,26 @@ impl ErrorResponse for SearchDepositAddressesError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2628,6 +3151,7 @@ impl ErrorResponse for SearchDepositAddressesLegacyError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2638,6 +3162,26 @@ impl ErrorResponse for SearchDepositAddressesLegacyError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2729,6 +3273,7 @@ impl ErrorResponse for GetDepositAddressPublicStatusError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2741,6 +3286,31 @@ impl ErrorResponse for GetDepositAddressPublicStatusError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::PublicStatusUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2833,6 +3403,7 @@ impl ErrorResponse for GetWebhookPublicKeyError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2840,6 +3411,25 @@ impl ErrorResponse for GetWebhookPublicKeyError {
         match status {
             400 => Some(serde_json::from_slice(body).map(Self::HttpApiDecodeError)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::HttpApiDecodeError),
+                )
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -2900,6 +3490,7 @@ impl ErrorResponse for ListUserEventsError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -2909,6 +3500,25 @@ impl ErrorResponse for ListUserEventsError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3000,6 +3610,7 @@ impl ErrorResponse for SandboxDepositBridgeError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3012,6 +3623,30 @@ impl ErrorResponse for SandboxDepositBridgeError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            404 => Some(serde::Deserialize::deserialize(value).map(Self::BridgeNotFound)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3118,6 +3753,7 @@ impl ErrorResponse for SandboxDepositIntoAddressError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3131,6 +3767,34 @@ impl ErrorResponse for SandboxDepositIntoAddressError {
             }
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::PublicStatusUnprocessable),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3241,6 +3905,7 @@ impl ErrorResponse for SandboxCreateRoutingDepositAddressError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3252,6 +3917,29 @@ impl ErrorResponse for SandboxCreateRoutingDepositAddressError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3352,6 +4040,7 @@ impl ErrorResponse for SandboxAdvanceClockError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3363,6 +4052,29 @@ impl ErrorResponse for SandboxAdvanceClockError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3457,6 +4169,7 @@ impl ErrorResponse for SandboxGetClockError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3466,6 +4179,25 @@ impl ErrorResponse for SandboxGetClockError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3548,6 +4280,7 @@ impl ErrorResponse for SandboxResetProjectError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3557,6 +4290,25 @@ impl ErrorResponse for SandboxResetProjectError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3645,6 +4397,7 @@ impl ErrorResponse for SandboxSendWebhookTestError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3656,6 +4409,29 @@ impl ErrorResponse for SandboxSendWebhookTestError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3750,6 +4526,7 @@ impl ErrorResponse for SandboxListWebhookDeliveriesError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3759,6 +4536,25 @@ impl ErrorResponse for SandboxListWebhookDeliveriesError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3844,6 +4640,7 @@ impl ErrorResponse for SandboxResendWebhookDeliveryError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3854,6 +4651,31 @@ impl ErrorResponse for SandboxResendWebhookDeliveryError {
             404 => Some(serde_json::from_slice(body).map(Self::WebhookDeliveryNotFound)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            404 => {
+                Some(
+                    serde::Deserialize::deserialize(value)
+                        .map(Self::WebhookDeliveryNotFound),
+                )
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -3945,6 +4767,7 @@ impl ErrorResponse for SandboxRecoverWebhookDeliveriesError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -3955,6 +4778,28 @@ impl ErrorResponse for SandboxRecoverWebhookDeliveriesError {
             413 => Some(serde_json::from_slice(body).map(Self::PayloadTooLarge)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -4043,6 +4888,7 @@ impl ErrorResponse for SandboxGetFaultsError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -4052,6 +4898,25 @@ impl ErrorResponse for SandboxGetFaultsError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -4140,6 +5005,7 @@ impl ErrorResponse for SandboxSetFaultsError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -4151,6 +5017,29 @@ impl ErrorResponse for SandboxSetFaultsError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -4245,6 +5134,7 @@ impl ErrorResponse for SandboxClearFaultsError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -4254,6 +5144,25 @@ impl ErrorResponse for SandboxClearFaultsError {
             401 => Some(serde_json::from_slice(body).map(Self::Unauthorized)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }
@@ -4342,6 +5251,7 @@ impl ErrorResponse for SandboxCheckWebhookReceiverError {
             Self::ServiceUnavailable(_) => 503,
         }
     }
+    #[inline]
     fn from_response(
         status: u16,
         body: &[u8],
@@ -4353,6 +5263,29 @@ impl ErrorResponse for SandboxCheckWebhookReceiverError {
             422 => Some(serde_json::from_slice(body).map(Self::InvalidRequest)),
             429 => Some(serde_json::from_slice(body).map(Self::TooManyRequests)),
             503 => Some(serde_json::from_slice(body).map(Self::ServiceUnavailable)),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn from_value(
+        status: u16,
+        value: &serde_json::Value,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        match status {
+            400 => Some(serde::Deserialize::deserialize(value).map(Self::BadRequest)),
+            401 => Some(serde::Deserialize::deserialize(value).map(Self::Unauthorized)),
+            413 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::PayloadTooLarge))
+            }
+            422 => Some(serde::Deserialize::deserialize(value).map(Self::InvalidRequest)),
+            429 => {
+                Some(serde::Deserialize::deserialize(value).map(Self::TooManyRequests))
+            }
+            503 => {
+                Some(
+                    serde::Deserialize::deserialize(value).map(Self::ServiceUnavailable),
+                )
+            }
             _ => None,
         }
     }

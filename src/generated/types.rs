@@ -2,20 +2,10 @@
 // schema-fingerprint: 774b9442e47cff00
 //! The contract's types, one per schema component, in the document's order.
 
+use crate::codec::Decode;
 use serde::{Deserialize, Serialize};
 /// Expected completion class: fast typically under 30 seconds, standard typically under a minute, slow up to 20 minutes.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum Speed {
     #[serde(rename = "fast")]
@@ -42,19 +32,22 @@ impl std::fmt::Display for Speed {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for Speed {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "Speed",
+        values: &["fast", "standard", "slow"],
+    };
+}
+impl<'de> Deserialize<'de> for Speed {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// `pay`: the amount is the exact amount to pay, fees included; `receive`: the exact amount to receive.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum QuoteMode {
     #[serde(rename = "pay")]
@@ -78,20 +71,22 @@ impl std::fmt::Display for QuoteMode {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for QuoteMode {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "QuoteMode",
+        values: &["pay", "receive"],
+    };
+}
+impl<'de> Deserialize<'de> for QuoteMode {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Whether the quote is for a smart deposit address, as the string `"true"` or `"false"`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum IsSdaFlag {
     #[serde(rename = "true")]
@@ -116,19 +111,22 @@ impl std::fmt::Display for IsSdaFlag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for IsSdaFlag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "IsSdaFlag",
+        values: &["true", "false"],
+    };
+}
+impl<'de> Deserialize<'de> for IsSdaFlag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Whether to reuse an existing matching address (the default) or create a new one.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ReusePolicy {
     #[serde(rename = "create-new")]
@@ -152,19 +150,22 @@ impl std::fmt::Display for ReusePolicy {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for ReusePolicy {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ReusePolicy",
+        values: &["create-new", "reuse-existing"],
+    };
+}
+impl<'de> Deserialize<'de> for ReusePolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Field the history is sorted by. Records with the same time are ordered by `_id` in the same direction, so pages are stable; `_id` says nothing of creation order (ids are unpredictable), so two records made in the same millisecond may come in either order.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum HistorySortBy {
     #[serde(rename = "createdAt")]
@@ -188,19 +189,22 @@ impl std::fmt::Display for HistorySortBy {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for HistorySortBy {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "HistorySortBy",
+        values: &["createdAt", "updatedAt"],
+    };
+}
+impl<'de> Deserialize<'de> for HistorySortBy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Sort direction.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SortDirection {
     #[serde(rename = "asc")]
@@ -224,19 +228,22 @@ impl std::fmt::Display for SortDirection {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for SortDirection {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SortDirection",
+        values: &["asc", "desc"],
+    };
+}
+impl<'de> Deserialize<'de> for SortDirection {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Bridge states usable as the history filter.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum HistoryStateFilter {
     #[serde(rename = "PENDING")]
@@ -263,19 +270,22 @@ impl std::fmt::Display for HistoryStateFilter {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for HistoryStateFilter {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "HistoryStateFilter",
+        values: &["PENDING", "ACCEPTED", "EXECUTED"],
+    };
+}
+impl<'de> Deserialize<'de> for HistoryStateFilter {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The swap aggregator used.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum Aggregator {
     #[serde(rename = "AGGREGATOR_A")]
@@ -310,19 +320,22 @@ impl std::fmt::Display for Aggregator {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for Aggregator {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "Aggregator",
+        values: &["AGGREGATOR_A", "AGGREGATOR_B", "AGGREGATOR_C", "AGGREGATOR_D"],
+    };
+}
+impl<'de> Deserialize<'de> for Aggregator {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Why a deposit into a deposit address was not bridged.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RejectReason {
     #[serde(rename = "OVER_MAX")]
@@ -365,19 +378,29 @@ impl std::fmt::Display for RejectReason {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RejectReason {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RejectReason",
+        values: &[
+            "OVER_MAX",
+            "UNDER_MIN",
+            "OPERATION_UNAVAILABLE",
+            "TERMINAL_PROCESSING_ISSUE",
+            "NO_ROUTE_FOUND",
+            "UNSUPPORTED_TOKEN",
+        ],
+    };
+}
+impl<'de> Deserialize<'de> for RejectReason {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Kind of a decode issue.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum IssueTag {
     #[serde(rename = "Pointer")]
@@ -426,6 +449,29 @@ impl IssueTag {
 impl std::fmt::Display for IssueTag {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+impl crate::codec::Enumeration for IssueTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "IssueTag",
+        values: &[
+            "Pointer",
+            "Unexpected",
+            "Missing",
+            "Composite",
+            "Refinement",
+            "Transformation",
+            "Type",
+            "Forbidden",
+        ],
+    };
+}
+impl<'de> Deserialize<'de> for IssueTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
     }
 }
 /// Optional post-bridge action, discriminated by `_tag`. Must be omitted when the project does not have
@@ -502,30 +548,68 @@ impl Serialize for PostBridgeData {
         }
     }
 }
+impl crate::codec::Decode for PostBridgeData {
+    fn blank() -> Self {
+        Self::Extended(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "PostBridgeData",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: PostBridgeData::TAG_PROPERTY,
+                tags: PostBridgeData::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for PostBridgeData {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Extended(_) => 0,
+            Self::Partnerbtcfi(_) => 1,
+            Self::Partnerwrap(_) => 2,
+            Self::Partnerwrapsandbox(_) => 3,
+            Self::Partnerbtcfiv2(_) => 4,
+            Self::Partnerv3supply(_) => 5,
+            Self::Partnerfoundationdeposit(_) => 6,
+            Self::Partnerdeposit1(_) => 7,
+            Self::Partnerdeposit2(_) => 8,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::Partnerbtcfi(Decode::blank()),
+                2 => Self::Partnerwrap(Decode::blank()),
+                3 => Self::Partnerwrapsandbox(Decode::blank()),
+                4 => Self::Partnerbtcfiv2(Decode::blank()),
+                5 => Self::Partnerv3supply(Decode::blank()),
+                6 => Self::Partnerfoundationdeposit(Decode::blank()),
+                7 => Self::Partnerdeposit1(Decode::blank()),
+                8 => Self::Partnerdeposit2(Decode::blank()),
+                _ => Self::Extended(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Extended(value) => value.place(),
+            Self::Partnerbtcfi(value) => value.place(),
+            Self::Partnerwrap(value) => value.place(),
+            Self::Partnerwrapsandbox(value) => value.place(),
+            Self::Partnerbtcfiv2(value) => value.place(),
+            Self::Partnerv3supply(value) => value.place(),
+            Self::Partnerfoundationdeposit(value) => value.place(),
+            Self::Partnerdeposit1(value) => value.place(),
+            Self::Partnerdeposit2(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for PostBridgeData {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "PostBridgeData", Self::from_body)
-    }
-}
-impl PostBridgeData {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("PostBridgeData", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Extended),
-            1 => body.read().map(Self::Partnerbtcfi),
-            2 => body.read().map(Self::Partnerwrap),
-            3 => body.read().map(Self::Partnerwrapsandbox),
-            4 => body.read().map(Self::Partnerbtcfiv2),
-            5 => body.read().map(Self::Partnerv3supply),
-            6 => body.read().map(Self::Partnerfoundationdeposit),
-            7 => body.read().map(Self::Partnerdeposit1),
-            8 => body.read().map(Self::Partnerdeposit2),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<PostBridgeExtended> for PostBridgeData {
@@ -593,19 +677,7 @@ impl schemars::JsonSchema for PostBridgeData {
     }
 }
 /// The `_tag` tag of [`PostBridgeExtended`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PostBridgeExtendedTag {
     #[default]
@@ -627,7 +699,21 @@ impl std::fmt::Display for PostBridgeExtendedTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for PostBridgeExtendedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgeExtendedTag",
+        values: &["extended"],
+    };
+}
+impl<'de> Deserialize<'de> for PostBridgeExtendedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostBridgeExtended {
     #[serde(rename = "_tag")]
@@ -637,20 +723,42 @@ pub struct PostBridgeExtended {
     #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub vault_id: u64,
 }
+impl crate::codec::Decode for PostBridgeExtended {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            vault_id: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PostBridgeExtended",
+                &["_tag", "vaultId"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PostBridgeExtended {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.vault_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PostBridgeExtended {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`PostBridgePartnerBtcfi`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PostBridgePartnerBtcfiTag {
     #[default]
@@ -672,26 +780,58 @@ impl std::fmt::Display for PostBridgePartnerBtcfiTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for PostBridgePartnerBtcfiTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerBtcfiTag",
+        values: &["partnerbtcfi"],
+    };
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerBtcfiTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostBridgePartnerBtcfi {
     #[serde(rename = "_tag")]
     pub tag: PostBridgePartnerBtcfiTag,
 }
+impl crate::codec::Decode for PostBridgePartnerBtcfi {
+    fn blank() -> Self {
+        Self { tag: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PostBridgePartnerBtcfi",
+                &["_tag"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PostBridgePartnerBtcfi {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerBtcfi {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`PostBridgePartnerWrap`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PostBridgePartnerWrapTag {
     #[default]
@@ -713,26 +853,58 @@ impl std::fmt::Display for PostBridgePartnerWrapTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for PostBridgePartnerWrapTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerWrapTag",
+        values: &["partnerwrap"],
+    };
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerWrapTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostBridgePartnerWrap {
     #[serde(rename = "_tag")]
     pub tag: PostBridgePartnerWrapTag,
 }
+impl crate::codec::Decode for PostBridgePartnerWrap {
+    fn blank() -> Self {
+        Self { tag: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PostBridgePartnerWrap",
+                &["_tag"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PostBridgePartnerWrap {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerWrap {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`PostBridgePartnerWrapSandbox`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PostBridgePartnerWrapSandboxTag {
     #[default]
@@ -754,26 +926,58 @@ impl std::fmt::Display for PostBridgePartnerWrapSandboxTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for PostBridgePartnerWrapSandboxTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerWrapSandboxTag",
+        values: &["partnerwrapsandbox"],
+    };
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerWrapSandboxTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostBridgePartnerWrapSandbox {
     #[serde(rename = "_tag")]
     pub tag: PostBridgePartnerWrapSandboxTag,
 }
+impl crate::codec::Decode for PostBridgePartnerWrapSandbox {
+    fn blank() -> Self {
+        Self { tag: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PostBridgePartnerWrapSandbox",
+                &["_tag"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PostBridgePartnerWrapSandbox {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerWrapSandbox {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`PostBridgePartnerBtcfiV2`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PostBridgePartnerBtcfiV2Tag {
     #[default]
@@ -795,7 +999,21 @@ impl std::fmt::Display for PostBridgePartnerBtcfiV2Tag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for PostBridgePartnerBtcfiV2Tag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerBtcfiV2Tag",
+        values: &["partnerbtcfiv2"],
+    };
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerBtcfiV2Tag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostBridgePartnerBtcfiV2 {
     #[serde(rename = "_tag")]
@@ -805,20 +1023,42 @@ pub struct PostBridgePartnerBtcfiV2 {
     #[cfg_attr(feature = "schemars", schemars(length(max = 70)))]
     pub spans: Vec<String>,
 }
+impl crate::codec::Decode for PostBridgePartnerBtcfiV2 {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            spans: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PostBridgePartnerBtcfiV2",
+                &["_tag", "spans"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PostBridgePartnerBtcfiV2 {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.spans.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerBtcfiV2 {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`PostBridgePartnerV3Supply`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PostBridgePartnerV3SupplyTag {
     #[default]
@@ -840,26 +1080,58 @@ impl std::fmt::Display for PostBridgePartnerV3SupplyTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for PostBridgePartnerV3SupplyTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerV3SupplyTag",
+        values: &["partnerv3supply"],
+    };
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerV3SupplyTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostBridgePartnerV3Supply {
     #[serde(rename = "_tag")]
     pub tag: PostBridgePartnerV3SupplyTag,
 }
+impl crate::codec::Decode for PostBridgePartnerV3Supply {
+    fn blank() -> Self {
+        Self { tag: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PostBridgePartnerV3Supply",
+                &["_tag"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PostBridgePartnerV3Supply {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerV3Supply {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`PostBridgePartnerFoundationDeposit`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PostBridgePartnerFoundationDepositTag {
     #[default]
@@ -881,26 +1153,58 @@ impl std::fmt::Display for PostBridgePartnerFoundationDepositTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for PostBridgePartnerFoundationDepositTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerFoundationDepositTag",
+        values: &["partnerfoundationdeposit"],
+    };
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerFoundationDepositTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostBridgePartnerFoundationDeposit {
     #[serde(rename = "_tag")]
     pub tag: PostBridgePartnerFoundationDepositTag,
 }
+impl crate::codec::Decode for PostBridgePartnerFoundationDeposit {
+    fn blank() -> Self {
+        Self { tag: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PostBridgePartnerFoundationDeposit",
+                &["_tag"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PostBridgePartnerFoundationDeposit {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerFoundationDeposit {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`PostBridgePartnerDeposit1`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PostBridgePartnerDeposit1Tag {
     #[default]
@@ -922,26 +1226,58 @@ impl std::fmt::Display for PostBridgePartnerDeposit1Tag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for PostBridgePartnerDeposit1Tag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerDeposit1Tag",
+        values: &["partnerdeposit1"],
+    };
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerDeposit1Tag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostBridgePartnerDeposit1 {
     #[serde(rename = "_tag")]
     pub tag: PostBridgePartnerDeposit1Tag,
 }
+impl crate::codec::Decode for PostBridgePartnerDeposit1 {
+    fn blank() -> Self {
+        Self { tag: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PostBridgePartnerDeposit1",
+                &["_tag"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PostBridgePartnerDeposit1 {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerDeposit1 {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`PostBridgePartnerDeposit2`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PostBridgePartnerDeposit2Tag {
     #[default]
@@ -963,14 +1299,58 @@ impl std::fmt::Display for PostBridgePartnerDeposit2Tag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for PostBridgePartnerDeposit2Tag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PostBridgePartnerDeposit2Tag",
+        values: &["partnerdeposit2"],
+    };
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerDeposit2Tag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostBridgePartnerDeposit2 {
     #[serde(rename = "_tag")]
     pub tag: PostBridgePartnerDeposit2Tag,
 }
+impl crate::codec::Decode for PostBridgePartnerDeposit2 {
+    fn blank() -> Self {
+        Self { tag: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PostBridgePartnerDeposit2",
+                &["_tag"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PostBridgePartnerDeposit2 {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PostBridgePartnerDeposit2 {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Request of `POST /bridge/quote/user`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeQuoteRequest {
     /// Token symbol; must be supported on both chains.
@@ -1019,8 +1399,72 @@ pub struct BridgeQuoteRequest {
     )]
     pub webhook_url: Option<String>,
 }
+impl crate::codec::Decode for BridgeQuoteRequest {
+    fn blank() -> Self {
+        Self {
+            token: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount: Decode::blank(),
+            amount_native: Decode::blank(),
+            mode: Decode::blank(),
+            is_sda: Decode::blank(),
+            depositor: Decode::blank(),
+            recipient: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            webhook_url: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeQuoteRequest",
+                &[
+                    "token",
+                    "chainIn",
+                    "chainOut",
+                    "amount",
+                    "amountNative",
+                    "mode",
+                    "isSda",
+                    "depositor",
+                    "recipient",
+                    "postBridgeData",
+                    "webhookUrl",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 5, 7, 8]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeQuoteRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.token.place(),
+            1 => self.chain_in.place(),
+            2 => self.chain_out.place(),
+            3 => self.amount.place(),
+            4 => self.amount_native.place(),
+            5 => self.mode.place(),
+            6 => self.is_sda.place(),
+            7 => self.depositor.place(),
+            8 => self.recipient.place(),
+            9 => self.post_bridge_data.place(),
+            10 => self.webhook_url.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeQuoteRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Request of `POST /bridge/quote/bridge-swap/user`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeSwapQuoteRequest {
     /// Source chain id.
@@ -1076,8 +1520,78 @@ pub struct BridgeSwapQuoteRequest {
     #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub refund_address: Option<String>,
 }
+impl crate::codec::Decode for BridgeSwapQuoteRequest {
+    fn blank() -> Self {
+        Self {
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount: Decode::blank(),
+            amount_native: Decode::blank(),
+            mode: Decode::blank(),
+            is_sda: Decode::blank(),
+            token_in: Decode::blank(),
+            token_out: Decode::blank(),
+            depositor: Decode::blank(),
+            recipient: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            webhook_url: Decode::blank(),
+            refund_address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeSwapQuoteRequest",
+                &[
+                    "chainIn",
+                    "chainOut",
+                    "amount",
+                    "amountNative",
+                    "mode",
+                    "isSda",
+                    "tokenIn",
+                    "tokenOut",
+                    "depositor",
+                    "recipient",
+                    "postBridgeData",
+                    "webhookUrl",
+                    "refundAddress",
+                ],
+            )
+            .required(&[0, 1, 2, 4, 6, 7, 8, 9]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeSwapQuoteRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.chain_in.place(),
+            1 => self.chain_out.place(),
+            2 => self.amount.place(),
+            3 => self.amount_native.place(),
+            4 => self.mode.place(),
+            5 => self.is_sda.place(),
+            6 => self.token_in.place(),
+            7 => self.token_out.place(),
+            8 => self.depositor.place(),
+            9 => self.recipient.place(),
+            10 => self.post_bridge_data.place(),
+            11 => self.webhook_url.place(),
+            12 => self.refund_address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeSwapQuoteRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Request of `POST /sda/deposit-addresses`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressCreateRequest {
     /// Chains to create an address on; one address is created per entry.
@@ -1136,8 +1650,69 @@ pub struct DepositAddressCreateRequest {
     #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub bridge_if_not_swappable: Option<bool>,
 }
+impl crate::codec::Decode for DepositAddressCreateRequest {
+    fn blank() -> Self {
+        Self {
+            deposit_chains: Decode::blank(),
+            address_note: Decode::blank(),
+            reuse_policy: Decode::blank(),
+            webhook_url: Decode::blank(),
+            refund_address: Decode::blank(),
+            destination_chain: Decode::blank(),
+            destination_address: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            token_out: Decode::blank(),
+            bridge_if_not_swappable: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressCreateRequest",
+                &[
+                    "depositChains",
+                    "addressNote",
+                    "reusePolicy",
+                    "webhookUrl",
+                    "refundAddress",
+                    "destinationChain",
+                    "destinationAddress",
+                    "postBridgeData",
+                    "tokenOut",
+                    "bridgeIfNotSwappable",
+                ],
+            )
+            .required(&[0, 5, 6]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressCreateRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_chains.place(),
+            1 => self.address_note.place(),
+            2 => self.reuse_policy.place(),
+            3 => self.webhook_url.place(),
+            4 => self.refund_address.place(),
+            5 => self.destination_chain.place(),
+            6 => self.destination_address.place(),
+            7 => self.post_bridge_data.place(),
+            8 => self.token_out.place(),
+            9 => self.bridge_if_not_swappable.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressCreateRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Request of the deprecated `POST /bridge/deposit-addresses`; as `DepositAddressCreateRequest`, but `webhookUrl` may be empty.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LegacyDepositAddressCreateRequest {
     /// Chains to create an address on; one address is created per entry.
@@ -1196,6 +1771,67 @@ pub struct LegacyDepositAddressCreateRequest {
     #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub bridge_if_not_swappable: Option<bool>,
 }
+impl crate::codec::Decode for LegacyDepositAddressCreateRequest {
+    fn blank() -> Self {
+        Self {
+            deposit_chains: Decode::blank(),
+            address_note: Decode::blank(),
+            reuse_policy: Decode::blank(),
+            webhook_url: Decode::blank(),
+            refund_address: Decode::blank(),
+            destination_chain: Decode::blank(),
+            destination_address: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            token_out: Decode::blank(),
+            bridge_if_not_swappable: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "LegacyDepositAddressCreateRequest",
+                &[
+                    "depositChains",
+                    "addressNote",
+                    "reusePolicy",
+                    "webhookUrl",
+                    "refundAddress",
+                    "destinationChain",
+                    "destinationAddress",
+                    "postBridgeData",
+                    "tokenOut",
+                    "bridgeIfNotSwappable",
+                ],
+            )
+            .required(&[0, 5, 6]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for LegacyDepositAddressCreateRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_chains.place(),
+            1 => self.address_note.place(),
+            2 => self.reuse_policy.place(),
+            3 => self.webhook_url.place(),
+            4 => self.refund_address.place(),
+            5 => self.destination_chain.place(),
+            6 => self.destination_address.place(),
+            7 => self.post_bridge_data.place(),
+            8 => self.token_out.place(),
+            9 => self.bridge_if_not_swappable.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for LegacyDepositAddressCreateRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Answer of the bridge-swap quote: `bridge` when the same token is on both sides, `bridgeSwap` when a swap
 /// is needed, `depositAddressBridge` for a quote made with `isSda: "true"`.
 ///
@@ -1240,24 +1876,50 @@ impl Serialize for QuoteResponse {
         }
     }
 }
+impl crate::codec::Decode for QuoteResponse {
+    fn blank() -> Self {
+        Self::Bridge(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "QuoteResponse",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: QuoteResponse::TAG_PROPERTY,
+                tags: QuoteResponse::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for QuoteResponse {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::DepositAddressBridge(_) => 2,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::DepositAddressBridge(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Bridge(value) => value.place(),
+            Self::BridgeSwap(value) => value.place(),
+            Self::DepositAddressBridge(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for QuoteResponse {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "QuoteResponse", Self::from_body)
-    }
-}
-impl QuoteResponse {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("QuoteResponse", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Bridge),
-            1 => body.read().map(Self::BridgeSwap),
-            2 => body.read().map(Self::DepositAddressBridge),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<BridgeQuote> for QuoteResponse {
@@ -1289,19 +1951,7 @@ impl schemars::JsonSchema for QuoteResponse {
     }
 }
 /// The `_tag` tag of [`BridgeQuote`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeQuoteTag {
     #[default]
@@ -1323,8 +1973,22 @@ impl std::fmt::Display for BridgeQuoteTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeQuoteTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeQuoteTag",
+        values: &["bridge"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeQuoteTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A bridge quote (`ConnectedSingleBridgeQuoteResponseSchema`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeQuote {
     #[serde(rename = "_tag")]
@@ -1400,20 +2064,96 @@ pub struct BridgeQuote {
     #[serde(rename = "token")]
     pub token: String,
 }
+impl crate::codec::Decode for BridgeQuote {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            pay_amount: Decode::blank(),
+            pay_amount_usd: Decode::blank(),
+            receive_amount: Decode::blank(),
+            receive_amount_usd: Decode::blank(),
+            fees: Decode::blank(),
+            depositor: Decode::blank(),
+            recipient: Decode::blank(),
+            expires_at: Decode::blank(),
+            quote_id: Decode::blank(),
+            promotion: Decode::blank(),
+            gas_boost: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            webhook_url: Decode::blank(),
+            token: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeQuote",
+                &[
+                    "_tag",
+                    "chainIn",
+                    "chainOut",
+                    "payAmount",
+                    "payAmountUsd",
+                    "receiveAmount",
+                    "receiveAmountUsd",
+                    "fees",
+                    "depositor",
+                    "recipient",
+                    "expiresAt",
+                    "quoteId",
+                    "promotion",
+                    "gasBoost",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "webhookUrl",
+                    "token",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 18]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeQuote {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.chain_in.place(),
+            2 => self.chain_out.place(),
+            3 => self.pay_amount.place(),
+            4 => self.pay_amount_usd.place(),
+            5 => self.receive_amount.place(),
+            6 => self.receive_amount_usd.place(),
+            7 => self.fees.place(),
+            8 => self.depositor.place(),
+            9 => self.recipient.place(),
+            10 => self.expires_at.place(),
+            11 => self.quote_id.place(),
+            12 => self.promotion.place(),
+            13 => self.gas_boost.place(),
+            14 => self.speed.place(),
+            15 => self.estimated_duration.place(),
+            16 => self.post_bridge_data.place(),
+            17 => self.webhook_url.place(),
+            18 => self.token.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeQuote {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressBridgeQuote`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressBridgeQuoteTag {
     #[default]
@@ -1435,8 +2175,22 @@ impl std::fmt::Display for DepositAddressBridgeQuoteTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressBridgeQuoteTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressBridgeQuoteTag",
+        values: &["depositAddressBridge"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressBridgeQuoteTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A quote made for a smart deposit address (`isSda` `"true"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressBridgeQuote {
     #[serde(rename = "_tag")]
@@ -1512,20 +2266,96 @@ pub struct DepositAddressBridgeQuote {
     #[serde(rename = "token")]
     pub token: String,
 }
+impl crate::codec::Decode for DepositAddressBridgeQuote {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            pay_amount: Decode::blank(),
+            pay_amount_usd: Decode::blank(),
+            receive_amount: Decode::blank(),
+            receive_amount_usd: Decode::blank(),
+            fees: Decode::blank(),
+            depositor: Decode::blank(),
+            recipient: Decode::blank(),
+            expires_at: Decode::blank(),
+            quote_id: Decode::blank(),
+            promotion: Decode::blank(),
+            gas_boost: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            webhook_url: Decode::blank(),
+            token: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressBridgeQuote",
+                &[
+                    "_tag",
+                    "chainIn",
+                    "chainOut",
+                    "payAmount",
+                    "payAmountUsd",
+                    "receiveAmount",
+                    "receiveAmountUsd",
+                    "fees",
+                    "depositor",
+                    "recipient",
+                    "expiresAt",
+                    "quoteId",
+                    "promotion",
+                    "gasBoost",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "webhookUrl",
+                    "token",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 18]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressBridgeQuote {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.chain_in.place(),
+            2 => self.chain_out.place(),
+            3 => self.pay_amount.place(),
+            4 => self.pay_amount_usd.place(),
+            5 => self.receive_amount.place(),
+            6 => self.receive_amount_usd.place(),
+            7 => self.fees.place(),
+            8 => self.depositor.place(),
+            9 => self.recipient.place(),
+            10 => self.expires_at.place(),
+            11 => self.quote_id.place(),
+            12 => self.promotion.place(),
+            13 => self.gas_boost.place(),
+            14 => self.speed.place(),
+            15 => self.estimated_duration.place(),
+            16 => self.post_bridge_data.place(),
+            17 => self.webhook_url.place(),
+            18 => self.token.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressBridgeQuote {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`BridgeSwapQuote`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeSwapQuoteTag {
     #[default]
@@ -1547,8 +2377,22 @@ impl std::fmt::Display for BridgeSwapQuoteTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeSwapQuoteTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeSwapQuoteTag",
+        values: &["bridgeSwap"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeSwapQuoteTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A quote that swaps `tokenIn` to `bridgeToken`, bridges it, and delivers `tokenOut`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeSwapQuote {
     #[serde(rename = "_tag")]
@@ -1655,9 +2499,132 @@ pub struct BridgeSwapQuote {
     #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_atomic_swap: Option<bool>,
 }
+impl crate::codec::Decode for BridgeSwapQuote {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            pay_amount: Decode::blank(),
+            pay_amount_usd: Decode::blank(),
+            receive_amount: Decode::blank(),
+            receive_amount_usd: Decode::blank(),
+            fees: Decode::blank(),
+            depositor: Decode::blank(),
+            recipient: Decode::blank(),
+            expires_at: Decode::blank(),
+            quote_id: Decode::blank(),
+            promotion: Decode::blank(),
+            gas_boost: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            webhook_url: Decode::blank(),
+            token_in: Decode::blank(),
+            token_out: Decode::blank(),
+            bridge_token: Decode::blank(),
+            bridge_pay_amount: Decode::blank(),
+            bridge_pay_amount_usd: Decode::blank(),
+            bridge_receive_amount: Decode::blank(),
+            min_receive_amount: Decode::blank(),
+            min_receive_amount_usd: Decode::blank(),
+            usd_price_token_in: Decode::blank(),
+            usd_price_token_out: Decode::blank(),
+            is_atomic_swap: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeSwapQuote",
+                &[
+                    "_tag",
+                    "chainIn",
+                    "chainOut",
+                    "payAmount",
+                    "payAmountUsd",
+                    "receiveAmount",
+                    "receiveAmountUsd",
+                    "fees",
+                    "depositor",
+                    "recipient",
+                    "expiresAt",
+                    "quoteId",
+                    "promotion",
+                    "gasBoost",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "webhookUrl",
+                    "tokenIn",
+                    "tokenOut",
+                    "bridgeToken",
+                    "bridgePayAmount",
+                    "bridgePayAmountUsd",
+                    "bridgeReceiveAmount",
+                    "minReceiveAmount",
+                    "minReceiveAmountUsd",
+                    "usdPriceTokenIn",
+                    "usdPriceTokenOut",
+                    "isAtomicSwap",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 18, 19, 20, 21, 22, 23, 24, 25,
+                    26, 27,
+                ],
+            );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeSwapQuote {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.chain_in.place(),
+            2 => self.chain_out.place(),
+            3 => self.pay_amount.place(),
+            4 => self.pay_amount_usd.place(),
+            5 => self.receive_amount.place(),
+            6 => self.receive_amount_usd.place(),
+            7 => self.fees.place(),
+            8 => self.depositor.place(),
+            9 => self.recipient.place(),
+            10 => self.expires_at.place(),
+            11 => self.quote_id.place(),
+            12 => self.promotion.place(),
+            13 => self.gas_boost.place(),
+            14 => self.speed.place(),
+            15 => self.estimated_duration.place(),
+            16 => self.post_bridge_data.place(),
+            17 => self.webhook_url.place(),
+            18 => self.token_in.place(),
+            19 => self.token_out.place(),
+            20 => self.bridge_token.place(),
+            21 => self.bridge_pay_amount.place(),
+            22 => self.bridge_pay_amount_usd.place(),
+            23 => self.bridge_receive_amount.place(),
+            24 => self.min_receive_amount.place(),
+            25 => self.min_receive_amount_usd.place(),
+            26 => self.usd_price_token_in.place(),
+            27 => self.usd_price_token_out.place(),
+            28 => self.is_atomic_swap.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeSwapQuote {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Fee breakdown. `fee` is the total charged to the end customer:
 /// `fee = gasFee + sourceGasFee + platformFee + percentageFee`, all in the token.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct QuoteFees {
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
@@ -1691,20 +2658,14 @@ pub struct QuoteFees {
     #[serde(rename = "percentageFeeUsd")]
     pub percentage_fee_usd: crate::DecimalNumber,
     /// The percentage of the percentage-based surcharge; null when the project has none.
-    #[serde(
-        rename = "percentageFeeAmount",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "percentageFeeAmount")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
     )]
     pub percentage_fee_amount: Option<crate::DecimalNumber>,
     /// USD amount above which the percentage-based surcharge applies; null when it always applies.
-    #[serde(
-        rename = "percentageFeeThreshold",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "percentageFeeThreshold")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -1715,8 +2676,78 @@ pub struct QuoteFees {
     #[cfg_attr(feature = "schemars", schemars(with = "SponsoredFees"))]
     pub sponsored_fees: Option<SponsoredFees>,
 }
+impl crate::codec::Decode for QuoteFees {
+    fn blank() -> Self {
+        Self {
+            fee: Decode::blank(),
+            gas_fee: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            platform_fee: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            percentage_fee_amount: Decode::blank(),
+            percentage_fee_threshold: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "QuoteFees",
+                &[
+                    "fee",
+                    "gasFee",
+                    "sourceGasFee",
+                    "platformFee",
+                    "percentageFee",
+                    "feeUsd",
+                    "gasFeeUsd",
+                    "sourceGasFeeUsd",
+                    "platformFeeUsd",
+                    "percentageFeeUsd",
+                    "percentageFeeAmount",
+                    "percentageFeeThreshold",
+                    "sponsoredFees",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for QuoteFees {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.fee.place(),
+            1 => self.gas_fee.place(),
+            2 => self.source_gas_fee.place(),
+            3 => self.platform_fee.place(),
+            4 => self.percentage_fee.place(),
+            5 => self.fee_usd.place(),
+            6 => self.gas_fee_usd.place(),
+            7 => self.source_gas_fee_usd.place(),
+            8 => self.platform_fee_usd.place(),
+            9 => self.percentage_fee_usd.place(),
+            10 => self.percentage_fee_amount.place(),
+            11 => self.percentage_fee_threshold.place(),
+            12 => self.sponsored_fees.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for QuoteFees {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Fees paid by the client on behalf of the end customer. `percentageFee` is always zero.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SponsoredFees {
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
@@ -1750,26 +2781,118 @@ pub struct SponsoredFees {
     #[serde(rename = "sourceGasFeeUsd")]
     pub source_gas_fee_usd: crate::DecimalNumber,
 }
+impl crate::codec::Decode for SponsoredFees {
+    fn blank() -> Self {
+        Self {
+            fee: Decode::blank(),
+            gas_fee: Decode::blank(),
+            platform_fee: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SponsoredFees",
+                &[
+                    "fee",
+                    "gasFee",
+                    "platformFee",
+                    "percentageFee",
+                    "sourceGasFee",
+                    "feeUsd",
+                    "gasFeeUsd",
+                    "platformFeeUsd",
+                    "percentageFeeUsd",
+                    "sourceGasFeeUsd",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SponsoredFees {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.fee.place(),
+            1 => self.gas_fee.place(),
+            2 => self.platform_fee.place(),
+            3 => self.percentage_fee.place(),
+            4 => self.source_gas_fee.place(),
+            5 => self.fee_usd.place(),
+            6 => self.gas_fee_usd.place(),
+            7 => self.platform_fee_usd.place(),
+            8 => self.percentage_fee_usd.place(),
+            9 => self.source_gas_fee_usd.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SponsoredFees {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A promotion applied to the quote.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Promotion {
     /// Name of the promotion.
     #[serde(rename = "name")]
     pub name: String,
     /// Largest USD amount the promotion applies to; null when unlimited.
-    #[serde(
-        rename = "maxLimitUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "maxLimitUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
     )]
     pub max_limit_usd: Option<crate::DecimalNumber>,
 }
+impl crate::codec::Decode for Promotion {
+    fn blank() -> Self {
+        Self {
+            name: Decode::blank(),
+            max_limit_usd: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "Promotion",
+                &["name", "maxLimitUsd"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for Promotion {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.name.place(),
+            1 => self.max_limit_usd.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for Promotion {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Native gas amount delivered on the destination chain.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GasBoost {
     /// A decimal string: an arbitrary-precision decimal written as a string, such as `"1000000000000.123456789012345678"`.
@@ -1782,13 +2905,79 @@ pub struct GasBoost {
     #[serde(rename = "amountNativeTokenCost")]
     pub amount_native_token_cost: crate::DecimalString,
 }
+impl crate::codec::Decode for GasBoost {
+    fn blank() -> Self {
+        Self {
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            amount_native_token_cost: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GasBoost",
+                &["amountNative", "amountNativeUsd", "amountNativeTokenCost"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GasBoost {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.amount_native.place(),
+            1 => self.amount_native_usd.place(),
+            2 => self.amount_native_token_cost.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GasBoost {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Answer of a commit; the quote id is now the bridge id.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct QuoteCommitted {
     /// The committed quote id.
     #[serde(rename = "quoteId")]
     pub quote_id: String,
+}
+impl crate::codec::Decode for QuoteCommitted {
+    fn blank() -> Self {
+        Self { quote_id: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "QuoteCommitted",
+                &["quoteId"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for QuoteCommitted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.quote_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for QuoteCommitted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// A bridge record, in one of three families told apart by `_tag`: `bridge` (a single-token bridge; its
 /// `_tag` may be absent), `bridgeSwap`, `depositAddressBridge`. Each family has its own `state` union with the
@@ -1837,27 +3026,50 @@ impl Serialize for BridgeRecord {
         }
     }
 }
+impl crate::codec::Decode for BridgeRecord {
+    fn blank() -> Self {
+        Self::Bridge(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "BridgeRecord",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: BridgeRecord::TAG_PROPERTY,
+                tags: BridgeRecord::TAGS,
+                default: Some(0),
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for BridgeRecord {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::DepositAddressBridge(_) => 2,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::DepositAddressBridge(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Bridge(value) => value.place(),
+            Self::BridgeSwap(value) => value.place(),
+            Self::DepositAddressBridge(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BridgeRecord {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "BridgeRecord", Self::from_body)
-    }
-}
-impl BridgeRecord {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("BridgeRecord", Self::TAG_PROPERTY, Self::TAGS, Some(0))? {
-            0 => BridgeRecordBridge::from_body(body).map(Self::Bridge),
-            1 => BridgeRecordBridgeSwap::from_body(body).map(Self::BridgeSwap),
-            2 => {
-                BridgeRecordDepositAddressBridge::from_body(body)
-                    .map(Self::DepositAddressBridge)
-            }
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<BridgeRecordBridge> for BridgeRecord {
@@ -1889,7 +3101,7 @@ impl schemars::JsonSchema for BridgeRecord {
     }
 }
 /// Members every bridge record has, whatever its family and state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeRecordCommon {
     /// Bridge identifier (the id of the committed quote).
@@ -1917,20 +3129,14 @@ pub struct BridgeRecordCommon {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -2009,20 +3215,131 @@ pub struct BridgeRecordCommon {
     #[cfg_attr(feature = "schemars", schemars(with = "Vec<AdditionalStep>"))]
     pub additional_steps: Option<Vec<AdditionalStep>>,
 }
+impl crate::codec::Decode for BridgeRecordCommon {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            additional_steps: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeRecordCommon",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "additionalSteps",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24,
+                ],
+            );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeRecordCommon {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.additional_steps.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeRecordCommon {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`BridgeRecordBridge`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeRecordBridgeTag {
     #[default]
@@ -2042,6 +3359,20 @@ impl BridgeRecordBridgeTag {
 impl std::fmt::Display for BridgeRecordBridgeTag {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+impl crate::codec::Enumeration for BridgeRecordBridgeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeRecordBridgeTag",
+        values: &["bridge"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeRecordBridgeTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
     }
 }
 /// A single-token bridge record. Its `_tag` is optional.
@@ -2064,54 +3395,49 @@ pub struct BridgeRecordBridge {
     #[serde(flatten)]
     pub state: BridgeState,
 }
+impl crate::codec::Decode for BridgeRecordBridge {
+    fn blank() -> Self {
+        Self {
+            common: Decode::blank(),
+            tag: Decode::blank(),
+            token: Decode::blank(),
+            usd_price: Decode::blank(),
+            state: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeRecordBridge",
+                &["_tag", "token", "usdPrice"],
+            )
+            .required(&[1, 2])
+            .parts(2);
+        crate::codec::Place::Flattened(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeRecordBridge {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.token.place(),
+            2 => self.usd_price.place(),
+            3 => self.common.place(),
+            4 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BridgeRecordBridge {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::flattened(deserializer, "BridgeRecordBridge", Self::from_body)
-    }
-}
-impl BridgeRecordBridge {
-    /// Reads the parts from an object read whole: own members, flattened structs, flattened unions.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        #[derive(Deserialize)]
-        struct Own {
-            #[serde(rename = "_tag", default)]
-            tag: Option<BridgeRecordBridgeTag>,
-            #[serde(rename = "token")]
-            token: String,
-            #[serde(rename = "usdPrice")]
-            usd_price: crate::DecimalNumber,
-        }
-        let parts = body.parts();
-        let own: Own = parts.rest().read()?;
-        let common: BridgeRecordCommon = parts.rest().read()?;
-        let state: BridgeState = BridgeState::from_body(&parts.rest())?;
-        Ok(Self {
-            common,
-            tag: own.tag,
-            token: own.token,
-            usd_price: own.usd_price,
-            state,
-        })
+        crate::codec::deserialize(deserializer)
     }
 }
 /// The `_tag` tag of [`BridgeRecordBridgeSwap`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeRecordBridgeSwapTag {
     #[default]
@@ -2131,6 +3457,20 @@ impl BridgeRecordBridgeSwapTag {
 impl std::fmt::Display for BridgeRecordBridgeSwapTag {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+impl crate::codec::Enumeration for BridgeRecordBridgeSwapTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeRecordBridgeSwapTag",
+        values: &["bridgeSwap"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeRecordBridgeSwapTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
     }
 }
 /// A bridge record with a swap.
@@ -2190,81 +3530,80 @@ pub struct BridgeRecordBridgeSwap {
     #[serde(flatten)]
     pub state: BridgeSwapState,
 }
+impl crate::codec::Decode for BridgeRecordBridgeSwap {
+    fn blank() -> Self {
+        Self {
+            common: Decode::blank(),
+            tag: Decode::blank(),
+            token_in: Decode::blank(),
+            token_out: Decode::blank(),
+            min_amount_out: Decode::blank(),
+            min_amount_out_usd: Decode::blank(),
+            usd_price_token_in: Decode::blank(),
+            usd_price_token_out: Decode::blank(),
+            pre_swap: Decode::blank(),
+            post_swap: Decode::blank(),
+            mode: Decode::blank(),
+            is_atomic_swap: Decode::blank(),
+            swap_fee_multiplier: Decode::blank(),
+            state: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeRecordBridgeSwap",
+                &[
+                    "_tag",
+                    "tokenIn",
+                    "tokenOut",
+                    "minAmountOut",
+                    "minAmountOutUsd",
+                    "usdPriceTokenIn",
+                    "usdPriceTokenOut",
+                    "preSwap",
+                    "postSwap",
+                    "mode",
+                    "isAtomicSwap",
+                    "swapFeeMultiplier",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6])
+            .parts(2);
+        crate::codec::Place::Flattened(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeRecordBridgeSwap {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.token_in.place(),
+            2 => self.token_out.place(),
+            3 => self.min_amount_out.place(),
+            4 => self.min_amount_out_usd.place(),
+            5 => self.usd_price_token_in.place(),
+            6 => self.usd_price_token_out.place(),
+            7 => self.pre_swap.place(),
+            8 => self.post_swap.place(),
+            9 => self.mode.place(),
+            10 => self.is_atomic_swap.place(),
+            11 => self.swap_fee_multiplier.place(),
+            12 => self.common.place(),
+            13 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BridgeRecordBridgeSwap {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::flattened(deserializer, "BridgeRecordBridgeSwap", Self::from_body)
-    }
-}
-impl BridgeRecordBridgeSwap {
-    /// Reads the parts from an object read whole: own members, flattened structs, flattened unions.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        #[derive(Deserialize)]
-        struct Own {
-            #[serde(rename = "_tag")]
-            tag: BridgeRecordBridgeSwapTag,
-            #[serde(rename = "tokenIn")]
-            token_in: String,
-            #[serde(rename = "tokenOut")]
-            token_out: String,
-            #[serde(rename = "minAmountOut")]
-            min_amount_out: crate::DecimalString,
-            #[serde(rename = "minAmountOutUsd")]
-            min_amount_out_usd: crate::DecimalNumber,
-            #[serde(rename = "usdPriceTokenIn")]
-            usd_price_token_in: crate::DecimalNumber,
-            #[serde(rename = "usdPriceTokenOut")]
-            usd_price_token_out: crate::DecimalNumber,
-            #[serde(rename = "preSwap", default)]
-            pre_swap: Option<SwapQuote>,
-            #[serde(rename = "postSwap", default)]
-            post_swap: Option<SwapQuote>,
-            #[serde(rename = "mode", default)]
-            mode: Option<QuoteMode>,
-            #[serde(rename = "isAtomicSwap", default)]
-            is_atomic_swap: Option<bool>,
-            #[serde(rename = "swapFeeMultiplier", default)]
-            swap_fee_multiplier: Option<String>,
-        }
-        let parts = body.parts();
-        let own: Own = parts.rest().read()?;
-        let common: BridgeRecordCommon = parts.rest().read()?;
-        let state: BridgeSwapState = BridgeSwapState::from_body(&parts.rest())?;
-        Ok(Self {
-            common,
-            tag: own.tag,
-            token_in: own.token_in,
-            token_out: own.token_out,
-            min_amount_out: own.min_amount_out,
-            min_amount_out_usd: own.min_amount_out_usd,
-            usd_price_token_in: own.usd_price_token_in,
-            usd_price_token_out: own.usd_price_token_out,
-            pre_swap: own.pre_swap,
-            post_swap: own.post_swap,
-            mode: own.mode,
-            is_atomic_swap: own.is_atomic_swap,
-            swap_fee_multiplier: own.swap_fee_multiplier,
-            state,
-        })
+        crate::codec::deserialize(deserializer)
     }
 }
 /// The `_tag` tag of [`BridgeRecordDepositAddressBridge`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeRecordDepositAddressBridgeTag {
     #[default]
@@ -2284,6 +3623,20 @@ impl BridgeRecordDepositAddressBridgeTag {
 impl std::fmt::Display for BridgeRecordDepositAddressBridgeTag {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+impl crate::codec::Enumeration for BridgeRecordDepositAddressBridgeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeRecordDepositAddressBridgeTag",
+        values: &["depositAddressBridge"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeRecordDepositAddressBridgeTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
     }
 }
 /// A bridge record made by a deposit into a smart deposit address (its `depositAddress` is a member of each state, required once EXECUTED).
@@ -2311,63 +3664,51 @@ pub struct BridgeRecordDepositAddressBridge {
     #[serde(flatten)]
     pub state: DepositAddressBridgeState,
 }
+impl crate::codec::Decode for BridgeRecordDepositAddressBridge {
+    fn blank() -> Self {
+        Self {
+            common: Decode::blank(),
+            tag: Decode::blank(),
+            token: Decode::blank(),
+            usd_price: Decode::blank(),
+            token_out: Decode::blank(),
+            state: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeRecordDepositAddressBridge",
+                &["_tag", "token", "usdPrice", "tokenOut"],
+            )
+            .required(&[0, 1, 2])
+            .parts(2);
+        crate::codec::Place::Flattened(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeRecordDepositAddressBridge {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.token.place(),
+            2 => self.usd_price.place(),
+            3 => self.token_out.place(),
+            4 => self.common.place(),
+            5 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BridgeRecordDepositAddressBridge {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::flattened(
-            deserializer,
-            "BridgeRecordDepositAddressBridge",
-            Self::from_body,
-        )
-    }
-}
-impl BridgeRecordDepositAddressBridge {
-    /// Reads the parts from an object read whole: own members, flattened structs, flattened unions.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        #[derive(Deserialize)]
-        struct Own {
-            #[serde(rename = "_tag")]
-            tag: BridgeRecordDepositAddressBridgeTag,
-            #[serde(rename = "token")]
-            token: String,
-            #[serde(rename = "usdPrice")]
-            usd_price: crate::DecimalNumber,
-            #[serde(rename = "tokenOut", default)]
-            token_out: Option<String>,
-        }
-        let parts = body.parts();
-        let own: Own = parts.rest().read()?;
-        let common: BridgeRecordCommon = parts.rest().read()?;
-        let state: DepositAddressBridgeState = DepositAddressBridgeState::from_body(
-            &parts.rest(),
-        )?;
-        Ok(Self {
-            common,
-            tag: own.tag,
-            token: own.token,
-            usd_price: own.usd_price,
-            token_out: own.token_out,
-            state,
-        })
+        crate::codec::deserialize(deserializer)
     }
 }
 /// The `_tag` tag of [`AdditionalStep`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum AdditionalStepTag {
     #[default]
@@ -2389,8 +3730,22 @@ impl std::fmt::Display for AdditionalStepTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for AdditionalStepTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "AdditionalStepTag",
+        values: &["ServiceWithdrawalToPartner"],
+    };
+}
+impl<'de> Deserialize<'de> for AdditionalStepTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A step taken after the bridge.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct AdditionalStep {
     #[serde(rename = "_tag")]
@@ -2401,6 +3756,44 @@ pub struct AdditionalStep {
     pub chain: String,
     #[serde(rename = "createdAt")]
     pub created_at: String,
+}
+impl crate::codec::Decode for AdditionalStep {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            tx_hash: Decode::blank(),
+            chain: Decode::blank(),
+            created_at: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "AdditionalStep",
+                &["_tag", "txHash", "chain", "createdAt"],
+            )
+            .required(&[0, 1, 2, 3]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for AdditionalStep {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.tx_hash.place(),
+            2 => self.chain.place(),
+            3 => self.created_at.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for AdditionalStep {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// State of a single-token (`bridge`) record and the members each state adds.
 ///
@@ -2465,28 +3858,62 @@ impl Serialize for BridgeState {
         }
     }
 }
+impl crate::codec::Decode for BridgeState {
+    fn blank() -> Self {
+        Self::Pending(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "BridgeState",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: BridgeState::TAG_PROPERTY,
+                tags: BridgeState::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for BridgeState {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Pending(_) => 0,
+            Self::PendingConfirmation(_) => 1,
+            Self::DepositAccepted(_) => 2,
+            Self::Accepted(_) => 3,
+            Self::Executed(_) => 4,
+            Self::Cancelled(_) => 5,
+            Self::Failed(_) => 6,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::PendingConfirmation(Decode::blank()),
+                2 => Self::DepositAccepted(Decode::blank()),
+                3 => Self::Accepted(Decode::blank()),
+                4 => Self::Executed(Decode::blank()),
+                5 => Self::Cancelled(Decode::blank()),
+                6 => Self::Failed(Decode::blank()),
+                _ => Self::Pending(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Pending(value) => value.place(),
+            Self::PendingConfirmation(value) => value.place(),
+            Self::DepositAccepted(value) => value.place(),
+            Self::Accepted(value) => value.place(),
+            Self::Executed(value) => value.place(),
+            Self::Cancelled(value) => value.place(),
+            Self::Failed(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BridgeState {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "BridgeState", Self::from_body)
-    }
-}
-impl BridgeState {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("BridgeState", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Pending),
-            1 => body.read().map(Self::PendingConfirmation),
-            2 => body.read().map(Self::DepositAccepted),
-            3 => body.read().map(Self::Accepted),
-            4 => body.read().map(Self::Executed),
-            5 => body.read().map(Self::Cancelled),
-            6 => body.read().map(Self::Failed),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<StatePending> for BridgeState {
@@ -2625,31 +4052,71 @@ impl Serialize for BridgeSwapState {
         }
     }
 }
+impl crate::codec::Decode for BridgeSwapState {
+    fn blank() -> Self {
+        Self::Pending(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "BridgeSwapState",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: BridgeSwapState::TAG_PROPERTY,
+                tags: BridgeSwapState::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for BridgeSwapState {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Pending(_) => 0,
+            Self::PendingConfirmation(_) => 1,
+            Self::DepositAccepted(_) => 2,
+            Self::Accepted(_) => 3,
+            Self::Executed(_) => 4,
+            Self::Cancelled(_) => 5,
+            Self::SwapFailed(_) => 6,
+            Self::SwapFailedRefunded(_) => 7,
+            Self::DepositReceivedAfterGracePeriod(_) => 8,
+            Self::DepositReceivedAfterGracePeriodRefunded(_) => 9,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::PendingConfirmation(Decode::blank()),
+                2 => Self::DepositAccepted(Decode::blank()),
+                3 => Self::Accepted(Decode::blank()),
+                4 => Self::Executed(Decode::blank()),
+                5 => Self::Cancelled(Decode::blank()),
+                6 => Self::SwapFailed(Decode::blank()),
+                7 => Self::SwapFailedRefunded(Decode::blank()),
+                8 => Self::DepositReceivedAfterGracePeriod(Decode::blank()),
+                9 => Self::DepositReceivedAfterGracePeriodRefunded(Decode::blank()),
+                _ => Self::Pending(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Pending(value) => value.place(),
+            Self::PendingConfirmation(value) => value.place(),
+            Self::DepositAccepted(value) => value.place(),
+            Self::Accepted(value) => value.place(),
+            Self::Executed(value) => value.place(),
+            Self::Cancelled(value) => value.place(),
+            Self::SwapFailed(value) => value.place(),
+            Self::SwapFailedRefunded(value) => value.place(),
+            Self::DepositReceivedAfterGracePeriod(value) => value.place(),
+            Self::DepositReceivedAfterGracePeriodRefunded(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BridgeSwapState {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "BridgeSwapState", Self::from_body)
-    }
-}
-impl BridgeSwapState {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("BridgeSwapState", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Pending),
-            1 => body.read().map(Self::PendingConfirmation),
-            2 => body.read().map(Self::DepositAccepted),
-            3 => body.read().map(Self::Accepted),
-            4 => body.read().map(Self::Executed),
-            5 => body.read().map(Self::Cancelled),
-            6 => body.read().map(Self::SwapFailed),
-            7 => body.read().map(Self::SwapFailedRefunded),
-            8 => body.read().map(Self::DepositReceivedAfterGracePeriod),
-            9 => body.read().map(Self::DepositReceivedAfterGracePeriodRefunded),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<StatePending> for BridgeSwapState {
@@ -2780,29 +4247,59 @@ impl Serialize for DepositAddressBridgeState {
         }
     }
 }
+impl crate::codec::Decode for DepositAddressBridgeState {
+    fn blank() -> Self {
+        Self::Pending(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "DepositAddressBridgeState",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: DepositAddressBridgeState::TAG_PROPERTY,
+                tags: DepositAddressBridgeState::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for DepositAddressBridgeState {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Pending(_) => 0,
+            Self::PendingConfirmation(_) => 1,
+            Self::DepositAccepted(_) => 2,
+            Self::Accepted(_) => 3,
+            Self::Executed(_) => 4,
+            Self::Failed(_) => 5,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::PendingConfirmation(Decode::blank()),
+                2 => Self::DepositAccepted(Decode::blank()),
+                3 => Self::Accepted(Decode::blank()),
+                4 => Self::Executed(Decode::blank()),
+                5 => Self::Failed(Decode::blank()),
+                _ => Self::Pending(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Pending(value) => value.place(),
+            Self::PendingConfirmation(value) => value.place(),
+            Self::DepositAccepted(value) => value.place(),
+            Self::Accepted(value) => value.place(),
+            Self::Executed(value) => value.place(),
+            Self::Failed(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for DepositAddressBridgeState {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "DepositAddressBridgeState", Self::from_body)
-    }
-}
-impl DepositAddressBridgeState {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body
-            .tag("DepositAddressBridgeState", Self::TAG_PROPERTY, Self::TAGS, None)?
-        {
-            0 => body.read().map(Self::Pending),
-            1 => body.read().map(Self::PendingConfirmation),
-            2 => body.read().map(Self::DepositAccepted),
-            3 => body.read().map(Self::Accepted),
-            4 => body.read().map(Self::Executed),
-            5 => body.read().map(Self::Failed),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<DepositAddressStatePending> for DepositAddressBridgeState {
@@ -2852,19 +4349,7 @@ impl schemars::JsonSchema for DepositAddressBridgeState {
     }
 }
 /// The `state` tag of [`StatePending`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StatePendingState {
     #[default]
@@ -2886,27 +4371,59 @@ impl std::fmt::Display for StatePendingState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StatePendingState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StatePendingState",
+        values: &["PENDING"],
+    };
+}
+impl<'de> Deserialize<'de> for StatePendingState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Committed, waiting for the deposit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StatePending {
     #[serde(rename = "state")]
     pub state: StatePendingState,
 }
+impl crate::codec::Decode for StatePending {
+    fn blank() -> Self {
+        Self { state: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StatePending",
+                &["state"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StatePending {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StatePending {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`StatePendingConfirmation`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StatePendingConfirmationState {
     #[default]
@@ -2928,8 +4445,22 @@ impl std::fmt::Display for StatePendingConfirmationState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StatePendingConfirmationState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StatePendingConfirmationState",
+        values: &["PENDING_CONFIRMATION"],
+    };
+}
+impl<'de> Deserialize<'de> for StatePendingConfirmationState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposit is seen but not yet final.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StatePendingConfirmation {
     #[serde(rename = "state")]
@@ -2947,20 +4478,54 @@ pub struct StatePendingConfirmation {
     #[serde(rename = "expectedDepositConfirmedAtBlock")]
     pub expected_deposit_confirmed_at_block: i64,
 }
+impl crate::codec::Decode for StatePendingConfirmation {
+    fn blank() -> Self {
+        Self {
+            state: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StatePendingConfirmation",
+                &[
+                    "state",
+                    "depositTxHash",
+                    "depositDiscoveredAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StatePendingConfirmation {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_discovered_at.place(),
+            3 => self.expected_deposit_confirmed_at.place(),
+            4 => self.expected_deposit_confirmed_at_block.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StatePendingConfirmation {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`StateDepositAccepted`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StateDepositAcceptedState {
     #[default]
@@ -2982,8 +4547,22 @@ impl std::fmt::Display for StateDepositAcceptedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StateDepositAcceptedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateDepositAcceptedState",
+        values: &["DEPOSIT_ACCEPTED"],
+    };
+}
+impl<'de> Deserialize<'de> for StateDepositAcceptedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposit is final; the bridge is being executed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StateDepositAccepted {
     #[serde(rename = "state")]
@@ -3043,20 +4622,69 @@ pub struct StateDepositAccepted {
     #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
 }
+impl crate::codec::Decode for StateDepositAccepted {
+    fn blank() -> Self {
+        Self {
+            state: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StateDepositAccepted",
+                &[
+                    "state",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                ],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StateDepositAccepted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.deposit_discovered_at.place(),
+            4 => self.deposit_confirmed_at.place(),
+            5 => self.expected_deposit_confirmed_at.place(),
+            6 => self.expected_deposit_confirmed_at_block.place(),
+            7 => self.pre_swap_tx_hash.place(),
+            8 => self.pre_swap_committed_at.place(),
+            9 => self.is_confirmed.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StateDepositAccepted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`StateAccepted`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StateAcceptedState {
     #[default]
@@ -3078,8 +4706,22 @@ impl std::fmt::Display for StateAcceptedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StateAcceptedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateAcceptedState",
+        values: &["ACCEPTED"],
+    };
+}
+impl<'de> Deserialize<'de> for StateAcceptedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The bridge is accepted and the payout is under way.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StateAccepted {
     #[serde(rename = "state")]
@@ -3139,20 +4781,69 @@ pub struct StateAccepted {
     #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub is_confirmed: Option<bool>,
 }
+impl crate::codec::Decode for StateAccepted {
+    fn blank() -> Self {
+        Self {
+            state: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StateAccepted",
+                &[
+                    "state",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                ],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StateAccepted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.deposit_discovered_at.place(),
+            4 => self.deposit_confirmed_at.place(),
+            5 => self.expected_deposit_confirmed_at.place(),
+            6 => self.expected_deposit_confirmed_at_block.place(),
+            7 => self.pre_swap_tx_hash.place(),
+            8 => self.pre_swap_committed_at.place(),
+            9 => self.is_confirmed.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StateAccepted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`StateExecuted`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StateExecutedState {
     #[default]
@@ -3174,8 +4865,22 @@ impl std::fmt::Display for StateExecutedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StateExecutedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateExecutedState",
+        values: &["EXECUTED"],
+    };
+}
+impl<'de> Deserialize<'de> for StateExecutedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Paid out on `chainOut`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StateExecuted {
     #[serde(rename = "state")]
@@ -3241,20 +4946,75 @@ pub struct StateExecuted {
     #[serde(rename = "withdrawCommittedAt")]
     pub withdraw_committed_at: crate::DateString,
 }
+impl crate::codec::Decode for StateExecuted {
+    fn blank() -> Self {
+        Self {
+            state: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            withdraw_tx_hash: Decode::blank(),
+            withdraw_committed_at: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StateExecuted",
+                &[
+                    "state",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "withdrawTxHash",
+                    "withdrawCommittedAt",
+                ],
+            )
+            .required(&[0, 1, 2, 10, 11]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StateExecuted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.deposit_discovered_at.place(),
+            4 => self.deposit_confirmed_at.place(),
+            5 => self.expected_deposit_confirmed_at.place(),
+            6 => self.expected_deposit_confirmed_at_block.place(),
+            7 => self.pre_swap_tx_hash.place(),
+            8 => self.pre_swap_committed_at.place(),
+            9 => self.is_confirmed.place(),
+            10 => self.withdraw_tx_hash.place(),
+            11 => self.withdraw_committed_at.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StateExecuted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`StateCancelled`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StateCancelledState {
     #[default]
@@ -3276,8 +5036,22 @@ impl std::fmt::Display for StateCancelledState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StateCancelledState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateCancelledState",
+        values: &["CANCELLED"],
+    };
+}
+impl<'de> Deserialize<'de> for StateCancelledState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The quote expired without a deposit, or the bridge was cancelled.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StateCancelled {
     #[serde(rename = "state")]
@@ -3286,20 +5060,42 @@ pub struct StateCancelled {
     #[serde(rename = "cancelledAt")]
     pub cancelled_at: crate::DateString,
 }
+impl crate::codec::Decode for StateCancelled {
+    fn blank() -> Self {
+        Self {
+            state: Decode::blank(),
+            cancelled_at: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StateCancelled",
+                &["state", "cancelledAt"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StateCancelled {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            1 => self.cancelled_at.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StateCancelled {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`StateFailed`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StateFailedState {
     #[default]
@@ -3321,8 +5117,22 @@ impl std::fmt::Display for StateFailedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StateFailedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateFailedState",
+        values: &["FAILED"],
+    };
+}
+impl<'de> Deserialize<'de> for StateFailedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The bridge failed after the deposit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StateFailed {
     #[serde(rename = "state")]
@@ -3385,20 +5195,72 @@ pub struct StateFailed {
     #[serde(rename = "failedAt")]
     pub failed_at: crate::DateString,
 }
+impl crate::codec::Decode for StateFailed {
+    fn blank() -> Self {
+        Self {
+            state: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            failed_at: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StateFailed",
+                &[
+                    "state",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "failedAt",
+                ],
+            )
+            .required(&[0, 1, 2, 10]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StateFailed {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.deposit_discovered_at.place(),
+            4 => self.deposit_confirmed_at.place(),
+            5 => self.expected_deposit_confirmed_at.place(),
+            6 => self.expected_deposit_confirmed_at_block.place(),
+            7 => self.pre_swap_tx_hash.place(),
+            8 => self.pre_swap_committed_at.place(),
+            9 => self.is_confirmed.place(),
+            10 => self.failed_at.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StateFailed {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`StateSwapFailed`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StateSwapFailedState {
     #[default]
@@ -3420,27 +5282,59 @@ impl std::fmt::Display for StateSwapFailedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StateSwapFailedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateSwapFailedState",
+        values: &["SWAP_FAILED"],
+    };
+}
+impl<'de> Deserialize<'de> for StateSwapFailedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The swap failed; the deposit is to be refunded (SWAP_FAILED_REFUNDED). Production's record carries no deposit members in this state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StateSwapFailed {
     #[serde(rename = "state")]
     pub state: StateSwapFailedState,
 }
+impl crate::codec::Decode for StateSwapFailed {
+    fn blank() -> Self {
+        Self { state: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StateSwapFailed",
+                &["state"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StateSwapFailed {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StateSwapFailed {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`StateSwapFailedRefunded`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StateSwapFailedRefundedState {
     #[default]
@@ -3462,8 +5356,22 @@ impl std::fmt::Display for StateSwapFailedRefundedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StateSwapFailedRefundedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateSwapFailedRefundedState",
+        values: &["SWAP_FAILED_REFUNDED"],
+    };
+}
+impl<'de> Deserialize<'de> for StateSwapFailedRefundedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The swap failed and the deposit was refunded; the rejection and the refund.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StateSwapFailedRefunded {
     #[serde(rename = "state")]
@@ -3478,12 +5386,7 @@ pub struct StateSwapFailedRefunded {
     #[serde(rename = "reason")]
     pub reason: String,
     /// Details of the rejection.
-    #[serde(
-        rename = "additionalData",
-        default,
-        deserialize_with = "crate::codec::optional_nullable",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "additionalData", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "Option<std::collections::BTreeMap<String, StringOrNumber>>")
@@ -3555,20 +5458,91 @@ pub struct StateSwapFailedRefunded {
     #[serde(rename = "refundedChain")]
     pub refunded_chain: String,
 }
+impl crate::codec::Decode for StateSwapFailedRefunded {
+    fn blank() -> Self {
+        Self {
+            state: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            reason: Decode::blank(),
+            additional_data: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            refund_tx_hash: Decode::blank(),
+            refund_tx_timestamp: Decode::blank(),
+            refunded_token: Decode::blank(),
+            refunded_amount: Decode::blank(),
+            refunded_chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StateSwapFailedRefunded",
+                &[
+                    "state",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "reason",
+                    "additionalData",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "refundTxHash",
+                    "refundTxTimestamp",
+                    "refundedToken",
+                    "refundedAmount",
+                    "refundedChain",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 12, 13, 14, 15, 16])
+            .some_when_present(&[4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StateSwapFailedRefunded {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.reason.place(),
+            4 => self.additional_data.place(),
+            5 => self.deposit_discovered_at.place(),
+            6 => self.deposit_confirmed_at.place(),
+            7 => self.expected_deposit_confirmed_at.place(),
+            8 => self.expected_deposit_confirmed_at_block.place(),
+            9 => self.pre_swap_tx_hash.place(),
+            10 => self.pre_swap_committed_at.place(),
+            11 => self.is_confirmed.place(),
+            12 => self.refund_tx_hash.place(),
+            13 => self.refund_tx_timestamp.place(),
+            14 => self.refunded_token.place(),
+            15 => self.refunded_amount.place(),
+            16 => self.refunded_chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StateSwapFailedRefunded {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`StateDepositReceivedAfterGracePeriod`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StateDepositReceivedAfterGracePeriodState {
     #[default]
@@ -3592,8 +5566,22 @@ impl std::fmt::Display for StateDepositReceivedAfterGracePeriodState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StateDepositReceivedAfterGracePeriodState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateDepositReceivedAfterGracePeriodState",
+        values: &["DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD"],
+    };
+}
+impl<'de> Deserialize<'de> for StateDepositReceivedAfterGracePeriodState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit arrived after the quote expired; it is not bridged and will be refunded. The rejection.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StateDepositReceivedAfterGracePeriod {
     #[serde(rename = "state")]
@@ -3608,12 +5596,7 @@ pub struct StateDepositReceivedAfterGracePeriod {
     #[serde(rename = "reason")]
     pub reason: String,
     /// Details of the rejection.
-    #[serde(
-        rename = "additionalData",
-        default,
-        deserialize_with = "crate::codec::optional_nullable",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "additionalData", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "Option<std::collections::BTreeMap<String, StringOrNumber>>")
@@ -3622,20 +5605,55 @@ pub struct StateDepositReceivedAfterGracePeriod {
         Option<std::collections::BTreeMap<String, StringOrNumber>>,
     >,
 }
+impl crate::codec::Decode for StateDepositReceivedAfterGracePeriod {
+    fn blank() -> Self {
+        Self {
+            state: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            reason: Decode::blank(),
+            additional_data: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StateDepositReceivedAfterGracePeriod",
+                &[
+                    "state",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "reason",
+                    "additionalData",
+                ],
+            )
+            .required(&[0, 1, 2, 3])
+            .some_when_present(&[4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StateDepositReceivedAfterGracePeriod {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.reason.place(),
+            4 => self.additional_data.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StateDepositReceivedAfterGracePeriod {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`StateDepositReceivedAfterGracePeriodRefunded`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StateDepositReceivedAfterGracePeriodRefundedState {
     #[default]
@@ -3659,8 +5677,22 @@ impl std::fmt::Display for StateDepositReceivedAfterGracePeriodRefundedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StateDepositReceivedAfterGracePeriodRefundedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StateDepositReceivedAfterGracePeriodRefundedState",
+        values: &["DEPOSIT_RECEIVED_AFTER_GRACE_PERIOD_REFUNDED"],
+    };
+}
+impl<'de> Deserialize<'de> for StateDepositReceivedAfterGracePeriodRefundedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A late deposit that was refunded; the rejection and the refund.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StateDepositReceivedAfterGracePeriodRefunded {
     #[serde(rename = "state")]
@@ -3675,12 +5707,7 @@ pub struct StateDepositReceivedAfterGracePeriodRefunded {
     #[serde(rename = "reason")]
     pub reason: String,
     /// Details of the rejection.
-    #[serde(
-        rename = "additionalData",
-        default,
-        deserialize_with = "crate::codec::optional_nullable",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "additionalData", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "Option<std::collections::BTreeMap<String, StringOrNumber>>")
@@ -3704,20 +5731,70 @@ pub struct StateDepositReceivedAfterGracePeriodRefunded {
     #[serde(rename = "refundedChain")]
     pub refunded_chain: String,
 }
+impl crate::codec::Decode for StateDepositReceivedAfterGracePeriodRefunded {
+    fn blank() -> Self {
+        Self {
+            state: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            reason: Decode::blank(),
+            additional_data: Decode::blank(),
+            refund_tx_hash: Decode::blank(),
+            refund_tx_timestamp: Decode::blank(),
+            refunded_token: Decode::blank(),
+            refunded_amount: Decode::blank(),
+            refunded_chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StateDepositReceivedAfterGracePeriodRefunded",
+                &[
+                    "state",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "reason",
+                    "additionalData",
+                    "refundTxHash",
+                    "refundTxTimestamp",
+                    "refundedToken",
+                    "refundedAmount",
+                    "refundedChain",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 5, 6, 7, 8, 9])
+            .some_when_present(&[4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StateDepositReceivedAfterGracePeriodRefunded {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.reason.place(),
+            4 => self.additional_data.place(),
+            5 => self.refund_tx_hash.place(),
+            6 => self.refund_tx_timestamp.place(),
+            7 => self.refunded_token.place(),
+            8 => self.refunded_amount.place(),
+            9 => self.refunded_chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StateDepositReceivedAfterGracePeriodRefunded {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`DepositAddressStatePending`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressStatePendingState {
     #[default]
@@ -3739,8 +5816,22 @@ impl std::fmt::Display for DepositAddressStatePendingState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressStatePendingState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStatePendingState",
+        values: &["PENDING"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressStatePendingState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit-address bridge waiting for its deposit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressStatePending {
     /// The deposit address that received the deposit.
@@ -3750,20 +5841,42 @@ pub struct DepositAddressStatePending {
     #[serde(rename = "state")]
     pub state: DepositAddressStatePendingState,
 }
+impl crate::codec::Decode for DepositAddressStatePending {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            state: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressStatePending",
+                &["depositAddress", "state"],
+            )
+            .required(&[1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressStatePending {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressStatePending {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`DepositAddressStatePendingConfirmation`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressStatePendingConfirmationState {
     #[default]
@@ -3785,8 +5898,22 @@ impl std::fmt::Display for DepositAddressStatePendingConfirmationState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressStatePendingConfirmationState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStatePendingConfirmationState",
+        values: &["PENDING_CONFIRMATION"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressStatePendingConfirmationState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposit into the address is seen but not yet final.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressStatePendingConfirmation {
     /// The deposit address that received the deposit.
@@ -3808,20 +5935,57 @@ pub struct DepositAddressStatePendingConfirmation {
     #[serde(rename = "state")]
     pub state: DepositAddressStatePendingConfirmationState,
 }
+impl crate::codec::Decode for DepositAddressStatePendingConfirmation {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            state: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressStatePendingConfirmation",
+                &[
+                    "depositAddress",
+                    "depositTxHash",
+                    "depositDiscoveredAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "state",
+                ],
+            )
+            .required(&[1, 2, 3, 4, 5]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressStatePendingConfirmation {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_discovered_at.place(),
+            3 => self.expected_deposit_confirmed_at.place(),
+            4 => self.expected_deposit_confirmed_at_block.place(),
+            5 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressStatePendingConfirmation {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`DepositAddressStateDepositAccepted`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressStateDepositAcceptedState {
     #[default]
@@ -3843,8 +6007,22 @@ impl std::fmt::Display for DepositAddressStateDepositAcceptedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressStateDepositAcceptedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStateDepositAcceptedState",
+        values: &["DEPOSIT_ACCEPTED"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressStateDepositAcceptedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposit is final; the bridge is being executed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressStateDepositAccepted {
     /// The deposit address that received the deposit.
@@ -3908,20 +6086,72 @@ pub struct DepositAddressStateDepositAccepted {
     #[serde(rename = "state")]
     pub state: DepositAddressStateDepositAcceptedState,
 }
+impl crate::codec::Decode for DepositAddressStateDepositAccepted {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            state: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressStateDepositAccepted",
+                &[
+                    "depositAddress",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "state",
+                ],
+            )
+            .required(&[1, 2, 10]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressStateDepositAccepted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.deposit_discovered_at.place(),
+            4 => self.deposit_confirmed_at.place(),
+            5 => self.expected_deposit_confirmed_at.place(),
+            6 => self.expected_deposit_confirmed_at_block.place(),
+            7 => self.pre_swap_tx_hash.place(),
+            8 => self.pre_swap_committed_at.place(),
+            9 => self.is_confirmed.place(),
+            10 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressStateDepositAccepted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`DepositAddressStateAccepted`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressStateAcceptedState {
     #[default]
@@ -3943,8 +6173,22 @@ impl std::fmt::Display for DepositAddressStateAcceptedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressStateAcceptedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStateAcceptedState",
+        values: &["ACCEPTED"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressStateAcceptedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The bridge is accepted and the payout is under way.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressStateAccepted {
     /// The deposit address that received the deposit.
@@ -4008,20 +6252,72 @@ pub struct DepositAddressStateAccepted {
     #[serde(rename = "state")]
     pub state: DepositAddressStateAcceptedState,
 }
+impl crate::codec::Decode for DepositAddressStateAccepted {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            state: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressStateAccepted",
+                &[
+                    "depositAddress",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "state",
+                ],
+            )
+            .required(&[1, 2, 10]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressStateAccepted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.deposit_discovered_at.place(),
+            4 => self.deposit_confirmed_at.place(),
+            5 => self.expected_deposit_confirmed_at.place(),
+            6 => self.expected_deposit_confirmed_at_block.place(),
+            7 => self.pre_swap_tx_hash.place(),
+            8 => self.pre_swap_committed_at.place(),
+            9 => self.is_confirmed.place(),
+            10 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressStateAccepted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`DepositAddressStateExecuted`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressStateExecutedState {
     #[default]
@@ -4043,8 +6339,22 @@ impl std::fmt::Display for DepositAddressStateExecutedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressStateExecutedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStateExecutedState",
+        values: &["EXECUTED"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressStateExecutedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Paid out on `chainOut`; the deposit address is always named.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressStateExecuted {
     /// The deposit address that received the deposit.
@@ -4113,20 +6423,78 @@ pub struct DepositAddressStateExecuted {
     #[serde(rename = "state")]
     pub state: DepositAddressStateExecutedState,
 }
+impl crate::codec::Decode for DepositAddressStateExecuted {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            withdraw_tx_hash: Decode::blank(),
+            withdraw_committed_at: Decode::blank(),
+            state: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressStateExecuted",
+                &[
+                    "depositAddress",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "withdrawTxHash",
+                    "withdrawCommittedAt",
+                    "state",
+                ],
+            )
+            .required(&[0, 1, 2, 10, 11, 12]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressStateExecuted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.deposit_discovered_at.place(),
+            4 => self.deposit_confirmed_at.place(),
+            5 => self.expected_deposit_confirmed_at.place(),
+            6 => self.expected_deposit_confirmed_at_block.place(),
+            7 => self.pre_swap_tx_hash.place(),
+            8 => self.pre_swap_committed_at.place(),
+            9 => self.is_confirmed.place(),
+            10 => self.withdraw_tx_hash.place(),
+            11 => self.withdraw_committed_at.place(),
+            12 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressStateExecuted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`DepositAddressStateFailed`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressStateFailedState {
     #[default]
@@ -4148,8 +6516,22 @@ impl std::fmt::Display for DepositAddressStateFailedState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressStateFailedState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressStateFailedState",
+        values: &["FAILED"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressStateFailedState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The bridge of the deposit failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressStateFailed {
     /// The deposit address that received the deposit.
@@ -4216,8 +6598,75 @@ pub struct DepositAddressStateFailed {
     #[serde(rename = "state")]
     pub state: DepositAddressStateFailedState,
 }
+impl crate::codec::Decode for DepositAddressStateFailed {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            failed_at: Decode::blank(),
+            state: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressStateFailed",
+                &[
+                    "depositAddress",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "failedAt",
+                    "state",
+                ],
+            )
+            .required(&[1, 2, 10, 11]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressStateFailed {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_tx_hash.place(),
+            2 => self.deposit_committed_at.place(),
+            3 => self.deposit_discovered_at.place(),
+            4 => self.deposit_confirmed_at.place(),
+            5 => self.expected_deposit_confirmed_at.place(),
+            6 => self.expected_deposit_confirmed_at_block.place(),
+            7 => self.pre_swap_tx_hash.place(),
+            8 => self.pre_swap_committed_at.place(),
+            9 => self.is_confirmed.place(),
+            10 => self.failed_at.place(),
+            11 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressStateFailed {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// One page of the project's bridge history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct HistoryPage {
     /// Number of records that match the filter, over all pages.
@@ -4227,7 +6676,41 @@ pub struct HistoryPage {
     #[serde(rename = "items")]
     pub items: Vec<HistoryItem>,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for HistoryPage {
+    fn blank() -> Self {
+        Self {
+            total_items: Decode::blank(),
+            items: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "HistoryPage",
+                &["totalItems", "items"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for HistoryPage {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.total_items.place(),
+            1 => self.items.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for HistoryPage {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct HistoryItem {
     /// A bridge record, in one of three families told apart by `_tag`: `bridge` (a single-token bridge; its `_tag` may be absent), `bridgeSwap`, `depositAddressBridge`.
@@ -4237,8 +6720,42 @@ pub struct HistoryItem {
     #[serde(rename = "rejections")]
     pub rejections: Vec<Rejection>,
 }
+impl crate::codec::Decode for HistoryItem {
+    fn blank() -> Self {
+        Self {
+            bridge: Decode::blank(),
+            rejections: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "HistoryItem",
+                &["bridge", "rejections"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for HistoryItem {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.bridge.place(),
+            1 => self.rejections.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for HistoryItem {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit that was rejected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Rejection {
     /// Hash of the deposit transaction on `chainIn`.
@@ -4251,12 +6768,7 @@ pub struct Rejection {
     #[serde(rename = "reason")]
     pub reason: String,
     /// Details of the rejection.
-    #[serde(
-        rename = "additionalData",
-        default,
-        deserialize_with = "crate::codec::optional_nullable",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "additionalData", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "Option<std::collections::BTreeMap<String, StringOrNumber>>")
@@ -4265,9 +6777,48 @@ pub struct Rejection {
         Option<std::collections::BTreeMap<String, StringOrNumber>>,
     >,
 }
+impl crate::codec::Decode for Rejection {
+    fn blank() -> Self {
+        Self {
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            reason: Decode::blank(),
+            additional_data: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "Rejection",
+                &["depositTxHash", "depositCommittedAt", "reason", "additionalData"],
+            )
+            .required(&[0, 1, 2])
+            .some_when_present(&[3]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for Rejection {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_tx_hash.place(),
+            1 => self.deposit_committed_at.place(),
+            2 => self.reason.place(),
+            3 => self.additional_data.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for Rejection {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The refund of a rejected deposit: the members the refunded record states add to the rejection (those states are
 /// built from a `Rejection` and a `Refund`, see `x-built-from`). No operation sends it on its own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Refund {
@@ -4287,6 +6838,53 @@ pub struct Refund {
     #[serde(rename = "refundedChain")]
     pub refunded_chain: String,
 }
+impl crate::codec::Decode for Refund {
+    fn blank() -> Self {
+        Self {
+            refund_tx_hash: Decode::blank(),
+            refund_tx_timestamp: Decode::blank(),
+            refunded_token: Decode::blank(),
+            refunded_amount: Decode::blank(),
+            refunded_chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "Refund",
+                &[
+                    "refundTxHash",
+                    "refundTxTimestamp",
+                    "refundedToken",
+                    "refundedAmount",
+                    "refundedChain",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for Refund {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.refund_tx_hash.place(),
+            1 => self.refund_tx_timestamp.place(),
+            2 => self.refunded_token.place(),
+            3 => self.refunded_amount.place(),
+            4 => self.refunded_chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for Refund {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A string or a number.
 ///
 /// Told apart by JSON kind alone.
@@ -4305,27 +6903,43 @@ impl Serialize for StringOrNumber {
         }
     }
 }
+impl crate::codec::Decode for StringOrNumber {
+    fn blank() -> Self {
+        Self::String(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Kinds = crate::codec::Kinds {
+            name: "StringOrNumber",
+            kinds: &["string", "number"],
+        };
+        crate::codec::Place::Kind(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for StringOrNumber {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::String(_) => 0,
+            Self::Number(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::Number(Decode::blank()),
+                _ => Self::String(Decode::blank()),
+            };
+        }
+        match self {
+            Self::String(value) => value.place(),
+            Self::Number(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for StringOrNumber {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::by_kind(
-            deserializer,
-            |value| match value.kind() {
-                "string" => value.read().map(Self::String),
-                "number" => value.read().map(Self::Number),
-                other => {
-                    Err(
-                        crate::codec::Error::custom(
-                            format_args!(
-                                "expected one of {} (StringOrNumber), got a JSON {other}",
-                                ["string", "number"].join(", ")
-                            ),
-                        ),
-                    )
-                }
-            },
-        )
+        crate::codec::deserialize(deserializer)
     }
 }
 #[cfg(feature = "schemars")]
@@ -4341,7 +6955,7 @@ impl schemars::JsonSchema for StringOrNumber {
     }
 }
 /// A deposit address, as created under `/sda`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddress {
     /// Chain where the address lives.
@@ -4402,8 +7016,75 @@ pub struct DepositAddress {
     #[cfg_attr(feature = "schemars", schemars(with = "ChainMetadata"))]
     pub chain_metadata: Option<ChainMetadata>,
 }
+impl crate::codec::Decode for DepositAddress {
+    fn blank() -> Self {
+        Self {
+            deposit_chain: Decode::blank(),
+            deposit_address: Decode::blank(),
+            destination_chain: Decode::blank(),
+            supported_tokens: Decode::blank(),
+            is_active: Decode::blank(),
+            destination_address: Decode::blank(),
+            address_note: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            token_out: Decode::blank(),
+            refund_address: Decode::blank(),
+            bridge_if_not_swappable: Decode::blank(),
+            chain_metadata: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddress",
+                &[
+                    "depositChain",
+                    "depositAddress",
+                    "destinationChain",
+                    "supportedTokens",
+                    "isActive",
+                    "destinationAddress",
+                    "addressNote",
+                    "postBridgeData",
+                    "tokenOut",
+                    "refundAddress",
+                    "bridgeIfNotSwappable",
+                    "chainMetadata",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddress {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_chain.place(),
+            1 => self.deposit_address.place(),
+            2 => self.destination_chain.place(),
+            3 => self.supported_tokens.place(),
+            4 => self.is_active.place(),
+            5 => self.destination_address.place(),
+            6 => self.address_note.place(),
+            7 => self.post_bridge_data.place(),
+            8 => self.token_out.place(),
+            9 => self.refund_address.place(),
+            10 => self.bridge_if_not_swappable.place(),
+            11 => self.chain_metadata.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit address, as created under the deprecated `/bridge` path (no `chainMetadata`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LegacyDepositAddress {
     /// Chain where the address lives.
@@ -4460,8 +7141,72 @@ pub struct LegacyDepositAddress {
     #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub bridge_if_not_swappable: Option<bool>,
 }
+impl crate::codec::Decode for LegacyDepositAddress {
+    fn blank() -> Self {
+        Self {
+            deposit_chain: Decode::blank(),
+            deposit_address: Decode::blank(),
+            destination_chain: Decode::blank(),
+            supported_tokens: Decode::blank(),
+            is_active: Decode::blank(),
+            destination_address: Decode::blank(),
+            address_note: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            token_out: Decode::blank(),
+            refund_address: Decode::blank(),
+            bridge_if_not_swappable: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "LegacyDepositAddress",
+                &[
+                    "depositChain",
+                    "depositAddress",
+                    "destinationChain",
+                    "supportedTokens",
+                    "isActive",
+                    "destinationAddress",
+                    "addressNote",
+                    "postBridgeData",
+                    "tokenOut",
+                    "refundAddress",
+                    "bridgeIfNotSwappable",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for LegacyDepositAddress {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_chain.place(),
+            1 => self.deposit_address.place(),
+            2 => self.destination_chain.place(),
+            3 => self.supported_tokens.place(),
+            4 => self.is_active.place(),
+            5 => self.destination_address.place(),
+            6 => self.address_note.place(),
+            7 => self.post_bridge_data.place(),
+            8 => self.token_out.place(),
+            9 => self.refund_address.place(),
+            10 => self.bridge_if_not_swappable.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for LegacyDepositAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A token that can be deposited into a deposit address, with its USD deposit limits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SupportedToken {
     #[serde(rename = "symbol")]
@@ -4475,6 +7220,44 @@ pub struct SupportedToken {
     /// Smallest deposit bridged, in USD; a smaller one is rejected with `UNDER_MIN`.
     #[serde(rename = "minDepositLimitUsd")]
     pub min_deposit_limit_usd: crate::DecimalNumber,
+}
+impl crate::codec::Decode for SupportedToken {
+    fn blank() -> Self {
+        Self {
+            symbol: Decode::blank(),
+            address: Decode::blank(),
+            max_deposit_limit_usd: Decode::blank(),
+            min_deposit_limit_usd: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SupportedToken",
+                &["symbol", "address", "maxDepositLimitUsd", "minDepositLimitUsd"],
+            )
+            .required(&[0, 1, 2, 3]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SupportedToken {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.symbol.place(),
+            1 => self.address.place(),
+            2 => self.max_deposit_limit_usd.place(),
+            3 => self.min_deposit_limit_usd.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SupportedToken {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// Chain-specific details of a deposit address; currently only Stellar addresses have them.
 ///
@@ -4507,22 +7290,37 @@ impl Serialize for ChainMetadata {
         }
     }
 }
+impl crate::codec::Decode for ChainMetadata {
+    fn blank() -> Self {
+        Self::Stellar(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "ChainMetadata",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: ChainMetadata::TAG_PROPERTY,
+                tags: ChainMetadata::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for ChainMetadata {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let _ = i;
+        match self {
+            Self::Stellar(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for ChainMetadata {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "ChainMetadata", Self::from_body)
-    }
-}
-impl ChainMetadata {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("ChainMetadata", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Stellar),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<StellarChainMetadata> for ChainMetadata {
@@ -4542,19 +7340,7 @@ impl schemars::JsonSchema for ChainMetadata {
     }
 }
 /// The `_tag` tag of [`StellarChainMetadata`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum StellarChainMetadataTag {
     #[default]
@@ -4576,8 +7362,22 @@ impl std::fmt::Display for StellarChainMetadataTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for StellarChainMetadataTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "StellarChainMetadataTag",
+        values: &["STELLAR"],
+    };
+}
+impl<'de> Deserialize<'de> for StellarChainMetadataTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The base address and memo id that a muxed Stellar deposit address resolves to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StellarChainMetadata {
     #[serde(rename = "_tag")]
@@ -4587,14 +7387,47 @@ pub struct StellarChainMetadata {
     #[serde(rename = "memoId")]
     pub memo_id: String,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for StellarChainMetadata {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            base_address: Decode::blank(),
+            memo_id: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "StellarChainMetadata",
+                &["_tag", "baseAddress", "memoId"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for StellarChainMetadata {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.base_address.place(),
+            2 => self.memo_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for StellarChainMetadata {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressSearchPage {
     /// Token of the next page; null when there are no more pages.
-    #[serde(
-        rename = "nextPageToken",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "nextPageToken")]
     #[cfg_attr(
         feature = "schemars",
         schemars(extend("minLength" = 1), with = "crate::codec::Nullable<String>")
@@ -4603,20 +7436,42 @@ pub struct DepositAddressSearchPage {
     #[serde(rename = "items")]
     pub items: Vec<DepositAddressSearchItem>,
 }
+impl crate::codec::Decode for DepositAddressSearchPage {
+    fn blank() -> Self {
+        Self {
+            next_page_token: Decode::blank(),
+            items: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressSearchPage",
+                &["nextPageToken", "items"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressSearchPage {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.next_page_token.place(),
+            1 => self.items.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressSearchPage {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressSearchItem`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressSearchItemTag {
     #[default]
@@ -4638,11 +7493,25 @@ impl std::fmt::Display for DepositAddressSearchItemTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressSearchItemTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressSearchItemTag",
+        values: &["legacy"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressSearchItemTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit address found by search. As production has it, only `depositChain`, `depositAddress`,
 /// `destinationChain` and `userId` are required; the optional members are present exactly when the address has
 /// them. `_tag` is `legacy` for an address created through the deprecated `POST /bridge/deposit-addresses`
 /// path, absent otherwise.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressSearchItem {
     #[serde(rename = "depositChain")]
@@ -4702,8 +7571,78 @@ pub struct DepositAddressSearchItem {
     )]
     pub webhook_url: Option<String>,
 }
+impl crate::codec::Decode for DepositAddressSearchItem {
+    fn blank() -> Self {
+        Self {
+            deposit_chain: Decode::blank(),
+            deposit_address: Decode::blank(),
+            destination_chain: Decode::blank(),
+            destination_address: Decode::blank(),
+            address_note: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            token_out: Decode::blank(),
+            refund_address: Decode::blank(),
+            bridge_if_not_swappable: Decode::blank(),
+            chain_metadata: Decode::blank(),
+            tag: Decode::blank(),
+            user_id: Decode::blank(),
+            webhook_url: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressSearchItem",
+                &[
+                    "depositChain",
+                    "depositAddress",
+                    "destinationChain",
+                    "destinationAddress",
+                    "addressNote",
+                    "postBridgeData",
+                    "tokenOut",
+                    "refundAddress",
+                    "bridgeIfNotSwappable",
+                    "chainMetadata",
+                    "_tag",
+                    "userId",
+                    "webhookUrl",
+                ],
+            )
+            .required(&[0, 1, 2, 11]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressSearchItem {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_chain.place(),
+            1 => self.deposit_address.place(),
+            2 => self.destination_chain.place(),
+            3 => self.destination_address.place(),
+            4 => self.address_note.place(),
+            5 => self.post_bridge_data.place(),
+            6 => self.token_out.place(),
+            7 => self.refund_address.place(),
+            8 => self.bridge_if_not_swappable.place(),
+            9 => self.chain_metadata.place(),
+            10 => self.tag.place(),
+            11 => self.user_id.place(),
+            12 => self.webhook_url.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressSearchItem {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Public status of a deposit address and its recent bridges.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PublicDepositAddressStatus {
     #[serde(rename = "depositAddress")]
@@ -4722,7 +7661,56 @@ pub struct PublicDepositAddressStatus {
     #[cfg_attr(feature = "schemars", schemars(with = "ChainMetadata"))]
     pub chain_metadata: Option<ChainMetadata>,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for PublicDepositAddressStatus {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_chain: Decode::blank(),
+            destination_chain: Decode::blank(),
+            destination_address: Decode::blank(),
+            last_bridges: Decode::blank(),
+            chain_metadata: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PublicDepositAddressStatus",
+                &[
+                    "depositAddress",
+                    "depositChain",
+                    "destinationChain",
+                    "destinationAddress",
+                    "lastBridges",
+                    "chainMetadata",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PublicDepositAddressStatus {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_chain.place(),
+            2 => self.destination_chain.place(),
+            3 => self.destination_address.place(),
+            4 => self.last_bridges.place(),
+            5 => self.chain_metadata.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PublicDepositAddressStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LastBridge {
     #[serde(rename = "depositTxHash")]
@@ -4739,6 +7727,55 @@ pub struct LastBridge {
     pub sender: String,
     #[serde(rename = "status")]
     pub status: LastBridgeStatus,
+}
+impl crate::codec::Decode for LastBridge {
+    fn blank() -> Self {
+        Self {
+            deposit_tx_hash: Decode::blank(),
+            deposit_tx_timestamp: Decode::blank(),
+            token_symbol: Decode::blank(),
+            deposit_amount: Decode::blank(),
+            sender: Decode::blank(),
+            status: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "LastBridge",
+                &[
+                    "depositTxHash",
+                    "depositTxTimestamp",
+                    "tokenSymbol",
+                    "depositAmount",
+                    "sender",
+                    "status",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for LastBridge {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_tx_hash.place(),
+            1 => self.deposit_tx_timestamp.place(),
+            2 => self.token_symbol.place(),
+            3 => self.deposit_amount.place(),
+            4 => self.sender.place(),
+            5 => self.status.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for LastBridge {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 ///
 /// Told apart by `_tag`, wherever it is in the object (read once); an unknown tag is named in the error.
@@ -4787,25 +7824,53 @@ impl Serialize for LastBridgeStatus {
         }
     }
 }
+impl crate::codec::Decode for LastBridgeStatus {
+    fn blank() -> Self {
+        Self::Rejected(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "LastBridgeStatus",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: LastBridgeStatus::TAG_PROPERTY,
+                tags: LastBridgeStatus::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for LastBridgeStatus {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Rejected(_) => 0,
+            Self::Retrying(_) => 1,
+            Self::Accepted(_) => 2,
+            Self::Executed(_) => 3,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::Retrying(Decode::blank()),
+                2 => Self::Accepted(Decode::blank()),
+                3 => Self::Executed(Decode::blank()),
+                _ => Self::Rejected(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Rejected(value) => value.place(),
+            Self::Retrying(value) => value.place(),
+            Self::Accepted(value) => value.place(),
+            Self::Executed(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for LastBridgeStatus {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "LastBridgeStatus", Self::from_body)
-    }
-}
-impl LastBridgeStatus {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("LastBridgeStatus", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Rejected),
-            1 => body.read().map(Self::Retrying),
-            2 => body.read().map(Self::Accepted),
-            3 => body.read().map(Self::Executed),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<LastBridgeRejected> for LastBridgeStatus {
@@ -4843,19 +7908,7 @@ impl schemars::JsonSchema for LastBridgeStatus {
     }
 }
 /// The `_tag` tag of [`LastBridgeRejected`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum LastBridgeRejectedTag {
     #[default]
@@ -4877,8 +7930,22 @@ impl std::fmt::Display for LastBridgeRejectedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for LastBridgeRejectedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "LastBridgeRejectedTag",
+        values: &["REJECTED"],
+    };
+}
+impl<'de> Deserialize<'de> for LastBridgeRejectedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposit was not bridged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LastBridgeRejected {
     #[serde(rename = "_tag")]
@@ -4887,20 +7954,42 @@ pub struct LastBridgeRejected {
     #[serde(rename = "reason")]
     pub reason: RejectReason,
 }
+impl crate::codec::Decode for LastBridgeRejected {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            reason: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "LastBridgeRejected",
+                &["_tag", "reason"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for LastBridgeRejected {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.reason.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for LastBridgeRejected {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`LastBridgeRetrying`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum LastBridgeRetryingTag {
     #[default]
@@ -4922,8 +8011,22 @@ impl std::fmt::Display for LastBridgeRetryingTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for LastBridgeRetryingTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "LastBridgeRetryingTag",
+        values: &["RETRYING"],
+    };
+}
+impl<'de> Deserialize<'de> for LastBridgeRetryingTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Bridging the deposit failed and is being retried.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LastBridgeRetrying {
     #[serde(rename = "_tag")]
@@ -4936,20 +8039,42 @@ pub struct LastBridgeRetrying {
     #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub original_error_tag: Option<String>,
 }
+impl crate::codec::Decode for LastBridgeRetrying {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            original_error_tag: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "LastBridgeRetrying",
+                &["_tag", "originalErrorTag"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for LastBridgeRetrying {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.original_error_tag.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for LastBridgeRetrying {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`LastBridgeAccepted`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum LastBridgeAcceptedTag {
     #[default]
@@ -4971,8 +8096,22 @@ impl std::fmt::Display for LastBridgeAcceptedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for LastBridgeAcceptedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "LastBridgeAcceptedTag",
+        values: &["ACCEPTED"],
+    };
+}
+impl<'de> Deserialize<'de> for LastBridgeAcceptedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposit is accepted and is being bridged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LastBridgeAccepted {
     #[serde(rename = "_tag")]
@@ -4984,20 +8123,44 @@ pub struct LastBridgeAccepted {
     #[serde(rename = "fee")]
     pub fee: crate::DecimalString,
 }
+impl crate::codec::Decode for LastBridgeAccepted {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            amount_out: Decode::blank(),
+            fee: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "LastBridgeAccepted",
+                &["_tag", "amountOut", "fee"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for LastBridgeAccepted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.amount_out.place(),
+            2 => self.fee.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for LastBridgeAccepted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`LastBridgeExecuted`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum LastBridgeExecutedTag {
     #[default]
@@ -5019,8 +8182,22 @@ impl std::fmt::Display for LastBridgeExecutedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for LastBridgeExecutedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "LastBridgeExecutedTag",
+        values: &["EXECUTED"],
+    };
+}
+impl<'de> Deserialize<'de> for LastBridgeExecutedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposit was bridged and paid out.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LastBridgeExecuted {
     #[serde(rename = "_tag")]
@@ -5037,10 +8214,50 @@ pub struct LastBridgeExecuted {
     #[serde(rename = "fee")]
     pub fee: crate::DecimalString,
 }
+impl crate::codec::Decode for LastBridgeExecuted {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            withdraw_tx_hash: Decode::blank(),
+            withdraw_tx_timestamp: Decode::blank(),
+            amount_out: Decode::blank(),
+            fee: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "LastBridgeExecuted",
+                &["_tag", "withdrawTxHash", "withdrawTxTimestamp", "amountOut", "fee"],
+            )
+            .required(&[0, 1, 2, 3, 4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for LastBridgeExecuted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.withdraw_tx_hash.place(),
+            2 => self.withdraw_tx_timestamp.place(),
+            3 => self.amount_out.place(),
+            4 => self.fee.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for LastBridgeExecuted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Base64 encoding of the PEM (SPKI) text of the RSA public key that verifies webhook signatures.
 pub type WebhookPublicKey = String;
 /// The body of a webhook delivery; the signature covers all of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WebhookEnvelope {
     /// A webhook event, one of fifteen kinds told apart by `_tag`.
@@ -5056,21 +8273,88 @@ pub struct WebhookEnvelope {
     #[serde(rename = "ts")]
     pub ts: crate::DecimalNumber,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for WebhookEnvelope {
+    fn blank() -> Self {
+        Self {
+            event: Decode::blank(),
+            event_id: Decode::blank(),
+            ts: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "WebhookEnvelope",
+                &["event", "eventId", "ts"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for WebhookEnvelope {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.event.place(),
+            1 => self.event_id.place(),
+            2 => self.ts.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for WebhookEnvelope {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct UserEventsPage {
     #[serde(rename = "items")]
     pub items: Vec<WebhookEvent>,
     /// Cursor of the next page (24 lower-case hex characters); null when there are no further results.
-    #[serde(
-        rename = "nextPageToken",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "nextPageToken")]
     #[cfg_attr(
         feature = "schemars",
         schemars(extend("minLength" = 1), with = "crate::codec::Nullable<String>")
     )]
     pub next_page_token: Option<String>,
+}
+impl crate::codec::Decode for UserEventsPage {
+    fn blank() -> Self {
+        Self {
+            items: Decode::blank(),
+            next_page_token: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "UserEventsPage",
+                &["items", "nextPageToken"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for UserEventsPage {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.items.place(),
+            1 => self.next_page_token.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for UserEventsPage {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// A webhook event, one of fifteen kinds told apart by `_tag`. Extra members are not allowed.
 ///
@@ -5181,36 +8465,86 @@ impl Serialize for WebhookEvent {
         }
     }
 }
+impl crate::codec::Decode for WebhookEvent {
+    fn blank() -> Self {
+        Self::BridgePending(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "WebhookEvent",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: WebhookEvent::TAG_PROPERTY,
+                tags: WebhookEvent::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for WebhookEvent {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::BridgePending(_) => 0,
+            Self::BridgeAccepted(_) => 1,
+            Self::BridgeCancelled(_) => 2,
+            Self::BridgeExecuted(_) => 3,
+            Self::BridgeRefunded(_) => 4,
+            Self::DepositAddressCreated(_) => 5,
+            Self::DepositAddressDepositDetected(_) => 6,
+            Self::DepositAddressDepositConfirming(_) => 7,
+            Self::DepositAddressBridgeRejected(_) => 8,
+            Self::DepositAddressBridgeDelayed(_) => 9,
+            Self::RoutingDepositAddressCreated(_) => 10,
+            Self::RoutingDepositAddressBridgeRejected(_) => 11,
+            Self::RoutingDepositAddressBridgeDelayed(_) => 12,
+            Self::SdaRefundCompleted(_) => 13,
+            Self::WebhookTest(_) => 14,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeAccepted(Decode::blank()),
+                2 => Self::BridgeCancelled(Decode::blank()),
+                3 => Self::BridgeExecuted(Decode::blank()),
+                4 => Self::BridgeRefunded(Decode::blank()),
+                5 => Self::DepositAddressCreated(Decode::blank()),
+                6 => Self::DepositAddressDepositDetected(Decode::blank()),
+                7 => Self::DepositAddressDepositConfirming(Decode::blank()),
+                8 => Self::DepositAddressBridgeRejected(Decode::blank()),
+                9 => Self::DepositAddressBridgeDelayed(Decode::blank()),
+                10 => Self::RoutingDepositAddressCreated(Decode::blank()),
+                11 => Self::RoutingDepositAddressBridgeRejected(Decode::blank()),
+                12 => Self::RoutingDepositAddressBridgeDelayed(Decode::blank()),
+                13 => Self::SdaRefundCompleted(Decode::blank()),
+                14 => Self::WebhookTest(Decode::blank()),
+                _ => Self::BridgePending(Decode::blank()),
+            };
+        }
+        match self {
+            Self::BridgePending(value) => value.place(),
+            Self::BridgeAccepted(value) => value.place(),
+            Self::BridgeCancelled(value) => value.place(),
+            Self::BridgeExecuted(value) => value.place(),
+            Self::BridgeRefunded(value) => value.place(),
+            Self::DepositAddressCreated(value) => value.place(),
+            Self::DepositAddressDepositDetected(value) => value.place(),
+            Self::DepositAddressDepositConfirming(value) => value.place(),
+            Self::DepositAddressBridgeRejected(value) => value.place(),
+            Self::DepositAddressBridgeDelayed(value) => value.place(),
+            Self::RoutingDepositAddressCreated(value) => value.place(),
+            Self::RoutingDepositAddressBridgeRejected(value) => value.place(),
+            Self::RoutingDepositAddressBridgeDelayed(value) => value.place(),
+            Self::SdaRefundCompleted(value) => value.place(),
+            Self::WebhookTest(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for WebhookEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "WebhookEvent", Self::from_body)
-    }
-}
-impl WebhookEvent {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("WebhookEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => BridgePendingEvent::from_body(body).map(Self::BridgePending),
-            1 => BridgeAcceptedEvent::from_body(body).map(Self::BridgeAccepted),
-            2 => BridgeCancelledEvent::from_body(body).map(Self::BridgeCancelled),
-            3 => BridgeExecutedEvent::from_body(body).map(Self::BridgeExecuted),
-            4 => body.read().map(Self::BridgeRefunded),
-            5 => body.read().map(Self::DepositAddressCreated),
-            6 => body.read().map(Self::DepositAddressDepositDetected),
-            7 => body.read().map(Self::DepositAddressDepositConfirming),
-            8 => body.read().map(Self::DepositAddressBridgeRejected),
-            9 => body.read().map(Self::DepositAddressBridgeDelayed),
-            10 => body.read().map(Self::RoutingDepositAddressCreated),
-            11 => body.read().map(Self::RoutingDepositAddressBridgeRejected),
-            12 => body.read().map(Self::RoutingDepositAddressBridgeDelayed),
-            13 => body.read().map(Self::SdaRefundCompleted),
-            14 => body.read().map(Self::WebhookTest),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<BridgePendingEvent> for WebhookEvent {
@@ -5347,23 +8681,47 @@ impl Serialize for BridgePendingEvent {
         }
     }
 }
+impl crate::codec::Decode for BridgePendingEvent {
+    fn blank() -> Self {
+        Self::Bridge(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "BridgePendingEvent",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: BridgePendingEvent::TAG_PROPERTY,
+                tags: BridgePendingEvent::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for BridgePendingEvent {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Bridge(value) => value.place(),
+            Self::BridgeSwap(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BridgePendingEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "BridgePendingEvent", Self::from_body)
-    }
-}
-impl BridgePendingEvent {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("BridgePendingEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Bridge),
-            1 => body.read().map(Self::BridgeSwap),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<BridgePendingBridgeEvent> for BridgePendingEvent {
@@ -5389,19 +8747,7 @@ impl schemars::JsonSchema for BridgePendingEvent {
     }
 }
 /// The `_tag` tag of [`BridgePendingBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgePendingBridgeEventTag {
     #[default]
@@ -5423,20 +8769,22 @@ impl std::fmt::Display for BridgePendingBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgePendingBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgePendingBridgeEventTag",
+        values: &["BRIDGE_PENDING"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgePendingBridgeEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `type` tag of [`BridgePendingBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgePendingBridgeEventType {
     #[default]
@@ -5458,7 +8806,21 @@ impl std::fmt::Display for BridgePendingBridgeEventType {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for BridgePendingBridgeEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgePendingBridgeEventType",
+        values: &["bridge"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgePendingBridgeEventType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgePendingBridgeEvent {
@@ -5487,20 +8849,14 @@ pub struct BridgePendingBridgeEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -5585,20 +8941,144 @@ pub struct BridgePendingBridgeEvent {
     #[serde(rename = "type")]
     pub r#type: BridgePendingBridgeEventType,
 }
+impl crate::codec::Decode for BridgePendingBridgeEvent {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token: Decode::blank(),
+            usd_price: Decode::blank(),
+            tag: Decode::blank(),
+            r#type: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgePendingBridgeEvent",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "token",
+                    "usdPrice",
+                    "_tag",
+                    "type",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 29, 30, 31, 32,
+                ],
+            )
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgePendingBridgeEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.flow_credits.place(),
+            29 => self.token.place(),
+            30 => self.usd_price.place(),
+            31 => self.tag.place(),
+            32 => self.r#type.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgePendingBridgeEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`BridgePendingBridgeSwapEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgePendingBridgeSwapEventTag {
     #[default]
@@ -5620,20 +9100,22 @@ impl std::fmt::Display for BridgePendingBridgeSwapEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgePendingBridgeSwapEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgePendingBridgeSwapEventTag",
+        values: &["BRIDGE_PENDING"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgePendingBridgeSwapEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `type` tag of [`BridgePendingBridgeSwapEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgePendingBridgeSwapEventType {
     #[default]
@@ -5655,7 +9137,21 @@ impl std::fmt::Display for BridgePendingBridgeSwapEventType {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for BridgePendingBridgeSwapEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgePendingBridgeSwapEventType",
+        values: &["bridgeSwap"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgePendingBridgeSwapEventType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgePendingBridgeSwapEvent {
@@ -5684,20 +9180,14 @@ pub struct BridgePendingBridgeSwapEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -5818,6 +9308,169 @@ pub struct BridgePendingBridgeSwapEvent {
     #[serde(rename = "type")]
     pub r#type: BridgePendingBridgeSwapEventType,
 }
+impl crate::codec::Decode for BridgePendingBridgeSwapEvent {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token_in: Decode::blank(),
+            token_out: Decode::blank(),
+            min_amount_out: Decode::blank(),
+            min_amount_out_usd: Decode::blank(),
+            usd_price_token_in: Decode::blank(),
+            usd_price_token_out: Decode::blank(),
+            pre_swap: Decode::blank(),
+            post_swap: Decode::blank(),
+            mode: Decode::blank(),
+            is_atomic_swap: Decode::blank(),
+            swap_fee_multiplier: Decode::blank(),
+            tag: Decode::blank(),
+            r#type: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgePendingBridgeSwapEvent",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "tokenIn",
+                    "tokenOut",
+                    "minAmountOut",
+                    "minAmountOutUsd",
+                    "usdPriceTokenIn",
+                    "usdPriceTokenOut",
+                    "preSwap",
+                    "postSwap",
+                    "mode",
+                    "isAtomicSwap",
+                    "swapFeeMultiplier",
+                    "_tag",
+                    "type",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 29, 30, 31, 32, 33, 34, 40, 41,
+                ],
+            )
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgePendingBridgeSwapEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.flow_credits.place(),
+            29 => self.token_in.place(),
+            30 => self.token_out.place(),
+            31 => self.min_amount_out.place(),
+            32 => self.min_amount_out_usd.place(),
+            33 => self.usd_price_token_in.place(),
+            34 => self.usd_price_token_out.place(),
+            35 => self.pre_swap.place(),
+            36 => self.post_swap.place(),
+            37 => self.mode.place(),
+            38 => self.is_atomic_swap.place(),
+            39 => self.swap_fee_multiplier.place(),
+            40 => self.tag.place(),
+            41 => self.r#type.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgePendingBridgeSwapEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposit is final and the bridge is accepted. Variants told apart by `type`: `bridge`, `bridgeSwap`, and
 /// `depositAddressBridge` for a bridge started by a deposit into a deposit address.
 ///
@@ -5862,24 +9515,50 @@ impl Serialize for BridgeAcceptedEvent {
         }
     }
 }
+impl crate::codec::Decode for BridgeAcceptedEvent {
+    fn blank() -> Self {
+        Self::Bridge(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "BridgeAcceptedEvent",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: BridgeAcceptedEvent::TAG_PROPERTY,
+                tags: BridgeAcceptedEvent::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for BridgeAcceptedEvent {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::DepositAddressBridge(_) => 2,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::DepositAddressBridge(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Bridge(value) => value.place(),
+            Self::BridgeSwap(value) => value.place(),
+            Self::DepositAddressBridge(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BridgeAcceptedEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "BridgeAcceptedEvent", Self::from_body)
-    }
-}
-impl BridgeAcceptedEvent {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("BridgeAcceptedEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Bridge),
-            1 => body.read().map(Self::BridgeSwap),
-            2 => body.read().map(Self::DepositAddressBridge),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<BridgeAcceptedBridgeEvent> for BridgeAcceptedEvent {
@@ -5911,19 +9590,7 @@ impl schemars::JsonSchema for BridgeAcceptedEvent {
     }
 }
 /// The `_tag` tag of [`BridgeAcceptedBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeAcceptedBridgeEventTag {
     #[default]
@@ -5945,20 +9612,22 @@ impl std::fmt::Display for BridgeAcceptedBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeAcceptedBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedBridgeEventTag",
+        values: &["BRIDGE_ACCEPTED"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeAcceptedBridgeEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `type` tag of [`BridgeAcceptedBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeAcceptedBridgeEventType {
     #[default]
@@ -5980,7 +9649,21 @@ impl std::fmt::Display for BridgeAcceptedBridgeEventType {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for BridgeAcceptedBridgeEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedBridgeEventType",
+        values: &["bridge"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeAcceptedBridgeEventType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeAcceptedBridgeEvent {
@@ -6009,20 +9692,14 @@ pub struct BridgeAcceptedBridgeEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -6161,20 +9838,171 @@ pub struct BridgeAcceptedBridgeEvent {
     #[serde(rename = "type")]
     pub r#type: BridgeAcceptedBridgeEventType,
 }
+impl crate::codec::Decode for BridgeAcceptedBridgeEvent {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token: Decode::blank(),
+            usd_price: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            tag: Decode::blank(),
+            r#type: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeAcceptedBridgeEvent",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "token",
+                    "usdPrice",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "_tag",
+                    "type",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 29, 30, 31, 32, 40, 41,
+                ],
+            )
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeAcceptedBridgeEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.flow_credits.place(),
+            29 => self.token.place(),
+            30 => self.usd_price.place(),
+            31 => self.deposit_tx_hash.place(),
+            32 => self.deposit_committed_at.place(),
+            33 => self.deposit_discovered_at.place(),
+            34 => self.deposit_confirmed_at.place(),
+            35 => self.expected_deposit_confirmed_at.place(),
+            36 => self.expected_deposit_confirmed_at_block.place(),
+            37 => self.pre_swap_tx_hash.place(),
+            38 => self.pre_swap_committed_at.place(),
+            39 => self.is_confirmed.place(),
+            40 => self.tag.place(),
+            41 => self.r#type.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeAcceptedBridgeEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`BridgeAcceptedBridgeSwapEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeAcceptedBridgeSwapEventTag {
     #[default]
@@ -6196,20 +10024,22 @@ impl std::fmt::Display for BridgeAcceptedBridgeSwapEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeAcceptedBridgeSwapEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedBridgeSwapEventTag",
+        values: &["BRIDGE_ACCEPTED"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeAcceptedBridgeSwapEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `type` tag of [`BridgeAcceptedBridgeSwapEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeAcceptedBridgeSwapEventType {
     #[default]
@@ -6231,8 +10061,22 @@ impl std::fmt::Display for BridgeAcceptedBridgeSwapEventType {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeAcceptedBridgeSwapEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedBridgeSwapEventType",
+        values: &["bridgeSwap"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeAcceptedBridgeSwapEventType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The optional deposit members of the `bridge` variant are allowed here too (the spec does not list this variant's optional members; production's types have them).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeAcceptedBridgeSwapEvent {
@@ -6261,20 +10105,14 @@ pub struct BridgeAcceptedBridgeSwapEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -6449,20 +10287,198 @@ pub struct BridgeAcceptedBridgeSwapEvent {
     #[serde(rename = "type")]
     pub r#type: BridgeAcceptedBridgeSwapEventType,
 }
+impl crate::codec::Decode for BridgeAcceptedBridgeSwapEvent {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token_in: Decode::blank(),
+            token_out: Decode::blank(),
+            min_amount_out: Decode::blank(),
+            min_amount_out_usd: Decode::blank(),
+            usd_price_token_in: Decode::blank(),
+            usd_price_token_out: Decode::blank(),
+            pre_swap: Decode::blank(),
+            post_swap: Decode::blank(),
+            mode: Decode::blank(),
+            is_atomic_swap: Decode::blank(),
+            swap_fee_multiplier: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            tag: Decode::blank(),
+            r#type: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeAcceptedBridgeSwapEvent",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "tokenIn",
+                    "tokenOut",
+                    "minAmountOut",
+                    "minAmountOutUsd",
+                    "usdPriceTokenIn",
+                    "usdPriceTokenOut",
+                    "preSwap",
+                    "postSwap",
+                    "mode",
+                    "isAtomicSwap",
+                    "swapFeeMultiplier",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "_tag",
+                    "type",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 29, 30, 31, 32, 33, 34, 40, 41, 49, 50,
+                ],
+            )
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeAcceptedBridgeSwapEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.flow_credits.place(),
+            29 => self.token_in.place(),
+            30 => self.token_out.place(),
+            31 => self.min_amount_out.place(),
+            32 => self.min_amount_out_usd.place(),
+            33 => self.usd_price_token_in.place(),
+            34 => self.usd_price_token_out.place(),
+            35 => self.pre_swap.place(),
+            36 => self.post_swap.place(),
+            37 => self.mode.place(),
+            38 => self.is_atomic_swap.place(),
+            39 => self.swap_fee_multiplier.place(),
+            40 => self.deposit_tx_hash.place(),
+            41 => self.deposit_committed_at.place(),
+            42 => self.deposit_discovered_at.place(),
+            43 => self.deposit_confirmed_at.place(),
+            44 => self.expected_deposit_confirmed_at.place(),
+            45 => self.expected_deposit_confirmed_at_block.place(),
+            46 => self.pre_swap_tx_hash.place(),
+            47 => self.pre_swap_committed_at.place(),
+            48 => self.is_confirmed.place(),
+            49 => self.tag.place(),
+            50 => self.r#type.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeAcceptedBridgeSwapEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`BridgeAcceptedDepositAddressBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeAcceptedDepositAddressBridgeEventTag {
     #[default]
@@ -6484,20 +10500,22 @@ impl std::fmt::Display for BridgeAcceptedDepositAddressBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeAcceptedDepositAddressBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedDepositAddressBridgeEventTag",
+        values: &["BRIDGE_ACCEPTED"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeAcceptedDepositAddressBridgeEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `type` tag of [`BridgeAcceptedDepositAddressBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeAcceptedDepositAddressBridgeEventType {
     #[default]
@@ -6519,8 +10537,22 @@ impl std::fmt::Display for BridgeAcceptedDepositAddressBridgeEventType {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeAcceptedDepositAddressBridgeEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeAcceptedDepositAddressBridgeEventType",
+        values: &["depositAddressBridge"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeAcceptedDepositAddressBridgeEventType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A bridge started by a deposit into a deposit address was accepted (production's `depositAddressBridge` variant).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeAcceptedDepositAddressBridgeEvent {
@@ -6549,20 +10581,14 @@ pub struct BridgeAcceptedDepositAddressBridgeEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -6716,6 +10742,178 @@ pub struct BridgeAcceptedDepositAddressBridgeEvent {
     #[serde(rename = "type")]
     pub r#type: BridgeAcceptedDepositAddressBridgeEventType,
 }
+impl crate::codec::Decode for BridgeAcceptedDepositAddressBridgeEvent {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token: Decode::blank(),
+            token_out: Decode::blank(),
+            usd_price: Decode::blank(),
+            deposit_address: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            address_note: Decode::blank(),
+            tag: Decode::blank(),
+            r#type: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeAcceptedDepositAddressBridgeEvent",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "token",
+                    "tokenOut",
+                    "usdPrice",
+                    "depositAddress",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "addressNote",
+                    "_tag",
+                    "type",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 29, 31, 33, 34, 43, 44,
+                ],
+            )
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeAcceptedDepositAddressBridgeEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.flow_credits.place(),
+            29 => self.token.place(),
+            30 => self.token_out.place(),
+            31 => self.usd_price.place(),
+            32 => self.deposit_address.place(),
+            33 => self.deposit_tx_hash.place(),
+            34 => self.deposit_committed_at.place(),
+            35 => self.deposit_discovered_at.place(),
+            36 => self.deposit_confirmed_at.place(),
+            37 => self.expected_deposit_confirmed_at.place(),
+            38 => self.expected_deposit_confirmed_at_block.place(),
+            39 => self.pre_swap_tx_hash.place(),
+            40 => self.pre_swap_committed_at.place(),
+            41 => self.is_confirmed.place(),
+            42 => self.address_note.place(),
+            43 => self.tag.place(),
+            44 => self.r#type.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeAcceptedDepositAddressBridgeEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The quote expired (or the bridge was cancelled) without a deposit. Production sends this kind without a `type`
 /// member, in one of two shapes: the single-token shape (`token`, `usdPrice`) or the swap shape (`tokenIn`,
 /// `tokenOut`, ...). Both are closed objects, and each has a required member the other does not allow, so the
@@ -6746,23 +10944,45 @@ impl Serialize for BridgeCancelledEvent {
         }
     }
 }
+impl crate::codec::Decode for BridgeCancelledEvent {
+    fn blank() -> Self {
+        Self::Bridge(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "BridgeCancelledEvent",
+            discriminant: crate::codec::Discriminant::Presence {
+                members: BridgeCancelledEvent::MEMBERS,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for BridgeCancelledEvent {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Bridge(value) => value.place(),
+            Self::BridgeSwap(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BridgeCancelledEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "BridgeCancelledEvent", Self::from_body)
-    }
-}
-impl BridgeCancelledEvent {
-    /// Reads the variant the member present names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.presence("BridgeCancelledEvent", Self::MEMBERS)? {
-            0 => body.read().map(Self::Bridge),
-            1 => body.read().map(Self::BridgeSwap),
-            _ => Err(crate::codec::Error::custom("member index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<BridgeCancelledBridgeEvent> for BridgeCancelledEvent {
@@ -6788,19 +11008,7 @@ impl schemars::JsonSchema for BridgeCancelledEvent {
     }
 }
 /// The `_tag` tag of [`BridgeCancelledBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeCancelledBridgeEventTag {
     #[default]
@@ -6822,8 +11030,22 @@ impl std::fmt::Display for BridgeCancelledBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeCancelledBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeCancelledBridgeEventTag",
+        values: &["BRIDGE_CANCELLED"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeCancelledBridgeEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A cancelled single-token bridge.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeCancelledBridgeEvent {
@@ -6852,20 +11074,14 @@ pub struct BridgeCancelledBridgeEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -6951,20 +11167,144 @@ pub struct BridgeCancelledBridgeEvent {
     #[serde(rename = "cancelledAt")]
     pub cancelled_at: crate::DateString,
 }
+impl crate::codec::Decode for BridgeCancelledBridgeEvent {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token: Decode::blank(),
+            usd_price: Decode::blank(),
+            tag: Decode::blank(),
+            cancelled_at: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeCancelledBridgeEvent",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "token",
+                    "usdPrice",
+                    "_tag",
+                    "cancelledAt",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 29, 30, 31, 32,
+                ],
+            )
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeCancelledBridgeEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.flow_credits.place(),
+            29 => self.token.place(),
+            30 => self.usd_price.place(),
+            31 => self.tag.place(),
+            32 => self.cancelled_at.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeCancelledBridgeEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`BridgeCancelledBridgeSwapEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeCancelledBridgeSwapEventTag {
     #[default]
@@ -6986,8 +11326,22 @@ impl std::fmt::Display for BridgeCancelledBridgeSwapEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeCancelledBridgeSwapEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeCancelledBridgeSwapEventTag",
+        values: &["BRIDGE_CANCELLED"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeCancelledBridgeSwapEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A cancelled bridge with a swap.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeCancelledBridgeSwapEvent {
@@ -7016,20 +11370,14 @@ pub struct BridgeCancelledBridgeSwapEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -7151,6 +11499,169 @@ pub struct BridgeCancelledBridgeSwapEvent {
     #[serde(rename = "cancelledAt")]
     pub cancelled_at: crate::DateString,
 }
+impl crate::codec::Decode for BridgeCancelledBridgeSwapEvent {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token_in: Decode::blank(),
+            token_out: Decode::blank(),
+            min_amount_out: Decode::blank(),
+            min_amount_out_usd: Decode::blank(),
+            usd_price_token_in: Decode::blank(),
+            usd_price_token_out: Decode::blank(),
+            pre_swap: Decode::blank(),
+            post_swap: Decode::blank(),
+            mode: Decode::blank(),
+            is_atomic_swap: Decode::blank(),
+            swap_fee_multiplier: Decode::blank(),
+            tag: Decode::blank(),
+            cancelled_at: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeCancelledBridgeSwapEvent",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "tokenIn",
+                    "tokenOut",
+                    "minAmountOut",
+                    "minAmountOutUsd",
+                    "usdPriceTokenIn",
+                    "usdPriceTokenOut",
+                    "preSwap",
+                    "postSwap",
+                    "mode",
+                    "isAtomicSwap",
+                    "swapFeeMultiplier",
+                    "_tag",
+                    "cancelledAt",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 29, 30, 31, 32, 33, 34, 40, 41,
+                ],
+            )
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeCancelledBridgeSwapEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.flow_credits.place(),
+            29 => self.token_in.place(),
+            30 => self.token_out.place(),
+            31 => self.min_amount_out.place(),
+            32 => self.min_amount_out_usd.place(),
+            33 => self.usd_price_token_in.place(),
+            34 => self.usd_price_token_out.place(),
+            35 => self.pre_swap.place(),
+            36 => self.post_swap.place(),
+            37 => self.mode.place(),
+            38 => self.is_atomic_swap.place(),
+            39 => self.swap_fee_multiplier.place(),
+            40 => self.tag.place(),
+            41 => self.cancelled_at.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeCancelledBridgeSwapEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The bridge paid out on `chainOut`. Variants told apart by `type`: `bridge`, `bridgeSwap`, and
 /// `depositAddressBridge` for a bridge started by a deposit into a deposit address.
 ///
@@ -7195,24 +11706,50 @@ impl Serialize for BridgeExecutedEvent {
         }
     }
 }
+impl crate::codec::Decode for BridgeExecutedEvent {
+    fn blank() -> Self {
+        Self::Bridge(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "BridgeExecutedEvent",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: BridgeExecutedEvent::TAG_PROPERTY,
+                tags: BridgeExecutedEvent::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for BridgeExecutedEvent {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::DepositAddressBridge(_) => 2,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::DepositAddressBridge(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Bridge(value) => value.place(),
+            Self::BridgeSwap(value) => value.place(),
+            Self::DepositAddressBridge(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BridgeExecutedEvent {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "BridgeExecutedEvent", Self::from_body)
-    }
-}
-impl BridgeExecutedEvent {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("BridgeExecutedEvent", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Bridge),
-            1 => body.read().map(Self::BridgeSwap),
-            2 => body.read().map(Self::DepositAddressBridge),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<BridgeExecutedBridgeEvent> for BridgeExecutedEvent {
@@ -7244,19 +11781,7 @@ impl schemars::JsonSchema for BridgeExecutedEvent {
     }
 }
 /// The `_tag` tag of [`BridgeExecutedBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeExecutedBridgeEventTag {
     #[default]
@@ -7278,20 +11803,22 @@ impl std::fmt::Display for BridgeExecutedBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeExecutedBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedBridgeEventTag",
+        values: &["BRIDGE_EXECUTED"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeExecutedBridgeEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `type` tag of [`BridgeExecutedBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeExecutedBridgeEventType {
     #[default]
@@ -7313,7 +11840,21 @@ impl std::fmt::Display for BridgeExecutedBridgeEventType {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for BridgeExecutedBridgeEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedBridgeEventType",
+        values: &["bridge"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeExecutedBridgeEventType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeExecutedBridgeEvent {
@@ -7342,20 +11883,14 @@ pub struct BridgeExecutedBridgeEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -7500,20 +12035,177 @@ pub struct BridgeExecutedBridgeEvent {
     #[serde(rename = "type")]
     pub r#type: BridgeExecutedBridgeEventType,
 }
+impl crate::codec::Decode for BridgeExecutedBridgeEvent {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token: Decode::blank(),
+            usd_price: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            withdraw_tx_hash: Decode::blank(),
+            withdraw_committed_at: Decode::blank(),
+            tag: Decode::blank(),
+            r#type: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeExecutedBridgeEvent",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "token",
+                    "usdPrice",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "withdrawTxHash",
+                    "withdrawCommittedAt",
+                    "_tag",
+                    "type",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 29, 30, 31, 32, 40, 41, 42, 43,
+                ],
+            )
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeExecutedBridgeEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.flow_credits.place(),
+            29 => self.token.place(),
+            30 => self.usd_price.place(),
+            31 => self.deposit_tx_hash.place(),
+            32 => self.deposit_committed_at.place(),
+            33 => self.deposit_discovered_at.place(),
+            34 => self.deposit_confirmed_at.place(),
+            35 => self.expected_deposit_confirmed_at.place(),
+            36 => self.expected_deposit_confirmed_at_block.place(),
+            37 => self.pre_swap_tx_hash.place(),
+            38 => self.pre_swap_committed_at.place(),
+            39 => self.is_confirmed.place(),
+            40 => self.withdraw_tx_hash.place(),
+            41 => self.withdraw_committed_at.place(),
+            42 => self.tag.place(),
+            43 => self.r#type.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeExecutedBridgeEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`BridgeExecutedBridgeSwapEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeExecutedBridgeSwapEventTag {
     #[default]
@@ -7535,20 +12227,22 @@ impl std::fmt::Display for BridgeExecutedBridgeSwapEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeExecutedBridgeSwapEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedBridgeSwapEventTag",
+        values: &["BRIDGE_EXECUTED"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeExecutedBridgeSwapEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `type` tag of [`BridgeExecutedBridgeSwapEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeExecutedBridgeSwapEventType {
     #[default]
@@ -7570,7 +12264,21 @@ impl std::fmt::Display for BridgeExecutedBridgeSwapEventType {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for BridgeExecutedBridgeSwapEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedBridgeSwapEventType",
+        values: &["bridgeSwap"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeExecutedBridgeSwapEventType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeExecutedBridgeSwapEvent {
@@ -7599,20 +12307,14 @@ pub struct BridgeExecutedBridgeSwapEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -7793,20 +12495,204 @@ pub struct BridgeExecutedBridgeSwapEvent {
     #[serde(rename = "type")]
     pub r#type: BridgeExecutedBridgeSwapEventType,
 }
+impl crate::codec::Decode for BridgeExecutedBridgeSwapEvent {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token_in: Decode::blank(),
+            token_out: Decode::blank(),
+            min_amount_out: Decode::blank(),
+            min_amount_out_usd: Decode::blank(),
+            usd_price_token_in: Decode::blank(),
+            usd_price_token_out: Decode::blank(),
+            pre_swap: Decode::blank(),
+            post_swap: Decode::blank(),
+            mode: Decode::blank(),
+            is_atomic_swap: Decode::blank(),
+            swap_fee_multiplier: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            withdraw_tx_hash: Decode::blank(),
+            withdraw_committed_at: Decode::blank(),
+            tag: Decode::blank(),
+            r#type: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeExecutedBridgeSwapEvent",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "tokenIn",
+                    "tokenOut",
+                    "minAmountOut",
+                    "minAmountOutUsd",
+                    "usdPriceTokenIn",
+                    "usdPriceTokenOut",
+                    "preSwap",
+                    "postSwap",
+                    "mode",
+                    "isAtomicSwap",
+                    "swapFeeMultiplier",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "withdrawTxHash",
+                    "withdrawCommittedAt",
+                    "_tag",
+                    "type",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 29, 30, 31, 32, 33, 34, 40, 41, 49, 50, 51, 52,
+                ],
+            )
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeExecutedBridgeSwapEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.flow_credits.place(),
+            29 => self.token_in.place(),
+            30 => self.token_out.place(),
+            31 => self.min_amount_out.place(),
+            32 => self.min_amount_out_usd.place(),
+            33 => self.usd_price_token_in.place(),
+            34 => self.usd_price_token_out.place(),
+            35 => self.pre_swap.place(),
+            36 => self.post_swap.place(),
+            37 => self.mode.place(),
+            38 => self.is_atomic_swap.place(),
+            39 => self.swap_fee_multiplier.place(),
+            40 => self.deposit_tx_hash.place(),
+            41 => self.deposit_committed_at.place(),
+            42 => self.deposit_discovered_at.place(),
+            43 => self.deposit_confirmed_at.place(),
+            44 => self.expected_deposit_confirmed_at.place(),
+            45 => self.expected_deposit_confirmed_at_block.place(),
+            46 => self.pre_swap_tx_hash.place(),
+            47 => self.pre_swap_committed_at.place(),
+            48 => self.is_confirmed.place(),
+            49 => self.withdraw_tx_hash.place(),
+            50 => self.withdraw_committed_at.place(),
+            51 => self.tag.place(),
+            52 => self.r#type.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeExecutedBridgeSwapEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`BridgeExecutedDepositAddressBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeExecutedDepositAddressBridgeEventTag {
     #[default]
@@ -7828,20 +12714,22 @@ impl std::fmt::Display for BridgeExecutedDepositAddressBridgeEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeExecutedDepositAddressBridgeEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedDepositAddressBridgeEventTag",
+        values: &["BRIDGE_EXECUTED"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeExecutedDepositAddressBridgeEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `type` tag of [`BridgeExecutedDepositAddressBridgeEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeExecutedDepositAddressBridgeEventType {
     #[default]
@@ -7863,8 +12751,22 @@ impl std::fmt::Display for BridgeExecutedDepositAddressBridgeEventType {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeExecutedDepositAddressBridgeEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeExecutedDepositAddressBridgeEventType",
+        values: &["depositAddressBridge"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeExecutedDepositAddressBridgeEventType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A bridge started by a deposit into a deposit address paid out (production's `depositAddressBridge` variant; `depositAddress` is required here).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeExecutedDepositAddressBridgeEvent {
@@ -7893,20 +12795,14 @@ pub struct BridgeExecutedDepositAddressBridgeEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -8065,20 +12961,186 @@ pub struct BridgeExecutedDepositAddressBridgeEvent {
     #[serde(rename = "type")]
     pub r#type: BridgeExecutedDepositAddressBridgeEventType,
 }
+impl crate::codec::Decode for BridgeExecutedDepositAddressBridgeEvent {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token: Decode::blank(),
+            token_out: Decode::blank(),
+            usd_price: Decode::blank(),
+            deposit_address: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            withdraw_tx_hash: Decode::blank(),
+            withdraw_committed_at: Decode::blank(),
+            address_note: Decode::blank(),
+            tag: Decode::blank(),
+            r#type: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeExecutedDepositAddressBridgeEvent",
+                &[
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "token",
+                    "tokenOut",
+                    "usdPrice",
+                    "depositAddress",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "withdrawTxHash",
+                    "withdrawCommittedAt",
+                    "addressNote",
+                    "_tag",
+                    "type",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 29, 31, 32, 33, 34, 42, 43, 45, 46,
+                ],
+            )
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeExecutedDepositAddressBridgeEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.user_id.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.amount_in.place(),
+            5 => self.amount_in_usd.place(),
+            6 => self.amount_out.place(),
+            7 => self.amount_out_usd.place(),
+            8 => self.amount_native.place(),
+            9 => self.amount_native_usd.place(),
+            10 => self.fee.place(),
+            11 => self.fee_usd.place(),
+            12 => self.gas_fee.place(),
+            13 => self.gas_fee_usd.place(),
+            14 => self.platform_fee.place(),
+            15 => self.platform_fee_usd.place(),
+            16 => self.percentage_fee.place(),
+            17 => self.percentage_fee_usd.place(),
+            18 => self.source_gas_fee.place(),
+            19 => self.source_gas_fee_usd.place(),
+            20 => self.sponsored_fees.place(),
+            21 => self.recipient.place(),
+            22 => self.depositor.place(),
+            23 => self.created_at.place(),
+            24 => self.commitment_date.place(),
+            25 => self.speed.place(),
+            26 => self.estimated_duration.place(),
+            27 => self.post_bridge_data.place(),
+            28 => self.flow_credits.place(),
+            29 => self.token.place(),
+            30 => self.token_out.place(),
+            31 => self.usd_price.place(),
+            32 => self.deposit_address.place(),
+            33 => self.deposit_tx_hash.place(),
+            34 => self.deposit_committed_at.place(),
+            35 => self.deposit_discovered_at.place(),
+            36 => self.deposit_confirmed_at.place(),
+            37 => self.expected_deposit_confirmed_at.place(),
+            38 => self.expected_deposit_confirmed_at_block.place(),
+            39 => self.pre_swap_tx_hash.place(),
+            40 => self.pre_swap_committed_at.place(),
+            41 => self.is_confirmed.place(),
+            42 => self.withdraw_tx_hash.place(),
+            43 => self.withdraw_committed_at.place(),
+            44 => self.address_note.place(),
+            45 => self.tag.place(),
+            46 => self.r#type.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeExecutedDepositAddressBridgeEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`BridgeRefundedEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeRefundedEventTag {
     #[default]
@@ -8100,10 +13162,24 @@ impl std::fmt::Display for BridgeRefundedEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeRefundedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeRefundedEventTag",
+        values: &["BRIDGE_REFUNDED"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeRefundedEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit for a bridge with a swap was rejected and refunded. Production sends one, swap-shaped form without a
 /// `type` member: the rejection (`depositTxHash`, `depositCommittedAt`, `reason`, `additionalData`), the bridge
 /// and swap members, the optional deposit members and the refund block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BridgeRefundedEvent {
@@ -8134,20 +13210,14 @@ pub struct BridgeRefundedEvent {
     #[serde(rename = "amountOutUsd")]
     pub amount_out_usd: crate::DecimalNumber,
     /// Native gas-token amount delivered to the destination wallet (gas boost); null without a gas boost.
-    #[serde(
-        rename = "amountNative",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNative")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalString>")
     )]
     pub amount_native: Option<crate::DecimalString>,
     /// USD value of `amountNative`; null without a gas boost.
-    #[serde(
-        rename = "amountNativeUsd",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "amountNativeUsd")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "crate::codec::Nullable<crate::DecimalNumber>")
@@ -8273,12 +13343,7 @@ pub struct BridgeRefundedEvent {
     #[serde(rename = "reason")]
     pub reason: String,
     /// Details of the rejection.
-    #[serde(
-        rename = "additionalData",
-        default,
-        deserialize_with = "crate::codec::optional_nullable",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "additionalData", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "schemars",
         schemars(with = "Option<std::collections::BTreeMap<String, StringOrNumber>>")
@@ -8350,10 +13415,220 @@ pub struct BridgeRefundedEvent {
     #[serde(rename = "refundedChain")]
     pub refunded_chain: String,
 }
+impl crate::codec::Decode for BridgeRefundedEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            id: Decode::blank(),
+            user_id: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            amount_native: Decode::blank(),
+            amount_native_usd: Decode::blank(),
+            fee: Decode::blank(),
+            fee_usd: Decode::blank(),
+            gas_fee: Decode::blank(),
+            gas_fee_usd: Decode::blank(),
+            platform_fee: Decode::blank(),
+            platform_fee_usd: Decode::blank(),
+            percentage_fee: Decode::blank(),
+            percentage_fee_usd: Decode::blank(),
+            source_gas_fee: Decode::blank(),
+            source_gas_fee_usd: Decode::blank(),
+            sponsored_fees: Decode::blank(),
+            recipient: Decode::blank(),
+            depositor: Decode::blank(),
+            created_at: Decode::blank(),
+            commitment_date: Decode::blank(),
+            speed: Decode::blank(),
+            estimated_duration: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            flow_credits: Decode::blank(),
+            token_in: Decode::blank(),
+            token_out: Decode::blank(),
+            min_amount_out: Decode::blank(),
+            min_amount_out_usd: Decode::blank(),
+            usd_price_token_in: Decode::blank(),
+            usd_price_token_out: Decode::blank(),
+            pre_swap: Decode::blank(),
+            post_swap: Decode::blank(),
+            mode: Decode::blank(),
+            is_atomic_swap: Decode::blank(),
+            swap_fee_multiplier: Decode::blank(),
+            deposit_tx_hash: Decode::blank(),
+            deposit_committed_at: Decode::blank(),
+            reason: Decode::blank(),
+            additional_data: Decode::blank(),
+            deposit_discovered_at: Decode::blank(),
+            deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at: Decode::blank(),
+            expected_deposit_confirmed_at_block: Decode::blank(),
+            pre_swap_tx_hash: Decode::blank(),
+            pre_swap_committed_at: Decode::blank(),
+            is_confirmed: Decode::blank(),
+            refund_tx_hash: Decode::blank(),
+            refund_tx_timestamp: Decode::blank(),
+            refunded_token: Decode::blank(),
+            refunded_amount: Decode::blank(),
+            refunded_chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeRefundedEvent",
+                &[
+                    "_tag",
+                    "_id",
+                    "userId",
+                    "chainIn",
+                    "chainOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "amountNative",
+                    "amountNativeUsd",
+                    "fee",
+                    "feeUsd",
+                    "gasFee",
+                    "gasFeeUsd",
+                    "platformFee",
+                    "platformFeeUsd",
+                    "percentageFee",
+                    "percentageFeeUsd",
+                    "sourceGasFee",
+                    "sourceGasFeeUsd",
+                    "sponsoredFees",
+                    "recipient",
+                    "depositor",
+                    "createdAt",
+                    "commitmentDate",
+                    "speed",
+                    "estimatedDuration",
+                    "postBridgeData",
+                    "flowCredits",
+                    "tokenIn",
+                    "tokenOut",
+                    "minAmountOut",
+                    "minAmountOutUsd",
+                    "usdPriceTokenIn",
+                    "usdPriceTokenOut",
+                    "preSwap",
+                    "postSwap",
+                    "mode",
+                    "isAtomicSwap",
+                    "swapFeeMultiplier",
+                    "depositTxHash",
+                    "depositCommittedAt",
+                    "reason",
+                    "additionalData",
+                    "depositDiscoveredAt",
+                    "depositConfirmedAt",
+                    "expectedDepositConfirmedAt",
+                    "expectedDepositConfirmedAtBlock",
+                    "preSwapTxHash",
+                    "preSwapCommittedAt",
+                    "isConfirmed",
+                    "refundTxHash",
+                    "refundTxTimestamp",
+                    "refundedToken",
+                    "refundedAmount",
+                    "refundedChain",
+                ],
+            )
+            .required(
+                &[
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                    20, 21, 22, 23, 24, 25, 30, 31, 32, 33, 34, 35, 41, 42, 43, 52, 53,
+                    54, 55, 56,
+                ],
+            )
+            .some_when_present(&[44])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeRefundedEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.id.place(),
+            2 => self.user_id.place(),
+            3 => self.chain_in.place(),
+            4 => self.chain_out.place(),
+            5 => self.amount_in.place(),
+            6 => self.amount_in_usd.place(),
+            7 => self.amount_out.place(),
+            8 => self.amount_out_usd.place(),
+            9 => self.amount_native.place(),
+            10 => self.amount_native_usd.place(),
+            11 => self.fee.place(),
+            12 => self.fee_usd.place(),
+            13 => self.gas_fee.place(),
+            14 => self.gas_fee_usd.place(),
+            15 => self.platform_fee.place(),
+            16 => self.platform_fee_usd.place(),
+            17 => self.percentage_fee.place(),
+            18 => self.percentage_fee_usd.place(),
+            19 => self.source_gas_fee.place(),
+            20 => self.source_gas_fee_usd.place(),
+            21 => self.sponsored_fees.place(),
+            22 => self.recipient.place(),
+            23 => self.depositor.place(),
+            24 => self.created_at.place(),
+            25 => self.commitment_date.place(),
+            26 => self.speed.place(),
+            27 => self.estimated_duration.place(),
+            28 => self.post_bridge_data.place(),
+            29 => self.flow_credits.place(),
+            30 => self.token_in.place(),
+            31 => self.token_out.place(),
+            32 => self.min_amount_out.place(),
+            33 => self.min_amount_out_usd.place(),
+            34 => self.usd_price_token_in.place(),
+            35 => self.usd_price_token_out.place(),
+            36 => self.pre_swap.place(),
+            37 => self.post_swap.place(),
+            38 => self.mode.place(),
+            39 => self.is_atomic_swap.place(),
+            40 => self.swap_fee_multiplier.place(),
+            41 => self.deposit_tx_hash.place(),
+            42 => self.deposit_committed_at.place(),
+            43 => self.reason.place(),
+            44 => self.additional_data.place(),
+            45 => self.deposit_discovered_at.place(),
+            46 => self.deposit_confirmed_at.place(),
+            47 => self.expected_deposit_confirmed_at.place(),
+            48 => self.expected_deposit_confirmed_at_block.place(),
+            49 => self.pre_swap_tx_hash.place(),
+            50 => self.pre_swap_committed_at.place(),
+            51 => self.is_confirmed.place(),
+            52 => self.refund_tx_hash.place(),
+            53 => self.refund_tx_timestamp.place(),
+            54 => self.refunded_token.place(),
+            55 => self.refunded_amount.place(),
+            56 => self.refunded_chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeRefundedEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit into a deposit address or a routing deposit address: the members its events share (the
 /// `DEPOSIT_ADDRESS_*` and `ROUTING_DEPOSIT_ADDRESS_*` deposit events are built from it, see `x-built-from`).
 /// No operation sends it on its own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SdaDeposit {
@@ -8390,8 +13665,70 @@ pub struct SdaDeposit {
     #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub block_number: Option<i64>,
 }
+impl crate::codec::Decode for SdaDeposit {
+    fn blank() -> Self {
+        Self {
+            id: Decode::blank(),
+            token_symbol: Decode::blank(),
+            token_address: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+            amount_wei: Decode::blank(),
+            sender: Decode::blank(),
+            tx_hash: Decode::blank(),
+            created_at: Decode::blank(),
+            block_number: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SdaDeposit",
+                &[
+                    "_id",
+                    "tokenSymbol",
+                    "tokenAddress",
+                    "amount",
+                    "amountUsd",
+                    "amountWei",
+                    "sender",
+                    "txHash",
+                    "createdAt",
+                    "blockNumber",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SdaDeposit {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.id.place(),
+            1 => self.token_symbol.place(),
+            2 => self.token_address.place(),
+            3 => self.amount.place(),
+            4 => self.amount_usd.place(),
+            5 => self.amount_wei.place(),
+            6 => self.sender.place(),
+            7 => self.tx_hash.place(),
+            8 => self.created_at.place(),
+            9 => self.block_number.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SdaDeposit {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit address as events describe it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DepositAddressInfo {
@@ -8422,20 +13759,61 @@ pub struct DepositAddressInfo {
     )]
     pub address_note: Option<String>,
 }
+impl crate::codec::Decode for DepositAddressInfo {
+    fn blank() -> Self {
+        Self {
+            deposit_chain: Decode::blank(),
+            deposit_address: Decode::blank(),
+            destination_chain: Decode::blank(),
+            destination_address: Decode::blank(),
+            token_out: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            address_note: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressInfo",
+                &[
+                    "depositChain",
+                    "depositAddress",
+                    "destinationChain",
+                    "destinationAddress",
+                    "tokenOut",
+                    "postBridgeData",
+                    "addressNote",
+                ],
+            )
+            .required(&[0, 1, 2])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressInfo {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_chain.place(),
+            1 => self.deposit_address.place(),
+            2 => self.destination_chain.place(),
+            3 => self.destination_address.place(),
+            4 => self.token_out.place(),
+            5 => self.post_bridge_data.place(),
+            6 => self.address_note.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressInfo {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressCreatedEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressCreatedEventTag {
     #[default]
@@ -8457,8 +13835,22 @@ impl std::fmt::Display for DepositAddressCreatedEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressCreatedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressCreatedEventTag",
+        values: &["DEPOSIT_ADDRESS_CREATED"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressCreatedEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit address was created.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DepositAddressCreatedEvent {
@@ -8491,20 +13883,64 @@ pub struct DepositAddressCreatedEvent {
     )]
     pub address_note: Option<String>,
 }
+impl crate::codec::Decode for DepositAddressCreatedEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            deposit_chain: Decode::blank(),
+            deposit_address: Decode::blank(),
+            destination_chain: Decode::blank(),
+            destination_address: Decode::blank(),
+            token_out: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            address_note: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressCreatedEvent",
+                &[
+                    "_tag",
+                    "depositChain",
+                    "depositAddress",
+                    "destinationChain",
+                    "destinationAddress",
+                    "tokenOut",
+                    "postBridgeData",
+                    "addressNote",
+                ],
+            )
+            .required(&[0, 1, 2, 3])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressCreatedEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.deposit_chain.place(),
+            2 => self.deposit_address.place(),
+            3 => self.destination_chain.place(),
+            4 => self.destination_address.place(),
+            5 => self.token_out.place(),
+            6 => self.post_bridge_data.place(),
+            7 => self.address_note.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressCreatedEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressDepositDetectedEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressDepositDetectedEventTag {
     #[default]
@@ -8526,9 +13962,23 @@ impl std::fmt::Display for DepositAddressDepositDetectedEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressDepositDetectedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressDepositDetectedEventTag",
+        values: &["DEPOSIT_ADDRESS_DEPOSIT_DETECTED"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressDepositDetectedEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit into a deposit address was seen on chain, before it is final. (A newer kind whose members this
 /// contract designs in the style of `DEPOSIT_ADDRESS_BRIDGE_DELAYED`.)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DepositAddressDepositDetectedEvent {
@@ -8570,20 +14020,76 @@ pub struct DepositAddressDepositDetectedEvent {
     #[serde(rename = "depositAddress")]
     pub deposit_address: DepositAddressInfo,
 }
+impl crate::codec::Decode for DepositAddressDepositDetectedEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            id: Decode::blank(),
+            token_symbol: Decode::blank(),
+            token_address: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+            amount_wei: Decode::blank(),
+            sender: Decode::blank(),
+            tx_hash: Decode::blank(),
+            created_at: Decode::blank(),
+            block_number: Decode::blank(),
+            deposit_address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressDepositDetectedEvent",
+                &[
+                    "_tag",
+                    "_id",
+                    "tokenSymbol",
+                    "tokenAddress",
+                    "amount",
+                    "amountUsd",
+                    "amountWei",
+                    "sender",
+                    "txHash",
+                    "createdAt",
+                    "blockNumber",
+                    "depositAddress",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressDepositDetectedEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.id.place(),
+            2 => self.token_symbol.place(),
+            3 => self.token_address.place(),
+            4 => self.amount.place(),
+            5 => self.amount_usd.place(),
+            6 => self.amount_wei.place(),
+            7 => self.sender.place(),
+            8 => self.tx_hash.place(),
+            9 => self.created_at.place(),
+            10 => self.block_number.place(),
+            11 => self.deposit_address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressDepositDetectedEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressDepositConfirmingEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressDepositConfirmingEventTag {
     #[default]
@@ -8605,9 +14111,23 @@ impl std::fmt::Display for DepositAddressDepositConfirmingEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressDepositConfirmingEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressDepositConfirmingEventTag",
+        values: &["DEPOSIT_ADDRESS_DEPOSIT_CONFIRMING"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressDepositConfirmingEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A detected deposit is gathering confirmations. (A newer kind whose members this contract designs in the
 /// style of `DEPOSIT_ADDRESS_BRIDGE_DELAYED`.)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DepositAddressDepositConfirmingEvent {
@@ -8665,20 +14185,85 @@ pub struct DepositAddressDepositConfirmingEvent {
     #[serde(rename = "depositAddress")]
     pub deposit_address: DepositAddressInfo,
 }
+impl crate::codec::Decode for DepositAddressDepositConfirmingEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            id: Decode::blank(),
+            token_symbol: Decode::blank(),
+            token_address: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+            amount_wei: Decode::blank(),
+            sender: Decode::blank(),
+            tx_hash: Decode::blank(),
+            created_at: Decode::blank(),
+            block_number: Decode::blank(),
+            confirmations: Decode::blank(),
+            required_confirmations: Decode::blank(),
+            expected_confirmed_at: Decode::blank(),
+            deposit_address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressDepositConfirmingEvent",
+                &[
+                    "_tag",
+                    "_id",
+                    "tokenSymbol",
+                    "tokenAddress",
+                    "amount",
+                    "amountUsd",
+                    "amountWei",
+                    "sender",
+                    "txHash",
+                    "createdAt",
+                    "blockNumber",
+                    "confirmations",
+                    "requiredConfirmations",
+                    "expectedConfirmedAt",
+                    "depositAddress",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressDepositConfirmingEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.id.place(),
+            2 => self.token_symbol.place(),
+            3 => self.token_address.place(),
+            4 => self.amount.place(),
+            5 => self.amount_usd.place(),
+            6 => self.amount_wei.place(),
+            7 => self.sender.place(),
+            8 => self.tx_hash.place(),
+            9 => self.created_at.place(),
+            10 => self.block_number.place(),
+            11 => self.confirmations.place(),
+            12 => self.required_confirmations.place(),
+            13 => self.expected_confirmed_at.place(),
+            14 => self.deposit_address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressDepositConfirmingEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressBridgeRejectedEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressBridgeRejectedEventTag {
     #[default]
@@ -8700,8 +14285,22 @@ impl std::fmt::Display for DepositAddressBridgeRejectedEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressBridgeRejectedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressBridgeRejectedEventTag",
+        values: &["DEPOSIT_ADDRESS_BRIDGE_REJECTED"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressBridgeRejectedEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit into a deposit address was not bridged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DepositAddressBridgeRejectedEvent {
@@ -8762,20 +14361,88 @@ pub struct DepositAddressBridgeRejectedEvent {
     #[serde(rename = "depositAddress")]
     pub deposit_address: DepositAddressInfo,
 }
+impl crate::codec::Decode for DepositAddressBridgeRejectedEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            id: Decode::blank(),
+            token_symbol: Decode::blank(),
+            token_address: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+            amount_wei: Decode::blank(),
+            sender: Decode::blank(),
+            tx_hash: Decode::blank(),
+            original_error_tag: Decode::blank(),
+            original_error_json: Decode::blank(),
+            reason: Decode::blank(),
+            tx_uid: Decode::blank(),
+            created_at: Decode::blank(),
+            block_number: Decode::blank(),
+            deposit_address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressBridgeRejectedEvent",
+                &[
+                    "_tag",
+                    "_id",
+                    "tokenSymbol",
+                    "tokenAddress",
+                    "amount",
+                    "amountUsd",
+                    "amountWei",
+                    "sender",
+                    "txHash",
+                    "originalErrorTag",
+                    "originalErrorJson",
+                    "reason",
+                    "txUid",
+                    "createdAt",
+                    "blockNumber",
+                    "depositAddress",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 15])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressBridgeRejectedEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.id.place(),
+            2 => self.token_symbol.place(),
+            3 => self.token_address.place(),
+            4 => self.amount.place(),
+            5 => self.amount_usd.place(),
+            6 => self.amount_wei.place(),
+            7 => self.sender.place(),
+            8 => self.tx_hash.place(),
+            9 => self.original_error_tag.place(),
+            10 => self.original_error_json.place(),
+            11 => self.reason.place(),
+            12 => self.tx_uid.place(),
+            13 => self.created_at.place(),
+            14 => self.block_number.place(),
+            15 => self.deposit_address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressBridgeRejectedEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressBridgeDelayedEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressBridgeDelayedEventTag {
     #[default]
@@ -8797,8 +14464,22 @@ impl std::fmt::Display for DepositAddressBridgeDelayedEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressBridgeDelayedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressBridgeDelayedEventTag",
+        values: &["DEPOSIT_ADDRESS_BRIDGE_DELAYED"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressBridgeDelayedEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Bridging a deposit into a deposit address is delayed and will be retried.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DepositAddressBridgeDelayedEvent {
@@ -8843,8 +14524,76 @@ pub struct DepositAddressBridgeDelayedEvent {
     #[serde(rename = "depositAddress")]
     pub deposit_address: DepositAddressInfo,
 }
+impl crate::codec::Decode for DepositAddressBridgeDelayedEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            id: Decode::blank(),
+            token_symbol: Decode::blank(),
+            token_address: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+            amount_wei: Decode::blank(),
+            sender: Decode::blank(),
+            tx_hash: Decode::blank(),
+            original_error_tag: Decode::blank(),
+            created_at: Decode::blank(),
+            deposit_address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressBridgeDelayedEvent",
+                &[
+                    "_tag",
+                    "_id",
+                    "tokenSymbol",
+                    "tokenAddress",
+                    "amount",
+                    "amountUsd",
+                    "amountWei",
+                    "sender",
+                    "txHash",
+                    "originalErrorTag",
+                    "createdAt",
+                    "depositAddress",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressBridgeDelayedEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.id.place(),
+            2 => self.token_symbol.place(),
+            3 => self.token_address.place(),
+            4 => self.amount.place(),
+            5 => self.amount_usd.place(),
+            6 => self.amount_wei.place(),
+            7 => self.sender.place(),
+            8 => self.tx_hash.place(),
+            9 => self.original_error_tag.place(),
+            10 => self.created_at.place(),
+            11 => self.deposit_address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressBridgeDelayedEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A routing deposit address, whose deposits are sent on by the first matching route.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingDepositAddress {
@@ -8861,12 +14610,51 @@ pub struct RoutingDepositAddress {
     )]
     pub address_note: Option<String>,
 }
+impl crate::codec::Decode for RoutingDepositAddress {
+    fn blank() -> Self {
+        Self {
+            deposit_chain: Decode::blank(),
+            deposit_address: Decode::blank(),
+            routes: Decode::blank(),
+            address_note: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingDepositAddress",
+                &["depositChain", "depositAddress", "routes", "addressNote"],
+            )
+            .required(&[0, 1, 2])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingDepositAddress {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_chain.place(),
+            1 => self.deposit_address.place(),
+            2 => self.routes.place(),
+            3 => self.address_note.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingDepositAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// One route of a routing deposit address, as production encodes it: an optional `matcher`, an `action` and an
 /// optional integer `priority`. How a deposit picks its route is this contract's design (production does not
 /// publish it): routes are tried by ascending `priority` (routes without one after all that have one, ties in
 /// the order given) and the first whose `matcher` matches the deposit applies; a route without a matcher
 /// matches every deposit. No matching route rejects the deposit with `NO_ROUTE_FOUND`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingRoute {
@@ -8881,6 +14669,43 @@ pub struct RoutingRoute {
     #[serde(rename = "priority", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schemars", schemars(with = "i64"))]
     pub priority: Option<i64>,
+}
+impl crate::codec::Decode for RoutingRoute {
+    fn blank() -> Self {
+        Self {
+            matcher: Decode::blank(),
+            action: Decode::blank(),
+            priority: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingRoute",
+                &["matcher", "action", "priority"],
+            )
+            .required(&[1])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingRoute {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.matcher.place(),
+            1 => self.action.place(),
+            2 => self.priority.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingRoute {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// Which deposits a route applies to, told apart by `_tag`.
 ///
@@ -8940,27 +14765,59 @@ impl Serialize for RoutingMatcher {
         }
     }
 }
+impl crate::codec::Decode for RoutingMatcher {
+    fn blank() -> Self {
+        Self::SentToken(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "RoutingMatcher",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: RoutingMatcher::TAG_PROPERTY,
+                tags: RoutingMatcher::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for RoutingMatcher {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::SentToken(_) => 0,
+            Self::Sender(_) => 1,
+            Self::DepositChain(_) => 2,
+            Self::SentAmountUsdLowerThan(_) => 3,
+            Self::SentAmountUsdGreaterThan(_) => 4,
+            Self::SentAmountUsdBetween(_) => 5,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::Sender(Decode::blank()),
+                2 => Self::DepositChain(Decode::blank()),
+                3 => Self::SentAmountUsdLowerThan(Decode::blank()),
+                4 => Self::SentAmountUsdGreaterThan(Decode::blank()),
+                5 => Self::SentAmountUsdBetween(Decode::blank()),
+                _ => Self::SentToken(Decode::blank()),
+            };
+        }
+        match self {
+            Self::SentToken(value) => value.place(),
+            Self::Sender(value) => value.place(),
+            Self::DepositChain(value) => value.place(),
+            Self::SentAmountUsdLowerThan(value) => value.place(),
+            Self::SentAmountUsdGreaterThan(value) => value.place(),
+            Self::SentAmountUsdBetween(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for RoutingMatcher {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "RoutingMatcher", Self::from_body)
-    }
-}
-impl RoutingMatcher {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("RoutingMatcher", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::SentToken),
-            1 => body.read().map(Self::Sender),
-            2 => body.read().map(Self::DepositChain),
-            3 => body.read().map(Self::SentAmountUsdLowerThan),
-            4 => body.read().map(Self::SentAmountUsdGreaterThan),
-            5 => body.read().map(Self::SentAmountUsdBetween),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<RoutingMatcherSentToken> for RoutingMatcher {
@@ -9010,19 +14867,7 @@ impl schemars::JsonSchema for RoutingMatcher {
     }
 }
 /// The `_tag` tag of [`RoutingMatcherSentToken`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingMatcherSentTokenTag {
     #[default]
@@ -9044,8 +14889,22 @@ impl std::fmt::Display for RoutingMatcherSentTokenTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingMatcherSentTokenTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherSentTokenTag",
+        values: &["sentToken"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingMatcherSentTokenTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Matches a deposit of one of these tokens, named by symbol (exact) or by contract address (case-insensitive).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingMatcherSentToken {
@@ -9055,20 +14914,43 @@ pub struct RoutingMatcherSentToken {
     #[cfg_attr(feature = "schemars", schemars(length(max = 10), inner(length(min = 1))))]
     pub symbols_or_addresses: Vec<String>,
 }
+impl crate::codec::Decode for RoutingMatcherSentToken {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            symbols_or_addresses: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingMatcherSentToken",
+                &["_tag", "symbolsOrAddresses"],
+            )
+            .required(&[0, 1])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingMatcherSentToken {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.symbols_or_addresses.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingMatcherSentToken {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RoutingMatcherSender`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingMatcherSenderTag {
     #[default]
@@ -9090,8 +14972,22 @@ impl std::fmt::Display for RoutingMatcherSenderTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingMatcherSenderTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherSenderTag",
+        values: &["sender"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingMatcherSenderTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Matches a deposit sent from one of these addresses (case-insensitive).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingMatcherSender {
@@ -9101,20 +14997,43 @@ pub struct RoutingMatcherSender {
     #[cfg_attr(feature = "schemars", schemars(length(max = 10), inner(length(min = 1))))]
     pub addresses: Vec<String>,
 }
+impl crate::codec::Decode for RoutingMatcherSender {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            addresses: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingMatcherSender",
+                &["_tag", "addresses"],
+            )
+            .required(&[0, 1])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingMatcherSender {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.addresses.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingMatcherSender {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RoutingMatcherDepositChain`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingMatcherDepositChainTag {
     #[default]
@@ -9136,8 +15055,22 @@ impl std::fmt::Display for RoutingMatcherDepositChainTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingMatcherDepositChainTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherDepositChainTag",
+        values: &["depositChain"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingMatcherDepositChainTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Matches a deposit made on one of these chains.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingMatcherDepositChain {
@@ -9147,20 +15080,43 @@ pub struct RoutingMatcherDepositChain {
     #[cfg_attr(feature = "schemars", schemars(length(max = 10), inner(length(min = 1))))]
     pub deposit_chains: Vec<String>,
 }
+impl crate::codec::Decode for RoutingMatcherDepositChain {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            deposit_chains: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingMatcherDepositChain",
+                &["_tag", "depositChains"],
+            )
+            .required(&[0, 1])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingMatcherDepositChain {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.deposit_chains.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingMatcherDepositChain {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RoutingMatcherSentAmountUsdLowerThan`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingMatcherSentAmountUsdLowerThanTag {
     #[default]
@@ -9182,8 +15138,22 @@ impl std::fmt::Display for RoutingMatcherSentAmountUsdLowerThanTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingMatcherSentAmountUsdLowerThanTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherSentAmountUsdLowerThanTag",
+        values: &["sentAmountUsdLowerThan"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingMatcherSentAmountUsdLowerThanTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Matches a deposit whose USD value is below `value` (at most `value` when `inclusive`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingMatcherSentAmountUsdLowerThan {
@@ -9197,20 +15167,45 @@ pub struct RoutingMatcherSentAmountUsdLowerThan {
     #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub inclusive: Option<bool>,
 }
+impl crate::codec::Decode for RoutingMatcherSentAmountUsdLowerThan {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            value: Decode::blank(),
+            inclusive: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingMatcherSentAmountUsdLowerThan",
+                &["_tag", "value", "inclusive"],
+            )
+            .required(&[0, 1])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingMatcherSentAmountUsdLowerThan {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.value.place(),
+            2 => self.inclusive.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingMatcherSentAmountUsdLowerThan {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RoutingMatcherSentAmountUsdGreaterThan`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingMatcherSentAmountUsdGreaterThanTag {
     #[default]
@@ -9232,8 +15227,22 @@ impl std::fmt::Display for RoutingMatcherSentAmountUsdGreaterThanTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingMatcherSentAmountUsdGreaterThanTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherSentAmountUsdGreaterThanTag",
+        values: &["sentAmountUsdGreaterThan"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingMatcherSentAmountUsdGreaterThanTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Matches a deposit whose USD value is above `value` (at least `value` when `inclusive`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingMatcherSentAmountUsdGreaterThan {
@@ -9247,20 +15256,45 @@ pub struct RoutingMatcherSentAmountUsdGreaterThan {
     #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub inclusive: Option<bool>,
 }
+impl crate::codec::Decode for RoutingMatcherSentAmountUsdGreaterThan {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            value: Decode::blank(),
+            inclusive: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingMatcherSentAmountUsdGreaterThan",
+                &["_tag", "value", "inclusive"],
+            )
+            .required(&[0, 1])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingMatcherSentAmountUsdGreaterThan {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.value.place(),
+            2 => self.inclusive.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingMatcherSentAmountUsdGreaterThan {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RoutingMatcherSentAmountUsdBetween`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingMatcherSentAmountUsdBetweenTag {
     #[default]
@@ -9282,8 +15316,22 @@ impl std::fmt::Display for RoutingMatcherSentAmountUsdBetweenTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingMatcherSentAmountUsdBetweenTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingMatcherSentAmountUsdBetweenTag",
+        values: &["sentAmountUsdBetween"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingMatcherSentAmountUsdBetweenTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Matches a deposit whose USD value is between `from` and `to` (bounds included when `inclusive`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingMatcherSentAmountUsdBetween {
@@ -9301,6 +15349,45 @@ pub struct RoutingMatcherSentAmountUsdBetween {
     #[serde(rename = "inclusive", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schemars", schemars(with = "bool"))]
     pub inclusive: Option<bool>,
+}
+impl crate::codec::Decode for RoutingMatcherSentAmountUsdBetween {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            from: Decode::blank(),
+            to: Decode::blank(),
+            inclusive: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingMatcherSentAmountUsdBetween",
+                &["_tag", "from", "to", "inclusive"],
+            )
+            .required(&[0, 1, 2])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingMatcherSentAmountUsdBetween {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.from.place(),
+            2 => self.to.place(),
+            3 => self.inclusive.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingMatcherSentAmountUsdBetween {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// Where a matching deposit goes, told apart by `_tag`.
 ///
@@ -9341,24 +15428,50 @@ impl Serialize for RoutingAction {
         }
     }
 }
+impl crate::codec::Decode for RoutingAction {
+    fn blank() -> Self {
+        Self::Bridge(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "RoutingAction",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: RoutingAction::TAG_PROPERTY,
+                tags: RoutingAction::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for RoutingAction {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::Composite(_) => 2,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::Composite(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Bridge(value) => value.place(),
+            Self::BridgeSwap(value) => value.place(),
+            Self::Composite(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for RoutingAction {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "RoutingAction", Self::from_body)
-    }
-}
-impl RoutingAction {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("RoutingAction", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Bridge),
-            1 => body.read().map(Self::BridgeSwap),
-            2 => body.read().map(Self::Composite),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<RoutingActionBridge> for RoutingAction {
@@ -9390,19 +15503,7 @@ impl schemars::JsonSchema for RoutingAction {
     }
 }
 /// The `_tag` tag of [`RoutingActionBridge`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingActionBridgeTag {
     #[default]
@@ -9424,8 +15525,22 @@ impl std::fmt::Display for RoutingActionBridgeTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingActionBridgeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingActionBridgeTag",
+        values: &["bridge"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingActionBridgeTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Bridge the deposited token to `destinationAddress` on `destinationChain`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingActionBridge {
@@ -9438,20 +15553,45 @@ pub struct RoutingActionBridge {
     #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub destination_address: String,
 }
+impl crate::codec::Decode for RoutingActionBridge {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            destination_chain: Decode::blank(),
+            destination_address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingActionBridge",
+                &["_tag", "destinationChain", "destinationAddress"],
+            )
+            .required(&[0, 1, 2])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingActionBridge {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.destination_chain.place(),
+            2 => self.destination_address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingActionBridge {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RoutingActionBridgeSwap`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingActionBridgeSwapTag {
     #[default]
@@ -9473,8 +15613,22 @@ impl std::fmt::Display for RoutingActionBridgeSwapTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingActionBridgeSwapTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingActionBridgeSwapTag",
+        values: &["bridgeSwap"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingActionBridgeSwapTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Bridge the deposit and swap it to `tokenOut`, delivered to `destinationAddress` on `destinationChain`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingActionBridgeSwap {
@@ -9490,20 +15644,47 @@ pub struct RoutingActionBridgeSwap {
     #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub token_out: String,
 }
+impl crate::codec::Decode for RoutingActionBridgeSwap {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            destination_chain: Decode::blank(),
+            destination_address: Decode::blank(),
+            token_out: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingActionBridgeSwap",
+                &["_tag", "destinationChain", "destinationAddress", "tokenOut"],
+            )
+            .required(&[0, 1, 2, 3])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingActionBridgeSwap {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.destination_chain.place(),
+            2 => self.destination_address.place(),
+            3 => self.token_out.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingActionBridgeSwap {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RoutingActionComposite`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingActionCompositeTag {
     #[default]
@@ -9525,12 +15706,26 @@ impl std::fmt::Display for RoutingActionCompositeTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingActionCompositeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingActionCompositeTag",
+        values: &["composite"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingActionCompositeTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A bridge or bridge-swap action, optionally followed by a post-bridge action. Production types `actions` as a
 /// tuple (`[bridge]`, `[bridgeSwap]`, `[bridge, postBridgeAction]` or `[bridgeSwap, postBridgeAction]`); OpenAPI
 /// 3.0 has no tuples, so this contract writes it as an array of one or two steps and states the order here: the
 /// first step is `bridge` or `bridgeSwap`, the second, if any, is `postBridgeAction`. A server answers any other
 /// order 422 `InvalidRequest`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingActionComposite {
@@ -9539,6 +15734,41 @@ pub struct RoutingActionComposite {
     #[serde(rename = "actions")]
     #[cfg_attr(feature = "schemars", schemars(length(min = 1, max = 2)))]
     pub actions: Vec<RoutingCompositeStep>,
+}
+impl crate::codec::Decode for RoutingActionComposite {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            actions: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingActionComposite",
+                &["_tag", "actions"],
+            )
+            .required(&[0, 1])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingActionComposite {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.actions.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingActionComposite {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// One step of a composite routing action, told apart by `_tag`.
 ///
@@ -9583,24 +15813,50 @@ impl Serialize for RoutingCompositeStep {
         }
     }
 }
+impl crate::codec::Decode for RoutingCompositeStep {
+    fn blank() -> Self {
+        Self::Bridge(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "RoutingCompositeStep",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: RoutingCompositeStep::TAG_PROPERTY,
+                tags: RoutingCompositeStep::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for RoutingCompositeStep {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Bridge(_) => 0,
+            Self::BridgeSwap(_) => 1,
+            Self::PostBridgeAction(_) => 2,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::BridgeSwap(Decode::blank()),
+                2 => Self::PostBridgeAction(Decode::blank()),
+                _ => Self::Bridge(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Bridge(value) => value.place(),
+            Self::BridgeSwap(value) => value.place(),
+            Self::PostBridgeAction(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for RoutingCompositeStep {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "RoutingCompositeStep", Self::from_body)
-    }
-}
-impl RoutingCompositeStep {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("RoutingCompositeStep", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Bridge),
-            1 => body.read().map(Self::BridgeSwap),
-            2 => body.read().map(Self::PostBridgeAction),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<RoutingActionBridge> for RoutingCompositeStep {
@@ -9632,19 +15888,7 @@ impl schemars::JsonSchema for RoutingCompositeStep {
     }
 }
 /// The `_tag` tag of [`RoutingPostBridgeAction`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingPostBridgeActionTag {
     #[default]
@@ -9666,8 +15910,22 @@ impl std::fmt::Display for RoutingPostBridgeActionTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingPostBridgeActionTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingPostBridgeActionTag",
+        values: &["postBridgeAction"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingPostBridgeActionTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Run a post-bridge action after the bridge (needs the project's post-bridge feature).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingPostBridgeAction {
@@ -9677,20 +15935,43 @@ pub struct RoutingPostBridgeAction {
     #[serde(rename = "data")]
     pub data: PostBridgeData,
 }
+impl crate::codec::Decode for RoutingPostBridgeAction {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            data: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingPostBridgeAction",
+                &["_tag", "data"],
+            )
+            .required(&[0, 1])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingPostBridgeAction {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.data.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingPostBridgeAction {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RoutingDepositAddressCreatedEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingDepositAddressCreatedEventTag {
     #[default]
@@ -9712,8 +15993,22 @@ impl std::fmt::Display for RoutingDepositAddressCreatedEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingDepositAddressCreatedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingDepositAddressCreatedEventTag",
+        values: &["ROUTING_DEPOSIT_ADDRESS_CREATED"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingDepositAddressCreatedEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A routing deposit address was created.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingDepositAddressCreatedEvent {
@@ -9732,20 +16027,49 @@ pub struct RoutingDepositAddressCreatedEvent {
     )]
     pub address_note: Option<String>,
 }
+impl crate::codec::Decode for RoutingDepositAddressCreatedEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            deposit_chain: Decode::blank(),
+            deposit_address: Decode::blank(),
+            routes: Decode::blank(),
+            address_note: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingDepositAddressCreatedEvent",
+                &["_tag", "depositChain", "depositAddress", "routes", "addressNote"],
+            )
+            .required(&[0, 1, 2, 3])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingDepositAddressCreatedEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.deposit_chain.place(),
+            2 => self.deposit_address.place(),
+            3 => self.routes.place(),
+            4 => self.address_note.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingDepositAddressCreatedEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RoutingDepositAddressBridgeRejectedEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingDepositAddressBridgeRejectedEventTag {
     #[default]
@@ -9769,8 +16093,22 @@ impl std::fmt::Display for RoutingDepositAddressBridgeRejectedEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingDepositAddressBridgeRejectedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingDepositAddressBridgeRejectedEventTag",
+        values: &["ROUTING_DEPOSIT_ADDRESS_BRIDGE_REJECTED"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingDepositAddressBridgeRejectedEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit into a routing deposit address was not bridged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingDepositAddressBridgeRejectedEvent {
@@ -9830,20 +16168,88 @@ pub struct RoutingDepositAddressBridgeRejectedEvent {
     #[serde(rename = "depositAddress")]
     pub deposit_address: RoutingDepositAddress,
 }
+impl crate::codec::Decode for RoutingDepositAddressBridgeRejectedEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            id: Decode::blank(),
+            token_symbol: Decode::blank(),
+            token_address: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+            amount_wei: Decode::blank(),
+            sender: Decode::blank(),
+            tx_hash: Decode::blank(),
+            original_error_tag: Decode::blank(),
+            original_error_json: Decode::blank(),
+            reason: Decode::blank(),
+            tx_uid: Decode::blank(),
+            created_at: Decode::blank(),
+            block_number: Decode::blank(),
+            deposit_address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingDepositAddressBridgeRejectedEvent",
+                &[
+                    "_tag",
+                    "_id",
+                    "tokenSymbol",
+                    "tokenAddress",
+                    "amount",
+                    "amountUsd",
+                    "amountWei",
+                    "sender",
+                    "txHash",
+                    "originalErrorTag",
+                    "originalErrorJson",
+                    "reason",
+                    "txUid",
+                    "createdAt",
+                    "blockNumber",
+                    "depositAddress",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 15])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingDepositAddressBridgeRejectedEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.id.place(),
+            2 => self.token_symbol.place(),
+            3 => self.token_address.place(),
+            4 => self.amount.place(),
+            5 => self.amount_usd.place(),
+            6 => self.amount_wei.place(),
+            7 => self.sender.place(),
+            8 => self.tx_hash.place(),
+            9 => self.original_error_tag.place(),
+            10 => self.original_error_json.place(),
+            11 => self.reason.place(),
+            12 => self.tx_uid.place(),
+            13 => self.created_at.place(),
+            14 => self.block_number.place(),
+            15 => self.deposit_address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingDepositAddressBridgeRejectedEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RoutingDepositAddressBridgeDelayedEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RoutingDepositAddressBridgeDelayedEventTag {
     #[default]
@@ -9867,8 +16273,22 @@ impl std::fmt::Display for RoutingDepositAddressBridgeDelayedEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RoutingDepositAddressBridgeDelayedEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RoutingDepositAddressBridgeDelayedEventTag",
+        values: &["ROUTING_DEPOSIT_ADDRESS_BRIDGE_DELAYED"],
+    };
+}
+impl<'de> Deserialize<'de> for RoutingDepositAddressBridgeDelayedEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Bridging a deposit into a routing deposit address is delayed and will be retried.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoutingDepositAddressBridgeDelayedEvent {
@@ -9913,20 +16333,76 @@ pub struct RoutingDepositAddressBridgeDelayedEvent {
     #[serde(rename = "depositAddress")]
     pub deposit_address: RoutingDepositAddress,
 }
+impl crate::codec::Decode for RoutingDepositAddressBridgeDelayedEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            id: Decode::blank(),
+            token_symbol: Decode::blank(),
+            token_address: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+            amount_wei: Decode::blank(),
+            sender: Decode::blank(),
+            tx_hash: Decode::blank(),
+            original_error_tag: Decode::blank(),
+            created_at: Decode::blank(),
+            deposit_address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RoutingDepositAddressBridgeDelayedEvent",
+                &[
+                    "_tag",
+                    "_id",
+                    "tokenSymbol",
+                    "tokenAddress",
+                    "amount",
+                    "amountUsd",
+                    "amountWei",
+                    "sender",
+                    "txHash",
+                    "originalErrorTag",
+                    "createdAt",
+                    "depositAddress",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RoutingDepositAddressBridgeDelayedEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.id.place(),
+            2 => self.token_symbol.place(),
+            3 => self.token_address.place(),
+            4 => self.amount.place(),
+            5 => self.amount_usd.place(),
+            6 => self.amount_wei.place(),
+            7 => self.sender.place(),
+            8 => self.tx_hash.place(),
+            9 => self.original_error_tag.place(),
+            10 => self.created_at.place(),
+            11 => self.deposit_address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RoutingDepositAddressBridgeDelayedEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`CompletedSdaRefundEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum CompletedSdaRefundEventTag {
     #[default]
@@ -9948,8 +16424,22 @@ impl std::fmt::Display for CompletedSdaRefundEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for CompletedSdaRefundEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "CompletedSdaRefundEventTag",
+        values: &["SDA_REFUND_COMPLETED"],
+    };
+}
+impl<'de> Deserialize<'de> for CompletedSdaRefundEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit into a deposit address was refunded to `recipient`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CompletedSdaRefundEvent {
@@ -9980,6 +16470,65 @@ pub struct CompletedSdaRefundEvent {
     /// A date string.
     #[serde(rename = "txTimestamp")]
     pub tx_timestamp: crate::DateString,
+}
+impl crate::codec::Decode for CompletedSdaRefundEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            refund_id: Decode::blank(),
+            deposit_address: Decode::blank(),
+            recipient: Decode::blank(),
+            deposit_chain: Decode::blank(),
+            trigger: Decode::blank(),
+            original_deposit_tx_hash: Decode::blank(),
+            tx_hash: Decode::blank(),
+            tx_timestamp: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "CompletedSdaRefundEvent",
+                &[
+                    "_tag",
+                    "refundId",
+                    "depositAddress",
+                    "recipient",
+                    "depositChain",
+                    "trigger",
+                    "originalDepositTxHash",
+                    "txHash",
+                    "txTimestamp",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 7, 8])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for CompletedSdaRefundEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.refund_id.place(),
+            2 => self.deposit_address.place(),
+            3 => self.recipient.place(),
+            4 => self.deposit_chain.place(),
+            5 => self.trigger.place(),
+            6 => self.original_deposit_tx_hash.place(),
+            7 => self.tx_hash.place(),
+            8 => self.tx_timestamp.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for CompletedSdaRefundEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// What caused a deposit-address refund.
 ///
@@ -10016,23 +16565,47 @@ impl Serialize for SdaRefundTrigger {
         }
     }
 }
+impl crate::codec::Decode for SdaRefundTrigger {
+    fn blank() -> Self {
+        Self::UnsupportedToken(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "SdaRefundTrigger",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: SdaRefundTrigger::TAG_PROPERTY,
+                tags: SdaRefundTrigger::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for SdaRefundTrigger {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::UnsupportedToken(_) => 0,
+            Self::RejectedBridge(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::RejectedBridge(Decode::blank()),
+                _ => Self::UnsupportedToken(Decode::blank()),
+            };
+        }
+        match self {
+            Self::UnsupportedToken(value) => value.place(),
+            Self::RejectedBridge(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for SdaRefundTrigger {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "SdaRefundTrigger", Self::from_body)
-    }
-}
-impl SdaRefundTrigger {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("SdaRefundTrigger", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::UnsupportedToken),
-            1 => body.read().map(Self::RejectedBridge),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<SdaRefundUnsupportedToken> for SdaRefundTrigger {
@@ -10058,19 +16631,7 @@ impl schemars::JsonSchema for SdaRefundTrigger {
     }
 }
 /// The `_tag` tag of [`SdaRefundUnsupportedToken`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SdaRefundUnsupportedTokenTag {
     #[default]
@@ -10092,8 +16653,22 @@ impl std::fmt::Display for SdaRefundUnsupportedTokenTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for SdaRefundUnsupportedTokenTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SdaRefundUnsupportedTokenTag",
+        values: &["UNSUPPORTED_TOKEN"],
+    };
+}
+impl<'de> Deserialize<'de> for SdaRefundUnsupportedTokenTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposited token cannot be bridged from this address; it was sent back as it came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SdaRefundUnsupportedToken {
@@ -10123,20 +16698,61 @@ pub struct SdaRefundUnsupportedToken {
     #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalString"))]
     pub amount_usd: Option<crate::DecimalString>,
 }
+impl crate::codec::Decode for SdaRefundUnsupportedToken {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            native_token: Decode::blank(),
+            amount_wei: Decode::blank(),
+            token_address: Decode::blank(),
+            token_symbol: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SdaRefundUnsupportedToken",
+                &[
+                    "_tag",
+                    "nativeToken",
+                    "amountWei",
+                    "tokenAddress",
+                    "tokenSymbol",
+                    "amount",
+                    "amountUsd",
+                ],
+            )
+            .required(&[0, 1, 2])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SdaRefundUnsupportedToken {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.native_token.place(),
+            2 => self.amount_wei.place(),
+            3 => self.token_address.place(),
+            4 => self.token_symbol.place(),
+            5 => self.amount.place(),
+            6 => self.amount_usd.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SdaRefundUnsupportedToken {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`SdaRefundRejectedBridge`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SdaRefundRejectedBridgeTag {
     #[default]
@@ -10158,8 +16774,22 @@ impl std::fmt::Display for SdaRefundRejectedBridgeTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for SdaRefundRejectedBridgeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SdaRefundRejectedBridgeTag",
+        values: &["REJECTED_BRIDGE"],
+    };
+}
+impl<'de> Deserialize<'de> for SdaRefundRejectedBridgeTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposit's bridge was rejected (DEPOSIT_ADDRESS_BRIDGE_REJECTED) and the deposit refunded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SdaRefundRejectedBridge {
@@ -10188,20 +16818,64 @@ pub struct SdaRefundRejectedBridge {
     #[serde(rename = "tokenSymbol")]
     pub token_symbol: String,
 }
+impl crate::codec::Decode for SdaRefundRejectedBridge {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            rejected_deposit_address_bridge_id: Decode::blank(),
+            native_token: Decode::blank(),
+            amount_wei: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+            token_address: Decode::blank(),
+            token_symbol: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SdaRefundRejectedBridge",
+                &[
+                    "_tag",
+                    "rejectedDepositAddressBridgeId",
+                    "nativeToken",
+                    "amountWei",
+                    "amount",
+                    "amountUsd",
+                    "tokenAddress",
+                    "tokenSymbol",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SdaRefundRejectedBridge {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.rejected_deposit_address_bridge_id.place(),
+            2 => self.native_token.place(),
+            3 => self.amount_wei.place(),
+            4 => self.amount.place(),
+            5 => self.amount_usd.place(),
+            6 => self.token_address.place(),
+            7 => self.token_symbol.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SdaRefundRejectedBridge {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`WebhookTestEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum WebhookTestEventTag {
     #[default]
@@ -10223,20 +16897,22 @@ impl std::fmt::Display for WebhookTestEventTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for WebhookTestEventTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WebhookTestEventTag",
+        values: &["WEBHOOK_TEST"],
+    };
+}
+impl<'de> Deserialize<'de> for WebhookTestEventTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `type` tag of [`WebhookTestEvent`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum WebhookTestEventType {
     #[default]
@@ -10258,8 +16934,22 @@ impl std::fmt::Display for WebhookTestEventType {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for WebhookTestEventType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WebhookTestEventType",
+        values: &["test"],
+    };
+}
+impl<'de> Deserialize<'de> for WebhookTestEventType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A test event, sent on request to check a webhook receiver.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WebhookTestEvent {
@@ -10270,20 +16960,45 @@ pub struct WebhookTestEvent {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for WebhookTestEvent {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            r#type: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "WebhookTestEvent",
+                &["_tag", "type", "message"],
+            )
+            .required(&[0, 1, 2])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for WebhookTestEvent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.r#type.place(),
+            2 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for WebhookTestEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `state` tag of [`CancelBridgeRequest`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum CancelBridgeRequestState {
     #[default]
@@ -10305,27 +17020,59 @@ impl std::fmt::Display for CancelBridgeRequestState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for CancelBridgeRequestState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "CancelBridgeRequestState",
+        values: &["CANCELLED"],
+    };
+}
+impl<'de> Deserialize<'de> for CancelBridgeRequestState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The change `PATCH /bridge/history/bridge/{bridgeId}` makes; the only one is cancelling.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelBridgeRequest {
     #[serde(rename = "state")]
     pub state: CancelBridgeRequestState,
 }
+impl crate::codec::Decode for CancelBridgeRequest {
+    fn blank() -> Self {
+        Self { state: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "CancelBridgeRequest",
+                &["state"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for CancelBridgeRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for CancelBridgeRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`CannotCancelBridge`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum CannotCancelBridgeTag {
     #[default]
@@ -10347,14 +17094,62 @@ impl std::fmt::Display for CannotCancelBridgeTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for CannotCancelBridgeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "CannotCancelBridgeTag",
+        values: &["CannotCancelBridge"],
+    };
+}
+impl<'de> Deserialize<'de> for CannotCancelBridgeTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The bridge is not PENDING (its deposit was paid, or it already ended); nothing was changed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CannotCancelBridge {
     #[serde(rename = "_tag")]
     pub tag: CannotCancelBridgeTag,
     #[serde(rename = "message")]
     pub message: String,
+}
+impl crate::codec::Decode for CannotCancelBridge {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "CannotCancelBridge",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for CannotCancelBridge {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for CannotCancelBridge {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// 422 answers of the cancellation.
 ///
@@ -10391,25 +17186,47 @@ impl Serialize for CancelBridgeUnprocessable {
         }
     }
 }
+impl crate::codec::Decode for CancelBridgeUnprocessable {
+    fn blank() -> Self {
+        Self::CannotCancelBridge(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "CancelBridgeUnprocessable",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: CancelBridgeUnprocessable::TAG_PROPERTY,
+                tags: CancelBridgeUnprocessable::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for CancelBridgeUnprocessable {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::CannotCancelBridge(_) => 0,
+            Self::InvalidRequest(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::InvalidRequest(Decode::blank()),
+                _ => Self::CannotCancelBridge(Decode::blank()),
+            };
+        }
+        match self {
+            Self::CannotCancelBridge(value) => value.place(),
+            Self::InvalidRequest(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for CancelBridgeUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "CancelBridgeUnprocessable", Self::from_body)
-    }
-}
-impl CancelBridgeUnprocessable {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body
-            .tag("CancelBridgeUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
-        {
-            0 => body.read().map(Self::CannotCancelBridge),
-            1 => body.read().map(Self::InvalidRequest),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<CannotCancelBridge> for CancelBridgeUnprocessable {
@@ -10435,19 +17252,7 @@ impl schemars::JsonSchema for CancelBridgeUnprocessable {
     }
 }
 /// The `_tag` tag of [`HistoryNotFound`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum HistoryNotFoundTag {
     #[default]
@@ -10469,8 +17274,22 @@ impl std::fmt::Display for HistoryNotFoundTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for HistoryNotFoundTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "HistoryNotFoundTag",
+        values: &["HistoryNotFound"],
+    };
+}
+impl<'de> Deserialize<'de> for HistoryNotFoundTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// No bridge record of this project matches; `_id` repeats what was looked up.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct HistoryNotFound {
     #[serde(rename = "_tag")]
@@ -10478,37 +17297,91 @@ pub struct HistoryNotFound {
     #[serde(rename = "_id")]
     pub id: String,
 }
+impl crate::codec::Decode for HistoryNotFound {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            id: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "HistoryNotFound",
+                &["_tag", "_id"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for HistoryNotFound {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for HistoryNotFound {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// One page of the project's bridge history by cursor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct HistoryCursorPage {
     #[serde(rename = "items")]
     pub items: Vec<HistoryItem>,
     /// Pass as `pageToken` for the next page; null on the last page.
-    #[serde(
-        rename = "nextPageToken",
-        deserialize_with = "crate::codec::required_nullable"
-    )]
+    #[serde(rename = "nextPageToken")]
     #[cfg_attr(feature = "schemars", schemars(with = "crate::codec::Nullable<String>"))]
     pub next_page_token: Option<String>,
+}
+impl crate::codec::Decode for HistoryCursorPage {
+    fn blank() -> Self {
+        Self {
+            items: Decode::blank(),
+            next_page_token: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "HistoryCursorPage",
+                &["items", "nextPageToken"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for HistoryCursorPage {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.items.place(),
+            1 => self.next_page_token.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for HistoryCursorPage {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// The bridge configuration, by chain name.
 pub type BridgeConfigs = std::collections::BTreeMap<String, BridgeChainConfig>;
 /// The tokens bridge-swap quotes accept, by chain name.
 pub type SwapTokenConfigs = std::collections::BTreeMap<String, Vec<SwapTokenConfig>>;
 /// The kind of chain.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ChainType {
     #[serde(rename = "EVM")]
@@ -10559,19 +17432,22 @@ impl std::fmt::Display for ChainType {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for ChainType {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ChainType",
+        values: &["EVM", "SOL", "STK", "TON", "TRON", "CEX", "KARNOT", "STELLAR"],
+    };
+}
+impl<'de> Deserialize<'de> for ChainType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Whether the chain takes new bridges.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ChainStatus {
     #[serde(rename = "enabled")]
@@ -10595,8 +17471,22 @@ impl std::fmt::Display for ChainStatus {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for ChainStatus {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ChainStatus",
+        values: &["enabled", "disabled"],
+    };
+}
+impl<'de> Deserialize<'de> for ChainStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The bridge configuration of one chain (production's `BridgeConfigEntrySchema`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeChainConfig {
     #[serde(rename = "name")]
@@ -10639,8 +17529,87 @@ pub struct BridgeChainConfig {
     #[serde(rename = "enabledDepositAddress")]
     pub enabled_deposit_address: bool,
 }
+impl crate::codec::Decode for BridgeChainConfig {
+    fn blank() -> Self {
+        Self {
+            name: Decode::blank(),
+            r#type: Decode::blank(),
+            network_id: Decode::blank(),
+            contract_address: Decode::blank(),
+            confirmation_blocks: Decode::blank(),
+            avg_block_time: Decode::blank(),
+            native_token_name: Decode::blank(),
+            native_token_decimals: Decode::blank(),
+            native_token_safeguard: Decode::blank(),
+            block_explorer: Decode::blank(),
+            rpc: Decode::blank(),
+            site: Decode::blank(),
+            status: Decode::blank(),
+            tokens: Decode::blank(),
+            gas_boost_enabled: Decode::blank(),
+            enabled_deposit_address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeChainConfig",
+                &[
+                    "name",
+                    "type",
+                    "networkId",
+                    "contractAddress",
+                    "confirmationBlocks",
+                    "avgBlockTime",
+                    "nativeTokenName",
+                    "nativeTokenDecimals",
+                    "nativeTokenSafeguard",
+                    "blockExplorer",
+                    "rpc",
+                    "site",
+                    "status",
+                    "tokens",
+                    "gasBoostEnabled",
+                    "enabledDepositAddress",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeChainConfig {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.name.place(),
+            1 => self.r#type.place(),
+            2 => self.network_id.place(),
+            3 => self.contract_address.place(),
+            4 => self.confirmation_blocks.place(),
+            5 => self.avg_block_time.place(),
+            6 => self.native_token_name.place(),
+            7 => self.native_token_decimals.place(),
+            8 => self.native_token_safeguard.place(),
+            9 => self.block_explorer.place(),
+            10 => self.rpc.place(),
+            11 => self.site.place(),
+            12 => self.status.place(),
+            13 => self.tokens.place(),
+            14 => self.gas_boost_enabled.place(),
+            15 => self.enabled_deposit_address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeChainConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// One token of a chain's bridge configuration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeTokenEntry {
     /// Token symbol.
@@ -10675,8 +17644,60 @@ pub struct BridgeTokenEntry {
     #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub min_amount_usd_in_contract: Option<crate::DecimalNumber>,
 }
+impl crate::codec::Decode for BridgeTokenEntry {
+    fn blank() -> Self {
+        Self {
+            token: Decode::blank(),
+            address: Decode::blank(),
+            decimals: Decode::blank(),
+            coingecko_id: Decode::blank(),
+            max_deposit_limit: Decode::blank(),
+            max_withdraw_limit: Decode::blank(),
+            min_amount_usd_in_contract: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeTokenEntry",
+                &[
+                    "token",
+                    "address",
+                    "decimals",
+                    "coingeckoId",
+                    "maxDepositLimit",
+                    "maxWithdrawLimit",
+                    "minAmountUsdInContract",
+                ],
+            )
+            .required(&[0, 1, 2, 3]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeTokenEntry {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.token.place(),
+            1 => self.address.place(),
+            2 => self.decimals.place(),
+            3 => self.coingecko_id.place(),
+            4 => self.max_deposit_limit.place(),
+            5 => self.max_withdraw_limit.place(),
+            6 => self.min_amount_usd_in_contract.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeTokenEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// One token of one chain's bridge configuration, with its chain.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ExtendedTokenEntry {
     #[serde(rename = "decimals")]
@@ -10712,20 +17733,63 @@ pub struct ExtendedTokenEntry {
     #[serde(rename = "chain")]
     pub chain: String,
 }
+impl crate::codec::Decode for ExtendedTokenEntry {
+    fn blank() -> Self {
+        Self {
+            decimals: Decode::blank(),
+            coingecko_id: Decode::blank(),
+            max_deposit_limit: Decode::blank(),
+            max_withdraw_limit: Decode::blank(),
+            min_amount_usd_in_contract: Decode::blank(),
+            token: Decode::blank(),
+            address: Decode::blank(),
+            chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ExtendedTokenEntry",
+                &[
+                    "decimals",
+                    "coingeckoId",
+                    "maxDepositLimit",
+                    "maxWithdrawLimit",
+                    "minAmountUsdInContract",
+                    "token",
+                    "address",
+                    "chain",
+                ],
+            )
+            .required(&[0, 1, 5, 6, 7]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ExtendedTokenEntry {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.decimals.place(),
+            1 => self.coingecko_id.place(),
+            2 => self.max_deposit_limit.place(),
+            3 => self.max_withdraw_limit.place(),
+            4 => self.min_amount_usd_in_contract.place(),
+            5 => self.token.place(),
+            6 => self.address.place(),
+            7 => self.chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ExtendedTokenEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`InvalidTokenForChain`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum InvalidTokenForChainTag {
     #[default]
@@ -10747,8 +17811,22 @@ impl std::fmt::Display for InvalidTokenForChainTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for InvalidTokenForChainTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "InvalidTokenForChainTag",
+        values: &["InvalidTokenForChain"],
+    };
+}
+impl<'de> Deserialize<'de> for InvalidTokenForChainTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The chain does not have this token.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct InvalidTokenForChain {
     #[serde(rename = "_tag")]
@@ -10756,20 +17834,42 @@ pub struct InvalidTokenForChain {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for InvalidTokenForChain {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "InvalidTokenForChain",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for InvalidTokenForChain {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for InvalidTokenForChain {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`InvalidToken`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum InvalidTokenTag {
     #[default]
@@ -10791,14 +17891,62 @@ impl std::fmt::Display for InvalidTokenTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for InvalidTokenTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "InvalidTokenTag",
+        values: &["InvalidToken"],
+    };
+}
+impl<'de> Deserialize<'de> for InvalidTokenTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// No chain has a token of this symbol.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct InvalidToken {
     #[serde(rename = "_tag")]
     pub tag: InvalidTokenTag,
     #[serde(rename = "message")]
     pub message: String,
+}
+impl crate::codec::Decode for InvalidToken {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "InvalidToken",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for InvalidToken {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for InvalidToken {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// 400 answers of `GET /bridge/config/{chain}/{token}`.
 ///
@@ -10843,24 +17991,50 @@ impl Serialize for TokenConfigBadRequest {
         }
     }
 }
+impl crate::codec::Decode for TokenConfigBadRequest {
+    fn blank() -> Self {
+        Self::HttpApiDecodeError(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "TokenConfigBadRequest",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: TokenConfigBadRequest::TAG_PROPERTY,
+                tags: TokenConfigBadRequest::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for TokenConfigBadRequest {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::HttpApiDecodeError(_) => 0,
+            Self::InvalidTokenForChain(_) => 1,
+            Self::InvalidToken(_) => 2,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::InvalidTokenForChain(Decode::blank()),
+                2 => Self::InvalidToken(Decode::blank()),
+                _ => Self::HttpApiDecodeError(Decode::blank()),
+            };
+        }
+        match self {
+            Self::HttpApiDecodeError(value) => value.place(),
+            Self::InvalidTokenForChain(value) => value.place(),
+            Self::InvalidToken(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for TokenConfigBadRequest {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "TokenConfigBadRequest", Self::from_body)
-    }
-}
-impl TokenConfigBadRequest {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("TokenConfigBadRequest", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::HttpApiDecodeError),
-            1 => body.read().map(Self::InvalidTokenForChain),
-            2 => body.read().map(Self::InvalidToken),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<HttpApiDecodeError> for TokenConfigBadRequest {
@@ -10892,18 +18066,7 @@ impl schemars::JsonSchema for TokenConfigBadRequest {
     }
 }
 /// Listing state of a swappable token.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum TokenListingState {
     #[serde(rename = "PENDING_REVIEW")]
@@ -10942,19 +18105,22 @@ impl std::fmt::Display for TokenListingState {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for TokenListingState {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "TokenListingState",
+        values: &["PENDING_REVIEW", "LISTED", "NOT_LISTED", "BLACKLISTED", "DELISTED"],
+    };
+}
+impl<'de> Deserialize<'de> for TokenListingState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Why a token has its listing state.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum TokenListingReason {
     #[serde(rename = "MANUAL")]
@@ -11009,8 +18175,32 @@ impl std::fmt::Display for TokenListingReason {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for TokenListingReason {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "TokenListingReason",
+        values: &[
+            "MANUAL",
+            "CONFIG_SYNC",
+            "LISTED_FOR_OTHER_CHAIN",
+            "INVALID_DECIMALS",
+            "UNKNOWN_QUANTIZATION",
+            "NO_MARKET_CAP",
+            "NO_LIQUIDITY",
+            "CATEGORY_BLACKLIST",
+            "NO_COINGECKO_DATA",
+        ],
+    };
+}
+impl<'de> Deserialize<'de> for TokenListingReason {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The listing state of a swappable token and its reasons.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TokenListingStatus {
     /// Listing state of a swappable token.
@@ -11019,8 +18209,42 @@ pub struct TokenListingStatus {
     #[serde(rename = "reason")]
     pub reason: Vec<TokenListingReason>,
 }
+impl crate::codec::Decode for TokenListingStatus {
+    fn blank() -> Self {
+        Self {
+            state: Decode::blank(),
+            reason: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "TokenListingStatus",
+                &["state", "reason"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for TokenListingStatus {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.state.place(),
+            1 => self.reason.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for TokenListingStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A token that bridge-swap quotes accept on a chain (production's `TokenConfigResponseSchema`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SwapTokenConfig {
     #[serde(rename = "chain")]
@@ -11045,8 +18269,66 @@ pub struct SwapTokenConfig {
     #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub coingecko_id: Option<String>,
 }
+impl crate::codec::Decode for SwapTokenConfig {
+    fn blank() -> Self {
+        Self {
+            chain: Decode::blank(),
+            token_address: Decode::blank(),
+            name: Decode::blank(),
+            symbol: Decode::blank(),
+            decimals: Decode::blank(),
+            icon_url: Decode::blank(),
+            aggregators: Decode::blank(),
+            status: Decode::blank(),
+            coingecko_id: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SwapTokenConfig",
+                &[
+                    "chain",
+                    "tokenAddress",
+                    "name",
+                    "symbol",
+                    "decimals",
+                    "iconUrl",
+                    "aggregators",
+                    "status",
+                    "coingeckoId",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SwapTokenConfig {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.chain.place(),
+            1 => self.token_address.place(),
+            2 => self.name.place(),
+            3 => self.symbol.place(),
+            4 => self.decimals.place(),
+            5 => self.icon_url.place(),
+            6 => self.aggregators.place(),
+            7 => self.status.place(),
+            8 => self.coingecko_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SwapTokenConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit address of the project as created, with the tokens it accepts and whether it is active.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressStatus {
     #[serde(rename = "depositChain")]
@@ -11094,20 +18376,75 @@ pub struct DepositAddressStatus {
     #[cfg_attr(feature = "schemars", schemars(with = "ChainMetadata"))]
     pub chain_metadata: Option<ChainMetadata>,
 }
+impl crate::codec::Decode for DepositAddressStatus {
+    fn blank() -> Self {
+        Self {
+            deposit_chain: Decode::blank(),
+            deposit_address: Decode::blank(),
+            destination_chain: Decode::blank(),
+            destination_address: Decode::blank(),
+            address_note: Decode::blank(),
+            supported_tokens: Decode::blank(),
+            is_active: Decode::blank(),
+            post_bridge_data: Decode::blank(),
+            token_out: Decode::blank(),
+            refund_address: Decode::blank(),
+            bridge_if_not_swappable: Decode::blank(),
+            chain_metadata: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressStatus",
+                &[
+                    "depositChain",
+                    "depositAddress",
+                    "destinationChain",
+                    "destinationAddress",
+                    "addressNote",
+                    "supportedTokens",
+                    "isActive",
+                    "postBridgeData",
+                    "tokenOut",
+                    "refundAddress",
+                    "bridgeIfNotSwappable",
+                    "chainMetadata",
+                ],
+            )
+            .required(&[0, 1, 2, 5, 6]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressStatus {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_chain.place(),
+            1 => self.deposit_address.place(),
+            2 => self.destination_chain.place(),
+            3 => self.destination_address.place(),
+            4 => self.address_note.place(),
+            5 => self.supported_tokens.place(),
+            6 => self.is_active.place(),
+            7 => self.post_bridge_data.place(),
+            8 => self.token_out.place(),
+            9 => self.refund_address.place(),
+            10 => self.bridge_if_not_swappable.place(),
+            11 => self.chain_metadata.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`InvalidDateRange`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum InvalidDateRangeTag {
     #[default]
@@ -11129,14 +18466,62 @@ impl std::fmt::Display for InvalidDateRangeTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for InvalidDateRangeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "InvalidDateRangeTag",
+        values: &["InvalidDateRange"],
+    };
+}
+impl<'de> Deserialize<'de> for InvalidDateRangeTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// `from` is after `to`, or the window is longer than 31 days; nothing was read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct InvalidDateRange {
     #[serde(rename = "_tag")]
     pub tag: InvalidDateRangeTag,
     #[serde(rename = "message")]
     pub message: String,
+}
+impl crate::codec::Decode for InvalidDateRange {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "InvalidDateRange",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for InvalidDateRange {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for InvalidDateRange {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// 422 answers of a deposit address's history.
 ///
@@ -11181,35 +18566,50 @@ impl Serialize for DepositAddressHistoryUnprocessable {
         }
     }
 }
+impl crate::codec::Decode for DepositAddressHistoryUnprocessable {
+    fn blank() -> Self {
+        Self::InvalidRequest(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "DepositAddressHistoryUnprocessable",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: DepositAddressHistoryUnprocessable::TAG_PROPERTY,
+                tags: DepositAddressHistoryUnprocessable::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for DepositAddressHistoryUnprocessable {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::InvalidRequest(_) => 0,
+            Self::DepositAddressNotFound(_) => 1,
+            Self::InvalidDateRange(_) => 2,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::DepositAddressNotFound(Decode::blank()),
+                2 => Self::InvalidDateRange(Decode::blank()),
+                _ => Self::InvalidRequest(Decode::blank()),
+            };
+        }
+        match self {
+            Self::InvalidRequest(value) => value.place(),
+            Self::DepositAddressNotFound(value) => value.place(),
+            Self::InvalidDateRange(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for DepositAddressHistoryUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(
-            deserializer,
-            "DepositAddressHistoryUnprocessable",
-            Self::from_body,
-        )
-    }
-}
-impl DepositAddressHistoryUnprocessable {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body
-            .tag(
-                "DepositAddressHistoryUnprocessable",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )?
-        {
-            0 => body.read().map(Self::InvalidRequest),
-            1 => body.read().map(Self::DepositAddressNotFound),
-            2 => body.read().map(Self::InvalidDateRange),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<InvalidRequest> for DepositAddressHistoryUnprocessable {
@@ -11241,7 +18641,7 @@ impl schemars::JsonSchema for DepositAddressHistoryUnprocessable {
     }
 }
 /// The deposits into one deposit address in a date window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressHistory {
     #[serde(rename = "depositAddress")]
@@ -11250,6 +18650,42 @@ pub struct DepositAddressHistory {
     pub deposit_chain: String,
     #[serde(rename = "bridges")]
     pub bridges: Vec<DepositAddressHistoryEntry>,
+}
+impl crate::codec::Decode for DepositAddressHistory {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_chain: Decode::blank(),
+            bridges: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressHistory",
+                &["depositAddress", "depositChain", "bridges"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressHistory {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_chain.place(),
+            2 => self.bridges.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressHistory {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// One deposit of a deposit address's history, told apart by `_tag`.
 ///
@@ -11286,25 +18722,47 @@ impl Serialize for DepositAddressHistoryEntry {
         }
     }
 }
+impl crate::codec::Decode for DepositAddressHistoryEntry {
+    fn blank() -> Self {
+        Self::Rejected(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "DepositAddressHistoryEntry",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: DepositAddressHistoryEntry::TAG_PROPERTY,
+                tags: DepositAddressHistoryEntry::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for DepositAddressHistoryEntry {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Rejected(_) => 0,
+            Self::Accepted(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::Accepted(Decode::blank()),
+                _ => Self::Rejected(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Rejected(value) => value.place(),
+            Self::Accepted(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for DepositAddressHistoryEntry {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "DepositAddressHistoryEntry", Self::from_body)
-    }
-}
-impl DepositAddressHistoryEntry {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body
-            .tag("DepositAddressHistoryEntry", Self::TAG_PROPERTY, Self::TAGS, None)?
-        {
-            0 => body.read().map(Self::Rejected),
-            1 => body.read().map(Self::Accepted),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<DepositAddressHistoryRejected> for DepositAddressHistoryEntry {
@@ -11330,19 +18788,7 @@ impl schemars::JsonSchema for DepositAddressHistoryEntry {
     }
 }
 /// The `_tag` tag of [`DepositAddressHistoryRejected`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressHistoryRejectedTag {
     #[default]
@@ -11364,8 +18810,22 @@ impl std::fmt::Display for DepositAddressHistoryRejectedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressHistoryRejectedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressHistoryRejectedTag",
+        values: &["rejected"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressHistoryRejectedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit that was not bridged (`reason` says why).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressHistoryRejected {
     #[serde(rename = "_tag")]
@@ -11397,20 +18857,75 @@ pub struct DepositAddressHistoryRejected {
     #[serde(rename = "createdAt")]
     pub created_at: crate::DateString,
 }
+impl crate::codec::Decode for DepositAddressHistoryRejected {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            id: Decode::blank(),
+            token_symbol: Decode::blank(),
+            token_address: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+            amount_wei: Decode::blank(),
+            sender: Decode::blank(),
+            tx_hash: Decode::blank(),
+            reason: Decode::blank(),
+            tx_uid: Decode::blank(),
+            created_at: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressHistoryRejected",
+                &[
+                    "_tag",
+                    "_id",
+                    "tokenSymbol",
+                    "tokenAddress",
+                    "amount",
+                    "amountUsd",
+                    "amountWei",
+                    "sender",
+                    "txHash",
+                    "reason",
+                    "txUid",
+                    "createdAt",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressHistoryRejected {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.id.place(),
+            2 => self.token_symbol.place(),
+            3 => self.token_address.place(),
+            4 => self.amount.place(),
+            5 => self.amount_usd.place(),
+            6 => self.amount_wei.place(),
+            7 => self.sender.place(),
+            8 => self.tx_hash.place(),
+            9 => self.reason.place(),
+            10 => self.tx_uid.place(),
+            11 => self.created_at.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressHistoryRejected {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressHistoryAccepted`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressHistoryAcceptedTag {
     #[default]
@@ -11432,8 +18947,22 @@ impl std::fmt::Display for DepositAddressHistoryAcceptedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressHistoryAcceptedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressHistoryAcceptedTag",
+        values: &["accepted"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressHistoryAcceptedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit that was bridged; `history` is the state of its bridge.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressHistoryAccepted {
     #[serde(rename = "_tag")]
@@ -11463,15 +18992,109 @@ pub struct DepositAddressHistoryAccepted {
     #[serde(rename = "createdAt")]
     pub created_at: crate::DateString,
 }
+impl crate::codec::Decode for DepositAddressHistoryAccepted {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            id: Decode::blank(),
+            token_symbol: Decode::blank(),
+            token_address: Decode::blank(),
+            amount: Decode::blank(),
+            amount_usd: Decode::blank(),
+            amount_wei: Decode::blank(),
+            sender: Decode::blank(),
+            tx_hash: Decode::blank(),
+            history: Decode::blank(),
+            created_at: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressHistoryAccepted",
+                &[
+                    "_tag",
+                    "_id",
+                    "tokenSymbol",
+                    "tokenAddress",
+                    "amount",
+                    "amountUsd",
+                    "amountWei",
+                    "sender",
+                    "txHash",
+                    "history",
+                    "createdAt",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressHistoryAccepted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.id.place(),
+            2 => self.token_symbol.place(),
+            3 => self.token_address.place(),
+            4 => self.amount.place(),
+            5 => self.amount_usd.place(),
+            6 => self.amount_wei.place(),
+            7 => self.sender.place(),
+            8 => self.tx_hash.place(),
+            9 => self.history.place(),
+            10 => self.created_at.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressHistoryAccepted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The completed refunds of one deposit address.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CompletedRefunds {
     #[serde(rename = "items")]
     pub items: Vec<CompletedRefund>,
 }
+impl crate::codec::Decode for CompletedRefunds {
+    fn blank() -> Self {
+        Self { items: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "CompletedRefunds",
+                &["items"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for CompletedRefunds {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.items.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for CompletedRefunds {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A deposit sent back to `recipient` (the members of its `SDA_REFUND_COMPLETED` event but the tag).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CompletedRefund {
     #[serde(rename = "refundId")]
@@ -11498,12 +19121,99 @@ pub struct CompletedRefund {
     #[serde(rename = "txTimestamp")]
     pub tx_timestamp: crate::DateString,
 }
+impl crate::codec::Decode for CompletedRefund {
+    fn blank() -> Self {
+        Self {
+            refund_id: Decode::blank(),
+            deposit_address: Decode::blank(),
+            deposit_chain: Decode::blank(),
+            recipient: Decode::blank(),
+            trigger: Decode::blank(),
+            original_deposit_tx_hash: Decode::blank(),
+            tx_hash: Decode::blank(),
+            tx_timestamp: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "CompletedRefund",
+                &[
+                    "refundId",
+                    "depositAddress",
+                    "depositChain",
+                    "recipient",
+                    "trigger",
+                    "originalDepositTxHash",
+                    "txHash",
+                    "txTimestamp",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 6, 7]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for CompletedRefund {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.refund_id.place(),
+            1 => self.deposit_address.place(),
+            2 => self.deposit_chain.place(),
+            3 => self.recipient.place(),
+            4 => self.trigger.place(),
+            5 => self.original_deposit_tx_hash.place(),
+            6 => self.tx_hash.place(),
+            7 => self.tx_timestamp.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for CompletedRefund {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The tokens a deposit address between two chains accepts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SupportedTokens {
     #[serde(rename = "supportedTokens")]
     pub supported_tokens: Vec<SupportedToken>,
+}
+impl crate::codec::Decode for SupportedTokens {
+    fn blank() -> Self {
+        Self {
+            supported_tokens: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SupportedTokens",
+                &["supportedTokens"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SupportedTokens {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.supported_tokens.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SupportedTokens {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// 422 answers of the supported tokens.
 ///
@@ -11552,30 +19262,50 @@ impl Serialize for SupportedTokensUnprocessable {
         }
     }
 }
+impl crate::codec::Decode for SupportedTokensUnprocessable {
+    fn blank() -> Self {
+        Self::DepositAddressChainsNotSupported(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "SupportedTokensUnprocessable",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: SupportedTokensUnprocessable::TAG_PROPERTY,
+                tags: SupportedTokensUnprocessable::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for SupportedTokensUnprocessable {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::DepositAddressChainsNotSupported(_) => 0,
+            Self::DepositAddressNoBridgableTokens(_) => 1,
+            Self::DepositAddressTokenOutNotSupported(_) => 2,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::DepositAddressNoBridgableTokens(Decode::blank()),
+                2 => Self::DepositAddressTokenOutNotSupported(Decode::blank()),
+                _ => Self::DepositAddressChainsNotSupported(Decode::blank()),
+            };
+        }
+        match self {
+            Self::DepositAddressChainsNotSupported(value) => value.place(),
+            Self::DepositAddressNoBridgableTokens(value) => value.place(),
+            Self::DepositAddressTokenOutNotSupported(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for SupportedTokensUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(
-            deserializer,
-            "SupportedTokensUnprocessable",
-            Self::from_body,
-        )
-    }
-}
-impl SupportedTokensUnprocessable {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body
-            .tag("SupportedTokensUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
-        {
-            0 => body.read().map(Self::DepositAddressChainsNotSupported),
-            1 => body.read().map(Self::DepositAddressNoBridgableTokens),
-            2 => body.read().map(Self::DepositAddressTokenOutNotSupported),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<DepositAddressChainsNotSupported> for SupportedTokensUnprocessable {
@@ -11607,7 +19337,7 @@ impl schemars::JsonSchema for SupportedTokensUnprocessable {
     }
 }
 /// The project's deposit-address creation limits and how much of them it used.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressRateLimitStatus {
     /// The limit on the project's total number of addresses.
@@ -11624,6 +19354,44 @@ pub struct DepositAddressRateLimitStatus {
     #[serde(rename = "windowCreated", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0), with = "u64"))]
     pub window_created: Option<u64>,
+}
+impl crate::codec::Decode for DepositAddressRateLimitStatus {
+    fn blank() -> Self {
+        Self {
+            total_limit: Decode::blank(),
+            total_created: Decode::blank(),
+            window_limit: Decode::blank(),
+            window_created: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressRateLimitStatus",
+                &["totalLimit", "totalCreated", "windowLimit", "windowCreated"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressRateLimitStatus {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.total_limit.place(),
+            1 => self.total_created.place(),
+            2 => self.window_limit.place(),
+            3 => self.window_created.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressRateLimitStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// The limit on the project's total number of addresses.
 ///
@@ -11660,23 +19428,47 @@ impl Serialize for TotalLimit {
         }
     }
 }
+impl crate::codec::Decode for TotalLimit {
+    fn blank() -> Self {
+        Self::Limited(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "TotalLimit",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: TotalLimit::TAG_PROPERTY,
+                tags: TotalLimit::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for TotalLimit {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Limited(_) => 0,
+            Self::Unlimited(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::Unlimited(Decode::blank()),
+                _ => Self::Limited(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Limited(value) => value.place(),
+            Self::Unlimited(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for TotalLimit {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "TotalLimit", Self::from_body)
-    }
-}
-impl TotalLimit {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("TotalLimit", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Limited),
-            1 => body.read().map(Self::Unlimited),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<TotalLimited> for TotalLimit {
@@ -11736,23 +19528,47 @@ impl Serialize for WindowLimit {
         }
     }
 }
+impl crate::codec::Decode for WindowLimit {
+    fn blank() -> Self {
+        Self::Limited(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "WindowLimit",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: WindowLimit::TAG_PROPERTY,
+                tags: WindowLimit::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for WindowLimit {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::Limited(_) => 0,
+            Self::Unlimited(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::Unlimited(Decode::blank()),
+                _ => Self::Limited(Decode::blank()),
+            };
+        }
+        match self {
+            Self::Limited(value) => value.place(),
+            Self::Unlimited(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for WindowLimit {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "WindowLimit", Self::from_body)
-    }
-}
-impl WindowLimit {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("WindowLimit", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::Limited),
-            1 => body.read().map(Self::Unlimited),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<WindowLimited> for WindowLimit {
@@ -11778,19 +19594,7 @@ impl schemars::JsonSchema for WindowLimit {
     }
 }
 /// The `_tag` tag of [`TotalLimited`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum TotalLimitedTag {
     #[default]
@@ -11812,8 +19616,22 @@ impl std::fmt::Display for TotalLimitedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for TotalLimitedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "TotalLimitedTag",
+        values: &["limited"],
+    };
+}
+impl<'de> Deserialize<'de> for TotalLimitedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// At most `value` addresses in all.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TotalLimited {
     #[serde(rename = "_tag")]
@@ -11822,20 +19640,42 @@ pub struct TotalLimited {
     #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub value: u64,
 }
+impl crate::codec::Decode for TotalLimited {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            value: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "TotalLimited",
+                &["_tag", "value"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for TotalLimited {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.value.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for TotalLimited {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`WindowLimited`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum WindowLimitedTag {
     #[default]
@@ -11857,8 +19697,22 @@ impl std::fmt::Display for WindowLimitedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for WindowLimitedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WindowLimitedTag",
+        values: &["limited"],
+    };
+}
+impl<'de> Deserialize<'de> for WindowLimitedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// At most `value` addresses in any `durationMs` window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WindowLimited {
     #[serde(rename = "_tag")]
@@ -11870,20 +19724,44 @@ pub struct WindowLimited {
     #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub duration_ms: u64,
 }
+impl crate::codec::Decode for WindowLimited {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            value: Decode::blank(),
+            duration_ms: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "WindowLimited",
+                &["_tag", "value", "durationMs"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for WindowLimited {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.value.place(),
+            2 => self.duration_ms.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for WindowLimited {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`Unlimited`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum UnlimitedTag {
     #[default]
@@ -11905,17 +19783,61 @@ impl std::fmt::Display for UnlimitedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for UnlimitedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "UnlimitedTag",
+        values: &["unlimited"],
+    };
+}
+impl<'de> Deserialize<'de> for UnlimitedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// No limit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Unlimited {
     #[serde(rename = "_tag")]
     pub tag: UnlimitedTag,
 }
+impl crate::codec::Decode for Unlimited {
+    fn blank() -> Self {
+        Self { tag: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "Unlimited",
+                &["_tag"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for Unlimited {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for Unlimited {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// An API key to exchange for a JWT. A body that is not this object (a key sent as `text/plain`, or as a JSON
 /// string) answers 400 `HttpApiDecodeError` with the key redacted (`actual "sbx_q83v…[redacted]"`), never
 /// whole.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ApiKeyExchangeRequest {
     /// The project's API key (a secret: recordings and reports redact it).
@@ -11923,16 +19845,76 @@ pub struct ApiKeyExchangeRequest {
     #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub api_key: String,
 }
+impl crate::codec::Decode for ApiKeyExchangeRequest {
+    fn blank() -> Self {
+        Self { api_key: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ApiKeyExchangeRequest",
+                &["apiKey"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ApiKeyExchangeRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.api_key.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ApiKeyExchangeRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A bearer JWT of the key's project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ApiKeyExchange {
     /// A bearer JWT of the key's project (a secret: recordings and reports redact it).
     #[serde(rename = "jwt")]
     pub jwt: String,
 }
+impl crate::codec::Decode for ApiKeyExchange {
+    fn blank() -> Self {
+        Self { jwt: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ApiKeyExchange",
+                &["jwt"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ApiKeyExchange {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.jwt.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ApiKeyExchange {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A swap made before or after the bridge.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SwapQuote {
@@ -11959,8 +19941,67 @@ pub struct SwapQuote {
     #[serde(rename = "aggregator")]
     pub aggregator: Aggregator,
 }
+impl crate::codec::Decode for SwapQuote {
+    fn blank() -> Self {
+        Self {
+            token_in: Decode::blank(),
+            token_out: Decode::blank(),
+            amount_in: Decode::blank(),
+            amount_in_usd: Decode::blank(),
+            amount_out: Decode::blank(),
+            amount_out_usd: Decode::blank(),
+            min_amount_out: Decode::blank(),
+            min_amount_out_usd: Decode::blank(),
+            aggregator: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SwapQuote",
+                &[
+                    "tokenIn",
+                    "tokenOut",
+                    "amountIn",
+                    "amountInUsd",
+                    "amountOut",
+                    "amountOutUsd",
+                    "minAmountOut",
+                    "minAmountOutUsd",
+                    "aggregator",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7, 8])
+            .closed();
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SwapQuote {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.token_in.place(),
+            1 => self.token_out.place(),
+            2 => self.amount_in.place(),
+            3 => self.amount_in_usd.place(),
+            4 => self.amount_out.place(),
+            5 => self.amount_out_usd.place(),
+            6 => self.min_amount_out.place(),
+            7 => self.min_amount_out_usd.place(),
+            8 => self.aggregator.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SwapQuote {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Optional details of the simulated deposit; absent members are made up by the sandbox.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxBridgeDepositRequest {
     /// Hash of the deposit transaction.
@@ -11972,23 +20013,44 @@ pub struct SandboxBridgeDepositRequest {
     #[cfg_attr(feature = "schemars", schemars(with = "SandboxBridgeOutcome"))]
     pub outcome: Option<SandboxBridgeOutcome>,
 }
+impl crate::codec::Decode for SandboxBridgeDepositRequest {
+    fn blank() -> Self {
+        Self {
+            tx_hash: Decode::blank(),
+            outcome: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+            "SandboxBridgeDepositRequest",
+            &["txHash", "outcome"],
+        );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxBridgeDepositRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tx_hash.place(),
+            1 => self.outcome.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxBridgeDepositRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// What happens after the deposit: `executed` (the usual path to EXECUTED); `swapFailed` (bridgeSwap records
 /// only: the swap fails after the deposit is accepted, SWAP_FAILED, and the deposit is refunded,
 /// SWAP_FAILED_REFUNDED with a BRIDGE_REFUNDED event); `failed` (single-token `bridge` records only, the one
 /// family with a FAILED state: the bridge fails after the deposit is accepted, FAILED, no event).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SandboxBridgeOutcome {
     #[default]
@@ -12016,7 +20078,21 @@ impl std::fmt::Display for SandboxBridgeOutcome {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for SandboxBridgeOutcome {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SandboxBridgeOutcome",
+        values: &["executed", "swapFailed", "failed"],
+    };
+}
+impl<'de> Deserialize<'de> for SandboxBridgeOutcome {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxAddressDepositRequest {
     /// Symbol of the deposited token.
@@ -12035,25 +20111,51 @@ pub struct SandboxAddressDepositRequest {
     #[cfg_attr(feature = "schemars", schemars(with = "SandboxDepositOutcome"))]
     pub outcome: Option<SandboxDepositOutcome>,
 }
+impl crate::codec::Decode for SandboxAddressDepositRequest {
+    fn blank() -> Self {
+        Self {
+            token: Decode::blank(),
+            amount: Decode::blank(),
+            sender: Decode::blank(),
+            outcome: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxAddressDepositRequest",
+                &["token", "amount", "sender", "outcome"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxAddressDepositRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.token.place(),
+            1 => self.amount.place(),
+            2 => self.sender.place(),
+            3 => self.outcome.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxAddressDepositRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// `processed`: bridged or rejected by the address's tokens and limits. `delayed`: a deposit that would be
 /// bridged is delayed once first (DEPOSIT_ADDRESS_BRIDGE_DELAYED, its bridge record waits in PENDING, status
 /// RETRYING in the public status) and bridged when the sandbox clock has moved on 30 seconds. `failed`: a
 /// deposit that would be bridged starts its bridge, which fails after the deposit is accepted (record FAILED,
 /// public status REJECTED with reason TERMINAL_PROCESSING_ISSUE); a deposit that is swapped (an address with
 /// `tokenOut`) makes a `bridgeSwap` record, which has no FAILED state: it stays DEPOSIT_ACCEPTED.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SandboxDepositOutcome {
     #[default]
@@ -12081,18 +20183,66 @@ impl std::fmt::Display for SandboxDepositOutcome {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for SandboxDepositOutcome {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SandboxDepositOutcome",
+        values: &["processed", "delayed", "failed"],
+    };
+}
+impl<'de> Deserialize<'de> for SandboxDepositOutcome {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A simulated deposit into a deposit address and what became of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxAddressDeposit {
     #[serde(rename = "deposit")]
     pub deposit: LastBridge,
     /// Id of the bridge record the deposit started; null when it was rejected.
-    #[serde(rename = "bridgeId", deserialize_with = "crate::codec::required_nullable")]
+    #[serde(rename = "bridgeId")]
     #[cfg_attr(feature = "schemars", schemars(with = "crate::codec::Nullable<String>"))]
     pub bridge_id: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for SandboxAddressDeposit {
+    fn blank() -> Self {
+        Self {
+            deposit: Decode::blank(),
+            bridge_id: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxAddressDeposit",
+                &["deposit", "bridgeId"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxAddressDeposit {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit.place(),
+            1 => self.bridge_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxAddressDeposit {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxRoutingDepositAddressRequest {
     /// Chain the address receives deposits on.
@@ -12122,7 +20272,45 @@ pub struct SandboxRoutingDepositAddressRequest {
     )]
     pub webhook_url: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for SandboxRoutingDepositAddressRequest {
+    fn blank() -> Self {
+        Self {
+            deposit_chain: Decode::blank(),
+            routes: Decode::blank(),
+            address_note: Decode::blank(),
+            webhook_url: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxRoutingDepositAddressRequest",
+                &["depositChain", "routes", "addressNote", "webhookUrl"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxRoutingDepositAddressRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_chain.place(),
+            1 => self.routes.place(),
+            2 => self.address_note.place(),
+            3 => self.webhook_url.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxRoutingDepositAddressRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxAdvanceClockRequest {
     /// Milliseconds to advance. The clock is never moved past 9999-01-01T00:00:00.000Z (so that every date it
@@ -12132,14 +20320,74 @@ pub struct SandboxAdvanceClockRequest {
     #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub ms: u64,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for SandboxAdvanceClockRequest {
+    fn blank() -> Self {
+        Self { ms: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxAdvanceClockRequest",
+                &["ms"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxAdvanceClockRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.ms.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxAdvanceClockRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxClock {
     /// A date string.
     #[serde(rename = "now")]
     pub now: crate::DateString,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for SandboxClock {
+    fn blank() -> Self {
+        Self { now: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxClock",
+                &["now"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxClock {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.now.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxClock {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxReset {
     /// A date string.
@@ -12149,8 +20397,42 @@ pub struct SandboxReset {
     #[serde(rename = "deleted")]
     pub deleted: SandboxResetDeleted,
 }
+impl crate::codec::Decode for SandboxReset {
+    fn blank() -> Self {
+        Self {
+            now: Decode::blank(),
+            deleted: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxReset",
+                &["now", "deleted"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxReset {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.now.place(),
+            1 => self.deleted.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxReset {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// How many of each the reset deleted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxResetDeleted {
     #[serde(rename = "quotes")]
@@ -12176,7 +20458,59 @@ pub struct SandboxResetDeleted {
     #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub deliveries: u64,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for SandboxResetDeleted {
+    fn blank() -> Self {
+        Self {
+            quotes: Decode::blank(),
+            bridges: Decode::blank(),
+            deposit_addresses: Decode::blank(),
+            routing_deposit_addresses: Decode::blank(),
+            deposits: Decode::blank(),
+            events: Decode::blank(),
+            deliveries: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxResetDeleted",
+                &[
+                    "quotes",
+                    "bridges",
+                    "depositAddresses",
+                    "routingDepositAddresses",
+                    "deposits",
+                    "events",
+                    "deliveries",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxResetDeleted {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.quotes.place(),
+            1 => self.bridges.place(),
+            2 => self.deposit_addresses.place(),
+            3 => self.routing_deposit_addresses.place(),
+            4 => self.deposits.place(),
+            5 => self.events.place(),
+            6 => self.deliveries.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxResetDeleted {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxWebhookTestRequest {
     /// URL to deliver the test event to. A deployment may refuse a URL that does not lead to a public address (the
@@ -12196,20 +20530,114 @@ pub struct SandboxWebhookTestRequest {
     #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub message: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for SandboxWebhookTestRequest {
+    fn blank() -> Self {
+        Self {
+            webhook_url: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxWebhookTestRequest",
+                &["webhookUrl", "message"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxWebhookTestRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.webhook_url.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxWebhookTestRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxWebhookTest {
     #[serde(rename = "eventId")]
     pub event_id: String,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for SandboxWebhookTest {
+    fn blank() -> Self {
+        Self { event_id: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxWebhookTest",
+                &["eventId"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxWebhookTest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.event_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxWebhookTest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxWebhookDeliveries {
     #[serde(rename = "items")]
     pub items: Vec<WebhookDeliveryAttempt>,
 }
+impl crate::codec::Decode for SandboxWebhookDeliveries {
+    fn blank() -> Self {
+        Self { items: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxWebhookDeliveries",
+                &["items"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxWebhookDeliveries {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.items.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxWebhookDeliveries {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// What a resend made due.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxWebhookResend {
     #[serde(rename = "eventId")]
@@ -12222,15 +20650,81 @@ pub struct SandboxWebhookResend {
     #[serde(rename = "nextAttemptAt")]
     pub next_attempt_at: crate::DateString,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for SandboxWebhookResend {
+    fn blank() -> Self {
+        Self {
+            event_id: Decode::blank(),
+            deliveries: Decode::blank(),
+            next_attempt_at: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxWebhookResend",
+                &["eventId", "deliveries", "nextAttemptAt"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxWebhookResend {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.event_id.place(),
+            1 => self.deliveries.place(),
+            2 => self.next_attempt_at.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxWebhookResend {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxWebhookRecoverRequest {
     /// A date string.
     #[serde(rename = "since")]
     pub since: crate::DateString,
 }
+impl crate::codec::Decode for SandboxWebhookRecoverRequest {
+    fn blank() -> Self {
+        Self { since: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxWebhookRecoverRequest",
+                &["since"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxWebhookRecoverRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.since.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxWebhookRecoverRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// What a recovery made due.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxWebhookRecover {
     /// How many failed deliveries were made due.
@@ -12238,8 +20732,40 @@ pub struct SandboxWebhookRecover {
     #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub deliveries: u64,
 }
+impl crate::codec::Decode for SandboxWebhookRecover {
+    fn blank() -> Self {
+        Self {
+            deliveries: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxWebhookRecover",
+                &["deliveries"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxWebhookRecover {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deliveries.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxWebhookRecover {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A project's fault profile and where it comes from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxFaults {
     /// Which faults the sandbox injects into one project's own traffic, and how often: each kind is a `fraction` (0 to 1) of the project's API requests (`requests`) or webhook delivery attempts (`deliveries`).
@@ -12249,20 +20775,43 @@ pub struct SandboxFaults {
     #[serde(rename = "source")]
     pub source: SandboxFaultSource,
 }
+impl crate::codec::Decode for SandboxFaults {
+    fn blank() -> Self {
+        Self {
+            profile: Decode::blank(),
+            source: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxFaults",
+                &["profile", "source"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxFaults {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.profile.place(),
+            1 => self.source.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxFaults {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// `project`: the project's own profile (`PUT /sandbox/faults`). `default`: the sandbox's default
 /// (`serve --faults`; the empty profile, no fault, unless the operator set one).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SandboxFaultSource {
     #[serde(rename = "project")]
@@ -12286,6 +20835,20 @@ impl std::fmt::Display for SandboxFaultSource {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for SandboxFaultSource {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SandboxFaultSource",
+        values: &["project", "default"],
+    };
+}
+impl<'de> Deserialize<'de> for SandboxFaultSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Which faults the sandbox injects into one project's own traffic, and how often: each kind is a `fraction`
 /// (0 to 1) of the project's API requests (`requests`) or webhook delivery attempts (`deliveries`). A kind
 /// left out is off; `{}` is no fault at all. Each request and each delivery attempt draws once: the fractions
@@ -12294,7 +20857,7 @@ impl std::fmt::Display for SandboxFaultSource {
 /// authentication (and the rate limit) and before the request is read, so a faulted 429 or 503 changed
 /// nothing and is safe to retry, whatever the operation. A member this schema does not name is ignored, as
 /// in every request of the contract: the answer shows the profile in force.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxFaultProfile {
     /// Faults of the project's API requests; each answer that got one carries `x-sandbox-fault`.
@@ -12306,8 +20869,41 @@ pub struct SandboxFaultProfile {
     #[cfg_attr(feature = "schemars", schemars(with = "SandboxDeliveryFaults"))]
     pub deliveries: Option<SandboxDeliveryFaults>,
 }
+impl crate::codec::Decode for SandboxFaultProfile {
+    fn blank() -> Self {
+        Self {
+            requests: Decode::blank(),
+            deliveries: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+            "SandboxFaultProfile",
+            &["requests", "deliveries"],
+        );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxFaultProfile {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.requests.place(),
+            1 => self.deliveries.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxFaultProfile {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Faults of the project's API requests; each answer that got one carries `x-sandbox-fault`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxRequestFaults {
     /// Answered 429 `TooManyRequests` at once, `retryAfter` the profile's `ms` in seconds and `Retry-After` in whole seconds, rounded up (at least 1), as the rate limit answers: nothing was changed.
@@ -12328,9 +20924,44 @@ pub struct SandboxRequestFaults {
     #[cfg_attr(feature = "schemars", schemars(with = "SandboxRequestDelayFault"))]
     pub delay: Option<SandboxRequestDelayFault>,
 }
+impl crate::codec::Decode for SandboxRequestFaults {
+    fn blank() -> Self {
+        Self {
+            too_many_requests: Decode::blank(),
+            unavailable: Decode::blank(),
+            delay: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+            "SandboxRequestFaults",
+            &["tooManyRequests", "unavailable", "delay"],
+        );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxRequestFaults {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.too_many_requests.place(),
+            1 => self.unavailable.place(),
+            2 => self.delay.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxRequestFaults {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Faults of the project's webhook delivery attempts (a retry or a resend draws again); each faulted attempt
 /// is marked with `fault` in `GET /sandbox/webhook-deliveries`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxDeliveryFaults {
     /// An attempt the receiver acknowledged (2xx) is sent again at once, the same envelope and signature: two
@@ -12348,8 +20979,43 @@ pub struct SandboxDeliveryFaults {
     #[cfg_attr(feature = "schemars", schemars(with = "SandboxDeliveryDelayFault"))]
     pub delay: Option<SandboxDeliveryDelayFault>,
 }
+impl crate::codec::Decode for SandboxDeliveryFaults {
+    fn blank() -> Self {
+        Self {
+            duplicate: Decode::blank(),
+            hold_back: Decode::blank(),
+            delay: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+            "SandboxDeliveryFaults",
+            &["duplicate", "holdBack", "delay"],
+        );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxDeliveryFaults {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.duplicate.place(),
+            1 => self.hold_back.place(),
+            2 => self.delay.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxDeliveryFaults {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A fault without a duration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxFaultFraction {
     /// The share of requests (or delivery attempts) that get this fault, 0 to 1.
@@ -12360,9 +21026,39 @@ pub struct SandboxFaultFraction {
     )]
     pub fraction: crate::DecimalNumber,
 }
+impl crate::codec::Decode for SandboxFaultFraction {
+    fn blank() -> Self {
+        Self { fraction: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxFaultFraction",
+                &["fraction"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxFaultFraction {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.fraction.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxFaultFraction {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Answered 429 `TooManyRequests` at once, `retryAfter` the profile's `ms` in seconds and `Retry-After` in
 /// whole seconds, rounded up (at least 1), as the rate limit answers: nothing was changed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxTooManyRequestsFault {
     /// The share of requests (or delivery attempts) that get this fault, 0 to 1.
@@ -12380,10 +21076,44 @@ pub struct SandboxTooManyRequestsFault {
     )]
     pub ms: u64,
 }
+impl crate::codec::Decode for SandboxTooManyRequestsFault {
+    fn blank() -> Self {
+        Self {
+            fraction: Decode::blank(),
+            ms: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxTooManyRequestsFault",
+                &["fraction", "ms"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxTooManyRequestsFault {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.fraction.place(),
+            1 => self.ms.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxTooManyRequestsFault {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Served as usual, but only after waiting `ms` milliseconds (real time) first; the answer carries
 /// `x-sandbox-fault: delay`. The wait counts toward the sandbox's request timeout (`serve --request-timeout`,
 /// 30 s by default).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxRequestDelayFault {
     /// The share of requests (or delivery attempts) that get this fault, 0 to 1.
@@ -12401,10 +21131,44 @@ pub struct SandboxRequestDelayFault {
     )]
     pub ms: u64,
 }
+impl crate::codec::Decode for SandboxRequestDelayFault {
+    fn blank() -> Self {
+        Self {
+            fraction: Decode::blank(),
+            ms: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxRequestDelayFault",
+                &["fraction", "ms"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxRequestDelayFault {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.fraction.place(),
+            1 => self.ms.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxRequestDelayFault {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A due delivery is not sent but held back for `ms` milliseconds (real time, not the sandbox clock), while
 /// the project's deliveries that fall due meanwhile go first; then it is sent, and that attempt is marked
 /// `holdBack`. A receiver sees events out of the order they were made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxHoldBackFault {
     /// The share of requests (or delivery attempts) that get this fault, 0 to 1.
@@ -12422,10 +21186,44 @@ pub struct SandboxHoldBackFault {
     )]
     pub ms: u64,
 }
+impl crate::codec::Decode for SandboxHoldBackFault {
+    fn blank() -> Self {
+        Self {
+            fraction: Decode::blank(),
+            ms: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxHoldBackFault",
+                &["fraction", "ms"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxHoldBackFault {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.fraction.place(),
+            1 => self.ms.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxHoldBackFault {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The attempt waits `ms` milliseconds (real time) before it is sent, keeping its place (one of the at most 4
 /// attempts in flight to its URL) but taking none of the sandbox's delivery slots while it waits, so no other
 /// project's delivery waits for it; it is marked `delay`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxDeliveryDelayFault {
     /// The share of requests (or delivery attempts) that get this fault, 0 to 1.
@@ -12443,20 +21241,43 @@ pub struct SandboxDeliveryDelayFault {
     )]
     pub ms: u64,
 }
+impl crate::codec::Decode for SandboxDeliveryDelayFault {
+    fn blank() -> Self {
+        Self {
+            fraction: Decode::blank(),
+            ms: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxDeliveryDelayFault",
+                &["fraction", "ms"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxDeliveryDelayFault {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.fraction.place(),
+            1 => self.ms.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxDeliveryDelayFault {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A fault injected into an API request (the `x-sandbox-fault` header): `tooManyRequests` (429),
 /// `unavailable` (503), `delay` (served late).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SandboxRequestFault {
     #[serde(rename = "tooManyRequests")]
@@ -12487,20 +21308,23 @@ impl std::fmt::Display for SandboxRequestFault {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for SandboxRequestFault {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SandboxRequestFault",
+        values: &["tooManyRequests", "unavailable", "delay"],
+    };
+}
+impl<'de> Deserialize<'de> for SandboxRequestFault {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A fault injected into a webhook delivery attempt: `duplicate` (an acknowledged envelope sent again),
 /// `holdBack` (held back behind later deliveries), `delay` (sent late).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SandboxDeliveryFault {
     #[serde(rename = "duplicate")]
@@ -12527,20 +21351,22 @@ impl std::fmt::Display for SandboxDeliveryFault {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for SandboxDeliveryFault {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SandboxDeliveryFault",
+        values: &["duplicate", "holdBack", "delay"],
+    };
+}
+impl<'de> Deserialize<'de> for SandboxDeliveryFault {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`WebhookDeliveryNotFound`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum WebhookDeliveryNotFoundTag {
     #[default]
@@ -12562,8 +21388,22 @@ impl std::fmt::Display for WebhookDeliveryNotFoundTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for WebhookDeliveryNotFoundTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WebhookDeliveryNotFoundTag",
+        values: &["WebhookDeliveryNotFound"],
+    };
+}
+impl<'de> Deserialize<'de> for WebhookDeliveryNotFoundTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// No webhook delivery of this project is for this event (the sandbox's design).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WebhookDeliveryNotFound {
     #[serde(rename = "_tag")]
@@ -12571,8 +21411,42 @@ pub struct WebhookDeliveryNotFound {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for WebhookDeliveryNotFound {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "WebhookDeliveryNotFound",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for WebhookDeliveryNotFound {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for WebhookDeliveryNotFound {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// One attempt to deliver one event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WebhookDeliveryAttempt {
     #[serde(rename = "eventId")]
@@ -12630,7 +21504,74 @@ pub struct WebhookDeliveryAttempt {
     #[cfg_attr(feature = "schemars", schemars(with = "SandboxDeliveryFault"))]
     pub fault: Option<SandboxDeliveryFault>,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for WebhookDeliveryAttempt {
+    fn blank() -> Self {
+        Self {
+            event_id: Decode::blank(),
+            url: Decode::blank(),
+            attempt: Decode::blank(),
+            at: Decode::blank(),
+            status: Decode::blank(),
+            error: Decode::blank(),
+            delivered: Decode::blank(),
+            next_attempt_at: Decode::blank(),
+            latency_ms: Decode::blank(),
+            response_body_start: Decode::blank(),
+            event: Decode::blank(),
+            fault: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "WebhookDeliveryAttempt",
+                &[
+                    "eventId",
+                    "url",
+                    "attempt",
+                    "at",
+                    "status",
+                    "error",
+                    "delivered",
+                    "nextAttemptAt",
+                    "latencyMs",
+                    "responseBodyStart",
+                    "event",
+                    "fault",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 6]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for WebhookDeliveryAttempt {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.event_id.place(),
+            1 => self.url.place(),
+            2 => self.attempt.place(),
+            3 => self.at.place(),
+            4 => self.status.place(),
+            5 => self.error.place(),
+            6 => self.delivered.place(),
+            7 => self.next_attempt_at.place(),
+            8 => self.latency_ms.place(),
+            9 => self.response_body_start.place(),
+            10 => self.event.place(),
+            11 => self.fault.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for WebhookDeliveryAttempt {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxReceiverCheckRequest {
     /// The receiver to check: the URL a quote's or deposit address's `webhookUrl` would be. Checked as a
@@ -12654,11 +21595,45 @@ pub struct SandboxReceiverCheckRequest {
     )]
     pub timeout_ms: Option<u64>,
 }
+impl crate::codec::Decode for SandboxReceiverCheckRequest {
+    fn blank() -> Self {
+        Self {
+            url: Decode::blank(),
+            timeout_ms: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxReceiverCheckRequest",
+                &["url", "timeoutMs"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxReceiverCheckRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.url.place(),
+            1 => self.timeout_ms.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxReceiverCheckRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// What the receiver did with each delivery of a receiver check (`POST /sandbox/webhook-receiver-checks`),
 /// check by check, in a fixed order: the fifteen `signedEvent` checks in the schema's order of event kinds,
 /// then `missingSignature`, `otherKey`, `changedBody`, `timeout`, `duplicate`, `outOfOrder`, `extraMember`,
 /// `unknownKind`, `staleTs`. A CI job gates on `mustFailed` being 0.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReceiverCheckReport {
     /// The receiver checked, as the request gave it.
@@ -12691,8 +21666,63 @@ pub struct ReceiverCheckReport {
     #[serde(rename = "checks")]
     pub checks: Vec<ReceiverCheck>,
 }
+impl crate::codec::Decode for ReceiverCheckReport {
+    fn blank() -> Self {
+        Self {
+            url: Decode::blank(),
+            started_at: Decode::blank(),
+            duration_ms: Decode::blank(),
+            timeout_ms: Decode::blank(),
+            passed: Decode::blank(),
+            failed: Decode::blank(),
+            must_failed: Decode::blank(),
+            checks: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ReceiverCheckReport",
+                &[
+                    "url",
+                    "startedAt",
+                    "durationMs",
+                    "timeoutMs",
+                    "passed",
+                    "failed",
+                    "mustFailed",
+                    "checks",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5, 6, 7]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ReceiverCheckReport {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.url.place(),
+            1 => self.started_at.place(),
+            2 => self.duration_ms.place(),
+            3 => self.timeout_ms.place(),
+            4 => self.passed.place(),
+            5 => self.failed.place(),
+            6 => self.must_failed.place(),
+            7 => self.checks.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ReceiverCheckReport {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// One check of a receiver check, and the deliveries it made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReceiverCheck {
     /// Which check (the operation's description says what each one sends and expects).
@@ -12725,19 +21755,63 @@ pub struct ReceiverCheck {
     #[serde(rename = "exchanges")]
     pub exchanges: Vec<ReceiverCheckExchange>,
 }
+impl crate::codec::Decode for ReceiverCheck {
+    fn blank() -> Self {
+        Self {
+            name: Decode::blank(),
+            event_kind: Decode::blank(),
+            title: Decode::blank(),
+            severity: Decode::blank(),
+            outcome: Decode::blank(),
+            reason: Decode::blank(),
+            detail: Decode::blank(),
+            exchanges: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ReceiverCheck",
+                &[
+                    "name",
+                    "eventKind",
+                    "title",
+                    "severity",
+                    "outcome",
+                    "reason",
+                    "detail",
+                    "exchanges",
+                ],
+            )
+            .required(&[0, 2, 3, 4, 5, 6, 7]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ReceiverCheck {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.name.place(),
+            1 => self.event_kind.place(),
+            2 => self.title.place(),
+            3 => self.severity.place(),
+            4 => self.outcome.place(),
+            5 => self.reason.place(),
+            6 => self.detail.place(),
+            7 => self.exchanges.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ReceiverCheck {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Which check (the operation's description says what each one sends and expects).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ReceiverCheckName {
     #[serde(rename = "signedEvent")]
@@ -12796,21 +21870,35 @@ impl std::fmt::Display for ReceiverCheckName {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for ReceiverCheckName {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ReceiverCheckName",
+        values: &[
+            "signedEvent",
+            "missingSignature",
+            "otherKey",
+            "changedBody",
+            "timeout",
+            "duplicate",
+            "outOfOrder",
+            "extraMember",
+            "unknownKind",
+            "staleTs",
+        ],
+    };
+}
+impl<'de> Deserialize<'de> for ReceiverCheckName {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// `must`: a receiver that fails it loses events or accepts forged ones (`bridge-conformance receiver` exits
 /// non-zero). `should`: it breaks when production does what it may do (deliver twice, out of order, add a
 /// member or a kind, or a delivery is replayed).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ReceiverCheckSeverity {
     #[serde(rename = "must")]
@@ -12834,18 +21922,21 @@ impl std::fmt::Display for ReceiverCheckSeverity {
         f.write_str(self.as_str())
     }
 }
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize
-)]
+impl crate::codec::Enumeration for ReceiverCheckSeverity {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ReceiverCheckSeverity",
+        values: &["must", "should"],
+    };
+}
+impl<'de> Deserialize<'de> for ReceiverCheckSeverity {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ReceiverCheckOutcome {
     #[serde(rename = "passed")]
@@ -12869,8 +21960,22 @@ impl std::fmt::Display for ReceiverCheckOutcome {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for ReceiverCheckOutcome {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ReceiverCheckOutcome",
+        values: &["passed", "failed"],
+    };
+}
+impl<'de> Deserialize<'de> for ReceiverCheckOutcome {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// One delivery of a check and what came back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReceiverCheckExchange {
     /// What a delivery sent (a POST to the report's `url`).
@@ -12880,8 +21985,42 @@ pub struct ReceiverCheckExchange {
     #[serde(rename = "received")]
     pub received: ReceiverCheckReceived,
 }
+impl crate::codec::Decode for ReceiverCheckExchange {
+    fn blank() -> Self {
+        Self {
+            sent: Decode::blank(),
+            received: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ReceiverCheckExchange",
+                &["sent", "received"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ReceiverCheckExchange {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.sent.place(),
+            1 => self.received.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ReceiverCheckExchange {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// What a delivery sent (a POST to the report's `url`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReceiverCheckSent {
     /// The envelope's `eventId` (the envelope writes it after the event, beyond `bodyStart`).
@@ -12895,7 +22034,43 @@ pub struct ReceiverCheckSent {
     #[serde(rename = "headers")]
     pub headers: Vec<ReceiverCheckHeader>,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Decode for ReceiverCheckSent {
+    fn blank() -> Self {
+        Self {
+            event_id: Decode::blank(),
+            body_start: Decode::blank(),
+            headers: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ReceiverCheckSent",
+                &["eventId", "bodyStart", "headers"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ReceiverCheckSent {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.event_id.place(),
+            1 => self.body_start.place(),
+            2 => self.headers.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ReceiverCheckSent {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReceiverCheckHeader {
     #[serde(rename = "name")]
@@ -12903,8 +22078,42 @@ pub struct ReceiverCheckHeader {
     #[serde(rename = "value")]
     pub value: String,
 }
+impl crate::codec::Decode for ReceiverCheckHeader {
+    fn blank() -> Self {
+        Self {
+            name: Decode::blank(),
+            value: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ReceiverCheckHeader",
+                &["name", "value"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ReceiverCheckHeader {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.name.place(),
+            1 => self.value.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ReceiverCheckHeader {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// What came back for a delivery; `error` instead of `status` when no answer came.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReceiverCheckReceived {
     /// HTTP status of the answer; absent when there was none.
@@ -12930,20 +22139,47 @@ pub struct ReceiverCheckReceived {
     #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub error: Option<String>,
 }
+impl crate::codec::Decode for ReceiverCheckReceived {
+    fn blank() -> Self {
+        Self {
+            status: Decode::blank(),
+            latency_ms: Decode::blank(),
+            body_start: Decode::blank(),
+            stale_flag: Decode::blank(),
+            error: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+            "ReceiverCheckReceived",
+            &["status", "latencyMs", "bodyStart", "staleFlag", "error"],
+        );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ReceiverCheckReceived {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.status.place(),
+            1 => self.latency_ms.place(),
+            2 => self.body_start.place(),
+            3 => self.stale_flag.place(),
+            4 => self.error.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ReceiverCheckReceived {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`HttpApiDecodeError`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum HttpApiDecodeErrorTag {
     #[default]
@@ -12965,13 +22201,27 @@ impl std::fmt::Display for HttpApiDecodeErrorTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for HttpApiDecodeErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "HttpApiDecodeErrorTag",
+        values: &["HttpApiDecodeError"],
+    };
+}
+impl<'de> Deserialize<'de> for HttpApiDecodeErrorTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The request does not match its schema (section 7). Only the first failing property is reported, in
 /// declaration order. A value an issue quotes (`actual "…"`) that has the form of a credential (an API key
 /// `sbx_…`, a dashboard session id or CSRF token, a JWT `eyJ….….…`) is written as its first 8 characters and
 /// `…[redacted]` (`actual "sbx_q83v…[redacted]"`): a deliberate difference from the reference framework,
 /// which quotes the value whole, so that an error answer (and every log or recording of it) never carries a
 /// credential back. No other value of the contract has these forms.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct HttpApiDecodeError {
     #[serde(rename = "_tag")]
@@ -12982,8 +22232,44 @@ pub struct HttpApiDecodeError {
     #[serde(rename = "issues")]
     pub issues: Vec<Issue>,
 }
+impl crate::codec::Decode for HttpApiDecodeError {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+            issues: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "HttpApiDecodeError",
+                &["_tag", "message", "issues"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for HttpApiDecodeError {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            2 => self.issues.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for HttpApiDecodeError {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// One decode failure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Issue {
     /// Kind of a decode issue.
@@ -12995,6 +22281,42 @@ pub struct Issue {
     /// What failed, with the value found (`actual …`); a credential-form value redacted (see `HttpApiDecodeError`).
     #[serde(rename = "message")]
     pub message: String,
+}
+impl crate::codec::Decode for Issue {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            path: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "Issue",
+                &["_tag", "path", "message"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for Issue {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.path.place(),
+            2 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for Issue {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// A property key of an issue path; a string, a number (an array index), or a symbol key.
 ///
@@ -13017,28 +22339,46 @@ impl Serialize for PropertyKey {
         }
     }
 }
+impl crate::codec::Decode for PropertyKey {
+    fn blank() -> Self {
+        Self::String(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Kinds = crate::codec::Kinds {
+            name: "PropertyKey",
+            kinds: &["string", "number", "object"],
+        };
+        crate::codec::Place::Kind(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for PropertyKey {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::String(_) => 0,
+            Self::Number(_) => 1,
+            Self::SymbolKey(_) => 2,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::Number(Decode::blank()),
+                2 => Self::SymbolKey(Decode::blank()),
+                _ => Self::String(Decode::blank()),
+            };
+        }
+        match self {
+            Self::String(value) => value.place(),
+            Self::Number(value) => value.place(),
+            Self::SymbolKey(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for PropertyKey {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::by_kind(
-            deserializer,
-            |value| match value.kind() {
-                "string" => value.read().map(Self::String),
-                "number" => value.read().map(Self::Number),
-                "object" => value.read().map(Self::SymbolKey),
-                other => {
-                    Err(
-                        crate::codec::Error::custom(
-                            format_args!(
-                                "expected one of {} (PropertyKey), got a JSON {other}",
-                                ["string", "number", "object"].join(", ")
-                            ),
-                        ),
-                    )
-                }
-            },
-        )
+        crate::codec::deserialize(deserializer)
     }
 }
 #[cfg(feature = "schemars")]
@@ -13055,19 +22395,7 @@ impl schemars::JsonSchema for PropertyKey {
     }
 }
 /// The `_tag` tag of [`SymbolKey`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SymbolKeyTag {
     #[default]
@@ -13089,13 +22417,61 @@ impl std::fmt::Display for SymbolKeyTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for SymbolKeyTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SymbolKeyTag",
+        values: &["symbol"],
+    };
+}
+impl<'de> Deserialize<'de> for SymbolKeyTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SymbolKey {
     #[serde(rename = "_tag")]
     pub tag: SymbolKeyTag,
     #[serde(rename = "key")]
     pub key: String,
+}
+impl crate::codec::Decode for SymbolKey {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            key: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SymbolKey",
+                &["_tag", "key"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SymbolKey {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.key.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SymbolKey {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// A 400 answer of an authenticated endpoint.
 ///
@@ -13132,23 +22508,47 @@ impl Serialize for BadRequest {
         }
     }
 }
+impl crate::codec::Decode for BadRequest {
+    fn blank() -> Self {
+        Self::HttpApiDecodeError(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "BadRequest",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: BadRequest::TAG_PROPERTY,
+                tags: BadRequest::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for BadRequest {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::HttpApiDecodeError(_) => 0,
+            Self::InvalidJwt(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::InvalidJwt(Decode::blank()),
+                _ => Self::HttpApiDecodeError(Decode::blank()),
+            };
+        }
+        match self {
+            Self::HttpApiDecodeError(value) => value.place(),
+            Self::InvalidJwt(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for BadRequest {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "BadRequest", Self::from_body)
-    }
-}
-impl BadRequest {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("BadRequest", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::HttpApiDecodeError),
-            1 => body.read().map(Self::InvalidJwt),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<HttpApiDecodeError> for BadRequest {
@@ -13174,19 +22574,7 @@ impl schemars::JsonSchema for BadRequest {
     }
 }
 /// The `_tag` tag of [`InvalidJwt`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum InvalidJwtTag {
     #[default]
@@ -13208,8 +22596,22 @@ impl std::fmt::Display for InvalidJwtTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for InvalidJwtTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "InvalidJwtTag",
+        values: &["InvalidJwt"],
+    };
+}
+impl<'de> Deserialize<'de> for InvalidJwtTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The bearer token is malformed or cannot be verified.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct InvalidJwt {
     #[serde(rename = "_tag")]
@@ -13217,20 +22619,42 @@ pub struct InvalidJwt {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for InvalidJwt {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "InvalidJwt",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for InvalidJwt {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for InvalidJwt {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`Unauthorized`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum UnauthorizedTag {
     #[default]
@@ -13252,8 +22676,22 @@ impl std::fmt::Display for UnauthorizedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for UnauthorizedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "UnauthorizedTag",
+        values: &["Unauthorized"],
+    };
+}
+impl<'de> Deserialize<'de> for UnauthorizedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The credential is missing or rejected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Unauthorized {
     #[serde(rename = "_tag")]
@@ -13261,20 +22699,42 @@ pub struct Unauthorized {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for Unauthorized {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "Unauthorized",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for Unauthorized {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for Unauthorized {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`InvalidRequest`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum InvalidRequestTag {
     #[default]
@@ -13296,8 +22756,22 @@ impl std::fmt::Display for InvalidRequestTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for InvalidRequestTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "InvalidRequestTag",
+        values: &["InvalidRequest"],
+    };
+}
+impl<'de> Deserialize<'de> for InvalidRequestTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// A well-formed request the service cannot serve.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct InvalidRequest {
     #[serde(rename = "_tag")]
@@ -13305,20 +22779,42 @@ pub struct InvalidRequest {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for InvalidRequest {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "InvalidRequest",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for InvalidRequest {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for InvalidRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`QuoteNotFound`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum QuoteNotFoundTag {
     #[default]
@@ -13340,8 +22836,22 @@ impl std::fmt::Display for QuoteNotFoundTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for QuoteNotFoundTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "QuoteNotFoundTag",
+        values: &["QuoteNotFound"],
+    };
+}
+impl<'de> Deserialize<'de> for QuoteNotFoundTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Unknown or expired quote.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct QuoteNotFound {
     #[serde(rename = "_tag")]
@@ -13349,20 +22859,42 @@ pub struct QuoteNotFound {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for QuoteNotFound {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "QuoteNotFound",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for QuoteNotFound {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for QuoteNotFound {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`BridgeNotFound`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum BridgeNotFoundTag {
     #[default]
@@ -13384,8 +22916,22 @@ impl std::fmt::Display for BridgeNotFoundTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for BridgeNotFoundTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "BridgeNotFoundTag",
+        values: &["BridgeNotFound"],
+    };
+}
+impl<'de> Deserialize<'de> for BridgeNotFoundTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// No bridge of this project has this id. (The production service's answer is not published; this is the contract's design.)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct BridgeNotFound {
     #[serde(rename = "_tag")]
@@ -13393,20 +22939,42 @@ pub struct BridgeNotFound {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for BridgeNotFound {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "BridgeNotFound",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for BridgeNotFound {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BridgeNotFound {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`PayloadTooLarge`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PayloadTooLargeTag {
     #[default]
@@ -13428,8 +22996,22 @@ impl std::fmt::Display for PayloadTooLargeTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for PayloadTooLargeTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "PayloadTooLargeTag",
+        values: &["PayloadTooLarge"],
+    };
+}
+impl<'de> Deserialize<'de> for PayloadTooLargeTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The request body is larger than the server accepts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PayloadTooLarge {
     #[serde(rename = "_tag")]
@@ -13437,20 +23019,42 @@ pub struct PayloadTooLarge {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for PayloadTooLarge {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "PayloadTooLarge",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for PayloadTooLarge {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for PayloadTooLarge {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`RequestTimeout`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum RequestTimeoutTag {
     #[default]
@@ -13472,8 +23076,22 @@ impl std::fmt::Display for RequestTimeoutTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for RequestTimeoutTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "RequestTimeoutTag",
+        values: &["RequestTimeout"],
+    };
+}
+impl<'de> Deserialize<'de> for RequestTimeoutTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The request body did not arrive in time; nothing was changed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RequestTimeout {
     #[serde(rename = "_tag")]
@@ -13481,20 +23099,42 @@ pub struct RequestTimeout {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for RequestTimeout {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "RequestTimeout",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for RequestTimeout {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for RequestTimeout {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`ServiceUnavailable`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ServiceUnavailableTag {
     #[default]
@@ -13516,8 +23156,22 @@ impl std::fmt::Display for ServiceUnavailableTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for ServiceUnavailableTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ServiceUnavailableTag",
+        values: &["ServiceUnavailable"],
+    };
+}
+impl<'de> Deserialize<'de> for ServiceUnavailableTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The service cannot answer now; nothing was changed, and the request can be retried.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ServiceUnavailable {
     #[serde(rename = "_tag")]
@@ -13525,20 +23179,42 @@ pub struct ServiceUnavailable {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for ServiceUnavailable {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ServiceUnavailable",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ServiceUnavailable {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ServiceUnavailable {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`ProxyError`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ProxyErrorTag {
     #[default]
@@ -13560,12 +23236,26 @@ impl std::fmt::Display for ProxyErrorTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for ProxyErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ProxyErrorTag",
+        values: &["ProxyError"],
+    };
+}
+impl<'de> Deserialize<'de> for ProxyErrorTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// Answered by `bridge-conformance proxy` itself, never by a deployment of this contract: 400 for a request it
 /// does not forward (an asterisk-form `OPTIONS *`, an authority-form `CONNECT`, a body it could not read),
 /// 502 when the upstream could not be reached or its answer could not be read, 504 when the upstream did not
 /// answer within the proxy's `--upstream-timeout` (whether the upstream acted on the request is then
 /// unknown). Nothing is forwarded anywhere but to the proxy's configured upstream.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ProxyError {
     #[serde(rename = "_tag")]
@@ -13573,20 +23263,42 @@ pub struct ProxyError {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for ProxyError {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ProxyError",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ProxyError {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ProxyError {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`TooManyRequests`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum TooManyRequestsTag {
     #[default]
@@ -13608,10 +23320,24 @@ impl std::fmt::Display for TooManyRequestsTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for TooManyRequestsTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "TooManyRequestsTag",
+        values: &["TooManyRequests"],
+    };
+}
+impl<'de> Deserialize<'de> for TooManyRequestsTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The project is over the deployment's request rate limit (production's shape). `retryAfter` is
 /// in seconds, like HTTP's `Retry-After` (the production SDK's type says only `number`; the contract fixes the
 /// unit, and `bridge-client` waits that long before retrying).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TooManyRequests {
     #[serde(rename = "_tag")]
@@ -13621,6 +23347,42 @@ pub struct TooManyRequests {
     /// Seconds to wait before retrying (fractions allowed; the sandbox writes milliseconds, rounded up).
     #[serde(rename = "retryAfter")]
     pub retry_after: crate::DecimalNumber,
+}
+impl crate::codec::Decode for TooManyRequests {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+            retry_after: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "TooManyRequests",
+                &["_tag", "message", "retryAfter"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for TooManyRequests {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            2 => self.retry_after.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for TooManyRequests {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// A 429 answer of deposit-address creation, told apart by `_tag`.
 ///
@@ -13660,34 +23422,47 @@ impl Serialize for DepositAddressCreateTooManyRequests {
         }
     }
 }
+impl crate::codec::Decode for DepositAddressCreateTooManyRequests {
+    fn blank() -> Self {
+        Self::DepositAddressRateLimitExceeded(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "DepositAddressCreateTooManyRequests",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: DepositAddressCreateTooManyRequests::TAG_PROPERTY,
+                tags: DepositAddressCreateTooManyRequests::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for DepositAddressCreateTooManyRequests {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::DepositAddressRateLimitExceeded(_) => 0,
+            Self::TooManyRequests(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::TooManyRequests(Decode::blank()),
+                _ => Self::DepositAddressRateLimitExceeded(Decode::blank()),
+            };
+        }
+        match self {
+            Self::DepositAddressRateLimitExceeded(value) => value.place(),
+            Self::TooManyRequests(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for DepositAddressCreateTooManyRequests {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(
-            deserializer,
-            "DepositAddressCreateTooManyRequests",
-            Self::from_body,
-        )
-    }
-}
-impl DepositAddressCreateTooManyRequests {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body
-            .tag(
-                "DepositAddressCreateTooManyRequests",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )?
-        {
-            0 => body.read().map(Self::DepositAddressRateLimitExceeded),
-            1 => body.read().map(Self::TooManyRequests),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<DepositAddressRateLimitExceeded> for DepositAddressCreateTooManyRequests {
@@ -13713,19 +23488,7 @@ impl schemars::JsonSchema for DepositAddressCreateTooManyRequests {
     }
 }
 /// The `_tag` tag of [`ExtensionNotEnabled`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ExtensionNotEnabledTag {
     #[default]
@@ -13747,8 +23510,22 @@ impl std::fmt::Display for ExtensionNotEnabledTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for ExtensionNotEnabledTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "ExtensionNotEnabledTag",
+        values: &["ExtensionNotEnabled"],
+    };
+}
+impl<'de> Deserialize<'de> for ExtensionNotEnabledTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// `postBridgeData` was sent by a project without the post-bridge feature.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ExtensionNotEnabled {
     #[serde(rename = "_tag")]
@@ -13759,20 +23536,44 @@ pub struct ExtensionNotEnabled {
     #[serde(rename = "extension")]
     pub extension: String,
 }
+impl crate::codec::Decode for ExtensionNotEnabled {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+            extension: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ExtensionNotEnabled",
+                &["_tag", "message", "extension"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ExtensionNotEnabled {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            2 => self.extension.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ExtensionNotEnabled {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`WithdrawLimitReached`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum WithdrawLimitReachedTag {
     #[default]
@@ -13794,8 +23595,22 @@ impl std::fmt::Display for WithdrawLimitReachedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for WithdrawLimitReachedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WithdrawLimitReachedTag",
+        values: &["WithdrawLimitReached"],
+    };
+}
+impl<'de> Deserialize<'de> for WithdrawLimitReachedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The amount to receive exceeds what can be withdrawn on the destination chain.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WithdrawLimitReached {
     #[serde(rename = "_tag")]
@@ -13811,20 +23626,48 @@ pub struct WithdrawLimitReached {
     #[serde(rename = "maxWithdrawAmount")]
     pub max_withdraw_amount: crate::DecimalString,
 }
+impl crate::codec::Decode for WithdrawLimitReached {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            token: Decode::blank(),
+            chain: Decode::blank(),
+            receive_amount: Decode::blank(),
+            max_withdraw_amount: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "WithdrawLimitReached",
+                &["_tag", "token", "chain", "receiveAmount", "maxWithdrawAmount"],
+            )
+            .required(&[0, 1, 2, 3, 4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for WithdrawLimitReached {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.token.place(),
+            2 => self.chain.place(),
+            3 => self.receive_amount.place(),
+            4 => self.max_withdraw_amount.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for WithdrawLimitReached {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositLimitReached`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositLimitReachedTag {
     #[default]
@@ -13846,8 +23689,22 @@ impl std::fmt::Display for DepositLimitReachedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositLimitReachedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositLimitReachedTag",
+        values: &["DepositLimitReached"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositLimitReachedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The amount to pay exceeds the deposit limit of the source chain.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositLimitReached {
     #[serde(rename = "_tag")]
@@ -13875,20 +23732,60 @@ pub struct DepositLimitReached {
     #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalString"))]
     pub max_deposit_amount_usd: Option<crate::DecimalString>,
 }
+impl crate::codec::Decode for DepositLimitReached {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            token: Decode::blank(),
+            chain: Decode::blank(),
+            pay_amount: Decode::blank(),
+            max_deposit_amount: Decode::blank(),
+            pay_amount_usd: Decode::blank(),
+            max_deposit_amount_usd: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositLimitReached",
+                &[
+                    "_tag",
+                    "token",
+                    "chain",
+                    "payAmount",
+                    "maxDepositAmount",
+                    "payAmountUsd",
+                    "maxDepositAmountUsd",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositLimitReached {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.token.place(),
+            2 => self.chain.place(),
+            3 => self.pay_amount.place(),
+            4 => self.max_deposit_amount.place(),
+            5 => self.pay_amount_usd.place(),
+            6 => self.max_deposit_amount_usd.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositLimitReached {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`GasBoostGreaterThanReceiveAmount`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum GasBoostGreaterThanReceiveAmountTag {
     #[default]
@@ -13910,8 +23807,22 @@ impl std::fmt::Display for GasBoostGreaterThanReceiveAmountTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for GasBoostGreaterThanReceiveAmountTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "GasBoostGreaterThanReceiveAmountTag",
+        values: &["GasBoostGreaterThanReceiveAmount"],
+    };
+}
+impl<'de> Deserialize<'de> for GasBoostGreaterThanReceiveAmountTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The token cost of the requested gas boost exceeds the amount received.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GasBoostGreaterThanReceiveAmount {
     #[serde(rename = "_tag")]
@@ -13923,20 +23834,44 @@ pub struct GasBoostGreaterThanReceiveAmount {
     #[serde(rename = "receiveAmount")]
     pub receive_amount: crate::DecimalString,
 }
+impl crate::codec::Decode for GasBoostGreaterThanReceiveAmount {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            amount_native_token_cost: Decode::blank(),
+            receive_amount: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GasBoostGreaterThanReceiveAmount",
+                &["_tag", "amountNativeTokenCost", "receiveAmount"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GasBoostGreaterThanReceiveAmount {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.amount_native_token_cost.place(),
+            2 => self.receive_amount.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GasBoostGreaterThanReceiveAmount {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`NegativeReceiveAmount`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum NegativeReceiveAmountTag {
     #[default]
@@ -13958,8 +23893,22 @@ impl std::fmt::Display for NegativeReceiveAmountTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for NegativeReceiveAmountTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "NegativeReceiveAmountTag",
+        values: &["NegativeReceiveAmount"],
+    };
+}
+impl<'de> Deserialize<'de> for NegativeReceiveAmountTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The fees exceed the amount paid.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NegativeReceiveAmount {
     #[serde(rename = "_tag")]
@@ -13968,20 +23917,42 @@ pub struct NegativeReceiveAmount {
     #[serde(rename = "receiveAmount")]
     pub receive_amount: crate::DecimalString,
 }
+impl crate::codec::Decode for NegativeReceiveAmount {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            receive_amount: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "NegativeReceiveAmount",
+                &["_tag", "receiveAmount"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for NegativeReceiveAmount {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.receive_amount.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for NegativeReceiveAmount {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`SdaDepositLimitExceeded`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SdaDepositLimitExceededTag {
     #[default]
@@ -14003,8 +23974,22 @@ impl std::fmt::Display for SdaDepositLimitExceededTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for SdaDepositLimitExceededTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SdaDepositLimitExceededTag",
+        values: &["SdaDepositLimitExceeded"],
+    };
+}
+impl<'de> Deserialize<'de> for SdaDepositLimitExceededTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// An SDA quote above the deposit address's maximum.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SdaDepositLimitExceeded {
     #[serde(rename = "_tag")]
@@ -14022,20 +24007,57 @@ pub struct SdaDepositLimitExceeded {
     #[serde(rename = "maxDepositAmountUsd")]
     pub max_deposit_amount_usd: crate::DecimalString,
 }
+impl crate::codec::Decode for SdaDepositLimitExceeded {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            token: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            pay_amount_usd: Decode::blank(),
+            max_deposit_amount_usd: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SdaDepositLimitExceeded",
+                &[
+                    "_tag",
+                    "token",
+                    "chainIn",
+                    "chainOut",
+                    "payAmountUsd",
+                    "maxDepositAmountUsd",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SdaDepositLimitExceeded {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.token.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.pay_amount_usd.place(),
+            5 => self.max_deposit_amount_usd.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SdaDepositLimitExceeded {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`SdaDepositBelowMinimum`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SdaDepositBelowMinimumTag {
     #[default]
@@ -14057,8 +24079,22 @@ impl std::fmt::Display for SdaDepositBelowMinimumTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for SdaDepositBelowMinimumTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SdaDepositBelowMinimumTag",
+        values: &["SdaDepositBelowMinimum"],
+    };
+}
+impl<'de> Deserialize<'de> for SdaDepositBelowMinimumTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// An SDA quote below the deposit address's minimum.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SdaDepositBelowMinimum {
     #[serde(rename = "_tag")]
@@ -14076,20 +24112,57 @@ pub struct SdaDepositBelowMinimum {
     #[serde(rename = "minDepositAmountUsd")]
     pub min_deposit_amount_usd: crate::DecimalString,
 }
+impl crate::codec::Decode for SdaDepositBelowMinimum {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            token: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+            pay_amount_usd: Decode::blank(),
+            min_deposit_amount_usd: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SdaDepositBelowMinimum",
+                &[
+                    "_tag",
+                    "token",
+                    "chainIn",
+                    "chainOut",
+                    "payAmountUsd",
+                    "minDepositAmountUsd",
+                ],
+            )
+            .required(&[0, 1, 2, 3, 4, 5]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SdaDepositBelowMinimum {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.token.place(),
+            2 => self.chain_in.place(),
+            3 => self.chain_out.place(),
+            4 => self.pay_amount_usd.place(),
+            5 => self.min_deposit_amount_usd.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SdaDepositBelowMinimum {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`NoRouteFoundError`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum NoRouteFoundErrorTag {
     #[default]
@@ -14111,8 +24184,22 @@ impl std::fmt::Display for NoRouteFoundErrorTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for NoRouteFoundErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "NoRouteFoundErrorTag",
+        values: &["NoRouteFoundError"],
+    };
+}
+impl<'de> Deserialize<'de> for NoRouteFoundErrorTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// No swap route between the two tokens.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NoRouteFoundError {
     #[serde(rename = "_tag")]
@@ -14126,20 +24213,48 @@ pub struct NoRouteFoundError {
     #[serde(rename = "chainOut")]
     pub chain_out: String,
 }
+impl crate::codec::Decode for NoRouteFoundError {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            token_in: Decode::blank(),
+            token_out: Decode::blank(),
+            chain_in: Decode::blank(),
+            chain_out: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "NoRouteFoundError",
+                &["_tag", "tokenIn", "tokenOut", "chainIn", "chainOut"],
+            )
+            .required(&[0, 1, 2, 3, 4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for NoRouteFoundError {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.token_in.place(),
+            2 => self.token_out.place(),
+            3 => self.chain_in.place(),
+            4 => self.chain_out.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for NoRouteFoundError {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`SameChainSwapNotAvailable`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SameChainSwapNotAvailableTag {
     #[default]
@@ -14161,7 +24276,21 @@ impl std::fmt::Display for SameChainSwapNotAvailableTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for SameChainSwapNotAvailableTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SameChainSwapNotAvailableTag",
+        values: &["SameChainSwapNotAvailable"],
+    };
+}
+impl<'de> Deserialize<'de> for SameChainSwapNotAvailableTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SameChainSwapNotAvailable {
     #[serde(rename = "_tag")]
@@ -14169,20 +24298,42 @@ pub struct SameChainSwapNotAvailable {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for SameChainSwapNotAvailable {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SameChainSwapNotAvailable",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SameChainSwapNotAvailable {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SameChainSwapNotAvailable {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`NoBridgeTokenFoundError`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum NoBridgeTokenFoundErrorTag {
     #[default]
@@ -14204,7 +24355,21 @@ impl std::fmt::Display for NoBridgeTokenFoundErrorTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for NoBridgeTokenFoundErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "NoBridgeTokenFoundErrorTag",
+        values: &["NoBridgeTokenFoundError"],
+    };
+}
+impl<'de> Deserialize<'de> for NoBridgeTokenFoundErrorTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NoBridgeTokenFoundError {
     #[serde(rename = "_tag")]
@@ -14212,20 +24377,42 @@ pub struct NoBridgeTokenFoundError {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for NoBridgeTokenFoundError {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "NoBridgeTokenFoundError",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for NoBridgeTokenFoundError {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for NoBridgeTokenFoundError {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressChainsNotSupported`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressChainsNotSupportedTag {
     #[default]
@@ -14247,7 +24434,21 @@ impl std::fmt::Display for DepositAddressChainsNotSupportedTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for DepositAddressChainsNotSupportedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressChainsNotSupportedTag",
+        values: &["DepositAddressChainsNotSupported"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressChainsNotSupportedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressChainsNotSupported {
     #[serde(rename = "_tag")]
@@ -14256,20 +24457,42 @@ pub struct DepositAddressChainsNotSupported {
     #[serde(rename = "chains")]
     pub chains: Vec<String>,
 }
+impl crate::codec::Decode for DepositAddressChainsNotSupported {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            chains: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressChainsNotSupported",
+                &["_tag", "chains"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressChainsNotSupported {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.chains.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressChainsNotSupported {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressInvalidDestinationAddress`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressInvalidDestinationAddressTag {
     #[default]
@@ -14293,7 +24516,21 @@ impl std::fmt::Display for DepositAddressInvalidDestinationAddressTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for DepositAddressInvalidDestinationAddressTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressInvalidDestinationAddressTag",
+        values: &["DepositAddressInvalidDestinationAddress"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressInvalidDestinationAddressTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressInvalidDestinationAddress {
     #[serde(rename = "_tag")]
@@ -14303,20 +24540,44 @@ pub struct DepositAddressInvalidDestinationAddress {
     #[serde(rename = "address")]
     pub address: String,
 }
+impl crate::codec::Decode for DepositAddressInvalidDestinationAddress {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            chain: Decode::blank(),
+            address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressInvalidDestinationAddress",
+                &["_tag", "chain", "address"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressInvalidDestinationAddress {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.chain.place(),
+            2 => self.address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressInvalidDestinationAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressMultipleChainTypesNotAllowed`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressMultipleChainTypesNotAllowedTag {
     #[default]
@@ -14340,8 +24601,22 @@ impl std::fmt::Display for DepositAddressMultipleChainTypesNotAllowedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressMultipleChainTypesNotAllowedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressMultipleChainTypesNotAllowedTag",
+        values: &["DepositAddressMultipleChainTypesNotAllowed"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressMultipleChainTypesNotAllowedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The deposit chains belong to more than one chain family (EVM, Solana, ...).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressMultipleChainTypesNotAllowed {
     #[serde(rename = "_tag")]
@@ -14349,20 +24624,42 @@ pub struct DepositAddressMultipleChainTypesNotAllowed {
     #[serde(rename = "chainTypes")]
     pub chain_types: Vec<String>,
 }
+impl crate::codec::Decode for DepositAddressMultipleChainTypesNotAllowed {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            chain_types: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressMultipleChainTypesNotAllowed",
+                &["_tag", "chainTypes"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressMultipleChainTypesNotAllowed {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.chain_types.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressMultipleChainTypesNotAllowed {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressNoBridgableTokens`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressNoBridgableTokensTag {
     #[default]
@@ -14384,7 +24681,21 @@ impl std::fmt::Display for DepositAddressNoBridgableTokensTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for DepositAddressNoBridgableTokensTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressNoBridgableTokensTag",
+        values: &["DepositAddressNoBridgableTokens"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressNoBridgableTokensTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressNoBridgableTokens {
     #[serde(rename = "_tag")]
@@ -14396,20 +24707,44 @@ pub struct DepositAddressNoBridgableTokens {
     #[serde(rename = "to")]
     pub to: String,
 }
+impl crate::codec::Decode for DepositAddressNoBridgableTokens {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            from: Decode::blank(),
+            to: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressNoBridgableTokens",
+                &["_tag", "from", "to"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressNoBridgableTokens {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.from.place(),
+            2 => self.to.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressNoBridgableTokens {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressTokenOutNotSupported`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressTokenOutNotSupportedTag {
     #[default]
@@ -14433,7 +24768,21 @@ impl std::fmt::Display for DepositAddressTokenOutNotSupportedTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for DepositAddressTokenOutNotSupportedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressTokenOutNotSupportedTag",
+        values: &["DepositAddressTokenOutNotSupported"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressTokenOutNotSupportedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressTokenOutNotSupported {
     #[serde(rename = "_tag")]
@@ -14441,20 +24790,42 @@ pub struct DepositAddressTokenOutNotSupported {
     #[serde(rename = "tokenOut")]
     pub token_out: String,
 }
+impl crate::codec::Decode for DepositAddressTokenOutNotSupported {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            token_out: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressTokenOutNotSupported",
+                &["_tag", "tokenOut"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressTokenOutNotSupported {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.token_out.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressTokenOutNotSupported {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressInvalidPostBridgeData`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressInvalidPostBridgeDataTag {
     #[default]
@@ -14478,7 +24849,21 @@ impl std::fmt::Display for DepositAddressInvalidPostBridgeDataTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for DepositAddressInvalidPostBridgeDataTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressInvalidPostBridgeDataTag",
+        values: &["DepositAddressInvalidPostBridgeData"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressInvalidPostBridgeDataTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressInvalidPostBridgeData {
     #[serde(rename = "_tag")]
@@ -14486,20 +24871,42 @@ pub struct DepositAddressInvalidPostBridgeData {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for DepositAddressInvalidPostBridgeData {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressInvalidPostBridgeData",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressInvalidPostBridgeData {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressInvalidPostBridgeData {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressInvalidRefundAddress`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressInvalidRefundAddressTag {
     #[default]
@@ -14523,7 +24930,21 @@ impl std::fmt::Display for DepositAddressInvalidRefundAddressTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for DepositAddressInvalidRefundAddressTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressInvalidRefundAddressTag",
+        values: &["DepositAddressInvalidRefundAddress"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressInvalidRefundAddressTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressInvalidRefundAddress {
     #[serde(rename = "_tag")]
@@ -14531,20 +24952,42 @@ pub struct DepositAddressInvalidRefundAddress {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for DepositAddressInvalidRefundAddress {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressInvalidRefundAddress",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressInvalidRefundAddress {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressInvalidRefundAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressRateLimitExceeded`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressRateLimitExceededTag {
     #[default]
@@ -14566,8 +25009,22 @@ impl std::fmt::Display for DepositAddressRateLimitExceededTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for DepositAddressRateLimitExceededTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressRateLimitExceededTag",
+        values: &["DepositAddressRateLimitExceeded"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressRateLimitExceededTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The project created too many deposit addresses; `limit` says which limit was reached.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressRateLimitExceeded {
     #[serde(rename = "_tag")]
@@ -14578,6 +25035,42 @@ pub struct DepositAddressRateLimitExceeded {
     /// The deposit-address creation limit that was reached, told apart by `_tag`.
     #[serde(rename = "limit")]
     pub limit: DepositAddressLimit,
+}
+impl crate::codec::Decode for DepositAddressRateLimitExceeded {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+            limit: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressRateLimitExceeded",
+                &["_tag", "message", "limit"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressRateLimitExceeded {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            2 => self.limit.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressRateLimitExceeded {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// The deposit-address creation limit that was reached, told apart by `_tag`.
 ///
@@ -14617,23 +25110,47 @@ impl Serialize for DepositAddressLimit {
         }
     }
 }
+impl crate::codec::Decode for DepositAddressLimit {
+    fn blank() -> Self {
+        Self::CountLimitExceeded(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "DepositAddressLimit",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: DepositAddressLimit::TAG_PROPERTY,
+                tags: DepositAddressLimit::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for DepositAddressLimit {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::CountLimitExceeded(_) => 0,
+            Self::WindowLimitExceeded(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::WindowLimitExceeded(Decode::blank()),
+                _ => Self::CountLimitExceeded(Decode::blank()),
+            };
+        }
+        match self {
+            Self::CountLimitExceeded(value) => value.place(),
+            Self::WindowLimitExceeded(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for DepositAddressLimit {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "DepositAddressLimit", Self::from_body)
-    }
-}
-impl DepositAddressLimit {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("DepositAddressLimit", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::CountLimitExceeded),
-            1 => body.read().map(Self::WindowLimitExceeded),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<CountLimitExceeded> for DepositAddressLimit {
@@ -14659,19 +25176,7 @@ impl schemars::JsonSchema for DepositAddressLimit {
     }
 }
 /// The `_tag` tag of [`CountLimitExceeded`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum CountLimitExceededTag {
     #[default]
@@ -14693,8 +25198,22 @@ impl std::fmt::Display for CountLimitExceededTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for CountLimitExceededTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "CountLimitExceededTag",
+        values: &["CountLimitExceeded"],
+    };
+}
+impl<'de> Deserialize<'de> for CountLimitExceededTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The project's total number of deposit addresses is at its limit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CountLimitExceeded {
     #[serde(rename = "_tag")]
@@ -14708,20 +25227,44 @@ pub struct CountLimitExceeded {
     #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0)))]
     pub current: u64,
 }
+impl crate::codec::Decode for CountLimitExceeded {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            allowed: Decode::blank(),
+            current: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "CountLimitExceeded",
+                &["_tag", "allowed", "current"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for CountLimitExceeded {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.allowed.place(),
+            2 => self.current.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for CountLimitExceeded {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`WindowLimitExceeded`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum WindowLimitExceededTag {
     #[default]
@@ -14743,8 +25286,22 @@ impl std::fmt::Display for WindowLimitExceededTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for WindowLimitExceededTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "WindowLimitExceededTag",
+        values: &["WindowLimitExceeded"],
+    };
+}
+impl<'de> Deserialize<'de> for WindowLimitExceededTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The project created as many deposit addresses as it may within a sliding window of `durationMs`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WindowLimitExceeded {
     #[serde(rename = "_tag")]
@@ -14761,6 +25318,44 @@ pub struct WindowLimitExceeded {
     #[serde(rename = "durationMs")]
     #[cfg_attr(feature = "schemars", schemars(extend("minimum" = 0.0)))]
     pub duration_ms: crate::DecimalNumber,
+}
+impl crate::codec::Decode for WindowLimitExceeded {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            allowed: Decode::blank(),
+            current: Decode::blank(),
+            duration_ms: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "WindowLimitExceeded",
+                &["_tag", "allowed", "current", "durationMs"],
+            )
+            .required(&[0, 1, 2, 3]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for WindowLimitExceeded {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.allowed.place(),
+            2 => self.current.place(),
+            3 => self.duration_ms.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for WindowLimitExceeded {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// A 503 answer of an operation that production can switch off.
 ///
@@ -14800,23 +25395,47 @@ impl Serialize for Unavailable {
         }
     }
 }
+impl crate::codec::Decode for Unavailable {
+    fn blank() -> Self {
+        Self::ServiceUnavailable(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "Unavailable",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: Unavailable::TAG_PROPERTY,
+                tags: Unavailable::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for Unavailable {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::ServiceUnavailable(_) => 0,
+            Self::EndpointDisabledError(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::EndpointDisabledError(Decode::blank()),
+                _ => Self::ServiceUnavailable(Decode::blank()),
+            };
+        }
+        match self {
+            Self::ServiceUnavailable(value) => value.place(),
+            Self::EndpointDisabledError(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for Unavailable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "Unavailable", Self::from_body)
-    }
-}
-impl Unavailable {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("Unavailable", Self::TAG_PROPERTY, Self::TAGS, None)? {
-            0 => body.read().map(Self::ServiceUnavailable),
-            1 => body.read().map(Self::EndpointDisabledError),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<ServiceUnavailable> for Unavailable {
@@ -14842,19 +25461,7 @@ impl schemars::JsonSchema for Unavailable {
     }
 }
 /// The `_tag` tag of [`EndpointDisabledError`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum EndpointDisabledErrorTag {
     #[default]
@@ -14876,8 +25483,22 @@ impl std::fmt::Display for EndpointDisabledErrorTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for EndpointDisabledErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "EndpointDisabledErrorTag",
+        values: &["EndpointDisabledError"],
+    };
+}
+impl<'de> Deserialize<'de> for EndpointDisabledErrorTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The endpoint is disabled on this deployment (production's answer for a switched-off endpoint); nothing was changed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct EndpointDisabledError {
     #[serde(rename = "_tag")]
@@ -14885,20 +25506,42 @@ pub struct EndpointDisabledError {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for EndpointDisabledError {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "EndpointDisabledError",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for EndpointDisabledError {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for EndpointDisabledError {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`SwapLimitReached`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum SwapLimitReachedTag {
     #[default]
@@ -14920,8 +25563,22 @@ impl std::fmt::Display for SwapLimitReachedTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for SwapLimitReachedTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "SwapLimitReachedTag",
+        values: &["SwapLimitReached"],
+    };
+}
+impl<'de> Deserialize<'de> for SwapLimitReachedTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The swap market's limit is reached.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SwapLimitReached {
     #[serde(rename = "_tag")]
@@ -14934,20 +25591,44 @@ pub struct SwapLimitReached {
     #[cfg_attr(feature = "schemars", schemars(extend("minLength" = 1)))]
     pub message: String,
 }
+impl crate::codec::Decode for SwapLimitReached {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            market: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SwapLimitReached",
+                &["_tag", "market", "message"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SwapLimitReached {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.market.place(),
+            2 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SwapLimitReached {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`NoCommonBridgeTokensError`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum NoCommonBridgeTokensErrorTag {
     #[default]
@@ -14969,8 +25650,22 @@ impl std::fmt::Display for NoCommonBridgeTokensErrorTag {
         f.write_str(self.as_str())
     }
 }
+impl crate::codec::Enumeration for NoCommonBridgeTokensErrorTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "NoCommonBridgeTokensErrorTag",
+        values: &["NoCommonBridgeTokensError"],
+    };
+}
+impl<'de> Deserialize<'de> for NoCommonBridgeTokensErrorTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The two chains have no token in common to bridge through.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NoCommonBridgeTokensError {
     #[serde(rename = "_tag")]
@@ -14978,20 +25673,42 @@ pub struct NoCommonBridgeTokensError {
     #[serde(rename = "message")]
     pub message: String,
 }
+impl crate::codec::Decode for NoCommonBridgeTokensError {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "NoCommonBridgeTokensError",
+                &["_tag", "message"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for NoCommonBridgeTokensError {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for NoCommonBridgeTokensError {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The `_tag` tag of [`DepositAddressNotFound`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Default,
-    Serialize,
-    Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum DepositAddressNotFoundTag {
     #[default]
@@ -15013,7 +25730,21 @@ impl std::fmt::Display for DepositAddressNotFoundTag {
         f.write_str(self.as_str())
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl crate::codec::Enumeration for DepositAddressNotFoundTag {
+    const VALUES: &'static [Self] = Self::ALL;
+    const TABLE: crate::codec::Enum = crate::codec::Enum {
+        name: "DepositAddressNotFoundTag",
+        values: &["DepositAddressNotFound"],
+    };
+}
+impl<'de> Deserialize<'de> for DepositAddressNotFoundTag {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DepositAddressNotFound {
     #[serde(rename = "_tag")]
@@ -15022,6 +25753,42 @@ pub struct DepositAddressNotFound {
     pub message: String,
     #[serde(rename = "addresses")]
     pub addresses: Vec<String>,
+}
+impl crate::codec::Decode for DepositAddressNotFound {
+    fn blank() -> Self {
+        Self {
+            tag: Decode::blank(),
+            message: Decode::blank(),
+            addresses: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "DepositAddressNotFound",
+                &["_tag", "message", "addresses"],
+            )
+            .required(&[0, 1, 2]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for DepositAddressNotFound {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.tag.place(),
+            1 => self.message.place(),
+            2 => self.addresses.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DepositAddressNotFound {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// 422 answers of `POST /bridge/quote/user`.
 ///
@@ -15088,29 +25855,62 @@ impl Serialize for QuoteBridgeUnprocessable {
         }
     }
 }
+impl crate::codec::Decode for QuoteBridgeUnprocessable {
+    fn blank() -> Self {
+        Self::InvalidRequest(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "QuoteBridgeUnprocessable",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: QuoteBridgeUnprocessable::TAG_PROPERTY,
+                tags: QuoteBridgeUnprocessable::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for QuoteBridgeUnprocessable {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::InvalidRequest(_) => 0,
+            Self::WithdrawLimitReached(_) => 1,
+            Self::DepositLimitReached(_) => 2,
+            Self::GasBoostGreaterThanReceiveAmount(_) => 3,
+            Self::NegativeReceiveAmount(_) => 4,
+            Self::SdaDepositLimitExceeded(_) => 5,
+            Self::SdaDepositBelowMinimum(_) => 6,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::WithdrawLimitReached(Decode::blank()),
+                2 => Self::DepositLimitReached(Decode::blank()),
+                3 => Self::GasBoostGreaterThanReceiveAmount(Decode::blank()),
+                4 => Self::NegativeReceiveAmount(Decode::blank()),
+                5 => Self::SdaDepositLimitExceeded(Decode::blank()),
+                6 => Self::SdaDepositBelowMinimum(Decode::blank()),
+                _ => Self::InvalidRequest(Decode::blank()),
+            };
+        }
+        match self {
+            Self::InvalidRequest(value) => value.place(),
+            Self::WithdrawLimitReached(value) => value.place(),
+            Self::DepositLimitReached(value) => value.place(),
+            Self::GasBoostGreaterThanReceiveAmount(value) => value.place(),
+            Self::NegativeReceiveAmount(value) => value.place(),
+            Self::SdaDepositLimitExceeded(value) => value.place(),
+            Self::SdaDepositBelowMinimum(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for QuoteBridgeUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "QuoteBridgeUnprocessable", Self::from_body)
-    }
-}
-impl QuoteBridgeUnprocessable {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body.tag("QuoteBridgeUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
-        {
-            0 => body.read().map(Self::InvalidRequest),
-            1 => body.read().map(Self::WithdrawLimitReached),
-            2 => body.read().map(Self::DepositLimitReached),
-            3 => body.read().map(Self::GasBoostGreaterThanReceiveAmount),
-            4 => body.read().map(Self::NegativeReceiveAmount),
-            5 => body.read().map(Self::SdaDepositLimitExceeded),
-            6 => body.read().map(Self::SdaDepositBelowMinimum),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<InvalidRequest> for QuoteBridgeUnprocessable {
@@ -15250,38 +26050,74 @@ impl Serialize for QuoteBridgeSwapUnprocessable {
         }
     }
 }
+impl crate::codec::Decode for QuoteBridgeSwapUnprocessable {
+    fn blank() -> Self {
+        Self::InvalidRequest(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "QuoteBridgeSwapUnprocessable",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: QuoteBridgeSwapUnprocessable::TAG_PROPERTY,
+                tags: QuoteBridgeSwapUnprocessable::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for QuoteBridgeSwapUnprocessable {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::InvalidRequest(_) => 0,
+            Self::WithdrawLimitReached(_) => 1,
+            Self::DepositLimitReached(_) => 2,
+            Self::GasBoostGreaterThanReceiveAmount(_) => 3,
+            Self::NegativeReceiveAmount(_) => 4,
+            Self::SdaDepositLimitExceeded(_) => 5,
+            Self::SdaDepositBelowMinimum(_) => 6,
+            Self::SameChainSwapNotAvailable(_) => 7,
+            Self::NoBridgeTokenFoundError(_) => 8,
+            Self::NoCommonBridgeTokensError(_) => 9,
+            Self::SwapLimitReached(_) => 10,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::WithdrawLimitReached(Decode::blank()),
+                2 => Self::DepositLimitReached(Decode::blank()),
+                3 => Self::GasBoostGreaterThanReceiveAmount(Decode::blank()),
+                4 => Self::NegativeReceiveAmount(Decode::blank()),
+                5 => Self::SdaDepositLimitExceeded(Decode::blank()),
+                6 => Self::SdaDepositBelowMinimum(Decode::blank()),
+                7 => Self::SameChainSwapNotAvailable(Decode::blank()),
+                8 => Self::NoBridgeTokenFoundError(Decode::blank()),
+                9 => Self::NoCommonBridgeTokensError(Decode::blank()),
+                10 => Self::SwapLimitReached(Decode::blank()),
+                _ => Self::InvalidRequest(Decode::blank()),
+            };
+        }
+        match self {
+            Self::InvalidRequest(value) => value.place(),
+            Self::WithdrawLimitReached(value) => value.place(),
+            Self::DepositLimitReached(value) => value.place(),
+            Self::GasBoostGreaterThanReceiveAmount(value) => value.place(),
+            Self::NegativeReceiveAmount(value) => value.place(),
+            Self::SdaDepositLimitExceeded(value) => value.place(),
+            Self::SdaDepositBelowMinimum(value) => value.place(),
+            Self::SameChainSwapNotAvailable(value) => value.place(),
+            Self::NoBridgeTokenFoundError(value) => value.place(),
+            Self::NoCommonBridgeTokensError(value) => value.place(),
+            Self::SwapLimitReached(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for QuoteBridgeSwapUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(
-            deserializer,
-            "QuoteBridgeSwapUnprocessable",
-            Self::from_body,
-        )
-    }
-}
-impl QuoteBridgeSwapUnprocessable {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body
-            .tag("QuoteBridgeSwapUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
-        {
-            0 => body.read().map(Self::InvalidRequest),
-            1 => body.read().map(Self::WithdrawLimitReached),
-            2 => body.read().map(Self::DepositLimitReached),
-            3 => body.read().map(Self::GasBoostGreaterThanReceiveAmount),
-            4 => body.read().map(Self::NegativeReceiveAmount),
-            5 => body.read().map(Self::SdaDepositLimitExceeded),
-            6 => body.read().map(Self::SdaDepositBelowMinimum),
-            7 => body.read().map(Self::SameChainSwapNotAvailable),
-            8 => body.read().map(Self::NoBridgeTokenFoundError),
-            9 => body.read().map(Self::NoCommonBridgeTokensError),
-            10 => body.read().map(Self::SwapLimitReached),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<InvalidRequest> for QuoteBridgeSwapUnprocessable {
@@ -15444,40 +26280,65 @@ impl Serialize for DepositAddressCreateUnprocessable {
         }
     }
 }
+impl crate::codec::Decode for DepositAddressCreateUnprocessable {
+    fn blank() -> Self {
+        Self::DepositAddressChainsNotSupported(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "DepositAddressCreateUnprocessable",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: DepositAddressCreateUnprocessable::TAG_PROPERTY,
+                tags: DepositAddressCreateUnprocessable::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for DepositAddressCreateUnprocessable {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::DepositAddressChainsNotSupported(_) => 0,
+            Self::DepositAddressInvalidDestinationAddress(_) => 1,
+            Self::DepositAddressMultipleChainTypesNotAllowed(_) => 2,
+            Self::DepositAddressNoBridgableTokens(_) => 3,
+            Self::DepositAddressTokenOutNotSupported(_) => 4,
+            Self::DepositAddressInvalidPostBridgeData(_) => 5,
+            Self::DepositAddressInvalidRefundAddress(_) => 6,
+            Self::InvalidRequest(_) => 7,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::DepositAddressInvalidDestinationAddress(Decode::blank()),
+                2 => Self::DepositAddressMultipleChainTypesNotAllowed(Decode::blank()),
+                3 => Self::DepositAddressNoBridgableTokens(Decode::blank()),
+                4 => Self::DepositAddressTokenOutNotSupported(Decode::blank()),
+                5 => Self::DepositAddressInvalidPostBridgeData(Decode::blank()),
+                6 => Self::DepositAddressInvalidRefundAddress(Decode::blank()),
+                7 => Self::InvalidRequest(Decode::blank()),
+                _ => Self::DepositAddressChainsNotSupported(Decode::blank()),
+            };
+        }
+        match self {
+            Self::DepositAddressChainsNotSupported(value) => value.place(),
+            Self::DepositAddressInvalidDestinationAddress(value) => value.place(),
+            Self::DepositAddressMultipleChainTypesNotAllowed(value) => value.place(),
+            Self::DepositAddressNoBridgableTokens(value) => value.place(),
+            Self::DepositAddressTokenOutNotSupported(value) => value.place(),
+            Self::DepositAddressInvalidPostBridgeData(value) => value.place(),
+            Self::DepositAddressInvalidRefundAddress(value) => value.place(),
+            Self::InvalidRequest(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for DepositAddressCreateUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(
-            deserializer,
-            "DepositAddressCreateUnprocessable",
-            Self::from_body,
-        )
-    }
-}
-impl DepositAddressCreateUnprocessable {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body
-            .tag(
-                "DepositAddressCreateUnprocessable",
-                Self::TAG_PROPERTY,
-                Self::TAGS,
-                None,
-            )?
-        {
-            0 => body.read().map(Self::DepositAddressChainsNotSupported),
-            1 => body.read().map(Self::DepositAddressInvalidDestinationAddress),
-            2 => body.read().map(Self::DepositAddressMultipleChainTypesNotAllowed),
-            3 => body.read().map(Self::DepositAddressNoBridgableTokens),
-            4 => body.read().map(Self::DepositAddressTokenOutNotSupported),
-            5 => body.read().map(Self::DepositAddressInvalidPostBridgeData),
-            6 => body.read().map(Self::DepositAddressInvalidRefundAddress),
-            7 => body.read().map(Self::InvalidRequest),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<DepositAddressChainsNotSupported> for DepositAddressCreateUnprocessable {
@@ -15578,25 +26439,47 @@ impl Serialize for PublicStatusUnprocessable {
         }
     }
 }
+impl crate::codec::Decode for PublicStatusUnprocessable {
+    fn blank() -> Self {
+        Self::InvalidRequest(Decode::blank())
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Union = crate::codec::Union {
+            name: "PublicStatusUnprocessable",
+            discriminant: crate::codec::Discriminant::Tag {
+                property: PublicStatusUnprocessable::TAG_PROPERTY,
+                tags: PublicStatusUnprocessable::TAGS,
+                default: None,
+            },
+        };
+        crate::codec::Place::Union(&TABLE, self)
+    }
+}
+impl crate::codec::Variants for PublicStatusUnprocessable {
+    #[inline]
+    fn variant(&mut self, i: usize) -> crate::codec::Place<'_> {
+        let current: usize = match self {
+            Self::InvalidRequest(_) => 0,
+            Self::DepositAddressNotFound(_) => 1,
+        };
+        if current != i {
+            *self = match i {
+                1 => Self::DepositAddressNotFound(Decode::blank()),
+                _ => Self::InvalidRequest(Decode::blank()),
+            };
+        }
+        match self {
+            Self::InvalidRequest(value) => value.place(),
+            Self::DepositAddressNotFound(value) => value.place(),
+        }
+    }
+}
 impl<'de> Deserialize<'de> for PublicStatusUnprocessable {
     fn deserialize<D: serde::Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Self, D::Error> {
-        crate::codec::union(deserializer, "PublicStatusUnprocessable", Self::from_body)
-    }
-}
-impl PublicStatusUnprocessable {
-    /// Reads the variant its tag names from an object read whole.
-    pub(crate) fn from_body(
-        body: &crate::codec::Body<'_, '_>,
-    ) -> Result<Self, crate::codec::Error> {
-        match body
-            .tag("PublicStatusUnprocessable", Self::TAG_PROPERTY, Self::TAGS, None)?
-        {
-            0 => body.read().map(Self::InvalidRequest),
-            1 => body.read().map(Self::DepositAddressNotFound),
-            _ => Err(crate::codec::Error::custom("tag index out of range")),
-        }
+        crate::codec::deserialize(deserializer)
     }
 }
 impl From<InvalidRequest> for PublicStatusUnprocessable {
@@ -15622,15 +26505,45 @@ impl schemars::JsonSchema for PublicStatusUnprocessable {
     }
 }
 /// The path parameters of `POST /bridge/quote/commit/{quoteId}` (`commitQuote`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CommitQuotePath {
     /// The quote id of a quote response.
     #[serde(rename = "quoteId")]
     pub quote_id: String,
 }
+impl crate::codec::Decode for CommitQuotePath {
+    fn blank() -> Self {
+        Self { quote_id: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "CommitQuotePath",
+                &["quoteId"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for CommitQuotePath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.quote_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for CommitQuotePath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The query parameters of `GET /bridge/history/user` (`listBridgeHistory`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListBridgeHistoryQuery {
     /// 1-based page number (a numeric string, decoded to a number).
@@ -15648,24 +26561,124 @@ pub struct ListBridgeHistoryQuery {
     #[cfg_attr(feature = "schemars", schemars(with = "HistoryStateFilter"))]
     pub state: Option<HistoryStateFilter>,
 }
+impl crate::codec::Decode for ListBridgeHistoryQuery {
+    fn blank() -> Self {
+        Self {
+            page: Decode::blank(),
+            limit: Decode::blank(),
+            sort_by: Decode::blank(),
+            sort_direction: Decode::blank(),
+            state: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ListBridgeHistoryQuery",
+                &["page", "limit", "sortBy", "sortDirection", "state"],
+            )
+            .required(&[0, 1, 2, 3]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ListBridgeHistoryQuery {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.page.place(),
+            1 => self.limit.place(),
+            2 => self.sort_by.place(),
+            3 => self.sort_direction.place(),
+            4 => self.state.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ListBridgeHistoryQuery {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `GET /bridge/history/bridge/{bridgeId}` (`getBridge`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetBridgePath {
     /// Bridge identifier.
     #[serde(rename = "bridgeId")]
     pub bridge_id: String,
 }
+impl crate::codec::Decode for GetBridgePath {
+    fn blank() -> Self {
+        Self { bridge_id: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GetBridgePath",
+                &["bridgeId"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetBridgePath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.bridge_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetBridgePath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `PATCH /bridge/history/bridge/{bridgeId}` (`cancelBridge`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CancelBridgePath {
     /// Bridge identifier.
     #[serde(rename = "bridgeId")]
     pub bridge_id: String,
 }
+impl crate::codec::Decode for CancelBridgePath {
+    fn blank() -> Self {
+        Self { bridge_id: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "CancelBridgePath",
+                &["bridgeId"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for CancelBridgePath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.bridge_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for CancelBridgePath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The query parameters of `GET /bridge/history-cursor/user` (`listBridgeHistoryCursor`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListBridgeHistoryCursorQuery {
     #[serde(rename = "sortBy")]
@@ -15684,22 +26697,126 @@ pub struct ListBridgeHistoryCursorQuery {
     #[serde(rename = "pageSize")]
     pub page_size: crate::DecimalNumber,
 }
+impl crate::codec::Decode for ListBridgeHistoryCursorQuery {
+    fn blank() -> Self {
+        Self {
+            sort_by: Decode::blank(),
+            sort_direction: Decode::blank(),
+            state: Decode::blank(),
+            page_token: Decode::blank(),
+            page_size: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ListBridgeHistoryCursorQuery",
+                &["sortBy", "sortDirection", "state", "pageToken", "pageSize"],
+            )
+            .required(&[0, 1, 4]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ListBridgeHistoryCursorQuery {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.sort_by.place(),
+            1 => self.sort_direction.place(),
+            2 => self.state.place(),
+            3 => self.page_token.place(),
+            4 => self.page_size.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ListBridgeHistoryCursorQuery {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `GET /bridge/history/bridge/by-deposit-hash/{depositTxHash}` (`getBridgesByDepositHash`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetBridgesByDepositHashPath {
     #[serde(rename = "depositTxHash")]
     pub deposit_tx_hash: String,
 }
+impl crate::codec::Decode for GetBridgesByDepositHashPath {
+    fn blank() -> Self {
+        Self {
+            deposit_tx_hash: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GetBridgesByDepositHashPath",
+                &["depositTxHash"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetBridgesByDepositHashPath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_tx_hash.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetBridgesByDepositHashPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `GET /bridge/history/bridge/by-withdraw-hash/{withdrawTxHash}` (`getBridgeByWithdrawHash`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetBridgeByWithdrawHashPath {
     #[serde(rename = "withdrawTxHash")]
     pub withdraw_tx_hash: String,
 }
+impl crate::codec::Decode for GetBridgeByWithdrawHashPath {
+    fn blank() -> Self {
+        Self {
+            withdraw_tx_hash: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GetBridgeByWithdrawHashPath",
+                &["withdrawTxHash"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetBridgeByWithdrawHashPath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.withdraw_tx_hash.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetBridgeByWithdrawHashPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `GET /bridge/config/{chain}/{token}` (`getBridgeTokenConfig`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetBridgeTokenConfigPath {
     #[serde(rename = "chain")]
@@ -15708,8 +26825,42 @@ pub struct GetBridgeTokenConfigPath {
     #[serde(rename = "token")]
     pub token: String,
 }
+impl crate::codec::Decode for GetBridgeTokenConfigPath {
+    fn blank() -> Self {
+        Self {
+            chain: Decode::blank(),
+            token: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GetBridgeTokenConfigPath",
+                &["chain", "token"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetBridgeTokenConfigPath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.chain.place(),
+            1 => self.token.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetBridgeTokenConfigPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}` (`getDepositAddressStatus`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetDepositAddressStatusPath {
     #[serde(rename = "depositAddress")]
@@ -15717,8 +26868,42 @@ pub struct GetDepositAddressStatusPath {
     #[serde(rename = "depositChain")]
     pub deposit_chain: String,
 }
+impl crate::codec::Decode for GetDepositAddressStatusPath {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GetDepositAddressStatusPath",
+                &["depositAddress", "depositChain"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetDepositAddressStatusPath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetDepositAddressStatusPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/history` (`getDepositAddressHistory`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetDepositAddressHistoryPath {
     #[serde(rename = "depositAddress")]
@@ -15726,8 +26911,42 @@ pub struct GetDepositAddressHistoryPath {
     #[serde(rename = "depositChain")]
     pub deposit_chain: String,
 }
+impl crate::codec::Decode for GetDepositAddressHistoryPath {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GetDepositAddressHistoryPath",
+                &["depositAddress", "depositChain"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetDepositAddressHistoryPath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetDepositAddressHistoryPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The query parameters of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/history` (`getDepositAddressHistory`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetDepositAddressHistoryQuery {
     /// Start of the window (an ISO 8601 date-time), inclusive.
@@ -15739,8 +26958,41 @@ pub struct GetDepositAddressHistoryQuery {
     #[cfg_attr(feature = "schemars", schemars(with = "crate::DateString"))]
     pub to: Option<crate::DateString>,
 }
+impl crate::codec::Decode for GetDepositAddressHistoryQuery {
+    fn blank() -> Self {
+        Self {
+            from: Decode::blank(),
+            to: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+            "GetDepositAddressHistoryQuery",
+            &["from", "to"],
+        );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetDepositAddressHistoryQuery {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.from.place(),
+            1 => self.to.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetDepositAddressHistoryQuery {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/completed-refunds` (`getDepositAddressCompletedRefunds`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetDepositAddressCompletedRefundsPath {
     #[serde(rename = "depositAddress")]
@@ -15748,8 +27000,42 @@ pub struct GetDepositAddressCompletedRefundsPath {
     #[serde(rename = "depositChain")]
     pub deposit_chain: String,
 }
+impl crate::codec::Decode for GetDepositAddressCompletedRefundsPath {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GetDepositAddressCompletedRefundsPath",
+                &["depositAddress", "depositChain"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetDepositAddressCompletedRefundsPath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetDepositAddressCompletedRefundsPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `GET /sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens` (`getDepositAddressSupportedTokens`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetDepositAddressSupportedTokensPath {
     #[serde(rename = "depositChain")]
@@ -15757,8 +27043,42 @@ pub struct GetDepositAddressSupportedTokensPath {
     #[serde(rename = "destinationChain")]
     pub destination_chain: String,
 }
+impl crate::codec::Decode for GetDepositAddressSupportedTokensPath {
+    fn blank() -> Self {
+        Self {
+            deposit_chain: Decode::blank(),
+            destination_chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GetDepositAddressSupportedTokensPath",
+                &["depositChain", "destinationChain"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetDepositAddressSupportedTokensPath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_chain.place(),
+            1 => self.destination_chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetDepositAddressSupportedTokensPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The query parameters of `GET /sda/deposit-addresses/{depositChain}/{destinationChain}/supported-tokens` (`getDepositAddressSupportedTokens`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetDepositAddressSupportedTokensQuery {
     /// Token to receive on the destination chain (its symbol).
@@ -15766,8 +27086,37 @@ pub struct GetDepositAddressSupportedTokensQuery {
     #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub token_out: Option<String>,
 }
+impl crate::codec::Decode for GetDepositAddressSupportedTokensQuery {
+    fn blank() -> Self {
+        Self { token_out: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+            "GetDepositAddressSupportedTokensQuery",
+            &["tokenOut"],
+        );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetDepositAddressSupportedTokensQuery {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.token_out.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetDepositAddressSupportedTokensQuery {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The query parameters of `GET /sda/deposit-addresses/search` (`searchDepositAddresses`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SearchDepositAddressesQuery {
     #[serde(rename = "addressNote", default, skip_serializing_if = "Option::is_none")]
@@ -15799,8 +27148,56 @@ pub struct SearchDepositAddressesQuery {
     #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub page_size: Option<crate::DecimalNumber>,
 }
+impl crate::codec::Decode for SearchDepositAddressesQuery {
+    fn blank() -> Self {
+        Self {
+            address_note: Decode::blank(),
+            deposit_chain: Decode::blank(),
+            destination_chain: Decode::blank(),
+            destination_address: Decode::blank(),
+            page_token: Decode::blank(),
+            page_size: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+            "SearchDepositAddressesQuery",
+            &[
+                "addressNote",
+                "depositChain",
+                "destinationChain",
+                "destinationAddress",
+                "pageToken",
+                "pageSize",
+            ],
+        );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SearchDepositAddressesQuery {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.address_note.place(),
+            1 => self.deposit_chain.place(),
+            2 => self.destination_chain.place(),
+            3 => self.destination_address.place(),
+            4 => self.page_token.place(),
+            5 => self.page_size.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SearchDepositAddressesQuery {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/public-status` (`getDepositAddressPublicStatus`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetDepositAddressPublicStatusPath {
     #[serde(rename = "depositAddress")]
@@ -15808,16 +27205,82 @@ pub struct GetDepositAddressPublicStatusPath {
     #[serde(rename = "depositChain")]
     pub deposit_chain: String,
 }
+impl crate::codec::Decode for GetDepositAddressPublicStatusPath {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GetDepositAddressPublicStatusPath",
+                &["depositAddress", "depositChain"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetDepositAddressPublicStatusPath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetDepositAddressPublicStatusPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The query parameters of `GET /sda/deposit-addresses/{depositAddress}/{depositChain}/public-status` (`getDepositAddressPublicStatus`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GetDepositAddressPublicStatusQuery {
     /// Destination address of the deposit address; must match it.
     #[serde(rename = "destinationAddress")]
     pub destination_address: String,
 }
+impl crate::codec::Decode for GetDepositAddressPublicStatusQuery {
+    fn blank() -> Self {
+        Self {
+            destination_address: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "GetDepositAddressPublicStatusQuery",
+                &["destinationAddress"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for GetDepositAddressPublicStatusQuery {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.destination_address.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for GetDepositAddressPublicStatusQuery {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The query parameters of `GET /webhook/user-events-cursor` (`listUserEvents`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ListUserEventsQuery {
     /// Milliseconds since the Unix epoch (a numeric string); inclusive.
@@ -15835,15 +27298,81 @@ pub struct ListUserEventsQuery {
     #[cfg_attr(feature = "schemars", schemars(with = "crate::DecimalNumber"))]
     pub page_size: Option<crate::DecimalNumber>,
 }
+impl crate::codec::Decode for ListUserEventsQuery {
+    fn blank() -> Self {
+        Self {
+            since_timestamp: Decode::blank(),
+            page_token: Decode::blank(),
+            page_size: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "ListUserEventsQuery",
+                &["sinceTimestamp", "pageToken", "pageSize"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for ListUserEventsQuery {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.since_timestamp.place(),
+            1 => self.page_token.place(),
+            2 => self.page_size.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for ListUserEventsQuery {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `POST /sandbox/bridges/{bridgeId}/deposit` (`sandboxDepositBridge`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxDepositBridgePath {
     #[serde(rename = "bridgeId")]
     pub bridge_id: String,
 }
+impl crate::codec::Decode for SandboxDepositBridgePath {
+    fn blank() -> Self {
+        Self { bridge_id: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxDepositBridgePath",
+                &["bridgeId"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxDepositBridgePath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.bridge_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxDepositBridgePath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `POST /sandbox/deposit-addresses/{depositAddress}/{depositChain}/deposits` (`sandboxDepositIntoAddress`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxDepositIntoAddressPath {
     #[serde(rename = "depositAddress")]
@@ -15851,8 +27380,42 @@ pub struct SandboxDepositIntoAddressPath {
     #[serde(rename = "depositChain")]
     pub deposit_chain: String,
 }
+impl crate::codec::Decode for SandboxDepositIntoAddressPath {
+    fn blank() -> Self {
+        Self {
+            deposit_address: Decode::blank(),
+            deposit_chain: Decode::blank(),
+        }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxDepositIntoAddressPath",
+                &["depositAddress", "depositChain"],
+            )
+            .required(&[0, 1]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxDepositIntoAddressPath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.deposit_address.place(),
+            1 => self.deposit_chain.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxDepositIntoAddressPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The query parameters of `GET /sandbox/webhook-deliveries` (`sandboxListWebhookDeliveries`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxListWebhookDeliveriesQuery {
     /// Only the attempts of this event.
@@ -15860,13 +27423,72 @@ pub struct SandboxListWebhookDeliveriesQuery {
     #[cfg_attr(feature = "schemars", schemars(with = "String"))]
     pub event_id: Option<String>,
 }
+impl crate::codec::Decode for SandboxListWebhookDeliveriesQuery {
+    fn blank() -> Self {
+        Self { event_id: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+            "SandboxListWebhookDeliveriesQuery",
+            &["eventId"],
+        );
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxListWebhookDeliveriesQuery {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.event_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxListWebhookDeliveriesQuery {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
+}
 /// The path parameters of `POST /sandbox/webhook-deliveries/{eventId}/resend` (`sandboxResendWebhookDelivery`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SandboxResendWebhookDeliveryPath {
     /// The event's id (`eventId` of its envelope, and of the delivery attempts).
     #[serde(rename = "eventId")]
     pub event_id: String,
+}
+impl crate::codec::Decode for SandboxResendWebhookDeliveryPath {
+    fn blank() -> Self {
+        Self { event_id: Decode::blank() }
+    }
+    #[inline]
+    fn place(&mut self) -> crate::codec::Place<'_> {
+        const TABLE: crate::codec::Struct = crate::codec::Struct::new(
+                "SandboxResendWebhookDeliveryPath",
+                &["eventId"],
+            )
+            .required(&[0]);
+        crate::codec::Place::Struct(&TABLE, self)
+    }
+}
+impl crate::codec::Record for SandboxResendWebhookDeliveryPath {
+    #[inline]
+    fn member(&mut self, i: usize) -> crate::codec::Place<'_> {
+        match i {
+            0 => self.event_id.place(),
+            _ => crate::codec::Place::Skip,
+        }
+    }
+}
+impl<'de> Deserialize<'de> for SandboxResendWebhookDeliveryPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::codec::deserialize(deserializer)
+    }
 }
 /// The members every variant of [`QuoteResponse`] has.
 impl QuoteResponse {

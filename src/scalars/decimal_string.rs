@@ -189,6 +189,10 @@ impl fmt::Display for DecimalRangeError {
 impl std::error::Error for DecimalRangeError {}
 
 impl DecimalString {
+    /// What the decoder writes a decoded value over (`crate::codec::Decode::blank`): no text, never handed to a
+    /// caller. Unlike [`DecimalString::zero`], it costs two stores.
+    pub(crate) const PLACEHOLDER: Self = Self { text: Text::Short(ArrayString::new_const()), scale: 0 };
+
     /// Zero with scale 0 (what `""` and `"0"` decode to).
     pub fn zero() -> Self {
         Self::from_canonical_parts(false, "0", 0)

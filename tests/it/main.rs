@@ -6,11 +6,13 @@
 //!   form does;
 //! * [`production_payloads`]: payloads shaped as the production service sends them decode and encode back;
 //! * [`scalars`]: the hand-written scalars, decode and encode tables (insta snapshots) and properties;
+//! * [`formats`]: the types decode from other serde deserializers than serde_json's (serde's value deserializers, CBOR);
 //! * [`layout`]: no unit test hides under `src/` (the lib has `test = false`, see Cargo.toml).
 //!
 //! `cargo test -p bridge-contract --test it scalars::` runs one module.
 
 mod encoded;
+mod formats;
 mod layout;
 mod production_payloads;
 mod published;

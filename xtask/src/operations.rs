@@ -155,9 +155,18 @@ fn error_enum(doc: &Yaml, op: &Op<'_>, error: &proc_macro2::Ident, errors: &[Err
         impl ErrorResponse for #error {
             const STATUSES: &'static [u16] = &[#(#statuses),*];
             fn status(&self) -> u16 { match self { #(Self::#variants(_) => #statuses,)* } }
+            // Inline: decoding is compiled where an answer is decoded, not for every operation in this crate.
+            #[inline]
             fn from_response(status: u16, body: &[u8]) -> Option<Result<Self, serde_json::Error>> {
                 match status {
                     #(#statuses => Some(serde_json::from_slice(body).map(Self::#variants)),)*
+                    _ => None,
+                }
+            }
+            #[inline]
+            fn from_value(status: u16, value: &serde_json::Value) -> Option<Result<Self, serde_json::Error>> {
+                match status {
+                    #(#statuses => Some(serde::Deserialize::deserialize(value).map(Self::#variants)),)*
                     _ => None,
                 }
             }

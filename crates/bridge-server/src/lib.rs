@@ -107,6 +107,10 @@
 //! #   async fn sandbox_reset_project(&self, _: Caller) -> Result<SandboxReset, SandboxResetProjectError> { todo!() }
 //! #   async fn sandbox_resend_webhook_delivery(&self, _: Caller, _: SandboxResendWebhookDeliveryPath) -> Result<SandboxWebhookResend, SandboxResendWebhookDeliveryError> { todo!() }
 //! #   async fn sandbox_recover_webhook_deliveries(&self, _: Caller, _: SandboxWebhookRecoverRequest) -> Result<SandboxWebhookRecover, SandboxRecoverWebhookDeliveriesError> { todo!() }
+//! #   async fn sandbox_get_faults(&self, _: Caller) -> Result<<SandboxGetFaults as bridge_contract::Operation>::Response, SandboxGetFaultsError> { todo!() }
+//! #   async fn sandbox_set_faults(&self, _: Caller, _: SandboxFaultProfile) -> Result<<SandboxSetFaults as bridge_contract::Operation>::Response, SandboxSetFaultsError> { todo!() }
+//! #   async fn sandbox_clear_faults(&self, _: Caller) -> Result<<SandboxClearFaults as bridge_contract::Operation>::Response, SandboxClearFaultsError> { todo!() }
+//! #   async fn sandbox_check_webhook_receiver(&self, _: Caller, _: SandboxReceiverCheckRequest) -> Result<<SandboxCheckWebhookReceiver as bridge_contract::Operation>::Response, SandboxCheckWebhookReceiverError> { todo!() }
 //! }
 //!
 //! let auth = JwtAuthenticator::new().with_hs256(b"a secret of at least 32 bytes, please!!");

@@ -8,7 +8,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::model::{Discriminant, Field, Item, KindUnion, Model, RustType, StringEnum, Struct, Union};
-use super::{schemars_impls, serde_impls};
+use super::{decode, schemars_impls, serde_impls};
 use crate::tokens::{doc_comment, ident};
 
 /// The doc paragraph and `allow` of every union of objects, whose variants differ in size (a swap record is
@@ -24,6 +24,7 @@ pub fn types_file(model: &Model) -> TokenStream {
     let accessors = shared_member_accessors(model);
     let every_component = every_component(&model.components);
     quote! {
+        use crate::codec::Decode;
         use serde::{Deserialize, Serialize};
         #(#items)*
         #accessors
@@ -40,27 +41,30 @@ fn item(item: &Item) -> TokenStream {
         }
         Item::Struct(s) => {
             let definition = structure(s);
-            let deserialize = s.fields.iter().any(|f| f.part().is_some()).then(|| serde_impls::flattened(s));
-            quote!(#definition #deserialize)
+            let decode = decode::structure(s);
+            quote!(#definition #decode)
         }
         Item::Enum(e) => string_enum(e),
         Item::Union(u) => {
             let definition = union(u);
-            let serde = serde_impls::union(u);
             let name = ident(&u.name);
+            let serialize = serde_impls::serialize_each_variant(&name, u.variants.iter().map(|v| ident(&v.ident)));
+            let decode = decode::union(u);
             let conversions = u.variants.iter().map(|v| {
                 let (variant, ty) = (ident(&v.ident), ident(&v.ty));
                 quote!(impl From<#ty> for #name { fn from(v: #ty) -> Self { Self::#variant(v) } })
             });
             let types = u.variants.iter().map(|v| RustType::Path(v.ty.clone()));
             let schema = schemars_impls::one_of(&u.name, types);
-            quote!(#definition #serde #(#conversions)* #schema)
+            quote!(#definition #serialize #decode #(#conversions)* #schema)
         }
         Item::KindUnion(k) => {
             let definition = kind_union(k);
-            let serde = serde_impls::kind_union(k);
+            let name = ident(&k.name);
+            let serialize = serde_impls::serialize_each_variant(&name, k.variants.iter().map(|v| ident(&v.ident)));
+            let decode = decode::kind_union(k);
             let schema = schemars_impls::one_of(&k.name, k.variants.iter().map(|v| v.shape.rust_type()));
-            quote!(#definition #serde #schema)
+            quote!(#definition #serialize #decode #schema)
         }
     }
 }
@@ -68,13 +72,12 @@ fn item(item: &Item) -> TokenStream {
 fn structure(s: &Struct) -> TokenStream {
     let name = ident(&s.name);
     let doc = s.doc.as_deref().map(doc_comment);
-    // A struct that flattens `allOf` members gets its own `Deserialize` (`serde_impls::flattened`).
-    let deserialize = s.fields.iter().all(|f| f.part().is_none()).then(|| quote!(, Deserialize));
+    // `Deserialize` is the table-driven decoder's (`decode::structure`); `deny_unknown_fields` is for schemars.
     let deny = s.deny_unknown_fields.then(|| quote!(#[serde(deny_unknown_fields)]));
     let fields = s.fields.iter().map(|f| field(s, f));
     quote! {
         #doc
-        #[derive(Debug, Clone, PartialEq, Serialize #deserialize)]
+        #[derive(Debug, Clone, PartialEq, Serialize)]
         #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
         #deny
         pub struct #name { #(#fields)* }
@@ -103,9 +106,10 @@ fn string_enum(e: &StringEnum) -> TokenStream {
         quote!(#default #[serde(rename = #value)] #variant,)
     });
     let values = &e.values;
+    let decode = decode::string_enum(e);
     quote! {
         #doc
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #derive_default Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #derive_default Serialize)]
         #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
         pub enum #name { #(#variants)* }
         impl #name {
@@ -117,6 +121,7 @@ fn string_enum(e: &StringEnum) -> TokenStream {
         impl std::fmt::Display for #name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str(self.as_str()) }
         }
+        #decode
     }
 }
 

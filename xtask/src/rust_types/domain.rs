@@ -534,12 +534,7 @@ mod tests {
 
     #[test]
     fn nested_union_leaves_convert_into_the_outer_union() {
-        let variant = |ident: &str, ty: &str| Variant {
-            key: ident.into(),
-            ident: ident.into(),
-            ty: ty.into(),
-            reads_whole_object: false,
-        };
+        let variant = |ident: &str, ty: &str| Variant { key: ident.into(), ident: ident.into(), ty: ty.into() };
         let union = |name: &str, variants| Union {
             name: name.into(),
             doc: None,

@@ -6,8 +6,9 @@
 //! (`quote!`), and each file is formatted once (`codegen::rust_file`, prettyplease):
 //!
 //! * [`definitions`]: structs, enums, unions and aliases, their constants, accessors and conversions;
-//! * [`serde_impls`]: `#[serde]` attributes and the hand-written `Serialize` / `Deserialize` impls (unions of
-//!   either kind share one);
+//! * [`serde_impls`]: `#[serde]` attributes (for the derived `Serialize` and schemars) and the unions' `Serialize`;
+//! * [`decode`]: every type's decoding table and places, and its `Deserialize` through the one table-driven
+//!   decoder (`src/codec/`);
 //! * [`schemars_impls`]: `schemars` attributes and the unions' `JsonSchema`;
 //! * [`strategies`]: the `Arbitrary` impls;
 //! * [`domain`]: constructors, `x-built-from` conversions, parameter bounds, encoded answers.
@@ -19,17 +20,20 @@
 //!   discriminator, e.g. `state`; a `...Common` member is `common`);
 //! * a single-value enum property (a tag such as `_tag: [bridge]`) → a one-variant enum `{Struct}{Property}`;
 //! * string enum component → enum with `as_str()`;
-//! * discriminated `oneOf` → enum with one newtype variant per tag value and serde impls that read the object once
-//!   (`codec::union`: buffered, strings borrowed), find the tag wherever it is, name it in errors (never
-//!   `untagged`) and read the variant from the buffer; `x-discriminator-default` is used when the tag is absent;
-//!   `x-presence-discriminator` unions are the same, told apart by the member present;
-//! * a struct with `allOf` members → `Serialize` derived with `flatten`; `Deserialize` reads the object once
-//!   (`codec::flattened`) and splits its members between the parts (own members, structs, then unions);
+//! * discriminated `oneOf` → enum with one newtype variant per tag value, decoded by reading the object once
+//!   (`codec::Buffered`: strings borrowed), finding the tag wherever it is, naming it in errors (never
+//!   `untagged`) and reading the variant from what was read; `x-discriminator-default` is used when the tag is
+//!   absent; `x-presence-discriminator` unions are the same, told apart by the member present;
+//! * a struct with `allOf` members → `Serialize` derived with `flatten`; decoding reads the object once and splits
+//!   its members between the parts (own members, structs, then unions);
+//! * decoding of every type: no derived `Deserialize`; each type gives the one table-driven decoder (`src/codec/`)
+//!   its table and places ([`decode`]), with serde's derive's messages;
 //! * `x-json-kind-union` → enum chosen by JSON kind;
 //! * `DecimalString`, `DecimalNumber`, `DateString` and every other `type: number` → the hand-written scalars
 //!   in `src/scalars/` (a JSON number is a JavaScript number: integers print without `.0`).
 //! * operation parameters → `{OperationId}Query` / `{OperationId}Path` structs.
 
+mod decode;
 mod definitions;
 mod domain;
 mod model;
@@ -42,6 +46,8 @@ use std::path::PathBuf;
 use crate::bundle::Yaml;
 use crate::codegen::{rust_file, HEADER};
 
+#[cfg(test)]
+pub use model::MAX_MEMBERS;
 pub use serde_impls::serialize_each_variant;
 
 pub fn generate(doc: &Yaml, fingerprint: &str) -> anyhow::Result<Vec<(PathBuf, String)>> {

@@ -13,6 +13,10 @@ use crate::bundle::Yaml;
 use crate::schema::{self, bool_of, f64_of, str_of, u64_of};
 pub use crate::tokens::RustType;
 
+/// The most members (flattened parts included) a struct may have: the decoder's tables hold sets of them as the
+/// bits of a `u64` (`src/codec/table.rs`, `Members`).
+pub const MAX_MEMBERS: usize = 64;
+
 /// Everything the type generator emits, in the order it emits it.
 pub struct Model {
     /// Components and operation parameter structs, in output order (a tag enum just before its struct).
@@ -73,7 +77,8 @@ pub enum FieldValue {
 /// A component flattened into a struct.
 pub struct Part {
     pub component: String,
-    /// A union or a struct with flattened parts of its own: read from the object already read (`from_body`).
+    /// A union (or a struct with flattened parts of its own): read after the struct parts, from the members they
+    /// did not take (`codec::tree`).
     pub reads_whole_object: bool,
 }
 
@@ -142,7 +147,6 @@ pub struct Variant {
     pub ident: String,
     /// The variant's component.
     pub ty: String,
-    pub reads_whole_object: bool,
 }
 
 /// `x-json-kind-union`: told apart by JSON kind alone.
@@ -170,6 +174,14 @@ impl Model {
             reader.component(name, schema).with_context(|| format!("component {name}"))?;
         }
         reader.operation_parameters()?;
+        for item in &reader.items {
+            if let Item::Struct(s) = item {
+                // The decoder's tables keep sets of a struct's members (and its flattened parts) in 64 bits.
+                if s.fields.len() > MAX_MEMBERS {
+                    bail!("{}: {} members; the decoder's tables hold at most {MAX_MEMBERS}", s.name, s.fields.len());
+                }
+            }
+        }
         Ok(Model { items: reader.items, components: reader.components })
     }
 
@@ -302,7 +314,7 @@ impl<'a> Reader<'a> {
         self.fields_of(name, schema, &mut fields)?;
         let deny_unknown_fields = schema.get("additionalProperties").and_then(Value::as_bool) == Some(false);
         if fields.iter().any(|f| f.part().is_some()) {
-            // Such a struct reads its parts from the object read whole (`serde_impls::flattened`).
+            // Such a struct reads its parts from the object read whole (`codec::tree`).
             if deny_unknown_fields {
                 bail!("{name}: additionalProperties: false with allOf members is not supported");
             }
@@ -361,7 +373,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `true` for the components whose `Deserialize` reads the object whole first: discriminated unions and structs
-    /// that flatten `allOf` members. Such a variant or part is read from the object already read (`from_body`).
+    /// that flatten `allOf` members. Such a part is read from the object already read (`codec::tree`).
     fn reads_whole_object(&self, component: &str) -> anyhow::Result<bool> {
         let (_, schema) = self.deref(&format!("#/components/schemas/{component}"))?;
         let union = schema.get("oneOf").is_some() && !bool_of(schema, "x-json-kind-union");
@@ -407,7 +419,7 @@ impl<'a> Reader<'a> {
     }
 
     fn variant(&self, key: &str, ident: String, ty: &str) -> anyhow::Result<Variant> {
-        Ok(Variant { key: key.to_owned(), ident, ty: ty.to_owned(), reads_whole_object: self.reads_whole_object(ty)? })
+        Ok(Variant { key: key.to_owned(), ident, ty: ty.to_owned() })
     }
 
     fn kind_union(&mut self, name: &str, schema: &'a Yaml, doc: Option<String>) -> anyhow::Result<KindUnion> {

@@ -61,6 +61,7 @@ type_fixtures! {
     optional_and_nullable,
     closed_object,
     all_of_flatten,
+    flatten_part_order,
     tag_enum,
     string_enum,
     discriminated_union,
@@ -104,6 +105,24 @@ operation_fixtures! {
     operations_requests,
     operations_aliases,
     x_encoded_answer,
+}
+
+/// The decoder's tables hold a struct's members (and flattened parts) as bits of a `u64`: a struct with more is
+/// refused by the generator, naming it, rather than generated with tables that would lose members.
+#[test]
+fn a_struct_of_more_members_than_the_tables_hold_is_refused() {
+    let document = |members: usize| {
+        let properties: String = (0..members).map(|i| format!("        m{i}: {{type: string}}\n")).collect();
+        let text = format!(
+            "openapi: 3.0.3\ninfo: {{title: wide, version: '1'}}\npaths: {{}}\ncomponents:\n  schemas:\n    Wide:\n      \
+             type: object\n      properties:\n{properties}"
+        );
+        serde_norway::from_str::<Yaml>(&text).unwrap()
+    };
+    let limit = crate::rust_types::MAX_MEMBERS;
+    assert!(crate::rust_types::generate(&document(limit), "fixture").is_ok());
+    let err = crate::rust_types::generate(&document(limit + 1), "fixture").unwrap_err();
+    assert!(format!("{err:#}").contains("Wide: 65 members"), "{err:#}");
 }
 
 /// Every fixture file has a test (a fixture nobody runs would pin nothing).

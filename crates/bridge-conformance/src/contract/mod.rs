@@ -6,7 +6,8 @@
 //!   by the next build), the bundled OpenAPI document (`bridge_contract::OPENAPI_JSON`: documented statuses and
 //!   their response schemas, tags, security schemes) and the server's decoder tables (`bridge_server::shapes`).
 //! * [`route`]: which operation a method and path are; [`decode`]: what the contract's decoder makes of a
-//!   request; [`exchange`]: the checks of one exchange (route, decode, status and shape, typed); [`violation`]:
+//!   request; [`exchange`]: the checks of one exchange (route, decode, status and shape, typed); [`answer_json`]:
+//!   an answer's body read once for all of them; [`violation`]:
 //!   a broken rule and where; [`members`]: what the document says of each location of a JSON value;
 //!   [`redact`]: credentials never written whole.
 //!
@@ -15,6 +16,7 @@
 //! workspace's one conversion, shared with its own tests) rewrites it as `anyOf: [<schema>, {type: null}]`;
 //! OpenAPI-only keywords (`discriminator`, `x-*`, `example`) are ignored by JSON Schema validators anyway.
 
+pub mod answer_json;
 pub mod decode;
 pub mod exchange;
 pub mod members;
@@ -28,8 +30,10 @@ use std::sync::{Arc, OnceLock, RwLock};
 use bridge_contract::operations::*;
 use bridge_contract::{AnyOperation, ErrorResponse, Operation, Security, OPENAPI_JSON};
 use bridge_server::decode::shape::OperationShapes;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::contract::answer_json::AnswerJson;
 use crate::contract::violation::{Rule, Violation};
 
 /// One operation of the document.
@@ -52,19 +56,28 @@ pub struct OpInfo {
     /// The decoder tables (path, query, body), in decoding order.
     pub shapes: &'static OperationShapes,
     /// Decodes an answer body of a status into the operation's generated Rust type (2xx: `Operation::Response`,
-    /// others: `Operation::Error`); the error is a JSON pointer and serde's message.
+    /// others: `Operation::Error`), from the answer already read for the schema check; the error is a JSON pointer
+    /// and serde's message.
     pub typed: TypedDecode,
 }
 
 /// See [`OpInfo::typed`].
-pub type TypedDecode = fn(u16, &[u8]) -> Result<(), (String, String)>;
+pub type TypedDecode = fn(u16, &[u8], &AnswerJson) -> Result<(), (String, String)>;
 
-/// Decodes an answer of `O` into its generated type (see [`OpInfo::typed`]).
-fn typed<O: Operation>(status: u16, body: &[u8]) -> Result<(), (String, String)> {
+/// Decodes an answer of `O` into its generated type (see [`OpInfo::typed`]). The common case, a body the type
+/// accepts, is decoded from the `Value` the schema check read (no second parse: `scripts/profile-proxy.sh`) when
+/// that `Value` holds what was sent (no repeated member), else from the bytes, where a plain struct refuses a
+/// repeated member as it always did. A refused body is decoded again from the bytes, with its path tracked, so that
+/// the error has the message and location of a decode from the bytes.
+fn typed<O: Operation>(status: u16, body: &[u8], answer: &AnswerJson) -> Result<(), (String, String)> {
+    let from_value = answer.holds_what_was_sent();
     if (200..300).contains(&status) {
-        // The common case, a body the type accepts, is decoded without tracking the path (which costs as much
-        // again as the decoding: `scripts/profile-proxy.sh`); a refused body is decoded again to locate the error.
-        if serde_json::from_slice::<O::Response>(body).is_ok() {
+        let accepted = if from_value {
+            O::Response::deserialize(&answer.value).is_ok()
+        } else {
+            serde_json::from_slice::<O::Response>(body).is_ok()
+        };
+        if accepted {
             return Ok(());
         }
         let de = &mut serde_json::Deserializer::from_slice(body);
@@ -83,8 +96,17 @@ fn typed<O: Operation>(status: u16, body: &[u8]) -> Result<(), (String, String)>
             (pointer, e.into_inner().to_string())
         });
     }
-    match <O::Error as ErrorResponse>::from_response(status, body) {
-        Some(Err(e)) => Err((String::new(), e.to_string())),
+    let decoded = if from_value {
+        <O::Error as ErrorResponse>::from_value(status, &answer.value).map(|r| r.map(drop))
+    } else {
+        <O::Error as ErrorResponse>::from_response(status, body).map(|r| r.map(drop))
+    };
+    match decoded {
+        // Refused: the message of a decode from the bytes (with serde_json's position).
+        Some(Err(_)) => match <O::Error as ErrorResponse>::from_response(status, body) {
+            Some(Err(e)) => Err((String::new(), e.to_string())),
+            _ => Ok(()),
+        },
         _ => Ok(()),
     }
 }
@@ -265,7 +287,8 @@ impl Contract {
                         format!("content type is {:?}, not application/json", content_type.unwrap_or("(none)")),
                     ));
                 }
-                let value = match serde_json::from_slice::<Value>(body) {
+                // Read once: the schema check and the typed decode both read this.
+                let answer = match AnswerJson::read(body) {
                     Err(e) => {
                         problems.push(AnswerProblem::new(
                             Rule::Json,
@@ -274,17 +297,18 @@ impl Contract {
                         ));
                         return problems;
                     }
-                    Ok(value) => value,
+                    Ok(answer) => answer,
                 };
+                let value = &answer.value;
                 // Valid is the common case, and `is_valid` is cheaper than collecting errors.
-                let valid = validator.is_valid(&value);
+                let valid = validator.is_valid(value);
                 if !valid {
-                    for error in validator.iter_errors(&value).take(5) {
-                        problems.push(self.schema_problem(schema, &value, &error));
+                    for error in validator.iter_errors(value).take(5) {
+                        problems.push(self.schema_problem(schema, value, &error));
                     }
                 }
                 if valid {
-                    if let Err((pointer, message)) = (op.typed)(status, body) {
+                    if let Err((pointer, message)) = (op.typed)(status, body, &answer) {
                         let at = format!("answer{pointer}");
                         let offending = value.pointer(&pointer).cloned();
                         problems.push(AnswerProblem {
@@ -422,5 +446,29 @@ mod tests {
         assert!(problems[0].contains("status 500 is not documented"), "{problems:?}");
         let problems = c.check_response(op, 200, Some("text/plain"), br#"{"quoteId":"q1"}"#);
         assert!(problems[0].contains("content type"), "{problems:?}");
+    }
+
+    /// The answer is read once, into the `Value` the schema check reads; the typed decode reads that `Value` unless
+    /// an object repeated a member (a `Value` keeps the last one only): a repeat the generated type refuses from
+    /// the bytes is still reported, with the bytes' message, for success and error answers alike.
+    #[test]
+    fn a_repeated_member_is_checked_as_sent() {
+        let c = contract();
+        let commit = c.op(AnyOperation::CommitQuote);
+        let once = br#"{"quoteId":"q1"}"#;
+        assert!(c.check_response(commit, 200, Some("application/json"), once).is_empty());
+        let twice = br#"{"quoteId":"q1","quoteId":"q2"}"#;
+        let problems = c.answer_problems(commit, 200, Some("application/json"), twice);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].rule, Rule::Typed);
+        assert!(problems[0].message.ends_with("duplicate field `quoteId` at line 1 column 25"), "{problems:?}");
+        let unauthorized = br#"{"_tag":"Unauthorized","message":"no","message":"no"}"#;
+        let problems = c.answer_problems(commit, 401, Some("application/json"), unauthorized);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].message.contains("duplicate field `message`"), "{problems:?}");
+        // A wrong type is refused from the `Value` and reported with the message of a decode from the bytes.
+        let wrong = br#"{"_tag":"Unauthorized","message":1}"#;
+        let problems = c.answer_problems(commit, 401, Some("application/json"), wrong);
+        assert!(problems.iter().any(|p| p.rule != Rule::Typed), "the schema refuses it first: {problems:?}");
     }
 }
