@@ -380,8 +380,9 @@ struct ReceiverArgs {
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
     sandbox_listen: std::net::SocketAddr,
 
-    /// The sender's timeout the receiver is held to, in milliseconds (100 to 10000): shorter than the sandbox's
-    /// own (10000, production's 10 seconds) to see a slow receiver fail quickly.
+    /// The sender's timeout the receiver is held to, in milliseconds (within the bounds of the schema's
+    /// `SandboxReceiverCheckRequest.timeoutMs`; the sandbox answers 400 naming them otherwise). Without it, the
+    /// sandbox's own delivery timeout; set it shorter to see a slow receiver fail quickly.
     #[arg(long, value_name = "MS")]
     timeout_ms: Option<u64>,
 
