@@ -16,6 +16,7 @@ mod tree;
 
 pub use buffer::{Buffered, Error, Key, Replay};
 pub use stream::deserialize;
+pub use table::ignoring_unknown_members;
 pub use table::{
     Choice, Decode, Discriminant, Enum, Enumeration, Kinds, MapPlace, Members, OptionPlace, Place, Record, Struct,
     Union, Variants, VecPlace,

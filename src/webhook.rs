@@ -129,8 +129,11 @@ impl From<WebhookEvent> for Event {
 }
 
 impl<'de> Deserialize<'de> for Event {
-    /// Reads `_tag` first: a known tag decodes strictly as [`WebhookEvent`] (its errors are reported), any other
-    /// string tag becomes [`Event::Unknown`]. A value without a string `_tag` is an error.
+    /// Reads `_tag` first: a known tag decodes as [`WebhookEvent`] (its errors are reported: a required member
+    /// missing, a wrong type), ignoring members the contract does not have, at any depth, since production may add
+    /// members to an event and a receiver must acknowledge it; any other string tag becomes [`Event::Unknown`]. A
+    /// value without a string `_tag` is an error. (`WebhookEvent` itself stays closed: decoded directly, an
+    /// unknown member is `unknown field`.)
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = serde_json::Value::deserialize(deserializer)?;
         let tag = match raw.get(WebhookEvent::TAG_PROPERTY) {
@@ -139,7 +142,9 @@ impl<'de> Deserialize<'de> for Event {
             None => return Err(D::Error::custom("event without `_tag`")),
         };
         if WebhookEvent::TAGS.contains(&tag.as_str()) {
-            WebhookEvent::deserialize(raw).map(Event::Known).map_err(D::Error::custom)
+            crate::codec::ignoring_unknown_members(|| WebhookEvent::deserialize(raw))
+                .map(Event::Known)
+                .map_err(D::Error::custom)
         } else {
             Ok(Event::Unknown { tag, raw })
         }

@@ -225,21 +225,23 @@ impl<'de> Visitor<'de> for FieldSeed {
         let n = self.table.fields.len();
         match usize::try_from(v) {
             Ok(i) if i < n => Ok(Some(i)),
-            _ if self.table.closed => Err(E::invalid_value(Unexpected::Unsigned(v), &Index("field", n))),
+            _ if self.table.refuses_unknown() => Err(E::invalid_value(Unexpected::Unsigned(v), &Index("field", n))),
             _ => Ok(None),
         }
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<usize>, E> {
         match self.table.find(v, self.hint) {
             Some(i) => Ok(Some(i)),
-            None if self.table.closed => Err(E::unknown_field(v, self.table.fields)),
+            None if self.table.refuses_unknown() => Err(E::unknown_field(v, self.table.fields)),
             None => Ok(None),
         }
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Option<usize>, E> {
         match std::str::from_utf8(v) {
             Ok(s) => self.visit_str(s),
-            Err(_) if self.table.closed => Err(E::unknown_field(&String::from_utf8_lossy(v), self.table.fields)),
+            Err(_) if self.table.refuses_unknown() => {
+                Err(E::unknown_field(&String::from_utf8_lossy(v), self.table.fields))
+            }
             Err(_) => Ok(None),
         }
     }

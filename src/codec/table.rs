@@ -10,6 +10,8 @@
 //! deserializer, [`super::tree`] from an object read whole); what is generated per type is its table, `blank`
 //! and `member` (one line per member each) and a one-line `Deserialize` impl.
 
+use std::cell::Cell;
+
 use std::collections::BTreeMap;
 
 use crate::{DateString, DecimalNumber, DecimalString};
@@ -104,6 +106,33 @@ impl Struct {
     pub const fn parts(self, parts: usize) -> Self {
         Self { parts, ..self }
     }
+
+    /// Whether a member this table does not have is refused (`unknown field`) here and now: when the table is
+    /// closed, unless the decode runs inside [`ignoring_unknown_members`].
+    pub(crate) fn refuses_unknown(&self) -> bool {
+        self.closed && !IGNORE_UNKNOWN.with(Cell::get)
+    }
+}
+
+thread_local! {
+    /// Set while a decode runs inside [`ignoring_unknown_members`] on this thread.
+    static IGNORE_UNKNOWN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `decode` with every closed table open: a member a type does not have is skipped instead of refused, at
+/// every depth; everything else (required members, types, tags, repeated members) is checked as always. For
+/// what a newer producer may send that this build does not know yet, as webhook events are read
+/// (`crate::webhook::Event`: production may add members to an event, and a receiver must acknowledge it). A
+/// decode is synchronous, so the setting is this thread's for its length; it is restored after, also on a panic.
+pub fn ignoring_unknown_members<T>(decode: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            IGNORE_UNKNOWN.with(|ignore| ignore.set(self.0));
+        }
+    }
+    let _restore = Restore(IGNORE_UNKNOWN.with(|ignore| ignore.replace(true)));
+    decode()
 }
 
 /// The table of a string enum.

@@ -115,7 +115,7 @@ fn members(body: &Body<'_, '_>, table: &'static Struct, record: &mut dyn Record)
                 body.take(i);
                 read_member(value, body.human_readable, table.member_place(m, record.member(m)))?;
             }
-            None if table.closed => return Err(de::Error::unknown_field(key, table.fields)),
+            None if table.refuses_unknown() => return Err(de::Error::unknown_field(key, table.fields)),
             None => {}
         }
     }

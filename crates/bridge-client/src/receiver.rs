@@ -15,8 +15,9 @@
 //!    acknowledged (200) without reaching the handler. The handler marks an event processed with
 //!    [`Webhook::ack`] once it has stored or acted on it, so an event whose handling failed is delivered again;
 //! 4. decodes the envelope: an event of a kind this build does not know is [`crate::Event::Unknown`] (tag and raw
-//!    JSON), so a newer service does not break the receiver; a known kind whose members do not match the
-//!    contract is refused (400).
+//!    JSON), and a member a known kind does not have (at any depth) is ignored, so a newer service does not break
+//!    the receiver; a known kind whose members do not match the contract (a required one missing, a wrong type)
+//!    is refused (400).
 //!
 //! | what went wrong | answer |
 //! |---|---|

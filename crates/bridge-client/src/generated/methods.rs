@@ -911,10 +911,8 @@ impl crate::client::Client {
     ///   BRIDGE_PENDING) are both acknowledged;
     /// * should (`extraMember`, `unknownKind`): an event with a member this contract does not have, and an event
     ///   of a kind it does not have, are acknowledged (ignored), not refused: production may add them.
-    ///   `bridge-client`'s `Webhook` extractor (0.2) fails `extraMember`, knowingly: it decodes an event of a
-    ///   known kind into the contract's closed types, which refuse a member they do not have (400), and
-    ///   reading it leniently needs a lenient decoder generated beside the strict one (not yet made); it
-    ///   passes `unknownKind` (such an event arrives as `Event::Unknown`);
+    ///   `bridge-client`'s `Webhook` extractor passes both: it reads a known kind ignoring members it does not
+    ///   have, and an unknown kind arrives as `Event::Unknown`;
     /// * should (`staleTs`): a correctly signed envelope whose `ts` is an hour old, beyond any replay window
     ///   (5 minutes is usual), is refused, or flagged: acknowledged with the `X-Webhook-Stale` answer header
     ///   (the webhook callback's answer).

@@ -135,8 +135,6 @@ fn signed_bodies_that_are_not_envelopes_are_invalid_envelopes() {
     let signer = signer_a();
     let verifier = signer.verifier();
     let bodies = [
-        // A known kind with a member the contract forbids.
-        envelope(json!({ "_tag": "WEBHOOK_TEST", "type": "test", "message": "m", "extra": 1 })),
         // A known kind missing a required member.
         envelope(json!({ "_tag": "DEPOSIT_ADDRESS_CREATED", "depositChain": "ETHEREUM" })),
         // An event without `_tag`, and one whose `_tag` is not a string.
@@ -154,6 +152,30 @@ fn signed_bodies_that_are_not_envelopes_are_invalid_envelopes() {
         // The signature itself is fine.
         verifier.verify_signature(delivery.body.as_bytes(), &delivery.signature).unwrap();
     }
+}
+
+/// Production may add members to an event, at any depth; a receiver must acknowledge such a delivery (the
+/// receiver check's `extraMember`), so `Event` reads a known kind ignoring members the contract does not have,
+/// while still checking what it has (a required member missing is an invalid envelope, above). The contract's
+/// `WebhookEvent` decoded directly stays closed, also right after a lenient decode on the same thread.
+#[test]
+fn members_production_may_add_are_ignored_at_any_depth() {
+    let mut plain = support::pending_bridge("b-1");
+    let event = plain.as_object_mut().unwrap();
+    event.remove("state");
+    event.insert("_tag".into(), json!("BRIDGE_PENDING"));
+    event.insert("type".into(), json!("bridge"));
+    let known: WebhookEvent = serde_json::from_value(plain.clone()).expect("a BRIDGE_PENDING event");
+    let mut added = plain.clone();
+    added["addedLater"] = json!({ "any": ["shape", 1] });
+    added["sponsoredFees"]["rebate"] = json!("0.1");
+
+    let signer = signer_a();
+    let delivery = sign(&signer, &envelope(added.clone()));
+    let verified = signer.verifier().verify(delivery.body.as_bytes(), &delivery.signature).unwrap();
+    assert_eq!(verified.event, Event::Known(known));
+    let refused = serde_json::from_value::<WebhookEvent>(added).unwrap_err().to_string();
+    assert!(refused.contains("unknown field `addedLater`"), "{refused}");
 }
 
 #[test]
