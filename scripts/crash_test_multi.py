@@ -376,6 +376,27 @@ def compare_follower(follower, fresh, purged=None):
     return problems
 
 
+def acknowledged_events_problems(events, acks, where):
+    """What `events` (the feed, or the feed with what was purged: `where` says which) lacks of what was
+    acknowledged: each acknowledged commit has exactly one BRIDGE_PENDING, each acknowledged test event is there."""
+    problems, pending, tests = [], {}, set()
+    for e in events:
+        if e["_tag"] == "BRIDGE_PENDING":
+            pending[e["_id"]] = pending.get(e["_id"], 0) + 1
+        elif e["_tag"] == "WEBHOOK_TEST":
+            tests.add(e["message"])
+    twice = [q for q, n in pending.items() if n != 1]
+    if twice:
+        problems.append(f"{len(twice)} bridges with more than one BRIDGE_PENDING: {twice[:5]}")
+    missing = [q for q in acks.commits if q not in pending]
+    if missing:
+        problems.append(f"{len(missing)} acknowledged commits without BRIDGE_PENDING{where}: {missing[:5]}")
+    missing_tests = [m for m in acks.tests if m not in tests]
+    if missing_tests:
+        problems.append(f"{len(missing_tests)} acknowledged webhook-test events missing{where}: {missing_tests[:5]}")
+    return problems
+
+
 def check(pg, base, tok, acks):
     if RETAIN:
         return check_retained(pg, base, tok, acks)
@@ -388,22 +409,7 @@ def check(pg, base, tok, acks):
     key = lambda e: e["eventId"] if "eventId" in e else json.dumps(e, sort_keys=True)
     if [json.dumps(e, sort_keys=True) for e in events] != [json.dumps(e, sort_keys=True) for e in small]:
         problems.append("the feed differs between pageSize 50 and pageSize 7")
-    pending = {}
-    tests = set()
-    for e in events:
-        if e["_tag"] == "BRIDGE_PENDING":
-            pending[e["_id"]] = pending.get(e["_id"], 0) + 1
-        elif e["_tag"] == "WEBHOOK_TEST":
-            tests.add(e["message"])
-    twice = [q for q, n in pending.items() if n != 1]
-    if twice:
-        problems.append(f"{len(twice)} bridges with more than one BRIDGE_PENDING: {twice[:5]}")
-    missing = [q for q in acks.commits if q not in pending]
-    if missing:
-        problems.append(f"{len(missing)} acknowledged commits without BRIDGE_PENDING: {missing[:5]}")
-    missing_tests = [m for m in acks.tests if m not in tests]
-    if missing_tests:
-        problems.append(f"{len(missing_tests)} acknowledged webhook-test events missing: {missing_tests[:5]}")
+    problems += acknowledged_events_problems(events, acks, "")
     seqs = [int(r[0]) for r in pg.sql("SELECT seq FROM events ORDER BY seq")]
     if seqs != list(range(1, len(seqs) + 1)):
         problems.append(f"feed positions have gaps: {len(seqs)} events, max {seqs[-1] if seqs else None}")
@@ -456,21 +462,7 @@ def check_retained(pg, base, tok, acks):
     events, small = [canonical(e) for e in events], [canonical(e) for e in small]
     problems += in_order_but_purged(events, small, purged, "the feed with pageSize 50 and 7")
     kept_and_purged = [json.loads(e) for e in set(events) | set(small) | set(purged)]
-    pending, tests = {}, set()
-    for e in kept_and_purged:
-        if e["_tag"] == "BRIDGE_PENDING":
-            pending[e["_id"]] = pending.get(e["_id"], 0) + 1
-        elif e["_tag"] == "WEBHOOK_TEST":
-            tests.add(e["message"])
-    twice = [q for q, n in pending.items() if n != 1]
-    if twice:
-        problems.append(f"{len(twice)} bridges with more than one BRIDGE_PENDING: {twice[:5]}")
-    missing = [q for q in acks.commits if q not in pending]
-    if missing:
-        problems.append(f"{len(missing)} acknowledged commits without BRIDGE_PENDING, kept or purged: {missing[:5]}")
-    missing_tests = [m for m in acks.tests if m not in tests]
-    if missing_tests:
-        problems.append(f"{len(missing_tests)} acknowledged webhook-test events neither kept nor purged: {missing_tests[:5]}")
+    problems += acknowledged_events_problems(kept_and_purged, acks, ", kept or purged")
     # Kept and purged in one statement (one snapshot): an event purged between two reads would be in neither.
     seqs = sorted(int(r[0]) for r in pg.sql("SELECT seq FROM events UNION ALL SELECT seq FROM purged_events"))
     if seqs != list(range(1, len(seqs) + 1)):
