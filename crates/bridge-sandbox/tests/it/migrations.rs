@@ -14,22 +14,6 @@ use sqlx_core::query_scalar::query_scalar;
 use sqlx_core::raw_sql::raw_sql;
 use sqlx_postgres::{PgPool, Postgres};
 
-/// The SQLite migrations before 0013, in order.
-const SQLITE_BEFORE_0013: &[&str] = &[
-    include_str!("../../migrations/sqlite/0001_sandbox.sql"),
-    include_str!("../../migrations/sqlite/0002_outbox.sql"),
-    include_str!("../../migrations/sqlite/0003_bridge_plan.sql"),
-    include_str!("../../migrations/sqlite/0004_routing_addresses.sql"),
-    include_str!("../../migrations/sqlite/0005_outbox_lease.sql"),
-    include_str!("../../migrations/sqlite/0006_plans_as_json.sql"),
-    include_str!("../../migrations/sqlite/0007_beyond_spec.sql"),
-    include_str!("../../migrations/sqlite/0008_bridge_version.sql"),
-    include_str!("../../migrations/sqlite/0009_feed_time_floor.sql"),
-    include_str!("../../migrations/sqlite/0010_projects.sql"),
-    include_str!("../../migrations/sqlite/0011_access.sql"),
-    include_str!("../../migrations/sqlite/0012_delivery_details.sql"),
-];
-
 /// The PostgreSQL migrations before 0013, in order.
 const POSTGRES_BEFORE_0013: &[&str] = &[
     include_str!("../../migrations/postgres/0001_sandbox.sql"),
@@ -68,7 +52,8 @@ const NOTES: &str = "SELECT id, address_note FROM bridges ORDER BY id";
 #[test]
 fn sqlite_0013_gives_deposit_address_bridges_their_address_s_note() {
     let conn = rusqlite::Connection::open_in_memory().unwrap();
-    for sql in SQLITE_BEFORE_0013 {
+    for sql in &SQLITE_MIGRATIONS[..12] {
+        // every step before 0013
         conn.execute_batch(sql).unwrap();
     }
     conn.execute_batch(ROWS_WITHOUT_NOTES).unwrap();
