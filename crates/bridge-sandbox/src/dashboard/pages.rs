@@ -497,31 +497,34 @@ fn faults_table(faults: &SandboxFaults) -> Markup {
 fn faults_form(faults: &SandboxFaults, csrf_token: &str) -> Markup {
     let profile = json(&faults.profile);
     html! {
-        form method="post" action="/dashboard/faults" {
+        form.panel.faults method="post" action="/dashboard/faults" {
             h2 { "Faults (this project only)" }
             (csrf(csrf_token))
             @for k in view::fault_kinds() {
                 @let fault = profile.get(k.group).and_then(|g| g.get(k.kind));
                 @let name = format!("{}.{}", k.group, k.kind);
                 @let id = format!("fault-{}-{}", k.group, k.kind);
-                div.field {
-                    label for=(id) { code { (name) } ": share (0 to 1)" }
-                    input id=(id) name=(name) type="number" min="0" max="1" step="any"
-                        value=(fault.map(|f| cell(f, "fraction")).unwrap_or_default());
-                }
-                @if let Some(rules) = k.ms {
+                fieldset.fault {
+                    legend { code { (name) } }
                     div.field {
-                        label for={ (id) "-ms" } { code { (name) } ": milliseconds" }
-                        input id={ (id) "-ms" } name={ (name) ".ms" } type="number" step="1"
-                            min=[rules.minimum] max=[rules.maximum]
-                            value=(fault.and_then(|f| f.get("ms")).and_then(Value::as_u64).map(|ms| ms.to_string()).unwrap_or_default());
+                        label for=(id) { "Share (0–1)" }
+                        input id=(id) name=(name) type="number" min="0" max="1" step="any"
+                            value=(fault.map(|f| cell(f, "fraction")).unwrap_or_default());
+                    }
+                    @if let Some(rules) = k.ms {
+                        div.field {
+                            label for={ (id) "-ms" } { "Duration (ms)" }
+                            input id={ (id) "-ms" } name={ (name) ".ms" } type="number" step="1"
+                                min=[rules.minimum] max=[rules.maximum]
+                                value=(fault.and_then(|f| f.get("ms")).and_then(Value::as_u64).map(|ms| ms.to_string()).unwrap_or_default());
+                        }
                     }
                 }
             }
-            button type="submit" { "Set faults" }
+            div.submit { button type="submit" { "Set faults" } }
             p.help { "PUT /sandbox/faults: only this project's API requests and webhooks; /sandbox/* and this page are never faulted. tooManyRequests answers 429, unavailable 503, delay serves late; duplicate sends a webhook twice, holdBack sends it after later ones, delay sends it late. Empty shares turn every fault off for this project." }
         }
-        form method="post" action="/dashboard/faults/clear" {
+        form.panel method="post" action="/dashboard/faults/clear" {
             (csrf(csrf_token))
             button.secondary type="submit" { "Use the sandbox's default" }
             p.help { "DELETE /sandbox/faults: forget this project's own faults." }
@@ -541,7 +544,6 @@ pub async fn clock(signed: Signed, Extract(state): Extract<State>) -> Markup {
     };
     let controls = html! {
         div.forms {
-            @if let Ok(f) = &faults { (faults_form(f, &signed.csrf)) }
             form method="post" action="/dashboard/clock/advance" {
                 h2 { "Advance the clock" }
                 (csrf(&signed.csrf))
@@ -561,6 +563,7 @@ pub async fn clock(signed: Signed, Extract(state): Extract<State>) -> Markup {
                 button type="submit" { "Reset project" }
             }
         }
+        @if let Ok(f) = &faults { (faults_form(f, &signed.csrf)) }
     };
     view::page(signed.frame("/dashboard/clock"), "Clock and project", controls, live, "/dashboard/clock")
 }
